@@ -1,0 +1,592 @@
+/*
+ * breaker.h - libbreaker: host-wide circuit breakers, bulkheads and GCRA
+ * buckets in a POSIX shared-memory segment.
+ *
+ * Many worker processes on one host share one cooling state: the first
+ * failures open a breaker for all of them, exactly half_open_probes probes
+ * (across all processes) test recovery, and a Retry-After received by one
+ * worker cools every worker.
+ *
+ * Conventions (after libuv):
+ *  - every function returns 0 (or a count) on success, a negative
+ *    errno-style code on error; brk_strerror() explains every code;
+ *  - breakerd's own codes (BRK_EOPEN ...) lie above the errno range;
+ *  - time on the C API is milliseconds (ms) unless a name ends in _ns;
+ *    the library's clock is CLOCK_MONOTONIC in nanoseconds;
+ *  - handles are opaque; the segment layout is private.
+ *
+ * Thread- and process-safety: unless said otherwise, every function that
+ * takes a brk_segment or brk_breaker may be called concurrently from any
+ * number of threads of any number of processes. Shared state is changed
+ * only by single-word atomic operations (liburcu uatomic_cmpxchg, which is
+ * a full memory barrier before and after); no lock is ever taken on the
+ * segment, so a process killed at any instruction leaves it consistent.
+ * Leases it held (probe slots, bulkhead permits) are reclaimed by breakerd
+ * (owner dead) or by later callers (probe older than probe_timeout_ms).
+ *
+ * The circuit-breaker state machine follows Nygard, "Release It!" (2007),
+ * as refined by resilience4j and sony/gobreaker (generations, so results
+ * of an older cycle are not counted): see DESIGN.md.
+ */
+#ifndef BREAKER_H
+#define BREAKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Names, limits and defaults                                               */
+/* ---------------------------------------------------------------------- */
+
+#define BRK_NAME_MAX 63                   /* bytes, without the NUL */
+#define BRK_DEFAULT_SHM "/breakerd"       /* shm object name */
+#define BRK_SHM_ENV "BREAKERD_SHM"        /* environment override */
+#define BRK_DEFAULT_CAPACITY 1024u        /* records */
+#define BRK_MAX_CAPACITY 1048576u         /* records */
+#define BRK_DEFAULT_MODE 0600u
+#define BRK_MAX_PROBES 8u                 /* half_open_probes upper bound */
+#define BRK_MAX_CONCURRENT 64u            /* bulkhead permits upper bound */
+
+#define BRK_DEFAULT_FAILURE_THRESHOLD 5u
+#define BRK_DEFAULT_WINDOW_MS 10000u
+#define BRK_DEFAULT_MIN_CALLS 20u
+#define BRK_DEFAULT_OPEN_MS 60000u
+#define BRK_DEFAULT_MAX_OPEN_MS 600000u
+#define BRK_DEFAULT_HALF_OPEN_PROBES 1u
+#define BRK_DEFAULT_SUCCESS_THRESHOLD 1u
+#define BRK_DEFAULT_PROBE_TIMEOUT_MS 30000u
+#define BRK_DEFAULT_MAX_WAIT_MS 300000u
+#define BRK_DEFAULT_MAX_CONCURRENT 0u     /* 0 = no bulkhead */
+
+/* Largest duration accepted anywhere (about 8.7 years, the range of the
+ * breaker's open-until field). Longer values are clamped to it. */
+#define BRK_MAX_DURATION_MS ((1ULL << 38) - 1)
+
+/* ---------------------------------------------------------------------- */
+/* Error codes: functions return their negation (-BRK_EOPEN)                */
+/* ---------------------------------------------------------------------- */
+
+enum {
+	BRK_EOPEN = 904,     /* refused: breaker open, or half-open with every
+	                        probe slot taken */
+	BRK_EFULL = 905,     /* refused: bulkhead full (max_concurrent out) */
+	BRK_ECOOLING = 906,  /* refused: shared cool-until from a Retry-After */
+	BRK_EDEFERRED = 907, /* refused: retry budget exhausted */
+	BRK_ESTALE = 908,    /* release not counted: lease reclaimed, breaker
+	                        reset or moved to a new generation, permit
+	                        released twice or taken by another process */
+	BRK_ECORRUPT = 909,  /* segment content fails validation */
+	BRK_ECONTENDED = 910 /* a bounded CAS loop gave up (misbehaving or
+	                        extreme contention); nothing was changed */
+};
+
+/**
+ * brk_strerror - describe any code returned by this library.
+ * @code: a negative (or positive) errno value or BRK_E* code.
+ *
+ * Returns a static string; never NULL. Thread-safe.
+ */
+const char *brk_strerror(int code);
+
+/**
+ * brk_is_refusal - true for the codes that mean "not admitted, do not call
+ * the upstream now": -BRK_EOPEN, -BRK_EFULL, -BRK_ECOOLING,
+ * -BRK_EDEFERRED. Callers must not retry these immediately.
+ */
+int brk_is_refusal(int code);
+
+/* ---------------------------------------------------------------------- */
+/* Segment                                                                  */
+/* ---------------------------------------------------------------------- */
+
+typedef struct brk_segment brk_segment;
+typedef struct brk_breaker brk_breaker;
+
+/** A clock: returns CLOCK_MONOTONIC-like nanoseconds. Must never go back. */
+typedef uint64_t (*brk_clock_fn)(void *ctx);
+/** A random source: returns 64 uniformly random bits. */
+typedef uint64_t (*brk_random_fn)(void *ctx);
+
+enum brk_attach_flags {
+	BRK_ATTACH_READONLY = 1u << 0, /* map read-only; needs read permission
+	                                  only; never creates */
+	BRK_ATTACH_NOCREATE = 1u << 1, /* fail with -ENOENT if it is absent */
+	BRK_ATTACH_NOPROCESS = 1u << 2 /* skip the pid/time namespace check
+	                                  (inspection tools only) */
+};
+
+struct brk_attach_opts {
+	const char *shm_name;   /* NULL: $BREAKERD_SHM, else "/breakerd" */
+	uint32_t capacity;      /* records, used only when creating; 0: 1024 */
+	uint32_t mode;          /* permission bits when creating; 0: 0600 */
+	int64_t gid;            /* group when creating; -1: leave as is */
+	uint32_t flags;         /* enum brk_attach_flags */
+	uint32_t init_wait_ms;  /* how long to wait for a creator to finish
+	                           initialising; 0: 2000 */
+	brk_clock_fn clock;     /* NULL: CLOCK_MONOTONIC (vDSO, no syscall) */
+	void *clock_ctx;
+	brk_random_fn random;   /* NULL: per-thread xorshift seeded from
+	                           pid, thread and time */
+	void *random_ctx;
+	char *errbuf;           /* optional: a one-line message naming the
+	                           segment and the cause on failure */
+	size_t errbuf_len;
+};
+
+/** brk_attach_opts_init - fill @o with the defaults above. */
+void brk_attach_opts_init(struct brk_attach_opts *o);
+
+/**
+ * brk_resolve_shm_name - the segment name a program should use.
+ * @flag: the value of a --shm option, or NULL.
+ *
+ * Returns @flag if set, else $BREAKERD_SHM if set and non-empty, else
+ * BRK_DEFAULT_SHM. The returned pointer is @flag, getenv()'s string or a
+ * static string: do not free it.
+ */
+const char *brk_resolve_shm_name(const char *flag);
+
+/**
+ * brk_attach - create or attach the shared segment.
+ * @o:   options (NULL: defaults).
+ * @out: receives the handle; the caller owns it and frees it with
+ *       brk_detach().
+ *
+ * The first process creates the segment (O_CREAT|O_EXCL, fchmod/fchown,
+ * ftruncate, posix_fallocate, initialise, publish the magic last with
+ * release ordering); every later one validates it (fstat: regular file,
+ * our uid or root's, not world-writable, final size; then magic, layout
+ * version, geometry) and waits up to init_wait_ms for the magic.
+ * Nothing on this path is a fast path: it makes syscalls.
+ *
+ * Returns 0, or:
+ *  -EINVAL  bad option (name not of the form "/name", capacity 0 or above
+ *           BRK_MAX_CAPACITY, mode with bits outside 0777);
+ *  -ENOENT  absent and READONLY or NOCREATE was asked;
+ *  -EACCES  / -EPERM: no permission to open it, or owned by another user
+ *           or world-writable (errbuf names the owner);
+ *  -EPROTO  wrong magic, layout version or size: not our segment, or a
+ *           different release of breakerd;
+ *  -ETIMEDOUT the creator did not finish initialising in time;
+ *  -EXDEV   created in another pid or time namespace;
+ *  -ENOSPC  /dev/shm is too small for the requested capacity;
+ *  -ENOMEM  out of memory.
+ * Thread-safe; each call returns a new handle.
+ */
+int brk_attach(const struct brk_attach_opts *o, brk_segment **out);
+
+/**
+ * brk_detach - unmap the segment and free the handle and every breaker
+ * handle obtained from it. The shared state is untouched (it outlives
+ * every process). Not safe against concurrent use of the same handle.
+ * Returns 0; NULL is accepted.
+ */
+int brk_detach(brk_segment *seg);
+
+/**
+ * brk_segment_unlink - remove the shm name. Only breakerd does this: an
+ * unlinked-but-mapped segment plus a new one under the same name would
+ * split the host in two. Returns 0 or -errno.
+ */
+int brk_segment_unlink(const char *shm_name);
+
+/** brk_now_ns - the segment handle's clock (injected or monotonic), ns. */
+uint64_t brk_now_ns(const brk_segment *seg);
+
+struct brk_segment_info {
+	char shm_name[256];
+	uint32_t layout_version;
+	uint32_t capacity;         /* records */
+	uint32_t used;             /* records allocated */
+	uint32_t record_size;      /* bytes per record */
+	uint64_t total_size;       /* bytes */
+	uint64_t created_wall_ms;  /* ms since the Unix epoch */
+	int32_t creator_pid;
+	int32_t daemon_pid;        /* 0: no breakerd has ever run */
+	uint64_t heartbeat_age_ms; /* since breakerd's last heartbeat;
+	                              UINT64_MAX if never */
+	uint64_t daemon_interval_ms;
+	uint64_t events_written;   /* event sequence number so far */
+	int readonly;
+};
+
+/** brk_segment_info - a snapshot of the header. Returns 0. Thread-safe. */
+int brk_segment_info(brk_segment *seg, struct brk_segment_info *out);
+
+/* ---------------------------------------------------------------------- */
+/* Breakers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Settings of one breaker; see DESIGN.md "Breaker semantics". Durations
+ * in milliseconds. 0 means "off" for failure_rate_pct, slow_call_ms and
+ * max_concurrent.
+ */
+struct brk_config {
+	uint32_t failure_threshold;  /* consecutive failures that open; >= 1 */
+	uint32_t failure_rate_pct;   /* 0 = off; 1..100 */
+	uint64_t window_ms;          /* failure-rate window */
+	uint32_t min_calls;          /* calls in the window before the rate
+	                                counts */
+	uint64_t slow_call_ms;       /* 0 = off */
+	uint32_t slow_rate_pct;      /* 1..100 when slow_call_ms is set */
+	uint64_t open_ms;            /* first cooling period; >= 1 */
+	uint64_t max_open_ms;        /* cap of the doubling; >= open_ms */
+	uint32_t half_open_probes;   /* 1..BRK_MAX_PROBES */
+	uint32_t success_threshold;  /* 1..1000000 */
+	uint64_t probe_timeout_ms;   /* >= 1 */
+	uint64_t max_wait_ms;        /* Retry-After above this opens instead */
+	uint32_t max_concurrent;     /* 0..BRK_MAX_CONCURRENT; 0 = no bulkhead */
+};
+
+/** brk_config_init - fill @c with the defaults (BRK_DEFAULT_*). */
+void brk_config_init(struct brk_config *c);
+
+/**
+ * brk_config_validate - check every setting.
+ * @c:    the settings.
+ * @what: if not NULL, on error receives the name of the first bad setting
+ *        (a static string such as "failure_threshold").
+ * Returns 0 or -EINVAL.
+ */
+int brk_config_validate(const struct brk_config *c, const char **what);
+
+/**
+ * brk_name_validate - 0 if @name is 1..63 bytes of [A-Za-z0-9._:/-]
+ * (with no empty level: no leading, trailing or double '/'), -EINVAL if
+ * it has a bad character, is empty or malformed, -ENAMETOOLONG if too long.
+ */
+int brk_name_validate(const char *name);
+
+/**
+ * brk_breaker_get - get or create the breaker @name.
+ * @seg:  an attached, writable segment.
+ * @name: see brk_name_validate().
+ * @cfg:  settings used only if this call creates the record (NULL:
+ *        defaults). An existing breaker keeps its settings, counters,
+ *        state and open period: a worker that starts later never resets
+ *        or extends anything. Use brk_breaker_configure() to change them.
+ * @out:  receives a handle owned by @seg (valid until brk_detach()).
+ *
+ * Concurrent get-or-create of one name from many processes yields exactly
+ * one record (the name index is filled by CAS). After the first call in a
+ * process, the lookup is a lock-free rculfhash hit with no syscall.
+ * Returns 0, or -EINVAL/-ENAMETOOLONG (name), -EINVAL (cfg), -EROFS
+ * (read-only attach), -ENOSPC (table full: no record is touched),
+ * -EMEDIUMTYPE (the name exists as a bucket), -BRK_ECORRUPT, -ENOMEM.
+ */
+int brk_breaker_get(brk_segment *seg, const char *name,
+		    const struct brk_config *cfg, brk_breaker **out);
+
+/**
+ * brk_breaker_find - like brk_breaker_get() but never creates.
+ * Returns 0, -ENOENT if there is no such breaker, or the errors above.
+ * Works on a read-only attach.
+ */
+int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out);
+
+/**
+ * brk_breaker_configure - replace the settings of an existing breaker.
+ * Each setting is one word written atomically; state and counters are
+ * kept. Returns 0, -EINVAL (with brk_config_validate()'s rules), -EROFS.
+ */
+int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg);
+
+/** brk_breaker_name - the breaker's name; owned by the handle. */
+const char *brk_breaker_name(const brk_breaker *b);
+
+/*
+ * A permit: what brk_acquire() admits and brk_release() gives back. The
+ * caller owns the storage (stack is fine); its contents are private.
+ */
+typedef struct brk_permit {
+	brk_breaker *b_;
+	uint64_t token_;      /* probe lease token, 0 if none */
+	uint64_t permit_;     /* bulkhead lease token, 0 if none */
+	uint64_t start_ns_;
+	uint32_t gen_;
+	int32_t pid_;
+	uint16_t probe_slot_, permit_slot_;
+	uint32_t flags_;
+} brk_permit;
+
+/* Why a call was refused. */
+struct brk_refusal {
+	uint64_t wait_ms;               /* how long to wait before trying again,
+	                                   with per-caller jitter; 0 if unknown */
+	char by[BRK_NAME_MAX + 1];      /* the record that refused */
+};
+
+/**
+ * brk_acquire - ask to call the upstream guarded by @b.
+ * @b:   the breaker.
+ * @p:   receives the permit on success; pass it to brk_release() exactly
+ *       once on every path.
+ * @why: optional; on refusal receives the jittered wait and the name.
+ *
+ * CLOSED: admitted unless a shared cool-until is running (-BRK_ECOOLING)
+ * or the bulkhead is full (-BRK_EFULL). OPEN: refused (-BRK_EOPEN) until
+ * the cooling period has passed, then the first caller moves the breaker
+ * to HALF_OPEN with one CAS. HALF_OPEN: a caller that claims one of the
+ * half_open_probes probe slots (CAS(owner, free -> token)) is admitted as
+ * a probe; everyone else gets -BRK_EOPEN. A probe older than
+ * probe_timeout_ms is reclaimed here and counted as a failed probe.
+ *
+ * The fast path (closed, no bulkhead) reads the clock (vDSO) and two
+ * words and adds one counter: no syscall, no lock, no allocation.
+ * Returns 0, -BRK_EOPEN, -BRK_ECOOLING, -BRK_EFULL, -BRK_ECONTENDED
+ * (refuse: treat like open), -EINVAL (NULL), -EROFS.
+ */
+int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why);
+
+/* Outcomes a caller reports. */
+enum brk_outcome {
+	BRK_SUCCESS = 1,          /* the call worked */
+	BRK_FAILURE = 2,          /* the upstream failed; give a reason */
+	BRK_HEALTHY_ERROR = 3,    /* a correct business error (404 on a
+	                             missing item): counts as success */
+	BRK_REJECTED_REQUEST = 4, /* our fault (auth, invalid request):
+	                             counts neither way */
+	BRK_CANCELLED = 5         /* we gave up locally: frees the lease,
+	                             no verdict */
+};
+
+enum brk_reason {
+	BRK_REASON_NONE = 0,
+	BRK_REASON_TIMEOUT = 1,
+	BRK_REASON_CONNECT = 2,
+	BRK_REASON_SERVER_ERROR = 3, /* 5xx */
+	BRK_REASON_OVERLOADED = 4,   /* 529 / 503 */
+	BRK_REASON_RATE_LIMITED = 5, /* 429 */
+	BRK_REASON_OTHER = 6,
+	BRK_REASON_COUNT = 7
+};
+
+/**
+ * brk_release - give a permit back with the call's outcome.
+ * @p:       a permit from brk_acquire(); it is consumed (a second release
+ *           returns -BRK_ESTALE and changes nothing).
+ * @outcome: enum brk_outcome.
+ * @reason:  enum brk_reason, for BRK_FAILURE (BRK_REASON_NONE counts as
+ *           BRK_REASON_OTHER); ignored otherwise.
+ * @retry_after_ms: a Retry-After the upstream sent, in ms; <= 0: none.
+ *           Up to max_wait_ms it sets the shared cool-until deadline
+ *           (every process is told to wait); above it the breaker opens
+ *           for that long instead. Values are clamped to
+ *           BRK_MAX_DURATION_MS, never overflowed. A Retry-After is a
+ *           fact about the upstream and is applied even from a stale
+ *           permit, but only as a cool-until.
+ *
+ * The lease is freed first, by CAS(owner, my token -> free), so a permit
+ * whose lease was reclaimed can never free someone else's. Then the
+ * verdict is counted only if the breaker is still in the generation the
+ * permit was admitted under: a late failure from before a trip neither
+ * re-opens nor extends it.
+ *
+ * Returns 0 (counted), -BRK_ESTALE (lease reclaimed, breaker reset or in
+ * a newer generation, released twice, or the permit belongs to another
+ * process, e.g. a fork()ed parent's: not counted, nothing else freed),
+ * -EINVAL (unknown outcome or reason: the lease is still freed, no
+ * verdict), -BRK_ECONTENDED (verdict dropped after a bounded CAS loop).
+ */
+int brk_release(brk_permit *p, int outcome, int reason,
+		int64_t retry_after_ms);
+
+/* What a brk_call() function reports. */
+struct brk_result {
+	int outcome;            /* enum brk_outcome; 0: derive from the
+	                           function's return (0 success, else failure) */
+	int reason;             /* enum brk_reason */
+	int64_t retry_after_ms; /* <= 0: none */
+};
+
+typedef int (*brk_call_fn)(void *ctx, struct brk_result *res);
+
+/**
+ * brk_call - run @fn under a permit of @b and release it on every return
+ * path with the outcome @fn reports in @res (zeroed before the call).
+ * The form to use first: no code path can pass the gate without
+ * recording a result.
+ *
+ * Returns the refusal (-BRK_EOPEN, -BRK_ECOOLING, -BRK_EFULL,
+ * -BRK_ECONTENDED) without calling @fn, or @fn's return value. If
+ * @release_rc is not NULL it receives brk_release()'s return.
+ */
+int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
+	     struct brk_refusal *why, int *release_rc);
+
+/**
+ * brk_reset - force CLOSED; clear consecutive failures, cooling level,
+ * cool-until and every lease (probe slots and bulkhead permits). Permits
+ * out at the time become stale. Records a "reset" event. Returns 0,
+ * -EROFS, -BRK_ECONTENDED.
+ */
+int brk_reset(brk_breaker *b);
+
+/**
+ * brk_trip - force OPEN for @for_ms ms (clamped to BRK_MAX_DURATION_MS).
+ * An already-open breaker is left as it is (its open period is not
+ * extended, no second transition is recorded): returns -EALREADY.
+ * Returns 0, -EALREADY, -EINVAL (0 ms), -EROFS, -BRK_ECONTENDED.
+ */
+int brk_trip(brk_breaker *b, uint64_t for_ms);
+
+/* ---------------------------------------------------------------------- */
+/* Inspection                                                               */
+/* ---------------------------------------------------------------------- */
+
+enum brk_state { BRK_CLOSED = 0, BRK_OPEN = 1, BRK_HALF_OPEN = 2 };
+enum brk_kind { BRK_KIND_BREAKER = 1, BRK_KIND_BUCKET = 2 };
+enum brk_lease_kind { BRK_LEASE_PROBE = 1, BRK_LEASE_PERMIT = 2 };
+
+struct brk_counters {
+	uint64_t allowed, rejected_open, rejected_cooling, rejected_full;
+	uint64_t successes, failures, healthy_errors, ignored, cancelled;
+	uint64_t probes, reclaimed, transitions, stale;
+	uint64_t failures_by_reason[BRK_REASON_COUNT];
+};
+
+struct brk_lease_info {
+	int32_t pid;
+	int kind;           /* enum brk_lease_kind */
+	uint64_t age_ms;
+};
+
+struct brk_info {
+	char name[BRK_NAME_MAX + 1];
+	uint32_t index;             /* record index in the segment */
+	int kind;                   /* enum brk_kind */
+	int state;                  /* enum brk_state */
+	uint32_t generation;
+	uint64_t consecutive_failures;
+	uint32_t cooling_level;     /* failed probes in a row */
+	uint64_t open_remaining_ms; /* 0 unless open */
+	uint64_t cool_until_remaining_ms;
+	uint32_t half_open_successes;
+	uint32_t probes_in_flight;
+	uint32_t in_flight;         /* bulkhead permits out */
+	uint32_t n_leases;
+	struct brk_lease_info leases[BRK_MAX_PROBES + BRK_MAX_CONCURRENT];
+	struct brk_config config;
+	struct brk_counters counters;
+};
+
+/**
+ * brk_breaker_info - a snapshot of one breaker. Each word is read
+ * atomically; the snapshot as a whole is not (counters may move while it
+ * is taken). Works on a read-only attach. Returns 0.
+ */
+int brk_breaker_info(brk_breaker *b, struct brk_info *out);
+
+/**
+ * brk_record_count - records allocated so far (bounded by the capacity).
+ */
+uint32_t brk_record_count(brk_segment *seg);
+
+/**
+ * brk_info_at - snapshot the record at index @idx (0 .. count-1).
+ * Returns 0, -ENOENT (index not a published record), -BRK_ECORRUPT.
+ * Buckets fill only name, index and kind here.
+ */
+int brk_info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
+
+const char *brk_state_name(int state);     /* "closed", "open", "half_open" */
+const char *brk_outcome_name(int outcome); /* "success", ... or "unknown" */
+const char *brk_reason_name(int reason);   /* "timeout", ... */
+const char *brk_lease_kind_name(int kind); /* "probe", "permit" */
+
+/* ---------------------------------------------------------------------- */
+/* Supervisor (breakerd) and lease reclaim                                  */
+/* ---------------------------------------------------------------------- */
+
+struct brk_reclaim_stats {
+	uint32_t dead_owner;    /* leases freed because the owner died */
+	uint32_t expired_probe; /* probes older than probe_timeout_ms */
+	uint32_t reopened;      /* breakers re-opened by a reclaimed probe */
+};
+
+/**
+ * brk_reclaim - one scan over every record: free each lease whose owner
+ * died (no such pid, or a pid reused by a process with another start
+ * time) and each probe older than probe_timeout_ms. A reclaimed probe
+ * counts as a failed probe: the breaker re-opens with the doubled
+ * cooling period. Each reclaim is one CAS(owner, dead token -> free),
+ * recorded as an event. Makes syscalls (kill(pid, 0), /proc reads).
+ * Safe to run from several processes at once. Returns 0, -EROFS.
+ */
+int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
+
+/**
+ * brk_heartbeat - publish this process as the supervisor: its pid, scan
+ * interval (ms) and the current time. bctl shows the heartbeat's age.
+ * Returns 0, -EROFS.
+ */
+int brk_heartbeat(brk_segment *seg, uint64_t interval_ms);
+
+/* ---------------------------------------------------------------------- */
+/* Events                                                                   */
+/* ---------------------------------------------------------------------- */
+
+enum brk_event_reason {
+	BRK_EV_THRESHOLD = 1,    /* consecutive failures reached */
+	BRK_EV_COOLED = 2,       /* cooling period over: open -> half_open */
+	BRK_EV_PROBE_OK = 3,     /* success_threshold probes: -> closed */
+	BRK_EV_PROBE_FAILED = 4, /* half_open -> open, cooling doubled */
+	BRK_EV_RETRY_AFTER = 5,  /* Retry-After above max_wait_ms: -> open */
+	BRK_EV_TRIP = 6,         /* brk_trip() / bctl trip */
+	BRK_EV_RESET = 7,        /* brk_reset() / bctl reset */
+	BRK_EV_RECLAIM_DEAD = 8,    /* lease of a dead owner freed */
+	BRK_EV_RECLAIM_TIMEOUT = 9, /* probe older than probe_timeout_ms */
+	BRK_EV_COOL_UNTIL = 10,  /* shared cool-until set from a Retry-After */
+	BRK_EV_FAILURE_RATE = 11,
+	BRK_EV_SLOW_RATE = 12
+};
+
+struct brk_event {
+	uint64_t seq;        /* 1, 2, ... host-wide */
+	uint64_t mono_ns;    /* the writer's clock */
+	uint64_t wall_ms;    /* ms since the Unix epoch */
+	char name[BRK_NAME_MAX + 1];
+	int from, to;        /* enum brk_state; equal for non-transitions */
+	int reason;          /* enum brk_event_reason */
+	int32_t pid;         /* the process that wrote it (for reclaims: the
+	                        owner that died) */
+	uint64_t value;      /* reason-specific: open period ms, wait ms */
+};
+
+/**
+ * brk_events_read - copy events with sequence numbers >= *@cursor, oldest
+ * first, up to @max of them.
+ * @cursor: in: the next sequence number wanted (1 for the oldest still
+ *          kept); out: the one after the last copied.
+ * @lost:   optional; receives how many wanted events were overwritten
+ *          before they could be read (the ring is a fixed size).
+ * Lock-free: a slot being written is skipped and read on the next call.
+ * Returns the number copied (>= 0).
+ */
+int brk_events_read(brk_segment *seg, uint64_t *cursor, struct brk_event *out,
+		    size_t max, uint64_t *lost);
+
+const char *brk_event_reason_name(int reason);
+
+/* ---------------------------------------------------------------------- */
+/* Helpers                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * brk_parse_duration - parse "250ms", "30s", "5m", "2h" (also "1500us"
+ * rounded up to ms, and "1d") into milliseconds. A bare number, a
+ * negative value, garbage or an overflow is -EINVAL (-ERANGE above
+ * BRK_MAX_DURATION_MS). Thread-safe, no allocation.
+ */
+int brk_parse_duration(const char *s, uint64_t *ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BREAKER_H */

@@ -1,0 +1,244 @@
+/*
+ * layout.h - the shared-memory segment layout (private).
+ *
+ * Rules (DESIGN.md "Atomics"): every shared fact is one aligned 64-bit
+ * word changed by one CAS (liburcu uatomic_cmpxchg, a full barrier); no
+ * pointers, locks or bitfields; fixed-width types only; records padded to
+ * the cache line. Every size and offset is static-asserted: a change here
+ * is a change of BRK__LAYOUT_VERSION.
+ *
+ * Segment:  [header 4096][name index: index_slots x 8][records: capacity x
+ *            4096][event ring: event_slots x 128]
+ */
+#ifndef BRK_LAYOUT_H
+#define BRK_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BRK__MAGIC 0x3176644B52425242ULL /* "BRBRKdv1" little-endian */
+#define BRK__LAYOUT_VERSION 1u
+#define BRK__LINE 128u
+#define BRK__HEADER_SIZE 4096u
+#define BRK__RECORD_SIZE 4096u
+#define BRK__EVENT_SIZE 128u
+#define BRK__EVENT_SLOTS 4096u
+#define BRK__NAME_BYTES 64u
+
+/* ---- header ---------------------------------------------------------- */
+struct brk__header {
+	/* line 0: immutable after the magic is published */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t total_size;
+	uint32_t capacity;
+	uint32_t record_size;
+	uint32_t index_slots;
+	uint32_t event_slots;
+	uint32_t event_size;
+	uint32_t reserved0;
+	uint64_t index_offset;
+	uint64_t records_offset;
+	uint64_t events_offset;
+	uint64_t created_mono_ns;
+	uint64_t created_wall_ns;
+	uint64_t creator_pid;
+	uint64_t pidns_ino;
+	uint64_t timens_ino;
+	uint64_t reserved1[2];
+	/* line 1: record allocation (CAS-bumped, bounded by capacity) */
+	uint64_t record_count;
+	uint64_t pad1[15];
+	/* line 2: supervisor */
+	uint64_t daemon_pid;
+	uint64_t daemon_start;
+	uint64_t heartbeat_ns;
+	uint64_t daemon_interval_ms;
+	uint64_t pad2[12];
+	/* line 3: event ring head (sequence of the last event claimed) */
+	uint64_t event_head;
+	uint64_t pad3[15];
+	uint8_t reserved[BRK__HEADER_SIZE - 4 * BRK__LINE];
+};
+
+_Static_assert(sizeof(struct brk__header) == BRK__HEADER_SIZE, "header");
+_Static_assert(offsetof(struct brk__header, record_count) == 128, "hdr l1");
+_Static_assert(offsetof(struct brk__header, daemon_pid) == 256, "hdr l2");
+_Static_assert(offsetof(struct brk__header, event_head) == 384, "hdr l3");
+_Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
+
+/* ---- name index ------------------------------------------------------ */
+/*
+ * Open addressing, linear probing, insert-only. A slot is 0 (empty) or
+ * (hash32 << 32 | (record index + 1)). Filled by CAS(0 -> value).
+ */
+#define BRK__IDX_HASH(w) ((uint32_t)((w) >> 32))
+#define BRK__IDX_REC(w) ((uint32_t)((w) & 0xffffffffu)) /* index + 1 */
+#define BRK__IDX_MAKE(h, rec1) (((uint64_t)(uint32_t)(h) << 32) | (uint32_t)(rec1))
+
+/* ---- records ---------------------------------------------------------- */
+#define BRK__PROBE_SLOTS 8u
+#define BRK__PERMIT_SLOTS 64u
+
+/* A lease slot: the owner word is the truth. */
+struct brk__lease {
+	uint64_t owner; /* 0: free; else token (see below) */
+	uint64_t meta;  /* claim_ms:40 | nonce:24 (claim time, ms since epoch) */
+	uint64_t start; /* owner start_ticks:40 | nonce:24 */
+	uint64_t pad;
+};
+_Static_assert(sizeof(struct brk__lease) == 32, "lease");
+
+/* token: pid:22 | gen:18 | nonce:24 */
+#define BRK__TOK_PID(t) ((uint32_t)((t) >> 42))
+#define BRK__TOK_GEN(t) ((uint32_t)(((t) >> 24) & 0x3ffffu))
+#define BRK__TOK_NONCE(t) ((uint32_t)((t) & 0xffffffu))
+#define BRK__TOK_MAKE(pid, gen, nonce) \
+	((((uint64_t)(pid) & 0x3fffffu) << 42) | \
+	 (((uint64_t)(gen) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+/* meta/start: value:40 | nonce:24 */
+#define BRK__TAG_VAL(w) ((w) >> 24)
+#define BRK__TAG_NONCE(w) ((uint32_t)((w) & 0xffffffu))
+#define BRK__TAG_MAKE(val, nonce) \
+	((((uint64_t)(val) & 0xffffffffffULL) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+
+/*
+ * Breaker state word: state:2 | level:6 | gen:18 | until_ms:38.
+ * until_ms: ms since the segment epoch (header.created_mono_ns).
+ */
+#define BRK__GEN_MASK 0x3ffffu
+#define BRK__UNTIL_MASK ((1ULL << 38) - 1)
+#define BRK__LEVEL_MAX 63u
+#define BRK__ST_STATE(w) ((int)((w) >> 62))
+#define BRK__ST_LEVEL(w) ((uint32_t)(((w) >> 56) & 0x3fu))
+#define BRK__ST_GEN(w) ((uint32_t)(((w) >> 38) & BRK__GEN_MASK))
+#define BRK__ST_UNTIL(w) ((w) & BRK__UNTIL_MASK)
+#define BRK__ST_MAKE(st, lvl, gen, until) \
+	((((uint64_t)(st) & 3u) << 62) | (((uint64_t)(lvl) & 0x3fu) << 56) | \
+	 (((uint64_t)(gen) & BRK__GEN_MASK) << 38) | ((uint64_t)(until) & BRK__UNTIL_MASK))
+
+/* Generation-tagged counter: gen:18 | count:46. */
+#define BRK__GC_GEN(w) ((uint32_t)((w) >> 46))
+#define BRK__GC_COUNT(w) ((w) & ((1ULL << 46) - 1))
+#define BRK__GC_MAKE(gen, n) \
+	((((uint64_t)(gen) & BRK__GEN_MASK) << 46) | ((uint64_t)(n) & ((1ULL << 46) - 1)))
+
+enum brk__cfg {
+	BRK__CFG_FAILURE_THRESHOLD,
+	BRK__CFG_FAILURE_RATE,
+	BRK__CFG_WINDOW_MS,
+	BRK__CFG_MIN_CALLS,
+	BRK__CFG_SLOW_CALL_MS,
+	BRK__CFG_SLOW_RATE,
+	BRK__CFG_OPEN_MS,
+	BRK__CFG_MAX_OPEN_MS,
+	BRK__CFG_HALF_OPEN_PROBES,
+	BRK__CFG_SUCCESS_THRESHOLD,
+	BRK__CFG_PROBE_TIMEOUT_MS,
+	BRK__CFG_MAX_WAIT_MS,
+	BRK__CFG_MAX_CONCURRENT,
+	BRK__CFG_COUNT
+};
+
+enum brk__ctr {
+	BRK__CTR_ALLOWED,
+	BRK__CTR_REJ_OPEN,
+	BRK__CTR_REJ_COOLING,
+	BRK__CTR_REJ_FULL,
+	BRK__CTR_SUCCESS,
+	BRK__CTR_FAILURE,
+	BRK__CTR_HEALTHY,
+	BRK__CTR_IGNORED,
+	BRK__CTR_CANCELLED,
+	BRK__CTR_PROBES,
+	BRK__CTR_RECLAIMED,
+	BRK__CTR_TRANSITIONS,
+	BRK__CTR_STALE,
+	BRK__CTR_FAIL_REASON0, /* + enum brk_reason */
+	BRK__CTR_COUNT = BRK__CTR_FAIL_REASON0 + 7
+};
+
+struct brk__record {
+	/* line 0: identity, written before publication, immutable after */
+	uint64_t kind; /* 0: not (yet) published; enum brk_kind */
+	uint64_t hash; /* 64-bit FNV-1a of the name */
+	uint64_t reserved0[6];
+	char name[BRK__NAME_BYTES]; /* NUL-terminated, validated on read */
+	/* line 1: hot state */
+	uint64_t state;          /* see BRK__ST_* */
+	uint64_t cool_until_ns;  /* shared cool-until (monotonic ns), 0: none */
+	uint64_t fails;          /* consecutive failures, gen-tagged */
+	uint64_t ho_successes;   /* successful probes, gen-tagged */
+	uint64_t epoch;          /* lease epoch, bumped by reset */
+	uint64_t pad1[11];
+	/* line 2: settings, one word each (enum brk__cfg) */
+	uint64_t cfg[16];
+	/* lines 3-4: counters (enum brk__ctr) */
+	uint64_t ctr[32];
+	/* lines 5-6: half-open probe leases */
+	struct brk__lease probes[BRK__PROBE_SLOTS];
+	/* lines 7-22: bulkhead permit leases */
+	struct brk__lease permits[BRK__PERMIT_SLOTS];
+	/* lines 23-31: reserved for record kinds and trip rules to come */
+	uint64_t ext[144];
+};
+
+_Static_assert(sizeof(struct brk__record) == BRK__RECORD_SIZE, "record");
+_Static_assert(offsetof(struct brk__record, name) == 64, "rec name");
+_Static_assert(offsetof(struct brk__record, state) == 128, "rec l1");
+_Static_assert(offsetof(struct brk__record, cfg) == 256, "rec l2");
+_Static_assert(offsetof(struct brk__record, ctr) == 384, "rec l3");
+_Static_assert(offsetof(struct brk__record, probes) == 640, "rec l5");
+_Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
+_Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
+_Static_assert(BRK__CFG_COUNT <= 16, "cfg words");
+_Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
+
+/* ---- event ring ------------------------------------------------------ */
+/*
+ * Slot i holds the event with sequence s where (s - 1) % event_slots == i.
+ * Writer: seq word = s | BUSY, fields, release, seq word = s.
+ * Reader: seq, acquire, fields, acquire, seq again; equal and == s: valid.
+ */
+#define BRK__EV_BUSY (1ULL << 63)
+struct brk__event {
+	uint64_t seq;
+	uint64_t mono_ns;
+	uint64_t wall_ms;
+	uint64_t meta;   /* from:8 | to:8 | reason:8 | reserved:8 | rec:32 */
+	uint64_t pid;
+	uint64_t value;
+	uint64_t pad[2];
+	uint64_t name[BRK__NAME_BYTES / 8];
+};
+_Static_assert(sizeof(struct brk__event) == BRK__EVENT_SIZE, "event");
+
+/* Geometry for a capacity, computed the same way by creator and checker. */
+static inline uint32_t brk__index_slots(uint32_t capacity)
+{
+	uint32_t n = 16;
+	while (n < capacity * 2u)
+		n <<= 1;
+	return n;
+}
+
+static inline uint64_t brk__index_offset(void) { return BRK__HEADER_SIZE; }
+
+static inline uint64_t brk__records_offset(uint32_t capacity)
+{
+	uint64_t o = BRK__HEADER_SIZE + (uint64_t)brk__index_slots(capacity) * 8u;
+	return (o + BRK__RECORD_SIZE - 1) / BRK__RECORD_SIZE * BRK__RECORD_SIZE;
+}
+
+static inline uint64_t brk__events_offset(uint32_t capacity)
+{
+	return brk__records_offset(capacity) + (uint64_t)capacity * BRK__RECORD_SIZE;
+}
+
+static inline uint64_t brk__total_size(uint32_t capacity)
+{
+	return brk__events_offset(capacity) + (uint64_t)BRK__EVENT_SLOTS * BRK__EVENT_SIZE;
+}
+
+#endif /* BRK_LAYOUT_H */
