@@ -1,0 +1,560 @@
+/*
+ * breaker.c - the circuit-breaker state machine over one shm state word.
+ *
+ * state word = state:2 | level:6 | gen:18 | until_ms:38 (layout.h). Every
+ * transition is one CAS that bumps gen, so a reader never sees half of
+ * one and a result admitted under an older gen is not counted.
+ *
+ *   CLOSED --failure_threshold consecutive failures--> OPEN(cooling(level))
+ *   OPEN --cooling period over, first caller--> HALF_OPEN
+ *   HALF_OPEN --success_threshold probe successes--> CLOSED, level = 0
+ *   HALF_OPEN --failed or reclaimed probe--> OPEN(cooling(level + 1))
+ *   cooling(level) = min(open_ms * 2^level, max_open_ms)
+ *
+ * (Nygard, "Release It!"; generations as in sony/gobreaker; exponential
+ * open periods as Semian's and resilience4j's IntervalFunction.)
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define PERMIT_RELEASED 1u
+
+static uint32_t epoch_tag(const struct brk__record *r)
+{
+	return (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK);
+}
+
+static uint32_t cfg_u32(const struct brk__record *r, enum brk__cfg k,
+			uint32_t lo, uint32_t hi)
+{
+	uint64_t v = brk__cfg(r, k);
+
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+static uint64_t cfg_ms(const struct brk__record *r, enum brk__cfg k)
+{
+	uint64_t v = brk__cfg(r, k);
+
+	return v > BRK_MAX_DURATION_MS ? BRK_MAX_DURATION_MS : v;
+}
+
+uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level)
+{
+	uint64_t open = cfg_ms(r, BRK__CFG_OPEN_MS);
+	uint64_t max = cfg_ms(r, BRK__CFG_MAX_OPEN_MS);
+
+	if (open == 0)
+		open = 1;
+	if (max < open)
+		max = open;
+	if (level >= 63 || open > (max >> level))
+		return max;
+	return open << level;
+}
+
+static void record_event(brk_segment *s, struct brk__record *r, int from,
+			 int to, int reason, int32_t pid, uint64_t value)
+{
+	char name[BRK__NAME_BYTES];
+
+	if (brk__record_name(r, name) != 0)
+		strcpy(name, "?");
+	brk__event(s, brk__rec_index(s, r), name, from, to, reason, pid, value);
+}
+
+/* One CAS from @old to (@to, @level, gen + 1, @until). 1 if we did it. */
+static int transition(brk_segment *s, struct brk__record *r, uint64_t old,
+		      int to, uint32_t level, uint64_t until, int reason,
+		      uint64_t value)
+{
+	uint64_t nw = BRK__ST_MAKE(to, level, BRK__ST_GEN(old) + 1, until);
+
+	if (uatomic_cmpxchg(&r->state, old, nw) != old)
+		return 0;
+	brk__count(r, BRK__CTR_TRANSITIONS);
+	record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
+		     value);
+	return 1;
+}
+
+static int open_for(brk_segment *s, struct brk__record *r, uint64_t old,
+		    uint32_t level, uint64_t ms, uint64_t now, int reason)
+{
+	uint64_t until = brk__until_add(brk__rel_ms(s, now), ms);
+
+	return transition(s, r, old, BRK_OPEN, level, until, reason, ms);
+}
+
+/* A failed (or reclaimed) probe: re-open with the cooling doubled. */
+static void probe_failed(brk_segment *s, struct brk__record *r, uint64_t w,
+			 uint64_t now)
+{
+	uint32_t level = BRK__ST_LEVEL(w);
+
+	if (level < BRK__LEVEL_MAX)
+		level++;
+	open_for(s, r, w, level, brk__cooling_ms(r, level), now,
+		 BRK_EV_PROBE_FAILED);
+}
+
+int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
+		       uint64_t owner, int reason)
+{
+	uint64_t w;
+
+	if (slot >= BRK__PROBE_SLOTS ||
+	    uatomic_cmpxchg(&r->probes[slot].owner, owner, 0) != owner)
+		return 0;
+	brk__count(r, BRK__CTR_RECLAIMED);
+	w = uatomic_read(&r->state);
+	record_event(s, r, BRK__ST_STATE(w), BRK__ST_STATE(w), reason,
+		     (int32_t)BRK__TOK_PID(owner), 0);
+	if (BRK__ST_STATE(w) == BRK_HALF_OPEN &&
+	    BRK__ST_GEN(w) == BRK__TOK_GEN(owner))
+		probe_failed(s, r, w, brk__now(s));
+	return 1;
+}
+
+/* Jittered wait: [base, base + min(base / 4, 5 s)]. */
+static uint64_t jitter_ms(brk_segment *s, uint64_t base)
+{
+	uint64_t span = base / 4;
+
+	if (span > 5000)
+		span = 5000;
+	return brk__sat_add(base, brk__random(s) % (span + 1));
+}
+
+static int refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
+		  int code, uint64_t wait_ms)
+{
+	brk__count(b->rec, c);
+	if (why) {
+		why->wait_ms = wait_ms ? jitter_ms(b->seg, wait_ms) : 0;
+		memcpy(why->by, b->name, sizeof(why->by));
+	}
+	return code;
+}
+
+static uint64_t ns_to_ms_ceil(uint64_t ns)
+{
+	return ns / 1000000u + (ns % 1000000u != 0);
+}
+
+/* Claim a bulkhead permit if the breaker has a bulkhead. */
+static int take_permit(brk_breaker *b, brk_permit *p)
+{
+	struct brk__record *r = b->rec;
+	uint32_t mc = cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	uint32_t tag, slot;
+
+	if (mc == 0)
+		return 0;
+	tag = epoch_tag(r);
+	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, tag, tag, &slot);
+	if (!p->permit_)
+		return -BRK_EFULL;
+	p->permit_slot_ = (uint16_t)slot;
+	return 0;
+}
+
+static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t now,
+		 struct brk_refusal *why)
+{
+	if (take_permit(b, p) != 0)
+		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0);
+	p->gen_ = BRK__ST_GEN(w);
+	p->start_ns_ = now;
+	brk__count(b->rec, BRK__CTR_ALLOWED);
+	return 0;
+}
+
+/* Reclaim probes of this generation older than probe_timeout_ms.
+ * Returns 1 if one was reclaimed (the state has moved on). */
+static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
+			   uint64_t now, uint32_t n)
+{
+	uint64_t timeout = cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
+	uint64_t rel = brk__rel_ms(s, now), claim;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&r->probes[i].owner);
+		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_GEN(w))
+			continue;
+		if (brk__lease_claim_ms(&r->probes[i], o, &claim) != 0)
+			continue;
+		if (rel >= claim && rel - claim >= timeout &&
+		    brk__reclaim_probe(s, r, i, o, BRK_EV_RECLAIM_TIMEOUT))
+			return 1;
+	}
+	return 0;
+}
+
+/* HALF_OPEN: claim a probe slot. -EAGAIN: state moved, look again. */
+static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t now,
+		     struct brk_refusal *why)
+{
+	struct brk__record *r = b->rec;
+	uint32_t n = cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
+	uint32_t g = BRK__ST_GEN(w), slot;
+	uint64_t wait;
+
+	p->token_ = brk__lease_claim(b->seg, r->probes, n, g, g, &slot);
+	if (!p->token_) {
+		if (reclaim_expired(b->seg, r, w, now, n))
+			return -EAGAIN;
+		wait = brk__cooling_ms(r, BRK__ST_LEVEL(w));
+		if (wait > cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
+			wait = cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
+		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, wait);
+	}
+	p->probe_slot_ = (uint16_t)slot;
+	if (uatomic_read(&r->state) != w) {
+		/* A probe of a generation that is already over. */
+		brk__lease_free(&r->probes[slot], p->token_);
+		p->token_ = 0;
+		return -EAGAIN;
+	}
+	if (take_permit(b, p) != 0) {
+		brk__lease_free(&r->probes[slot], p->token_);
+		p->token_ = 0;
+		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0);
+	}
+	p->gen_ = g;
+	p->start_ns_ = now;
+	brk__count(r, BRK__CTR_PROBES);
+	brk__count(r, BRK__CTR_ALLOWED);
+	return 0;
+}
+
+int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+{
+	struct brk__record *r;
+	uint64_t now, w, cu, rel;
+	int tries, rc;
+
+	if (!b || !p)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	memset(p, 0, sizeof(*p));
+	p->b_ = b;
+	p->pid_ = brk__self()->pid;
+	now = brk__now(b->seg);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN) {
+			rel = brk__rel_ms(b->seg, now);
+			if (rel < BRK__ST_UNTIL(w))
+				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
+					      BRK__ST_UNTIL(w) - rel);
+			transition(b->seg, r, w, BRK_HALF_OPEN, BRK__ST_LEVEL(w),
+				   0, BRK_EV_COOLED, 0);
+			continue;
+		}
+		if (BRK__ST_STATE(w) != BRK_CLOSED &&
+		    BRK__ST_STATE(w) != BRK_HALF_OPEN) /* unknown: as open */
+			return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
+		cu = uatomic_read(&r->cool_until_ns);
+		if (cu > now)
+			return refuse(b, why, BRK__CTR_REJ_COOLING, -BRK_ECOOLING,
+				      ns_to_ms_ceil(cu - now));
+		if (BRK__ST_STATE(w) == BRK_CLOSED)
+			return admit(b, p, w, now, why);
+		rc = try_probe(b, p, w, now, why);
+		if (rc != -EAGAIN)
+			return rc;
+	}
+	return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_ECONTENDED, 0);
+}
+
+/* ---- release ---------------------------------------------------------- */
+
+static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
+{
+	struct brk__record *r = b->rec;
+	uint32_t g = BRK__ST_GEN(w);
+	uint64_t thr = cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1, 1000000);
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t f = uatomic_read(&r->fails);
+		uint64_t n = BRK__GC_GEN(f) == g ? BRK__GC_COUNT(f) : 0;
+		if (uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, n + 1)) != f)
+			continue;
+		if (n + 1 >= thr)
+			open_for(b->seg, r, w, BRK__ST_LEVEL(w),
+				 brk__cooling_ms(r, BRK__ST_LEVEL(w)), now,
+				 BRK_EV_THRESHOLD);
+		return;
+	}
+}
+
+static void closed_success(brk_breaker *b, uint64_t w)
+{
+	struct brk__record *r = b->rec;
+	uint64_t f = uatomic_read(&r->fails);
+
+	if (BRK__GC_GEN(f) == BRK__ST_GEN(w) && BRK__GC_COUNT(f) != 0)
+		uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(BRK__ST_GEN(w), 0));
+}
+
+static void probe_success(brk_breaker *b, uint64_t w)
+{
+	struct brk__record *r = b->rec;
+	uint32_t g = BRK__ST_GEN(w);
+	uint64_t thr = cfg_u32(r, BRK__CFG_SUCCESS_THRESHOLD, 1, 1000000);
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t c = uatomic_read(&r->ho_successes);
+		uint64_t n = BRK__GC_GEN(c) == g ? BRK__GC_COUNT(c) : 0;
+		if (uatomic_cmpxchg(&r->ho_successes, c, BRK__GC_MAKE(g, n + 1)) != c)
+			continue;
+		if (n + 1 >= thr)
+			transition(b->seg, r, w, BRK_CLOSED, 0, 0,
+				   BRK_EV_PROBE_OK, n + 1);
+		return;
+	}
+}
+
+static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
+			     uint64_t ms)
+{
+	struct brk__record *r = b->rec;
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t cu = uatomic_read(&r->cool_until_ns);
+		if (cu >= target)
+			return;
+		if (uatomic_cmpxchg(&r->cool_until_ns, cu, target) == cu) {
+			if (cu <= now) /* a new cooling, not an extension */
+				record_event(b->seg, r, BRK__ST_STATE(uatomic_read(&r->state)),
+					     BRK__ST_STATE(uatomic_read(&r->state)),
+					     BRK_EV_COOL_UNTIL, brk__self()->pid, ms);
+			return;
+		}
+	}
+}
+
+/* Retry-After: up to max_wait_ms a shared cool-until; above it, open for
+ * that long (only from a counted result: a stale one cannot re-open). */
+static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
+{
+	struct brk__record *r = b->rec;
+	uint64_t ms = (uint64_t)ra, w, until;
+	int tries;
+
+	if (ms > BRK_MAX_DURATION_MS)
+		ms = BRK_MAX_DURATION_MS;
+	if (ms <= cfg_ms(r, BRK__CFG_MAX_WAIT_MS)) {
+		raise_cool_until(b, brk__sat_add(now, brk__ms_to_ns(ms)), now, ms);
+		return;
+	}
+	if (!counted)
+		return;
+	until = brk__until_add(brk__rel_ms(b->seg, now), ms);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN && BRK__ST_UNTIL(w) >= until)
+			return;
+		if (open_for(b->seg, r, w, BRK__ST_LEVEL(w), ms, now,
+			     BRK_EV_RETRY_AFTER))
+			return;
+	}
+}
+
+static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
+		    int reason, uint64_t w, uint64_t now)
+{
+	struct brk__record *r = b->rec;
+	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
+
+	switch (outcome) {
+	case BRK_SUCCESS:
+	case BRK_HEALTHY_ERROR:
+		brk__count(r, outcome == BRK_SUCCESS ? BRK__CTR_SUCCESS
+						     : BRK__CTR_HEALTHY);
+		if (probe)
+			probe_success(b, w);
+		else if (BRK__ST_STATE(w) == BRK_CLOSED)
+			closed_success(b, w);
+		break;
+	case BRK_FAILURE:
+		brk__count(r, BRK__CTR_FAILURE);
+		brk__count(r, (enum brk__ctr)(BRK__CTR_FAIL_REASON0 +
+			       (reason == BRK_REASON_NONE ? BRK_REASON_OTHER : reason)));
+		if (probe)
+			probe_failed(b->seg, r, w, now);
+		else if (BRK__ST_STATE(w) == BRK_CLOSED)
+			closed_failure(b, w, now);
+		break;
+	case BRK_REJECTED_REQUEST:
+		brk__count(r, BRK__CTR_IGNORED);
+		break;
+	default:
+		brk__count(r, BRK__CTR_CANCELLED);
+		break;
+	}
+}
+
+int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
+{
+	brk_breaker *b;
+	struct brk__record *r;
+	uint64_t now, w;
+	int stale = 0;
+
+	if (!p || !p->b_)
+		return -EINVAL;
+	b = p->b_;
+	r = b->rec;
+	if ((p->flags_ & PERMIT_RELEASED) || p->pid_ != brk__self()->pid) {
+		brk__count(r, BRK__CTR_STALE);
+		return -BRK_ESTALE;
+	}
+	p->flags_ |= PERMIT_RELEASED;
+	if (p->permit_ && brk__lease_free(&r->permits[p->permit_slot_], p->permit_))
+		stale = 1;
+	if (p->token_ && brk__lease_free(&r->probes[p->probe_slot_], p->token_))
+		stale = 1;
+	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
+	    reason < 0 || reason >= BRK_REASON_COUNT)
+		return -EINVAL;
+	now = brk__now(b->seg);
+	w = uatomic_read(&r->state);
+	if (stale || BRK__ST_GEN(w) != p->gen_) {
+		if (retry_after_ms > 0)
+			retry_after(b, retry_after_ms, 0, now);
+		brk__count(r, BRK__CTR_STALE);
+		return -BRK_ESTALE;
+	}
+	verdict(b, p, outcome, reason, w, now);
+	if (retry_after_ms > 0)
+		retry_after(b, retry_after_ms, 1, now);
+	return 0;
+}
+
+int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
+	     struct brk_refusal *why, int *release_rc)
+{
+	struct brk_result res;
+	brk_permit p;
+	int rc, rrc;
+
+	if (!fn)
+		return -EINVAL;
+	rc = brk_acquire(b, &p, why);
+	if (rc)
+		return rc;
+	memset(&res, 0, sizeof(res));
+	rc = fn(ctx, &res);
+	if (res.outcome == 0) {
+		res.outcome = rc == 0 ? BRK_SUCCESS : BRK_FAILURE;
+		res.reason = rc == 0 ? BRK_REASON_NONE : BRK_REASON_OTHER;
+	}
+	rrc = brk_release(&p, res.outcome, res.reason, res.retry_after_ms);
+	if (release_rc)
+		*release_rc = rrc;
+	return rc;
+}
+
+/* ---- operator actions ------------------------------------------------- */
+
+int brk_reset(brk_breaker *b)
+{
+	struct brk__record *r;
+	int tries;
+
+	if (!b)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	uatomic_add_return(&r->epoch, 1); /* every bulkhead permit is stale */
+	uatomic_set(&r->cool_until_ns, 0);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t w = uatomic_read(&r->state);
+		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1, 0);
+		if (uatomic_cmpxchg(&r->state, w, nw) != w)
+			continue;
+		if (BRK__ST_STATE(w) != BRK_CLOSED)
+			brk__count(r, BRK__CTR_TRANSITIONS);
+		record_event(b->seg, r, BRK__ST_STATE(w), BRK_CLOSED,
+			     BRK_EV_RESET, brk__self()->pid, 0);
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_trip(brk_breaker *b, uint64_t for_ms)
+{
+	struct brk__record *r;
+	uint64_t now;
+	int tries;
+
+	if (!b || for_ms == 0)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	if (for_ms > BRK_MAX_DURATION_MS)
+		for_ms = BRK_MAX_DURATION_MS;
+	now = brk__now(b->seg);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN &&
+		    brk__rel_ms(b->seg, now) < BRK__ST_UNTIL(w))
+			return -EALREADY;
+		if (open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
+			     BRK_EV_TRIP))
+			return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+const char *brk_breaker_name(const brk_breaker *b)
+{
+	return b ? b->name : NULL;
+}
+
+int brk_breaker_get(brk_segment *seg, const char *name,
+		    const struct brk_config *cfg, brk_breaker **out)
+{
+	struct brk_config def;
+	int rc;
+
+	if (!cfg) {
+		brk_config_init(&def);
+		cfg = &def;
+	}
+	rc = brk_config_validate(cfg, NULL);
+	if (rc)
+		return rc;
+	return brk__handle(seg, name, 1, BRK_KIND_BREAKER, cfg, out);
+}
+
+int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out)
+{
+	return brk__handle(seg, name, 0, BRK_KIND_BREAKER, NULL, out);
+}
+
+int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg)
+{
+	int rc;
+
+	if (!b || !cfg)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	rc = brk_config_validate(cfg, NULL);
+	if (rc)
+		return rc;
+	brk__config_store(b->rec, cfg);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/* errors.c - brk_strerror() and the names of enums. */
+#include <string.h>
+
+#include "internal.h"
+
+const char *brk_strerror(int code)
+{
+	if (code < 0)
+		code = -code;
+	switch (code) {
+	case 0:
+		return "success";
+	case BRK_EOPEN:
+		return "refused: circuit breaker open";
+	case BRK_EFULL:
+		return "refused: bulkhead full";
+	case BRK_ECOOLING:
+		return "refused: cooling down after a Retry-After";
+	case BRK_EDEFERRED:
+		return "refused: retry budget exhausted (deferred)";
+	case BRK_ESTALE:
+		return "not counted: permit is stale (lease reclaimed, breaker "
+		       "reset or in a newer generation, or released twice)";
+	case BRK_ECORRUPT:
+		return "segment content is corrupt";
+	case BRK_ECONTENDED:
+		return "gave up after a bounded number of CAS attempts";
+	case EPROTO:
+		return "not a breakerd segment of this layout version";
+	case ENOSPC:
+		return "no space: record table or /dev/shm is full";
+	case EROFS:
+		return "segment is attached read-only";
+	case EMEDIUMTYPE:
+		return "record exists with another kind (breaker vs bucket)";
+	case EXDEV:
+		return "segment was created in another pid or time namespace";
+	case EALREADY:
+		return "already in that state";
+	case ETIMEDOUT:
+		return "timed out waiting for the segment to be initialised";
+	default:
+		return strerror(code);
+	}
+}
+
+int brk_is_refusal(int code)
+{
+	return code == -BRK_EOPEN || code == -BRK_EFULL ||
+	       code == -BRK_ECOOLING || code == -BRK_EDEFERRED ||
+	       code == -BRK_ECONTENDED;
+}
+
+const char *brk_state_name(int state)
+{
+	switch (state) {
+	case BRK_CLOSED:
+		return "closed";
+	case BRK_OPEN:
+		return "open";
+	case BRK_HALF_OPEN:
+		return "half_open";
+	default:
+		return "unknown";
+	}
+}
+
+const char *brk_outcome_name(int outcome)
+{
+	static const char *const n[] = {
+		[BRK_SUCCESS] = "success",
+		[BRK_FAILURE] = "failure",
+		[BRK_HEALTHY_ERROR] = "healthy_error",
+		[BRK_REJECTED_REQUEST] = "rejected_request",
+		[BRK_CANCELLED] = "cancelled",
+	};
+	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+		return "unknown";
+	return n[outcome];
+}
+
+const char *brk_reason_name(int reason)
+{
+	static const char *const n[BRK_REASON_COUNT] = {
+		[BRK_REASON_NONE] = "none",
+		[BRK_REASON_TIMEOUT] = "timeout",
+		[BRK_REASON_CONNECT] = "connect",
+		[BRK_REASON_SERVER_ERROR] = "server_error",
+		[BRK_REASON_OVERLOADED] = "overloaded",
+		[BRK_REASON_RATE_LIMITED] = "rate_limited",
+		[BRK_REASON_OTHER] = "other",
+	};
+	if (reason < 0 || reason >= BRK_REASON_COUNT)
+		return "unknown";
+	return n[reason];
+}
+
+const char *brk_lease_kind_name(int kind)
+{
+	return kind == BRK_LEASE_PROBE ? "probe"
+	       : kind == BRK_LEASE_PERMIT ? "permit" : "unknown";
+}
+
+const char *brk_event_reason_name(int reason)
+{
+	static const char *const n[] = {
+		[BRK_EV_THRESHOLD] = "threshold",
+		[BRK_EV_COOLED] = "cooled",
+		[BRK_EV_PROBE_OK] = "probe_ok",
+		[BRK_EV_PROBE_FAILED] = "probe_failed",
+		[BRK_EV_RETRY_AFTER] = "retry_after",
+		[BRK_EV_TRIP] = "trip",
+		[BRK_EV_RESET] = "reset",
+		[BRK_EV_RECLAIM_DEAD] = "reclaim_dead_owner",
+		[BRK_EV_RECLAIM_TIMEOUT] = "reclaim_probe_timeout",
+		[BRK_EV_COOL_UNTIL] = "cool_until",
+		[BRK_EV_FAILURE_RATE] = "failure_rate",
+		[BRK_EV_SLOW_RATE] = "slow_rate",
+	};
+	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_SLOW_RATE)
+		return "unknown";
+	return n[reason];
+}

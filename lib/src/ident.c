@@ -1,0 +1,159 @@
+/*
+ * ident.c - who this process is (pid + start time), per-claim nonces and
+ * the jitter random source.
+ *
+ * A lease token names its owner by pid; the slot also records the owner's
+ * start time (/proc/PID/stat field 22, clock ticks since boot), so a pid
+ * reused by a later process is not mistaken for the owner. A fork()ed
+ * child recomputes its identity in an atfork hook (async-signal-safe
+ * calls only), so it never inherits its parent's token.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static struct brk__ident self;
+static uint32_t nonce_ctr;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+/* Parse field 22 (starttime) of a /proc/PID/stat text: after the last
+ * ')' (comm may hold spaces and parentheses), field 3 begins. */
+static int parse_start_ticks(const char *buf, size_t len, uint64_t *ticks)
+{
+	const char *p = NULL, *end = buf + len;
+	const char *q;
+	int field = 2;
+	uint64_t v = 0;
+
+	for (q = buf; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p)
+		return -EINVAL;
+	for (q = p + 1; q < end && field < 22; q++)
+		if (*q == ' ')
+			field++;
+	if (field != 22 || q >= end || *q < '0' || *q > '9')
+		return -EINVAL;
+	for (; q < end && *q >= '0' && *q <= '9'; q++)
+		v = v * 10 + (uint64_t)(*q - '0');
+	*ticks = v;
+	return 0;
+}
+
+/* Async-signal-safe: open/read/close and hand-made formatting only. */
+int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
+{
+	char path[32] = "/proc/", digits[12], buf[1024];
+	int n = 0, fd, i;
+	size_t pl = 6;
+	ssize_t got;
+	uint32_t v = (uint32_t)pid;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < 11);
+	for (i = n - 1; i >= 0; i--)
+		path[pl++] = digits[i];
+	memcpy(path + pl, "/stat", 6);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (got <= 0)
+		return -EIO;
+	return parse_start_ticks(buf, (size_t)got, ticks);
+}
+
+static void compute_self(void)
+{
+	uint64_t t = 0;
+
+	self.pid = (int32_t)getpid();
+	if (brk__read_start_ticks(self.pid, &t) != 0)
+		t = 0;
+	self.start_ticks = t & 0xffffffffffULL;
+}
+
+static void atfork_child(void)
+{
+	compute_self();
+}
+
+static void init_self(void)
+{
+	compute_self();
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+const struct brk__ident *brk__self(void)
+{
+	pthread_once(&self_once, init_self);
+	return &self;
+}
+
+uint32_t brk__next_nonce(void)
+{
+	return (uint32_t)uatomic_add_return(&nonce_ctr, 1) & 0xffffffu;
+}
+
+int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known)
+{
+	uint64_t t;
+	int rc;
+
+	if (pid <= 0)
+		return 1;
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	if (!start_known)
+		return 0;
+	rc = brk__read_start_ticks(pid, &t);
+	if (rc == -ENOENT || rc == -ESRCH)
+		return 1;
+	if (rc != 0)
+		return 0; /* cannot tell: keep the lease */
+	return (t & 0xffffffffffULL) != start_ticks;
+}
+
+/* xorshift64* (Vigna 2016), one state per thread. */
+static __thread uint64_t rng_state;
+
+uint64_t brk__random(const brk_segment *s)
+{
+	uint64_t x;
+
+	if (s->random)
+		return s->random(s->random_ctx);
+	x = rng_state;
+	if (x == 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&rng_state ^
+		    (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+		if (x == 0)
+			x = 0x9E3779B97F4A7C15ULL;
+	}
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+uint64_t brk__monotonic_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

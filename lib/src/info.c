@@ -1,0 +1,117 @@
+/* info.c - snapshots of records for bctl and tests (read-only safe). */
+#include <string.h>
+
+#include "internal.h"
+
+static void read_counters(const struct brk__record *r, struct brk_counters *c)
+{
+	int i;
+
+	c->allowed = uatomic_read(&r->ctr[BRK__CTR_ALLOWED]);
+	c->rejected_open = uatomic_read(&r->ctr[BRK__CTR_REJ_OPEN]);
+	c->rejected_cooling = uatomic_read(&r->ctr[BRK__CTR_REJ_COOLING]);
+	c->rejected_full = uatomic_read(&r->ctr[BRK__CTR_REJ_FULL]);
+	c->successes = uatomic_read(&r->ctr[BRK__CTR_SUCCESS]);
+	c->failures = uatomic_read(&r->ctr[BRK__CTR_FAILURE]);
+	c->healthy_errors = uatomic_read(&r->ctr[BRK__CTR_HEALTHY]);
+	c->ignored = uatomic_read(&r->ctr[BRK__CTR_IGNORED]);
+	c->cancelled = uatomic_read(&r->ctr[BRK__CTR_CANCELLED]);
+	c->probes = uatomic_read(&r->ctr[BRK__CTR_PROBES]);
+	c->reclaimed = uatomic_read(&r->ctr[BRK__CTR_RECLAIMED]);
+	c->transitions = uatomic_read(&r->ctr[BRK__CTR_TRANSITIONS]);
+	c->stale = uatomic_read(&r->ctr[BRK__CTR_STALE]);
+	for (i = 0; i < BRK_REASON_COUNT; i++)
+		c->failures_by_reason[i] =
+			uatomic_read(&r->ctr[BRK__CTR_FAIL_REASON0 + i]);
+}
+
+static void read_leases(brk_segment *s, const struct brk__lease *slots,
+			uint32_t n, uint32_t tag, int kind, struct brk_info *out,
+			uint64_t rel)
+{
+	uint32_t i;
+	uint64_t claim;
+
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&slots[i].owner);
+		struct brk_lease_info *li;
+		if (o == 0 || BRK__TOK_GEN(o) != tag)
+			continue;
+		if (out->n_leases >= sizeof(out->leases) / sizeof(out->leases[0]))
+			return;
+		li = &out->leases[out->n_leases++];
+		li->pid = (int32_t)BRK__TOK_PID(o);
+		li->kind = kind;
+		li->age_ms = brk__lease_claim_ms(&slots[i], o, &claim) == 0 &&
+				     rel >= claim ? rel - claim : 0;
+		if (kind == BRK_LEASE_PROBE)
+			out->probes_in_flight++;
+		else
+			out->in_flight++;
+	}
+	(void)s;
+}
+
+static void fill_state(brk_segment *s, const struct brk__record *r,
+		       struct brk_info *out)
+{
+	uint64_t now = brk__now(s), rel = brk__rel_ms(s, now);
+	uint64_t w = uatomic_read(&r->state);
+	uint64_t f = uatomic_read(&r->fails), hs = uatomic_read(&r->ho_successes);
+	uint64_t cu = uatomic_read(&r->cool_until_ns);
+	uint32_t g = BRK__ST_GEN(w);
+
+	out->state = BRK__ST_STATE(w);
+	if (out->state > BRK_HALF_OPEN)
+		out->state = BRK_OPEN; /* unknown states are treated as open */
+	out->generation = g;
+	out->cooling_level = BRK__ST_LEVEL(w);
+	out->consecutive_failures = BRK__GC_GEN(f) == g ? BRK__GC_COUNT(f) : 0;
+	out->half_open_successes = BRK__GC_GEN(hs) == g ? (uint32_t)BRK__GC_COUNT(hs) : 0;
+	out->open_remaining_ms = out->state == BRK_OPEN && BRK__ST_UNTIL(w) > rel
+					 ? BRK__ST_UNTIL(w) - rel : 0;
+	out->cool_until_remaining_ms = cu > now ? (cu - now + 999999u) / 1000000u : 0;
+	read_leases(s, r->probes, BRK__PROBE_SLOTS, g, BRK_LEASE_PROBE, out, rel);
+	read_leases(s, r->permits, BRK__PERMIT_SLOTS,
+		    (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK),
+		    BRK_LEASE_PERMIT, out, rel);
+}
+
+static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
+{
+	const struct brk__record *r = brk__rec(s, idx);
+	uint64_t kind = uatomic_read(&r->kind);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (kind != BRK_KIND_BREAKER && kind != BRK_KIND_BUCKET)
+		return -ENOENT;
+	cmm_smp_rmb();
+	rc = brk__record_name(r, out->name);
+	if (rc)
+		return rc;
+	out->index = idx;
+	out->kind = (int)kind;
+	if (kind != BRK_KIND_BREAKER)
+		return 0;
+	brk__config_load(r, &out->config);
+	read_counters(r, &out->counters);
+	fill_state(s, r, out);
+	return 0;
+}
+
+int brk_breaker_info(brk_breaker *b, struct brk_info *out)
+{
+	if (!b || !out)
+		return -EINVAL;
+	return fill(b->seg, b->idx, out);
+}
+
+int brk_info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	if (idx >= brk_record_count(s))
+		return -ENOENT;
+	return fill(s, idx, out);
+}

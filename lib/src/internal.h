@@ -1,0 +1,156 @@
+/*
+ * internal.h - private declarations shared by libbreaker's source files.
+ * Internal names carry a double underscore (brk__); public ones never do.
+ */
+#ifndef BRK_INTERNAL_H
+#define BRK_INTERNAL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <urcu/uatomic.h>
+#include <urcu/arch.h>
+#include <urcu/system.h>
+
+#include "breaker.h"
+#include "layout.h"
+
+#include <urcu/rculfhash.h>
+
+/* A bounded CAS loop gives up after this many tries (DESIGN.md). */
+#define BRK__CAS_TRIES 64
+
+struct brk_segment {
+	char shm_name[256];
+	int readonly;
+	uint8_t *base;            /* mapping */
+	uint64_t size;            /* mapped bytes (validated == header) */
+	struct brk__header *hdr;
+	/* geometry copied once at attach, after validation; never re-read */
+	uint32_t capacity;
+	uint32_t index_slots;
+	uint32_t event_slots;
+	uint64_t *index;
+	struct brk__record *records;
+	struct brk__event *events;
+	uint64_t epoch_ns;        /* header.created_mono_ns */
+	uint64_t epoch_wall_ns;   /* header.created_wall_ns */
+	brk_clock_fn clock;
+	void *clock_ctx;
+	brk_random_fn random;
+	void *random_ctx;
+	struct cds_lfht *cache;   /* name -> struct brk_breaker (rculfhash, bp) */
+};
+
+struct brk_breaker {
+	brk_segment *seg;
+	struct brk__record *rec;
+	uint32_t idx;
+	uint64_t hash;
+	char name[BRK_NAME_MAX + 1];
+	struct cds_lfht_node node; /* in seg->cache */
+};
+
+/* ---- time ------------------------------------------------------------ */
+static inline uint64_t brk__sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static inline uint64_t brk__ms_to_ns(uint64_t ms)
+{
+	return ms > UINT64_MAX / 1000000u ? UINT64_MAX : ms * 1000000u;
+}
+
+static inline uint64_t brk__now(const brk_segment *s)
+{
+	return s->clock(s->clock_ctx);
+}
+
+/* ms since the segment epoch, for the 38-bit until field (saturating). */
+static inline uint64_t brk__rel_ms(const brk_segment *s, uint64_t now_ns)
+{
+	uint64_t ms = now_ns > s->epoch_ns ? (now_ns - s->epoch_ns) / 1000000u : 0;
+	return ms > BRK__UNTIL_MASK ? BRK__UNTIL_MASK : ms;
+}
+
+static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
+{
+	uint64_t u = brk__sat_add(rel_ms, dur_ms);
+	return u > BRK__UNTIL_MASK ? BRK__UNTIL_MASK : u;
+}
+
+uint64_t brk__monotonic_ns(void *ctx);
+
+/* ---- process identity (ident.c) -------------------------------------- */
+struct brk__ident {
+	int32_t pid;
+	uint64_t start_ticks; /* /proc/self/stat field 22, low 40 bits */
+};
+/* This process's identity; recomputed after fork() (atfork child hook). */
+const struct brk__ident *brk__self(void);
+uint32_t brk__next_nonce(void);
+uint64_t brk__random(const brk_segment *s);
+/* 0: alive; 1: dead (no such pid or another start time). */
+int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known);
+int brk__read_start_ticks(int32_t pid, uint64_t *ticks);
+
+/* ---- config (config.c) ------------------------------------------------ */
+void brk__config_store(struct brk__record *r, const struct brk_config *c);
+/* Load and clamp (the segment is untrusted). */
+void brk__config_load(const struct brk__record *r, struct brk_config *c);
+static inline uint64_t brk__cfg(const struct brk__record *r, enum brk__cfg k)
+{
+	return uatomic_read(&r->cfg[k]);
+}
+
+/* ---- counters --------------------------------------------------------- */
+static inline void brk__count(struct brk__record *r, enum brk__ctr c)
+{
+	uatomic_inc(&r->ctr[c]);
+}
+
+/* ---- names (names.c) -------------------------------------------------- */
+uint64_t brk__hash(const char *name);
+/* Copy and validate a record's name from shm into out (64 bytes). */
+int brk__record_name(const struct brk__record *r, char *out);
+int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx);
+int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
+		const struct brk_config *cfg, uint32_t *idx);
+int brk__handle(brk_segment *s, const char *name, int create, int kind,
+		const struct brk_config *cfg, brk_breaker **out);
+int brk__cache_init(brk_segment *s);
+void brk__cache_free(brk_segment *s);
+
+/* ---- leases (lease.c) ------------------------------------------------- */
+uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
+			  uint32_t n, uint32_t gen, uint32_t cur_tag,
+			  uint32_t *slot_out);
+int brk__lease_free(struct brk__lease *l, uint64_t token);
+/* Claim time of the lease (ms since epoch) if its tags match the owner. */
+int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
+			uint64_t *claim_ms);
+uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
+			  uint32_t tag);
+
+/* ---- breaker state machine (breaker.c) ------------------------------- */
+uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level);
+/* Reclaim a probe lease whose owner word is @owner; counts as a failed
+ * probe. Returns 1 if this call freed it. */
+int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
+		       uint64_t owner, int reason);
+
+/* ---- events (events.c) ------------------------------------------------ */
+void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,
+		int to, int reason, int32_t pid, uint64_t value);
+
+static inline struct brk__record *brk__rec(brk_segment *s, uint32_t idx)
+{
+	return &s->records[idx];
+}
+
+static inline uint32_t brk__rec_index(brk_segment *s, const struct brk__record *r)
+{
+	return (uint32_t)(r - s->records);
+}
+
+#endif /* BRK_INTERNAL_H */

@@ -1,0 +1,71 @@
+/*
+ * lease.c - probe slots and bulkhead permits.
+ *
+ * The owner word is the truth: a slot is claimed by CAS(owner, free ->
+ * token) and released by CAS(owner, token -> free), so a worker whose
+ * lease was reclaimed can never free someone else's. A slot is free when
+ * its owner is 0 or carries another tag (an older breaker generation for
+ * probes, an older lease epoch for permits): stale leases are dropped
+ * lazily by the next claim, with no multi-word reset.
+ *
+ * token = pid:22 | tag:18 | nonce:24. After winning the claim the owner
+ * writes meta = claim_ms:40 | nonce and start = start_ticks:40 | nonce;
+ * a reader trusts them only when their nonce matches the owner word's (an
+ * owner that died between the claim and these stores is still found dead
+ * by its pid alone).
+ */
+#include "internal.h"
+
+uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
+			  uint32_t n, uint32_t gen, uint32_t cur_tag,
+			  uint32_t *slot_out)
+{
+	const struct brk__ident *me = brk__self();
+	uint32_t i, nonce = brk__next_nonce();
+	uint64_t token = BRK__TOK_MAKE(me->pid, gen, nonce);
+
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&slots[i].owner);
+		if (o != 0 && BRK__TOK_GEN(o) == cur_tag)
+			continue;
+		if (uatomic_cmpxchg(&slots[i].owner, o, token) != o)
+			continue;
+		uatomic_set(&slots[i].meta,
+			    BRK__TAG_MAKE(brk__rel_ms(s, brk__now(s)), nonce));
+		uatomic_set(&slots[i].start, BRK__TAG_MAKE(me->start_ticks, nonce));
+		*slot_out = i;
+		return token;
+	}
+	return 0;
+}
+
+int brk__lease_free(struct brk__lease *l, uint64_t token)
+{
+	if (token == 0)
+		return -BRK_ESTALE;
+	return uatomic_cmpxchg(&l->owner, token, 0) == token ? 0 : -BRK_ESTALE;
+}
+
+int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
+			uint64_t *claim_ms)
+{
+	uint64_t m = uatomic_read(&l->meta);
+
+	if (BRK__TAG_NONCE(m) != BRK__TOK_NONCE(owner))
+		return -EAGAIN;
+	*claim_ms = BRK__TAG_VAL(m);
+	return 0;
+}
+
+uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
+			  uint32_t tag)
+{
+	uint32_t i, c = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&slots[i].owner);
+		if (o != 0 && BRK__TOK_GEN(o) == tag)
+			c++;
+	}
+	return c;
+}

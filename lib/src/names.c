@@ -1,0 +1,289 @@
+/*
+ * names.c - record names: validation, the shared name index and the
+ * per-process name cache.
+ *
+ * Shared index: open addressing with linear probing, insert-only; a slot
+ * is 0 or (hash32 << 32 | record index + 1), claimed by one CAS, so a
+ * concurrent get-or-create of one name from many processes yields exactly
+ * one record. A creator allocates its record first (CAS on
+ * header.record_count, bounded by the capacity), initialises it, then
+ * publishes it with the index CAS; a creator that loses the race marks its
+ * record an orphan (never listed) and uses the winner's.
+ *
+ * Per-process cache: a liburcu rculfhash (bp flavour: safe across fork()
+ * without exec, no thread registration), fixed size, no auto-resize (that
+ * would start a thread in every worker), name -> handle.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
+#include "internal.h"
+
+#define BRK__KIND_ORPHAN 0xdeadu
+
+static int name_char_ok(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' ||
+	       c == '/' || c == '-';
+}
+
+int brk_name_validate(const char *name)
+{
+	size_t i;
+
+	if (!name || !name[0])
+		return -EINVAL;
+	for (i = 0; name[i]; i++) {
+		if (i >= BRK_NAME_MAX)
+			return -ENAMETOOLONG;
+		if (!name_char_ok((unsigned char)name[i]))
+			return -EINVAL;
+		if (name[i] == '/' && (i == 0 || name[i + 1] == '\0' ||
+				       name[i + 1] == '/'))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* 64-bit FNV-1a. */
+uint64_t brk__hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *name; name++) {
+		h ^= (unsigned char)*name;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int brk__record_name(const struct brk__record *r, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < BRK__NAME_BYTES; i++) {
+		out[i] = CMM_LOAD_SHARED(r->name[i]);
+		if (out[i] == '\0')
+			break;
+	}
+	if (i == BRK__NAME_BYTES) {
+		out[0] = '\0';
+		return -BRK_ECORRUPT;
+	}
+	return brk_name_validate(out) == 0 ? 0 : -BRK_ECORRUPT;
+}
+
+/* Is index word @w the record for @name? 1 yes, 0 no, <0 corrupt. */
+static int slot_matches(brk_segment *s, uint64_t w, const char *name,
+			uint64_t h, uint32_t *idx)
+{
+	uint32_t rec1 = BRK__IDX_REC(w);
+	struct brk__record *r;
+	char got[BRK__NAME_BYTES];
+	int rc;
+
+	if (BRK__IDX_HASH(w) != (uint32_t)(h >> 32))
+		return 0;
+	if (rec1 == 0 || rec1 > s->capacity)
+		return -BRK_ECORRUPT;
+	cmm_smp_rmb();
+	r = brk__rec(s, rec1 - 1);
+	rc = brk__record_name(r, got);
+	if (rc)
+		return rc;
+	if (strcmp(got, name) != 0)
+		return 0;
+	*idx = rec1 - 1;
+	return 1;
+}
+
+int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx)
+{
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
+
+	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+		uint64_t w = uatomic_read(&s->index[pos]);
+		int rc;
+
+		if (w == 0)
+			return -ENOENT;
+		rc = slot_matches(s, w, name, h, idx);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
+	return -ENOENT;
+}
+
+static int alloc_record(brk_segment *s, uint32_t *idx)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES * 16; tries++) {
+		uint64_t n = uatomic_read(&s->hdr->record_count);
+		if (n >= s->capacity)
+			return -ENOSPC;
+		if (uatomic_cmpxchg(&s->hdr->record_count, n, n + 1) == n) {
+			*idx = (uint32_t)n;
+			return 0;
+		}
+	}
+	return -BRK_ECONTENDED;
+}
+
+static void init_record(brk_segment *s, struct brk__record *r,
+			const char *name, uint64_t h, int kind,
+			const struct brk_config *cfg)
+{
+	size_t len = strlen(name);
+
+	memset(r->name, 0, sizeof(r->name));
+	memcpy(r->name, name, len);
+	uatomic_set(&r->hash, h);
+	if (cfg)
+		brk__config_store(r, cfg);
+	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0, 0));
+	(void)s;
+	cmm_smp_wmb();
+	uatomic_set(&r->kind, (uint64_t)kind);
+}
+
+int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
+		const struct brk_config *cfg, uint32_t *idx)
+{
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i, mine;
+	uint64_t want;
+	int rc;
+
+	rc = brk__lookup(s, name, h, idx);
+	if (rc != -ENOENT)
+		return rc;
+	rc = alloc_record(s, &mine);
+	if (rc)
+		return rc;
+	init_record(s, brk__rec(s, mine), name, h, kind, cfg);
+	want = BRK__IDX_MAKE(h >> 32, mine + 1);
+	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+		uint64_t w = uatomic_read(&s->index[pos]);
+		if (w == 0) {
+			w = uatomic_cmpxchg(&s->index[pos], 0, want);
+			if (w == 0) {
+				*idx = mine;
+				return 0;
+			}
+		}
+		rc = slot_matches(s, w, name, h, idx);
+		if (rc) /* lost the race (or corrupt): ours is an orphan */
+			break;
+	}
+	uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
+	return rc > 0 ? 0 : rc < 0 ? rc : -ENOSPC;
+}
+
+/* ---- per-process cache ----------------------------------------------- */
+
+static int cache_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct brk_breaker *b =
+		caa_container_of(node, struct brk_breaker, node);
+	return strcmp(b->name, key) == 0;
+}
+
+int brk__cache_init(brk_segment *s)
+{
+	unsigned long n = 1;
+
+	while (n < s->capacity && n < 65536)
+		n <<= 1;
+	s->cache = cds_lfht_new_flavor(n, n, n, 0, &urcu_bp_flavor, NULL);
+	return s->cache ? 0 : -ENOMEM;
+}
+
+void brk__cache_free(brk_segment *s)
+{
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+
+	if (!s->cache)
+		return;
+	urcu_bp_read_lock();
+	cds_lfht_for_each(s->cache, &it, node) {
+		if (cds_lfht_del(s->cache, node) == 0)
+			free(caa_container_of(node, struct brk_breaker, node));
+	}
+	urcu_bp_read_unlock();
+	cds_lfht_destroy(s->cache, NULL);
+	s->cache = NULL;
+}
+
+static brk_breaker *cache_get(brk_segment *s, const char *name, uint64_t h)
+{
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+
+	urcu_bp_read_lock();
+	cds_lfht_lookup(s->cache, (unsigned long)h, cache_match, name, &it);
+	node = cds_lfht_iter_get_node(&it);
+	urcu_bp_read_unlock();
+	/* Handles are only freed by brk_detach(): safe outside the lock. */
+	return node ? caa_container_of(node, struct brk_breaker, node) : NULL;
+}
+
+static brk_breaker *cache_put(brk_segment *s, brk_breaker *b)
+{
+	struct cds_lfht_node *got;
+
+	cds_lfht_node_init(&b->node);
+	urcu_bp_read_lock();
+	got = cds_lfht_add_unique(s->cache, (unsigned long)b->hash, cache_match,
+				  b->name, &b->node);
+	urcu_bp_read_unlock();
+	if (got != &b->node) {
+		free(b);
+		return caa_container_of(got, struct brk_breaker, node);
+	}
+	return b;
+}
+
+int brk__handle(brk_segment *s, const char *name, int create, int kind,
+		const struct brk_config *cfg, brk_breaker **out)
+{
+	brk_breaker *b;
+	uint64_t h;
+	uint32_t idx;
+	int rc;
+
+	if (!s || !out)
+		return -EINVAL;
+	rc = brk_name_validate(name);
+	if (rc)
+		return rc;
+	h = brk__hash(name);
+	b = cache_get(s, name, h);
+	if (!b) {
+		if (create && !s->readonly) {
+			rc = brk__create(s, name, h, kind, cfg, &idx);
+		} else {
+			rc = brk__lookup(s, name, h, &idx);
+			if (rc == -ENOENT && create)
+				rc = -EROFS;
+		}
+		if (rc)
+			return rc;
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		b->seg = s;
+		b->idx = idx;
+		b->rec = brk__rec(s, idx);
+		b->hash = h;
+		memcpy(b->name, name, strlen(name) + 1);
+		b = cache_put(s, b);
+	}
+	if (uatomic_read(&b->rec->kind) != (uint64_t)kind)
+		return -EMEDIUMTYPE;
+	*out = b;
+	return 0;
+}

@@ -1,0 +1,107 @@
+/*
+ * reclaim.c - the supervisor's scan: free leases of dead owners and
+ * expired probes, publish the heartbeat.
+ *
+ * A lease is freed by CAS(owner, observed dead token -> 0): if the owner
+ * released it (or someone else claimed it) in between, the CAS fails and
+ * nothing is touched. Owner identity is pid + start time (ident.c).
+ */
+#include "internal.h"
+
+static int lease_owner_dead(const struct brk__lease *l, uint64_t o)
+{
+	uint64_t st = uatomic_read(&l->start);
+	int known = BRK__TAG_NONCE(st) == BRK__TOK_NONCE(o);
+
+	return brk__owner_dead((int32_t)BRK__TOK_PID(o), BRK__TAG_VAL(st), known);
+}
+
+static void scan_probes(brk_segment *s, struct brk__record *r,
+			struct brk_reclaim_stats *st)
+{
+	uint64_t w = uatomic_read(&r->state), rel = brk__rel_ms(s, brk__now(s));
+	uint64_t timeout = brk__cfg(r, BRK__CFG_PROBE_TIMEOUT_MS), claim;
+	uint32_t i;
+
+	for (i = 0; i < BRK__PROBE_SLOTS; i++) {
+		uint64_t o = uatomic_read(&r->probes[i].owner);
+		int reason = 0;
+		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_GEN(w))
+			continue;
+		if (lease_owner_dead(&r->probes[i], o))
+			reason = BRK_EV_RECLAIM_DEAD;
+		else if (brk__lease_claim_ms(&r->probes[i], o, &claim) == 0 &&
+			 rel >= claim && rel - claim >= timeout)
+			reason = BRK_EV_RECLAIM_TIMEOUT;
+		if (!reason || !brk__reclaim_probe(s, r, i, o, reason))
+			continue;
+		if (reason == BRK_EV_RECLAIM_DEAD)
+			st->dead_owner++;
+		else
+			st->expired_probe++;
+		if (BRK__ST_STATE(w) == BRK_HALF_OPEN &&
+		    BRK__ST_GEN(uatomic_read(&r->state)) != BRK__ST_GEN(w))
+			st->reopened++;
+	}
+}
+
+static void scan_permits(brk_segment *s, struct brk__record *r,
+			 struct brk_reclaim_stats *st)
+{
+	uint32_t tag = (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK), i;
+	char name[BRK__NAME_BYTES];
+
+	for (i = 0; i < BRK__PERMIT_SLOTS; i++) {
+		uint64_t o = uatomic_read(&r->permits[i].owner);
+		uint64_t w;
+		if (o == 0 || BRK__TOK_GEN(o) != tag ||
+		    !lease_owner_dead(&r->permits[i], o))
+			continue;
+		if (uatomic_cmpxchg(&r->permits[i].owner, o, 0) != o)
+			continue;
+		brk__count(r, BRK__CTR_RECLAIMED);
+		st->dead_owner++;
+		w = uatomic_read(&r->state);
+		if (brk__record_name(r, name) == 0)
+			brk__event(s, brk__rec_index(s, r), name, BRK__ST_STATE(w),
+				   BRK__ST_STATE(w), BRK_EV_RECLAIM_DEAD,
+				   (int32_t)BRK__TOK_PID(o), 0);
+	}
+}
+
+int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
+{
+	struct brk_reclaim_stats local = { 0, 0, 0 };
+	uint32_t n, i;
+
+	if (!s)
+		return -EINVAL;
+	if (s->readonly)
+		return -EROFS;
+	n = brk_record_count(s);
+	for (i = 0; i < n; i++) {
+		struct brk__record *r = brk__rec(s, i);
+		if (uatomic_read(&r->kind) != BRK_KIND_BREAKER)
+			continue;
+		scan_probes(s, r, &local);
+		scan_permits(s, r, &local);
+	}
+	if (st)
+		*st = local;
+	return 0;
+}
+
+int brk_heartbeat(brk_segment *s, uint64_t interval_ms)
+{
+	const struct brk__ident *me = brk__self();
+
+	if (!s)
+		return -EINVAL;
+	if (s->readonly)
+		return -EROFS;
+	uatomic_set(&s->hdr->daemon_pid, (uint64_t)me->pid);
+	uatomic_set(&s->hdr->daemon_start, me->start_ticks);
+	uatomic_set(&s->hdr->daemon_interval_ms, interval_ms);
+	uatomic_set(&s->hdr->heartbeat_ns, brk__now(s));
+	return 0;
+}

@@ -1,0 +1,466 @@
+/*
+ * segment.c - create, attach, validate and detach the shm segment.
+ *
+ * Creation (any process may create; the library does, so workers run
+ * without the daemon): shm_open(O_CREAT|O_EXCL) -> fchmod/fchown ->
+ * ftruncate -> posix_fallocate (a full /dev/shm fails now, not as SIGBUS
+ * later) -> initialise -> cmm_smp_wmb() -> publish the magic last.
+ * Attachers fstat (regular file, owner, not world-writable, final size),
+ * wait with a deadline for the magic, then validate every geometry field
+ * against what they compute themselves: the segment is untrusted.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct attach_ctx {
+	const struct brk_attach_opts *o;
+	const char *name;
+	uint64_t deadline_ns;
+};
+
+static int fail(const struct attach_ctx *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(const struct attach_ctx *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!c->o->errbuf || c->o->errbuf_len == 0)
+		return code;
+	n = snprintf(c->o->errbuf, c->o->errbuf_len, "%s: ", c->name);
+	if (n < 0 || (size_t)n >= c->o->errbuf_len)
+		return code;
+	va_start(ap, fmt);
+	vsnprintf(c->o->errbuf + n, c->o->errbuf_len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void brk_attach_opts_init(struct brk_attach_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->gid = -1;
+}
+
+const char *brk_resolve_shm_name(const char *flag)
+{
+	const char *env;
+
+	if (flag && *flag)
+		return flag;
+	env = getenv(BRK_SHM_ENV);
+	if (env && *env)
+		return env;
+	return BRK_DEFAULT_SHM;
+}
+
+static int valid_shm_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	return n[0] == '/' && len >= 2 && len < 255 && !strchr(n + 1, '/');
+}
+
+static uint64_t ns_inode(const char *which)
+{
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", which);
+	if (stat(path, &st) != 0)
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void owner_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "uid %u (%s)", (unsigned)uid, res->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+static void init_header(brk_segment *s, uint32_t cap)
+{
+	struct brk__header *h = s->hdr;
+
+	h->version = BRK__LAYOUT_VERSION;
+	h->header_size = BRK__HEADER_SIZE;
+	h->total_size = brk__total_size(cap);
+	h->capacity = cap;
+	h->record_size = BRK__RECORD_SIZE;
+	h->index_slots = brk__index_slots(cap);
+	h->event_slots = BRK__EVENT_SLOTS;
+	h->event_size = BRK__EVENT_SIZE;
+	h->index_offset = brk__index_offset();
+	h->records_offset = brk__records_offset(cap);
+	h->events_offset = brk__events_offset(cap);
+	h->created_mono_ns = brk__now(s);
+	h->created_wall_ns = wall_ns();
+	h->creator_pid = (uint64_t)getpid();
+	h->pidns_ino = ns_inode("pid");
+	h->timens_ino = ns_inode("time");
+	cmm_smp_wmb();
+	uatomic_set(&h->magic, BRK__MAGIC);
+}
+
+static int map_fd(brk_segment *s, int fd, uint64_t size)
+{
+	int prot = s->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
+	void *p = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	s->base = p;
+	s->size = size;
+	s->hdr = p;
+	return 0;
+}
+
+/* Returns 0 created, -EEXIST if someone else has the name, or an error. */
+static int create(brk_segment *s, struct attach_ctx *c)
+{
+	const struct brk_attach_opts *o = c->o;
+	uint32_t cap = o->capacity ? o->capacity : BRK_DEFAULT_CAPACITY;
+	uint32_t mode = o->mode ? o->mode : BRK_DEFAULT_MODE;
+	uint64_t size = brk__total_size(cap);
+	int fd, rc;
+
+	fd = shm_open(c->name, O_RDWR | O_CREAT | O_EXCL, mode);
+	if (fd < 0)
+		return errno == EEXIST ? -EEXIST
+		       : fail(c, -errno, "cannot create: %s", strerror(errno));
+	if (fchmod(fd, mode) != 0 ||
+	    (o->gid >= 0 && fchown(fd, (uid_t)-1, (gid_t)o->gid) != 0)) {
+		rc = fail(c, -errno, "cannot set mode/group: %s", strerror(errno));
+		goto undo;
+	}
+	if (ftruncate(fd, (off_t)size) != 0) {
+		rc = fail(c, -errno, "cannot size to %llu bytes: %s",
+			  (unsigned long long)size, strerror(errno));
+		goto undo;
+	}
+	rc = posix_fallocate(fd, 0, (off_t)size);
+	if (rc != 0) {
+		rc = fail(c, rc == ENOSPC ? -ENOSPC : -rc,
+			  "cannot allocate %llu bytes in /dev/shm: %s",
+			  (unsigned long long)size, strerror(rc));
+		goto undo;
+	}
+	rc = map_fd(s, fd, size);
+	if (rc != 0) {
+		fail(c, rc, "mmap: %s", strerror(-rc));
+		goto undo;
+	}
+	close(fd);
+	init_header(s, cap);
+	return 0;
+undo:
+	/* We created this name and it never became valid: ours to remove. */
+	shm_unlink(c->name);
+	close(fd);
+	return rc;
+}
+
+static int sleep_until_retry(const struct attach_ctx *c)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	if (brk__monotonic_ns(NULL) >= c->deadline_ns)
+		return -ETIMEDOUT;
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static int check_owner(const struct attach_ctx *c, const struct stat *st,
+		       int readonly)
+{
+	char who[300];
+
+	if (!S_ISREG(st->st_mode))
+		return fail(c, -EPROTO, "not a regular file");
+	if (readonly)
+		return 0;
+	owner_name(st->st_uid, who, sizeof(who));
+	if (st->st_mode & S_IWOTH)
+		return fail(c, -EPERM, "refusing a world-writable segment "
+			    "(mode %04o, owner %s)", (unsigned)(st->st_mode & 07777), who);
+	if (st->st_uid != geteuid() && st->st_uid != 0 &&
+	    !(st->st_mode & S_IWGRP))
+		return fail(c, -EPERM, "owned by %s, not by us (uid %u), and "
+			    "not group-shared", who, (unsigned)geteuid());
+	return 0;
+}
+
+/* fstat until the creator has sized it, or the deadline passes. */
+static int wait_size(const struct attach_ctx *c, int fd, int readonly,
+		     struct stat *st)
+{
+	int rc;
+
+	for (;;) {
+		if (fstat(fd, st) != 0)
+			return fail(c, -errno, "fstat: %s", strerror(errno));
+		rc = check_owner(c, st, readonly);
+		if (rc)
+			return rc;
+		if ((uint64_t)st->st_size >= BRK__HEADER_SIZE)
+			return 0;
+		if (sleep_until_retry(c))
+			return fail(c, -EPROTO, "truncated: %lld bytes, smaller "
+				    "than a breakerd header (%u)",
+				    (long long)st->st_size, BRK__HEADER_SIZE);
+	}
+}
+
+static int wait_magic(const struct attach_ctx *c, brk_segment *s)
+{
+	uint64_t m;
+
+	for (;;) {
+		m = uatomic_read(&s->hdr->magic);
+		cmm_smp_rmb();
+		if (m == BRK__MAGIC)
+			return 0;
+		if (m != 0)
+			return fail(c, -EPROTO, "wrong magic 0x%016llx: not a "
+				    "breakerd segment", (unsigned long long)m);
+		if (sleep_until_retry(c))
+			return fail(c, -ETIMEDOUT, "never initialised (magic "
+				    "still 0): stale or half-initialised; "
+				    "breakerd recreates it");
+	}
+}
+
+static int validate_header(const struct attach_ctx *c, brk_segment *s)
+{
+	const struct brk__header *h = s->hdr;
+	uint32_t cap = h->capacity;
+
+	if (h->version != BRK__LAYOUT_VERSION)
+		return fail(c, -EPROTO, "layout version %u, this library "
+			    "speaks %u", h->version, BRK__LAYOUT_VERSION);
+	if (cap == 0 || cap > BRK_MAX_CAPACITY)
+		return fail(c, -EPROTO, "capacity %u out of range", cap);
+	if (h->header_size != BRK__HEADER_SIZE ||
+	    h->record_size != BRK__RECORD_SIZE ||
+	    h->event_size != BRK__EVENT_SIZE ||
+	    h->event_slots != BRK__EVENT_SLOTS ||
+	    h->index_slots != brk__index_slots(cap) ||
+	    h->index_offset != brk__index_offset() ||
+	    h->records_offset != brk__records_offset(cap) ||
+	    h->events_offset != brk__events_offset(cap))
+		return fail(c, -EPROTO, "geometry does not match capacity %u",
+			    cap);
+	if (h->total_size != brk__total_size(cap) || h->total_size != s->size)
+		return fail(c, -EPROTO, "size %llu bytes, expected %llu for "
+			    "capacity %u (truncated or not ours)",
+			    (unsigned long long)s->size,
+			    (unsigned long long)brk__total_size(cap), cap);
+	return 0;
+}
+
+static int check_namespaces(const struct attach_ctx *c, brk_segment *s)
+{
+	uint64_t pidns = ns_inode("pid"), timens = ns_inode("time");
+
+	if (c->o->flags & BRK_ATTACH_NOPROCESS)
+		return 0;
+	if (s->hdr->pidns_ino && pidns && s->hdr->pidns_ino != pidns)
+		return fail(c, -EXDEV, "created in pid namespace %llu, we are "
+			    "in %llu: lease owners cannot be checked",
+			    (unsigned long long)s->hdr->pidns_ino,
+			    (unsigned long long)pidns);
+	if (s->hdr->timens_ino && timens && s->hdr->timens_ino != timens)
+		return fail(c, -EXDEV, "created in time namespace %llu, we "
+			    "are in %llu: monotonic clocks differ",
+			    (unsigned long long)s->hdr->timens_ino,
+			    (unsigned long long)timens);
+	return 0;
+}
+
+static int attach_existing(brk_segment *s, struct attach_ctx *c, int fd)
+{
+	struct stat st;
+	int rc;
+
+	rc = wait_size(c, fd, s->readonly, &st);
+	if (rc)
+		return rc;
+	rc = map_fd(s, fd, (uint64_t)st.st_size);
+	if (rc)
+		return fail(c, rc, "mmap: %s", strerror(-rc));
+	rc = wait_magic(c, s);
+	if (rc == 0)
+		rc = validate_header(c, s);
+	if (rc == 0)
+		rc = check_namespaces(c, s);
+	return rc;
+}
+
+static int open_or_create(brk_segment *s, struct attach_ctx *c)
+{
+	int oflag = s->readonly ? O_RDONLY : O_RDWR;
+	int fd, rc, tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		fd = shm_open(c->name, oflag, 0);
+		if (fd >= 0) {
+			rc = attach_existing(s, c, fd);
+			close(fd);
+			return rc;
+		}
+		if (errno == EACCES || errno == EPERM)
+			return fail(c, -errno, "permission denied (%s access)",
+				    s->readonly ? "read" : "read-write");
+		if (errno != ENOENT)
+			return fail(c, -errno, "shm_open: %s", strerror(errno));
+		if (s->readonly || (c->o->flags & BRK_ATTACH_NOCREATE))
+			return fail(c, -ENOENT, "no such segment (is breakerd "
+				    "or any worker running with this --shm?)");
+		rc = create(s, c);
+		if (rc != -EEXIST)
+			return rc;
+	}
+	return fail(c, -EAGAIN, "segment keeps appearing and disappearing");
+}
+
+static void adopt_geometry(brk_segment *s)
+{
+	const struct brk__header *h = s->hdr;
+
+	s->capacity = h->capacity;
+	s->index_slots = h->index_slots;
+	s->event_slots = h->event_slots;
+	s->index = (uint64_t *)(s->base + h->index_offset);
+	s->records = (struct brk__record *)(s->base + h->records_offset);
+	s->events = (struct brk__event *)(s->base + h->events_offset);
+	s->epoch_ns = h->created_mono_ns;
+	s->epoch_wall_ns = h->created_wall_ns;
+}
+
+int brk_attach(const struct brk_attach_opts *opts, brk_segment **out)
+{
+	struct brk_attach_opts defaults;
+	struct attach_ctx c;
+	brk_segment *s;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!opts) {
+		brk_attach_opts_init(&defaults);
+		opts = &defaults;
+	}
+	c.o = opts;
+	c.name = brk_resolve_shm_name(opts->shm_name);
+	if (opts->errbuf && opts->errbuf_len)
+		opts->errbuf[0] = '\0';
+	if (!valid_shm_name(c.name))
+		return fail(&c, -EINVAL, "bad segment name: it must be '/' "
+			    "followed by 1-253 characters without '/'");
+	if (opts->capacity > BRK_MAX_CAPACITY || (opts->mode & ~0777u))
+		return fail(&c, -EINVAL, "capacity above %u or mode outside 0777",
+			    BRK_MAX_CAPACITY);
+	c.deadline_ns = brk__monotonic_ns(NULL) +
+		(uint64_t)(opts->init_wait_ms ? opts->init_wait_ms : 2000) * 1000000u;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->shm_name, sizeof(s->shm_name), "%s", c.name);
+	s->readonly = !!(opts->flags & BRK_ATTACH_READONLY);
+	s->clock = opts->clock ? opts->clock : brk__monotonic_ns;
+	s->clock_ctx = opts->clock_ctx;
+	s->random = opts->random;
+	s->random_ctx = opts->random_ctx;
+	(void)brk__self();
+	rc = open_or_create(s, &c);
+	if (rc == 0) {
+		adopt_geometry(s);
+		rc = brk__cache_init(s);
+	}
+	if (rc) {
+		brk_detach(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int brk_detach(brk_segment *s)
+{
+	if (!s)
+		return 0;
+	brk__cache_free(s);
+	if (s->base)
+		munmap(s->base, s->size);
+	free(s);
+	return 0;
+}
+
+int brk_segment_unlink(const char *shm_name)
+{
+	const char *n = brk_resolve_shm_name(shm_name);
+
+	return shm_unlink(n) == 0 ? 0 : -errno;
+}
+
+uint64_t brk_now_ns(const brk_segment *s)
+{
+	return brk__now(s);
+}
+
+uint32_t brk_record_count(brk_segment *s)
+{
+	uint64_t n = uatomic_read(&s->hdr->record_count);
+
+	return n > s->capacity ? s->capacity : (uint32_t)n;
+}
+
+int brk_segment_info(brk_segment *s, struct brk_segment_info *out)
+{
+	uint64_t hb, now = brk__now(s);
+	uint64_t dpid = uatomic_read(&s->hdr->daemon_pid);
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->shm_name, sizeof(out->shm_name), "%s", s->shm_name);
+	out->layout_version = BRK__LAYOUT_VERSION;
+	out->capacity = s->capacity;
+	out->used = brk_record_count(s);
+	out->record_size = BRK__RECORD_SIZE;
+	out->total_size = s->size;
+	out->created_wall_ms = s->epoch_wall_ns / 1000000u;
+	out->creator_pid = (int32_t)s->hdr->creator_pid;
+	out->daemon_pid = dpid > 0x7fffffff ? 0 : (int32_t)dpid;
+	hb = uatomic_read(&s->hdr->heartbeat_ns);
+	out->heartbeat_age_ms = hb == 0 ? UINT64_MAX
+				: now > hb ? (now - hb) / 1000000u : 0;
+	out->daemon_interval_ms = uatomic_read(&s->hdr->daemon_interval_ms);
+	out->events_written = uatomic_read(&s->hdr->event_head);
+	out->readonly = s->readonly;
+	return 0;
+}
