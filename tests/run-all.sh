@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tests/run-all.sh - the whole test suite, as the README's second command and
+# CI run it: a -Werror build, the same suite under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the in-process concurrency tests (suite
+# 'threads') under ThreadSanitizer. Prints meson's summaries and a final line
+# "N passed, N failed[, N skipped]". Exit status: 0 only if nothing failed.
+set -u
+cd "$(dirname "$0")/.."
+
+passed=0 failed=0 skipped=0
+
+run_suite() { # name, build dir, meson test args..., -- setup args...
+	local name=$1 dir=$2; shift 2
+	local test_args=() setup_args=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do test_args+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	setup_args=("$@")
+	echo "=== $name: meson setup $dir ${setup_args[*]}"
+	if [ -d "$dir" ]; then
+		meson setup --wipe "$dir" "${setup_args[@]}" >"$dir.setup.log" 2>&1
+	else
+		meson setup "$dir" "${setup_args[@]}" >"$dir.setup.log" 2>&1
+	fi || { cat "$dir.setup.log"; echo "$name: configure failed"; failed=$((failed + 1)); return; }
+	sed -n '/^breakerd/,$p' "$dir.setup.log"
+	if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+		tail -50 "$dir.build.log"; echo "$name: build failed"; failed=$((failed + 1)); return
+	fi
+	meson test -C "$dir" --print-errorlogs "${test_args[@]}" 2>&1 | tee "$dir.test.log" |
+		grep -vE '^ *[0-9]+/[0-9]+ .* OK ' || true
+	local ok fail skip
+	ok=$(awk '/^Ok:/ {print $2}' "$dir.test.log")
+	fail=$(awk '/^(Fail|Timeout|Unexpected Pass):/ {s += $NF} END {print s + 0}' "$dir.test.log")
+	skip=$(awk '/^Skipped:/ {print $2}' "$dir.test.log")
+	if [ -z "$ok" ]; then
+		echo "$name: meson test printed no summary"; failed=$((failed + 1)); return
+	fi
+	passed=$((passed + ok)); failed=$((failed + fail)); skipped=$((skipped + ${skip:-0}))
+}
+
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+
+run_suite "plain -Werror" build-ci --num-processes 2 -- \
+	-Dwerror=true
+run_suite "ASan+UBSan" build-asan --num-processes 2 --timeout-multiplier 3 -- \
+	-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+TSAN_OPTIONS=halt_on_error=1 run_suite "TSan (suite threads)" build-tsan \
+	--suite threads --timeout-multiplier 3 -- \
+	-Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug -Ddemo=disabled
+
+line="$passed passed, $failed failed"
+[ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
+echo "$line"
+[ "$failed" -eq 0 ]
