@@ -61,6 +61,9 @@ extern "C" {
 #define BRK_DEFAULT_PROBE_TIMEOUT_MS 30000u
 #define BRK_DEFAULT_MAX_WAIT_MS 300000u
 #define BRK_DEFAULT_MAX_CONCURRENT 0u     /* 0 = no bulkhead */
+#define BRK_MAX_QUORUM 8u                 /* min_distinct_processes bound */
+#define BRK_WINDOW_BUCKETS 10u            /* sliding window resolution */
+#define BRK_DISABLED_ENV "BREAKERD_DISABLED" /* "1": admit everything */
 
 /* Largest duration accepted anywhere (about 8.7 years, the range of the
  * breaker's open-until field). Longer values are clamped to it. */
@@ -80,8 +83,10 @@ enum {
 	                        reset or moved to a new generation, permit
 	                        released twice or taken by another process */
 	BRK_ECORRUPT = 909,  /* segment content fails validation */
-	BRK_ECONTENDED = 910 /* a bounded CAS loop gave up (misbehaving or
+	BRK_ECONTENDED = 910, /* a bounded CAS loop gave up (misbehaving or
 	                        extreme contention); nothing was changed */
+	BRK_ENOTOKENS = 911  /* refused: the GCRA bucket has too few tokens
+	                        now; brk_bucket_take() says when it will */
 };
 
 /**
@@ -95,7 +100,8 @@ const char *brk_strerror(int code);
 /**
  * brk_is_refusal - true for the codes that mean "not admitted, do not call
  * the upstream now": -BRK_EOPEN, -BRK_EFULL, -BRK_ECOOLING,
- * -BRK_EDEFERRED. Callers must not retry these immediately.
+ * -BRK_EDEFERRED, -BRK_ENOTOKENS and -BRK_ECONTENDED. Callers must not
+ * retry these immediately.
  */
 int brk_is_refusal(int code);
 
@@ -241,6 +247,10 @@ struct brk_config {
 	uint64_t probe_timeout_ms;   /* >= 1 */
 	uint64_t max_wait_ms;        /* Retry-After above this opens instead */
 	uint32_t max_concurrent;     /* 0..BRK_MAX_CONCURRENT; 0 = no bulkhead */
+	uint32_t min_distinct_processes; /* trip quorum: 0 or 1 = off; 2..8:
+	                                    open only when the failures of the
+	                                    last window_ms came from at least
+	                                    this many processes */
 };
 
 /** brk_config_init - fill @c with the defaults (BRK_DEFAULT_*). */
@@ -435,12 +445,38 @@ int brk_reset(brk_breaker *b);
  */
 int brk_trip(brk_breaker *b, uint64_t for_ms);
 
+/* Forced states (operator overrides, as resilience4j and Polly offer). */
+enum brk_mode {
+	BRK_MODE_NORMAL = 0,
+	BRK_MODE_FORCED_OPEN = 1,  /* isolate: refuse every call (-BRK_EOPEN) */
+	BRK_MODE_DISABLED = 2,     /* admit every call; still count outcomes,
+	                              never transition */
+	BRK_MODE_METRICS_ONLY = 3  /* run the state machine, count and record
+	                              events, but never refuse */
+};
+
+/**
+ * brk_set_mode - put the breaker in a forced state, or back to normal.
+ * One atomic store of the record's mode word; every process sees it on
+ * its next brk_acquire(). brk_reset() also returns to BRK_MODE_NORMAL.
+ * Records a "forced" event (value = the mode). Returns 0, -EINVAL (mode),
+ * -EALREADY (already in that mode: no event), -EROFS.
+ *
+ * The environment kill-switch BREAKERD_DISABLED=1, read by brk_attach(),
+ * makes every breaker of that handle behave as BRK_MODE_DISABLED.
+ */
+int brk_set_mode(brk_breaker *b, int mode);
+
+/** brk_mode_name - "normal", "forced_open", "disabled", "metrics_only". */
+const char *brk_mode_name(int mode);
+
 /* ---------------------------------------------------------------------- */
 /* Inspection                                                               */
 /* ---------------------------------------------------------------------- */
 
 enum brk_state { BRK_CLOSED = 0, BRK_OPEN = 1, BRK_HALF_OPEN = 2 };
-enum brk_kind { BRK_KIND_BREAKER = 1, BRK_KIND_BUCKET = 2 };
+enum brk_kind { BRK_KIND_BREAKER = 1, BRK_KIND_BUCKET = 2,
+		BRK_KIND_BUDGET = 3 /* a retry budget (brk_budget_get()) */ };
 enum brk_lease_kind { BRK_LEASE_PROBE = 1, BRK_LEASE_PERMIT = 2 };
 
 struct brk_counters {
@@ -456,6 +492,43 @@ struct brk_lease_info {
 	uint64_t age_ms;
 };
 
+/*
+ * Snapshot of a GCRA bucket (brk_bucket_info(), and brk_info.bucket for
+ * records of kind BRK_KIND_BUCKET). See "Token buckets" below.
+ */
+struct brk_bucket_info {
+	char name[BRK_NAME_MAX + 1];
+	double rate_per_s;      /* effective rate: 1e9 / interval_ns */
+	uint32_t burst;         /* bucket capacity in tokens */
+	uint64_t interval_ns;   /* emission interval T (ns per token) */
+	double tokens;          /* available now, 0 .. burst (fractional) */
+	uint64_t full_in_ns;    /* ns until the bucket is full again; 0: full */
+	uint64_t taken;         /* brk_bucket_take() calls allowed */
+	uint64_t denied;        /* brk_bucket_take() calls refused */
+	uint64_t tokens_taken;  /* sum of n over the allowed calls */
+	int configured;         /* 0: created but not yet configured (rare,
+	                           brief: the creator is between two steps) */
+};
+
+/*
+ * Snapshot of a retry budget (brk_budget_info(), and brk_info.budget for
+ * records of kind BRK_KIND_BUDGET). See "Retry budgets" below.
+ */
+struct brk_budget_info {
+	char name[BRK_NAME_MAX + 1];
+	double floor_per_s;     /* stored floor (rounded to 0.001/s) */
+	double ratio;           /* stored ratio (rounded to 0.001) */
+	uint32_t floor_burst;   /* retries the floor holds at most */
+	double balance;         /* retries available now: pool + floor */
+	double pool;            /* deposited tokens left (after decay) */
+	double floor_tokens;    /* floor tokens available now */
+	uint64_t deposits;      /* brk_budget_deposit() calls */
+	uint64_t retries;       /* brk_retry_permitted() calls that returned 0 */
+	uint64_t retries_floor; /* ... of which drawn from the floor */
+	uint64_t deferred;      /* brk_retry_permitted() refusals */
+	int configured;         /* see brk_bucket_info.configured */
+};
+
 struct brk_info {
 	char name[BRK_NAME_MAX + 1];
 	uint32_t index;             /* record index in the segment */
@@ -469,10 +542,19 @@ struct brk_info {
 	uint32_t half_open_successes;
 	uint32_t probes_in_flight;
 	uint32_t in_flight;         /* bulkhead permits out */
+	int mode;                   /* enum brk_mode */
+	uint64_t window_calls;      /* calls in the sliding window (closed) */
+	uint64_t window_failures;
+	uint64_t window_slow;
+	uint32_t distinct_failing_processes; /* in the last window_ms */
 	uint32_t n_leases;
 	struct brk_lease_info leases[BRK_MAX_PROBES + BRK_MAX_CONCURRENT];
 	struct brk_config config;
 	struct brk_counters counters;
+	/* kind BRK_KIND_BUCKET only (zeroed otherwise) */
+	struct brk_bucket_info bucket;
+	/* kind BRK_KIND_BUDGET only (zeroed otherwise) */
+	struct brk_budget_info budget;
 };
 
 /**
@@ -490,7 +572,8 @@ uint32_t brk_record_count(brk_segment *seg);
 /**
  * brk_info_at - snapshot the record at index @idx (0 .. count-1).
  * Returns 0, -ENOENT (index not a published record), -BRK_ECORRUPT.
- * Buckets fill only name, index and kind here.
+ * Buckets and budgets fill name, index, kind and their own member
+ * (.bucket, .budget) here.
  */
 int brk_info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
 
@@ -543,7 +626,8 @@ enum brk_event_reason {
 	BRK_EV_RECLAIM_TIMEOUT = 9, /* probe older than probe_timeout_ms */
 	BRK_EV_COOL_UNTIL = 10,  /* shared cool-until set from a Retry-After */
 	BRK_EV_FAILURE_RATE = 11,
-	BRK_EV_SLOW_RATE = 12
+	BRK_EV_SLOW_RATE = 12,   /* slow-call rate reached: -> open */
+	BRK_EV_FORCED = 13       /* brk_set_mode(); value = enum brk_mode */
 };
 
 struct brk_event {

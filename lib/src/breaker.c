@@ -17,8 +17,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "window.h"
 
 #define PERMIT_RELEASED 1u
+#define PERMIT_UNGATED 2u /* admitted by a disabled breaker: no verdict */
 
 static uint32_t epoch_tag(const struct brk__record *r)
 {
@@ -127,15 +129,22 @@ static uint64_t jitter_ms(brk_segment *s, uint64_t base)
 	return brk__sat_add(base, brk__random(s) % (span + 1));
 }
 
-static int refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
-		  int code, uint64_t wait_ms)
+int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
+		int code, uint64_t wait_ms, const struct brk__record *by)
 {
 	brk__count(b->rec, c);
 	if (why) {
 		why->wait_ms = wait_ms ? jitter_ms(b->seg, wait_ms) : 0;
-		memcpy(why->by, b->name, sizeof(why->by));
+		if (!by || brk__record_name(by, why->by) != 0)
+			memcpy(why->by, b->name, sizeof(why->by));
 	}
 	return code;
+}
+
+static int refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
+		  int code, uint64_t wait_ms)
+{
+	return brk__refuse(b, why, c, code, wait_ms, NULL);
 }
 
 static uint64_t ns_to_ms_ceil(uint64_t ns)
@@ -230,21 +239,14 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t now,
 	return 0;
 }
 
-int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+/* The state machine's answer for a call at @now. */
+static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t now,
+			 struct brk_refusal *why)
 {
-	struct brk__record *r;
-	uint64_t now, w, cu, rel;
+	struct brk__record *r = b->rec;
+	uint64_t w, cu, rel;
 	int tries, rc;
 
-	if (!b || !p)
-		return -EINVAL;
-	if (b->seg->readonly)
-		return -EROFS;
-	r = b->rec;
-	memset(p, 0, sizeof(*p));
-	p->b_ = b;
-	p->pid_ = brk__self()->pid;
-	now = brk__now(b->seg);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
@@ -272,7 +274,70 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_ECONTENDED, 0);
 }
 
+/* Admit without asking the state machine (disabled, or metrics-only
+ * after a refusal): counted, never a probe, never refused. */
+static int admit_ungated(brk_breaker *b, brk_permit *p, uint64_t now,
+			 uint32_t flags)
+{
+	p->token_ = 0;
+	p->permit_ = 0;
+	p->gen_ = BRK__ST_GEN(uatomic_read(&b->rec->state));
+	p->start_ns_ = now;
+	p->flags_ = flags;
+	brk__count(b->rec, BRK__CTR_ALLOWED);
+	return 0;
+}
+
+static int effective_mode(const brk_breaker *b)
+{
+	uint64_t m;
+
+	if (b->seg->disabled)
+		return BRK_MODE_DISABLED;
+	m = uatomic_read(&b->rec->mode);
+	return m > BRK_MODE_METRICS_ONLY ? BRK_MODE_FORCED_OPEN : (int)m;
+}
+
+int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+{
+	uint64_t now;
+	int mode, rc;
+
+	if (!b || !p)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	memset(p, 0, sizeof(*p));
+	p->b_ = b;
+	p->pid_ = brk__self()->pid;
+	now = brk__now(b->seg);
+	mode = effective_mode(b);
+	if (mode == BRK_MODE_FORCED_OPEN)
+		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
+	if (mode == BRK_MODE_DISABLED)
+		return admit_ungated(b, p, now, PERMIT_UNGATED);
+	rc = brk__parents_check(b, now, why);
+	if (rc == 0)
+		rc = acquire_state(b, p, now, why);
+	if (rc && mode == BRK_MODE_METRICS_ONLY && brk_is_refusal(rc))
+		return admit_ungated(b, p, now, 0);
+	return rc;
+}
+
 /* ---- release ---------------------------------------------------------- */
+
+void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now, int reason)
+{
+	uint64_t k = brk__cfg(r, BRK__CFG_MIN_DISTINCT);
+	uint32_t level = BRK__ST_LEVEL(w);
+	uint64_t ms = brk__cooling_ms(r, level);
+
+	if (k >= 2 && brk__quorum_count(s, r, now) < k)
+		return; /* one broken worker cannot open it for everyone */
+	transition(s, r, w, BRK_OPEN, level,
+		   brk__until_add(brk__rel_ms(s, now), ms), reason, ms);
+}
 
 static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 {
@@ -281,15 +346,15 @@ static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 	uint64_t thr = cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1, 1000000);
 	int tries;
 
+	if (brk__cfg(r, BRK__CFG_MIN_DISTINCT) >= 2)
+		brk__quorum_note(b->seg, r, now);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t f = uatomic_read(&r->fails);
 		uint64_t n = BRK__GC_GEN(f) == g ? BRK__GC_COUNT(f) : 0;
 		if (uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, n + 1)) != f)
 			continue;
 		if (n + 1 >= thr)
-			open_for(b->seg, r, w, BRK__ST_LEVEL(w),
-				 brk__cooling_ms(r, BRK__ST_LEVEL(w)), now,
-				 BRK_EV_THRESHOLD);
+			brk__open_by_rule(b->seg, r, w, now, BRK_EV_THRESHOLD);
 		return;
 	}
 }
@@ -369,30 +434,28 @@ static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
 	}
 }
 
-static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
-		    int reason, uint64_t w, uint64_t now)
+static int is_slow(const struct brk__record *r, const brk_permit *p,
+		   uint64_t now)
 {
-	struct brk__record *r = b->rec;
-	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
+	uint64_t slow = brk__cfg(r, BRK__CFG_SLOW_CALL_MS);
 
+	return slow && now > p->start_ns_ &&
+	       now - p->start_ns_ >= brk__ms_to_ns(slow);
+}
+
+static void count_outcome(struct brk__record *r, int outcome, int reason)
+{
 	switch (outcome) {
 	case BRK_SUCCESS:
+		brk__count(r, BRK__CTR_SUCCESS);
+		break;
 	case BRK_HEALTHY_ERROR:
-		brk__count(r, outcome == BRK_SUCCESS ? BRK__CTR_SUCCESS
-						     : BRK__CTR_HEALTHY);
-		if (probe)
-			probe_success(b, w);
-		else if (BRK__ST_STATE(w) == BRK_CLOSED)
-			closed_success(b, w);
+		brk__count(r, BRK__CTR_HEALTHY);
 		break;
 	case BRK_FAILURE:
 		brk__count(r, BRK__CTR_FAILURE);
 		brk__count(r, (enum brk__ctr)(BRK__CTR_FAIL_REASON0 +
 			       (reason == BRK_REASON_NONE ? BRK_REASON_OTHER : reason)));
-		if (probe)
-			probe_failed(b->seg, r, w, now);
-		else if (BRK__ST_STATE(w) == BRK_CLOSED)
-			closed_failure(b, w, now);
 		break;
 	case BRK_REJECTED_REQUEST:
 		brk__count(r, BRK__CTR_IGNORED);
@@ -400,6 +463,37 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 	default:
 		brk__count(r, BRK__CTR_CANCELLED);
 		break;
+	}
+}
+
+static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
+		    int reason, uint64_t w, uint64_t now)
+{
+	struct brk__record *r = b->rec;
+	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
+	int closed = !probe && BRK__ST_STATE(w) == BRK_CLOSED;
+
+	count_outcome(r, outcome, reason);
+	if (p->flags_ & PERMIT_UNGATED)
+		return;
+	if (closed && (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
+		       outcome == BRK_FAILURE))
+		brk__window_record(b->seg, r, w, now, outcome == BRK_FAILURE,
+				   is_slow(r, p, now));
+	w = uatomic_read(&r->state); /* the window rule may have opened it */
+	if (BRK__ST_GEN(w) != p->gen_)
+		return;
+
+	if (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR) {
+		if (probe)
+			probe_success(b, w);
+		else if (closed)
+			closed_success(b, w);
+	} else if (outcome == BRK_FAILURE) {
+		if (probe)
+			probe_failed(b->seg, r, w, now);
+		else if (closed)
+			closed_failure(b, w, now);
 	}
 }
 
@@ -478,6 +572,8 @@ int brk_reset(brk_breaker *b)
 	r = b->rec;
 	uatomic_add_return(&r->epoch, 1); /* every bulkhead permit is stale */
 	uatomic_set(&r->cool_until_ns, 0);
+	uatomic_set(&r->mode, BRK_MODE_NORMAL);
+	brk__quorum_clear(r);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t w = uatomic_read(&r->state);
 		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1, 0);
@@ -516,6 +612,25 @@ int brk_trip(brk_breaker *b, uint64_t for_ms)
 			return 0;
 	}
 	return -BRK_ECONTENDED;
+}
+
+int brk_set_mode(brk_breaker *b, int mode)
+{
+	struct brk__record *r;
+	uint64_t old, w;
+
+	if (!b || mode < BRK_MODE_NORMAL || mode > BRK_MODE_METRICS_ONLY)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	old = uatomic_xchg(&r->mode, (uint64_t)mode);
+	if (old == (uint64_t)mode)
+		return -EALREADY;
+	w = uatomic_read(&r->state);
+	record_event(b->seg, r, BRK__ST_STATE(w), BRK__ST_STATE(w), BRK_EV_FORCED,
+		     brk__self()->pid, (uint64_t)mode);
+	return 0;
 }
 
 const char *brk_breaker_name(const brk_breaker *b)

@@ -53,6 +53,8 @@ int brk_config_validate(const struct brk_config *c, const char **what)
 	      c->probe_timeout_ms <= BRK_MAX_DURATION_MS, "probe_timeout_ms");
 	CHECK(c->max_wait_ms <= BRK_MAX_DURATION_MS, "max_wait_ms");
 	CHECK(c->max_concurrent <= BRK_MAX_CONCURRENT, "max_concurrent");
+	CHECK(c->min_distinct_processes <= BRK_MAX_QUORUM,
+	      "min_distinct_processes");
 	return 0;
 }
 
@@ -71,6 +73,7 @@ void brk__config_store(struct brk__record *r, const struct brk_config *c)
 	uatomic_set(&r->cfg[BRK__CFG_PROBE_TIMEOUT_MS], c->probe_timeout_ms);
 	uatomic_set(&r->cfg[BRK__CFG_MAX_WAIT_MS], c->max_wait_ms);
 	uatomic_set(&r->cfg[BRK__CFG_MAX_CONCURRENT], c->max_concurrent);
+	uatomic_set(&r->cfg[BRK__CFG_MIN_DISTINCT], c->min_distinct_processes);
 }
 
 static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
@@ -99,4 +102,6 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 	c->max_wait_ms = clamp(brk__cfg(r, BRK__CFG_MAX_WAIT_MS), 0, BRK_MAX_DURATION_MS);
 	c->max_concurrent = (uint32_t)clamp(brk__cfg(r, BRK__CFG_MAX_CONCURRENT), 0,
 					    BRK_MAX_CONCURRENT);
+	c->min_distinct_processes = (uint32_t)clamp(
+		brk__cfg(r, BRK__CFG_MIN_DISTINCT), 0, BRK_MAX_QUORUM);
 }

@@ -95,6 +95,22 @@ const char *brk_reason_name(int reason)
 	return n[reason];
 }
 
+const char *brk_mode_name(int mode)
+{
+	switch (mode) {
+	case BRK_MODE_NORMAL:
+		return "normal";
+	case BRK_MODE_FORCED_OPEN:
+		return "forced_open";
+	case BRK_MODE_DISABLED:
+		return "disabled";
+	case BRK_MODE_METRICS_ONLY:
+		return "metrics_only";
+	default:
+		return "unknown";
+	}
+}
+
 const char *brk_lease_kind_name(int kind)
 {
 	return kind == BRK_LEASE_PROBE ? "probe"
@@ -116,8 +132,9 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_COOL_UNTIL] = "cool_until",
 		[BRK_EV_FAILURE_RATE] = "failure_rate",
 		[BRK_EV_SLOW_RATE] = "slow_rate",
+		[BRK_EV_FORCED] = "forced",
 	};
-	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_SLOW_RATE)
+	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_FORCED)
 		return "unknown";
 	return n[reason];
 }

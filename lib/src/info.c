@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "window.h"
 
 static void read_counters(const struct brk__record *r, struct brk_counters *c)
 {
@@ -71,6 +72,15 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 	out->open_remaining_ms = out->state == BRK_OPEN && BRK__ST_UNTIL(w) > rel
 					 ? BRK__ST_UNTIL(w) - rel : 0;
 	out->cool_until_remaining_ms = cu > now ? (cu - now + 999999u) / 1000000u : 0;
+	out->mode = (int)uatomic_read(&r->mode);
+	if (out->state == BRK_CLOSED) {
+		struct brk__window_sum sum;
+		brk__window_sum(s, r, w, now, &sum);
+		out->window_calls = sum.calls;
+		out->window_failures = sum.failures;
+		out->window_slow = sum.slow;
+	}
+	out->distinct_failing_processes = brk__quorum_count(s, r, now);
 	read_leases(s, r->probes, BRK__PROBE_SLOTS, g, BRK_LEASE_PROBE, out, rel);
 	read_leases(s, r->permits, BRK__PERMIT_SLOTS,
 		    (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK),

@@ -23,12 +23,14 @@
 #undef uatomic_cmpxchg
 #undef uatomic_add_return
 #undef uatomic_inc
+#undef uatomic_xchg
 #undef cmm_smp_wmb
 #undef cmm_smp_rmb
 #define uatomic_read(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define uatomic_set(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define uatomic_cmpxchg(p, o, n) __sync_val_compare_and_swap((p), (o), (n))
 #define uatomic_add_return(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define uatomic_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 #define uatomic_inc(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
 /* Fences are not supported under TSan; every access above is already an
  * acquire load or release store, which gives the ordering they provide. */
@@ -47,6 +49,7 @@
 struct brk_segment {
 	char shm_name[256];
 	int readonly;
+	int disabled;             /* $BREAKERD_DISABLED=1 kill-switch */
 	uint8_t *base;            /* mapping */
 	uint64_t size;            /* mapped bytes (validated == header) */
 	struct brk__header *hdr;
@@ -73,6 +76,12 @@ struct brk_breaker {
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
 	struct cds_lfht_node node; /* in seg->cache */
+	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
+	 * while absent; re-resolved when the record count has changed) */
+	uint32_t n_parents;
+	uint32_t parents_missing;
+	uint64_t parents_at;
+	struct brk__record *parents[BRK_NAME_MAX / 2 + 1];
 };
 
 /* ---- time ------------------------------------------------------------ */
@@ -163,6 +172,19 @@ uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level);
  * probe. Returns 1 if this call freed it. */
 int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
 		       uint64_t owner, int reason);
+
+/* Refuse a call of @b: count @c on @b, fill @why (jittered wait, the name
+ * of @by, or of @b when @by is NULL). Returns @code. */
+int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
+		int code, uint64_t wait_ms, const struct brk__record *by);
+/* Open from CLOSED state @w by a trip rule, unless the trip quorum says
+ * no. */
+void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now, int reason);
+
+/* ---- hierarchy (parents.c) -------------------------------------------- */
+void brk__parents_resolve(brk_breaker *b);
+int brk__parents_check(brk_breaker *b, uint64_t now, struct brk_refusal *why);
 
 /* ---- events (events.c) ------------------------------------------------ */
 void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,

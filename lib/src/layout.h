@@ -138,6 +138,7 @@ enum brk__cfg {
 	BRK__CFG_PROBE_TIMEOUT_MS,
 	BRK__CFG_MAX_WAIT_MS,
 	BRK__CFG_MAX_CONCURRENT,
+	BRK__CFG_MIN_DISTINCT,
 	BRK__CFG_COUNT
 };
 
@@ -171,7 +172,8 @@ struct brk__record {
 	uint64_t fails;          /* consecutive failures, gen-tagged */
 	uint64_t ho_successes;   /* successful probes, gen-tagged */
 	uint64_t epoch;          /* lease epoch, bumped by reset */
-	uint64_t pad1[11];
+	uint64_t mode;           /* enum brk_mode (forced states) */
+	uint64_t pad1[10];
 	/* line 2: settings, one word each (enum brk__cfg) */
 	uint64_t cfg[16];
 	/* lines 3-4: counters (enum brk__ctr) */
@@ -192,6 +194,7 @@ _Static_assert(offsetof(struct brk__record, ctr) == 384, "rec l3");
 _Static_assert(offsetof(struct brk__record, probes) == 640, "rec l5");
 _Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
 _Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
+_Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
 _Static_assert(BRK__CFG_COUNT <= 16, "cfg words");
 _Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
 

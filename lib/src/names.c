@@ -280,6 +280,8 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		b->rec = brk__rec(s, idx);
 		b->hash = h;
 		memcpy(b->name, name, strlen(name) + 1);
+		if (kind == BRK_KIND_BREAKER)
+			brk__parents_resolve(b);
 		b = cache_put(s, b);
 	}
 	if (uatomic_read(&b->rec->kind) != (uint64_t)kind)

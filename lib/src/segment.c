@@ -393,6 +393,8 @@ int brk_attach(const struct brk_attach_opts *opts, brk_segment **out)
 		return -ENOMEM;
 	snprintf(s->shm_name, sizeof(s->shm_name), "%s", c.name);
 	s->readonly = !!(opts->flags & BRK_ATTACH_READONLY);
+	s->disabled = getenv(BRK_DISABLED_ENV) &&
+		      strcmp(getenv(BRK_DISABLED_ENV), "1") == 0;
 	s->clock = opts->clock ? opts->clock : brk__monotonic_ns;
 	s->clock_ctx = opts->clock_ctx;
 	s->random = opts->random;

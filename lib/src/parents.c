@@ -1,0 +1,70 @@
+/*
+ * parents.c - hierarchy: "a/b/c" is refused while "a" or "a/b" is open
+ * (or cooling, or forced open); failures of "a/b/c" never open its
+ * ancestors. Ancestors that do not exist yet are looked up again only
+ * when the segment's record count has changed, so the fast path of a
+ * hierarchical name costs one load per level plus one for the count.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+void brk__parents_resolve(brk_breaker *b)
+{
+	char prefix[BRK_NAME_MAX + 1];
+	uint32_t n = 0, missing = 0, idx;
+	uint64_t at = uatomic_read(&b->seg->hdr->record_count);
+	size_t i;
+
+	for (i = 0; b->name[i]; i++) {
+		struct brk__record *r = NULL;
+		if (b->name[i] != '/')
+			continue;
+		memcpy(prefix, b->name, i);
+		prefix[i] = '\0';
+		if (brk__lookup(b->seg, prefix, brk__hash(prefix), &idx) == 0 &&
+		    uatomic_read(&brk__rec(b->seg, idx)->kind) == BRK_KIND_BREAKER)
+			r = brk__rec(b->seg, idx);
+		else
+			missing++;
+		uatomic_set(&b->parents[n], r);
+		n++;
+	}
+	uatomic_set(&b->parents_missing, missing);
+	uatomic_set(&b->parents_at, at);
+	uatomic_set(&b->n_parents, n);
+}
+
+int brk__parents_check(brk_breaker *b, uint64_t now, struct brk_refusal *why)
+{
+	uint32_t n = uatomic_read(&b->n_parents), k;
+	uint64_t rel;
+
+	if (n == 0)
+		return 0;
+	if (uatomic_read(&b->parents_missing) &&
+	    uatomic_read(&b->seg->hdr->record_count) != uatomic_read(&b->parents_at))
+		brk__parents_resolve(b);
+	rel = brk__rel_ms(b->seg, now);
+	for (k = 0; k < n; k++) {
+		const struct brk__record *r = uatomic_read(&b->parents[k]);
+		uint64_t mode, w, cu;
+		if (!r)
+			continue;
+		mode = uatomic_read(&r->mode);
+		if (mode == BRK_MODE_FORCED_OPEN)
+			return brk__refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0, r);
+		if (mode == BRK_MODE_DISABLED || mode == BRK_MODE_METRICS_ONLY)
+			continue;
+		w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN && rel < BRK__ST_UNTIL(w))
+			return brk__refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
+					   BRK__ST_UNTIL(w) - rel, r);
+		cu = uatomic_read(&r->cool_until_ns);
+		if (cu > now)
+			return brk__refuse(b, why, BRK__CTR_REJ_COOLING,
+					   -BRK_ECOOLING,
+					   (cu - now + 999999u) / 1000000u, r);
+	}
+	return 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * window.c - sliding time window of failure and slow-call counts, and
+ * the trip quorum (failures from at least K distinct processes). See
+ * window.h for the word layout. Each update is one bounded CAS loop on
+ * one word; readers sum the buckets whose tag is current.
+ */
+#include "window.h"
+
+#define TAG(gen, e) ((((uint64_t)(gen) & 0xffu) << 16) | ((uint64_t)(e) & 0xffffu))
+#define W_TAG(x) ((x) >> 40)
+#define W_A(x) (((x) >> 20) & 0xfffffu)
+#define W_B(x) ((x) & 0xfffffu)
+#define W_MAKE(tag, a, b) (((uint64_t)(tag) << 40) | ((uint64_t)(a) << 20) | (uint64_t)(b))
+#define W_MAX 0xfffffu
+
+static uint64_t bucket_ms(const struct brk__record *r)
+{
+	uint64_t win = brk__cfg(r, BRK__CFG_WINDOW_MS);
+	uint64_t b = win / BRK_WINDOW_BUCKETS;
+
+	return b ? b : 1;
+}
+
+static uint64_t *word(struct brk__record *r, uint32_t i, int which)
+{
+	return &r->ext[BRK__WIN_BASE + 2 * i + (uint32_t)which];
+}
+
+/* Add (a, b) to the word, rotating it if its tag is old. */
+static void bump(uint64_t *p, uint64_t tag, uint32_t a, uint32_t b)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t x = uatomic_read(p), na, nb;
+		if (W_TAG(x) == tag) {
+			na = W_A(x) + a;
+			nb = W_B(x) + b;
+			if (na > W_MAX) /* saturated: stop counting this bucket */
+				return;
+		} else {
+			na = a;
+			nb = b;
+		}
+		if (uatomic_cmpxchg(p, x, W_MAKE(tag, na, nb)) == x)
+			return;
+	}
+}
+
+void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
+		     uint64_t now, struct brk__window_sum *out)
+{
+	uint64_t bms = bucket_ms(r), e = brk__rel_ms(s, now) / bms;
+	uint32_t gen = BRK__ST_GEN(w), i;
+
+	out->calls = out->failures = out->slow = 0;
+	for (i = 0; i < BRK_WINDOW_BUCKETS && i <= e; i++) {
+		uint64_t be = e - i, tag = TAG(gen, be);
+		uint32_t slot = (uint32_t)(be % BRK_WINDOW_BUCKETS);
+		uint64_t a = uatomic_read(&r->ext[BRK__WIN_BASE + 2 * slot]);
+		uint64_t b = uatomic_read(&r->ext[BRK__WIN_BASE + 2 * slot + 1]);
+		if (W_TAG(a) == tag) {
+			out->calls += W_A(a);
+			out->failures += W_B(a);
+		}
+		if (W_TAG(b) == tag)
+			out->slow += W_A(b);
+	}
+}
+
+void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
+			uint64_t now, int failed, int slow)
+{
+	uint64_t rate = brk__cfg(r, BRK__CFG_FAILURE_RATE);
+	uint64_t srate = brk__cfg(r, BRK__CFG_SLOW_RATE);
+	uint64_t slow_ms = brk__cfg(r, BRK__CFG_SLOW_CALL_MS);
+	uint64_t e, tag, min_calls;
+	struct brk__window_sum sum;
+	uint32_t slot;
+
+	if (rate == 0 && slow_ms == 0)
+		return;
+	e = brk__rel_ms(s, now) / bucket_ms(r);
+	tag = TAG(BRK__ST_GEN(w), e);
+	slot = (uint32_t)(e % BRK_WINDOW_BUCKETS);
+	bump(word(r, slot, 0), tag, 1, failed ? 1 : 0);
+	if (slow)
+		bump(word(r, slot, 1), tag, 1, 0);
+	brk__window_sum(s, r, w, now, &sum);
+	min_calls = brk__cfg(r, BRK__CFG_MIN_CALLS);
+	if (sum.calls == 0 || sum.calls < min_calls)
+		return;
+	if (rate && rate <= 100 && failed && sum.failures * 100 >= rate * sum.calls) {
+		brk__open_by_rule(s, r, w, now, BRK_EV_FAILURE_RATE);
+		return;
+	}
+	if (slow_ms && srate && srate <= 100 && slow &&
+	    sum.slow * 100 >= srate * sum.calls)
+		brk__open_by_rule(s, r, w, now, BRK_EV_SLOW_RATE);
+}
+
+/* ---- quorum ----------------------------------------------------------- */
+#define Q_PID(x) ((int32_t)((x) >> 42))
+#define Q_MS(x) ((x) & ((1ULL << 42) - 1))
+#define Q_MAKE(pid, ms) ((((uint64_t)(pid) & 0x3fffffu) << 42) | ((ms) & ((1ULL << 42) - 1)))
+
+static int fresh(uint64_t x, uint64_t rel, uint64_t win)
+{
+	return x != 0 && Q_MS(x) <= rel && rel - Q_MS(x) <= win;
+}
+
+uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,
+			   uint64_t now)
+{
+	uint64_t rel = brk__rel_ms(s, now), win = brk__cfg(r, BRK__CFG_WINDOW_MS);
+	uint32_t i, n = 0;
+
+	for (i = 0; i < BRK_MAX_QUORUM; i++)
+		if (fresh(uatomic_read(&r->ext[BRK__QUORUM_BASE + i]), rel, win))
+			n++;
+	return n;
+}
+
+uint32_t brk__quorum_note(brk_segment *s, struct brk__record *r, uint64_t now)
+{
+	int32_t me = brk__self()->pid;
+	uint64_t rel = brk__rel_ms(s, now), win = brk__cfg(r, BRK__CFG_WINDOW_MS);
+	uint64_t mine = Q_MAKE(me, rel);
+	uint32_t i;
+	int done = 0;
+
+	for (i = 0; i < BRK_MAX_QUORUM && !done; i++) {
+		uint64_t *p = &r->ext[BRK__QUORUM_BASE + i], x = uatomic_read(p);
+		if (x != 0 && Q_PID(x) == (me & 0x3fffff)) {
+			uatomic_cmpxchg(p, x, mine); /* lost: a fresher one is there */
+			done = 1;
+		}
+	}
+	for (i = 0; i < BRK_MAX_QUORUM && !done; i++) {
+		uint64_t *p = &r->ext[BRK__QUORUM_BASE + i], x = uatomic_read(p);
+		if (!fresh(x, rel, win))
+			done = uatomic_cmpxchg(p, x, mine) == x;
+	}
+	return brk__quorum_count(s, r, now);
+}
+
+void brk__quorum_clear(struct brk__record *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < BRK_MAX_QUORUM; i++)
+		uatomic_set(&r->ext[BRK__QUORUM_BASE + i], 0);
+}

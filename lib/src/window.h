@@ -1,0 +1,47 @@
+/*
+ * window.h - words of a breaker record used by the sliding-window trip
+ * rules (failure rate, slow-call rate) and the trip quorum. They sit at
+ * the END of the record's ext area; other record kinds use ext from the
+ * start.
+ *
+ * Window: BRK_WINDOW_BUCKETS buckets of window_ms / BRK_WINDOW_BUCKETS ms,
+ * each two words tagged tag:24 = (gen & 0xff) << 16 | (bucket epoch &
+ * 0xffff):  A = tag | calls:20 | failures:20,  B = tag | slow:20 | 0:20.
+ * A bucket whose tag is not the expected one is empty: it is rotated
+ * lazily by the CAS of the call that lands in it (which counts itself),
+ * and a close or reset (new gen) empties the whole window at once.
+ *
+ * Quorum: BRK_MAX_QUORUM slots of pid:22 | last_failure_ms:42 (ms since
+ * the segment epoch).
+ */
+#ifndef BRK_WINDOW_H
+#define BRK_WINDOW_H
+
+#include "internal.h"
+
+#define BRK__WIN_BASE 116u    /* ext[116 .. 135] */
+#define BRK__QUORUM_BASE 136u /* ext[136 .. 143] */
+
+_Static_assert(BRK__WIN_BASE + 2 * BRK_WINDOW_BUCKETS <= BRK__QUORUM_BASE,
+	       "window words");
+_Static_assert(BRK__QUORUM_BASE + BRK_MAX_QUORUM <= 144, "quorum words");
+
+struct brk__window_sum {
+	uint64_t calls, failures, slow;
+};
+
+/* Count one call (closed state, generation of @w) and evaluate the rate
+ * rules; may open the breaker. */
+void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
+			uint64_t now, int failed, int slow);
+void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
+		     uint64_t now, struct brk__window_sum *out);
+
+/* Note a failure by this process; returns distinct failing processes in
+ * the last window_ms (including this one). */
+uint32_t brk__quorum_note(brk_segment *s, struct brk__record *r, uint64_t now);
+uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,
+			   uint64_t now);
+void brk__quorum_clear(struct brk__record *r);
+
+#endif
