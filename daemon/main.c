@@ -1,0 +1,288 @@
+/*
+ * main.c - breakerd: the supervisor. Options, attach, run, stop.
+ *
+ *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--mode OCTAL]
+ *            [--group NAME] [--help]
+ *
+ * Runs in the foreground and logs to stderr, one logfmt line per event.
+ * It attaches the segment (creating it with the given capacity, mode and
+ * group if it is absent), then every interval reclaims the leases of dead
+ * owners and expired probes and publishes a heartbeat. It never unlinks
+ * or re-initialises the segment, so restarting it loses no state.
+ *
+ * Exit status: 0 after SIGTERM/SIGINT, 1 on a segment or system error,
+ * 2 on a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "breaker.h"
+#include "logfmt.h"
+#include "supervise.h"
+
+#define BREAKERD_DEFAULT_INTERVAL_MS 100u
+#define EXIT_USAGE 2
+
+struct options {
+	const char *shm_flag;  /* --shm, or NULL */
+	uint64_t interval_ms;
+	uint32_t capacity;     /* 0: the library's default */
+	uint32_t mode;         /* 0: the library's default */
+	int64_t gid;           /* -1: leave as is */
+	const char *group;     /* as given, for the log */
+};
+
+static const char usage_text[] =
+	"Usage: breakerd [OPTION]...\n"
+	"Supervise the breakerd shared-memory segment: every interval, reclaim\n"
+	"the leases (half-open probes, bulkhead permits) of processes that died\n"
+	"holding them and of probes older than their probe timeout, publish a\n"
+	"heartbeat, and log every transition and reclaim. Runs in the\n"
+	"foreground, logs to stderr; SIGTERM or SIGINT stops it (exit 0).\n"
+	"\n"
+	"  --shm NAME        segment name (default: $" BRK_SHM_ENV ", else "
+	BRK_DEFAULT_SHM ")\n"
+	"  --interval DUR    scan interval: 250ms, 1s, ... (default 100ms)\n"
+	"  --capacity N      records, when creating the segment (default 1024)\n"
+	"  --mode OCTAL      permission bits, when creating (default 0600)\n"
+	"  --group NAME      group owner, when creating (share with a group)\n"
+	"  -h, --help        show this help and exit\n"
+	"\n"
+	"Exit status: 0 stopped by a signal, 1 segment or system error,\n"
+	"2 usage error.\n";
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fputs("breakerd: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'breakerd --help' for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/* Strict unsigned integer in @base: digits only, no sign, no overflow. */
+static int parse_uint(const char *s, int base, unsigned long long max,
+		      unsigned long long *out)
+{
+	const char *p;
+	unsigned long long v = 0, d;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || (unsigned long long)(*p - '0') >= (unsigned)base)
+			return -EINVAL;
+		d = (unsigned long long)(*p - '0');
+		if (v > (max - d) / (unsigned)base)
+			return -ERANGE;
+		v = v * (unsigned)base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "/name": a leading slash, then 1..254 bytes with no further slash. */
+static int valid_shm_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 2 && n < 256 && s[0] == '/' && !strchr(s + 1, '/');
+}
+
+static void parse_group(struct options *o, const char *arg)
+{
+	unsigned long long v;
+	struct group *gr;
+
+	errno = 0;
+	gr = getgrnam(arg);
+	if (gr) {
+		o->gid = gr->gr_gid;
+	} else if (parse_uint(arg, 10, 0xfffffffeull, &v) == 0) {
+		o->gid = (int64_t)v; /* a numeric gid */
+	} else if (errno && errno != ENOENT && errno != ESRCH &&
+		   errno != EBADF && errno != EPERM) {
+		fprintf(stderr, "breakerd: --group: cannot look up '%s': %s\n",
+			arg, strerror(errno));
+		exit(EXIT_USAGE);
+	} else {
+		usage_error("--group: no such group '%s'", arg);
+	}
+	o->group = arg;
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "shm", required_argument, NULL, 's' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "capacity", required_argument, NULL, 'c' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned long long v;
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_ms = BREAKERD_DEFAULT_INTERVAL_MS;
+	o->gid = -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (!valid_shm_name(optarg))
+				usage_error("--shm: '%s' is not a segment name "
+					    "of the form /name", optarg);
+			o->shm_flag = optarg;
+			break;
+		case 'i':
+			rc = brk_parse_duration(optarg, &o->interval_ms);
+			if (rc == -ERANGE)
+				usage_error("--interval: '%s' is too long", optarg);
+			if (rc < 0)
+				usage_error("--interval: '%s' is not a duration "
+					    "(a number with a unit: 250ms, 1s, 5m)",
+					    optarg);
+			if (o->interval_ms == 0)
+				usage_error("--interval: '%s' must be at least 1ms",
+					    optarg);
+			break;
+		case 'c':
+			rc = parse_uint(optarg, 10, BRK_MAX_CAPACITY, &v);
+			if (rc < 0 || v == 0)
+				usage_error("--capacity: '%s' is not a number of "
+					    "records from 1 to 1048576", optarg);
+			o->capacity = (uint32_t)v;
+			break;
+		case 'm':
+			rc = parse_uint(optarg, 8, 0777, &v);
+			if (rc < 0)
+				usage_error("--mode: '%s' is not an octal mode "
+					    "from 0 to 0777", optarg);
+			if (v & 0002)
+				usage_error("--mode: '%s' would make the segment "
+					    "world-writable", optarg);
+			if (!(v & 0600))
+				usage_error("--mode: '%s' leaves the owner without "
+					    "read and write permission", optarg);
+			o->mode = (uint32_t)v;
+			break;
+		case 'g':
+			parse_group(o, optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs an argument",
+				    argv[optind - 1]);
+			break;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+static int attach(const struct options *o, const char *shm, brk_segment **seg)
+{
+	struct brk_attach_opts ao;
+	char errbuf[512];
+	int rc;
+
+	brk_attach_opts_init(&ao);
+	ao.shm_name = shm;
+	ao.capacity = o->capacity;
+	ao.mode = o->mode;
+	ao.gid = o->gid;
+	errbuf[0] = '\0';
+	ao.errbuf = errbuf;
+	ao.errbuf_len = sizeof(errbuf);
+	rc = brk_attach(&ao, seg);
+	if (rc < 0) {
+		if (errbuf[0])
+			fprintf(stderr, "breakerd: %s\n", errbuf);
+		else
+			fprintf(stderr, "breakerd: segment %s: %s\n", shm,
+				brk_strerror(rc));
+	}
+	return rc;
+}
+
+static void log_start(const struct options *o, brk_segment *seg)
+{
+	struct brk_segment_info si;
+	struct logline l;
+	int other;
+
+	if (brk_segment_info(seg, &si) != 0)
+		memset(&si, 0, sizeof(si));
+	/* Another supervisor with a fresh heartbeat: both are safe (reclaim
+	 * is one CAS per lease), but the operator should know. */
+	other = si.daemon_pid > 0 && si.daemon_pid != getpid() &&
+		si.heartbeat_age_ms != UINT64_MAX &&
+		si.heartbeat_age_ms < 2 * si.daemon_interval_ms + 1000 &&
+		(kill(si.daemon_pid, 0) == 0 || errno == EPERM);
+
+	ll_begin(&l, "info", "starting");
+	ll_str(&l, "shm", si.shm_name);
+	ll_i64(&l, "pid", getpid());
+	ll_u64(&l, "interval_ms", o->interval_ms);
+	ll_str(&l, "created", si.creator_pid == getpid() ? "true" : "false");
+	ll_u64(&l, "capacity", si.capacity);
+	ll_u64(&l, "used", si.used);
+	ll_u64(&l, "size", si.total_size);
+	ll_u64(&l, "layout", si.layout_version);
+	ll_u64(&l, "events_written", si.events_written);
+	if (si.creator_pid == getpid() && o->group)
+		ll_str(&l, "group", o->group);
+	ll_end(&l);
+	if (other) {
+		ll_begin(&l, "warn", "another breakerd seems to be running");
+		ll_i64(&l, "other_pid", si.daemon_pid);
+		ll_u64(&l, "heartbeat_age_ms", si.heartbeat_age_ms);
+		ll_end(&l);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct logline l;
+	brk_segment *seg = NULL;
+	const char *shm;
+	int rc, sig;
+
+	parse_options(argc, argv, &o);
+	shm = brk_resolve_shm_name(o.shm_flag);
+	if (!valid_shm_name(shm)) {
+		fprintf(stderr, "breakerd: segment name '%s' (from $%s) is not "
+			"of the form /name\n", shm, BRK_SHM_ENV);
+		return EXIT_USAGE;
+	}
+	rc = supervise_signals_init();
+	if (rc < 0) {
+		fprintf(stderr, "breakerd: signals: %s\n", strerror(-rc));
+		return 1;
+	}
+	if (attach(&o, shm, &seg) < 0)
+		return 1;
+	log_start(&o, seg);
+
+	sig = supervise_run(seg, o.interval_ms);
+
+	ll_begin(&l, "info", "stopping");
+	ll_str(&l, "shm", shm);
+	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");
+	ll_end(&l);
+	brk_detach(seg);
+	return 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * supervise.c - the scan loop: reclaim, heartbeat, log events; sleep in
+ * ppoll() so SIGTERM/SIGINT interrupt the sleep at once.
+ */
+#include "supervise.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "follow.h"
+#include "logfmt.h"
+
+static volatile sig_atomic_t stop_signal;
+static sigset_t sleep_mask; /* the mask while sleeping: TERM/INT open */
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+int supervise_signals_init(void)
+{
+	struct sigaction sa;
+	sigset_t block, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: the sleep must return EINTR */
+	if (sigaction(SIGTERM, &sa, NULL) != 0 ||
+	    sigaction(SIGINT, &sa, NULL) != 0)
+		return -errno;
+	/* A closed stderr must not kill the supervisor. */
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, NULL) != 0)
+		return -errno;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &block, &old) != 0)
+		return -errno;
+	sleep_mask = old;
+	sigdelset(&sleep_mask, SIGTERM);
+	sigdelset(&sleep_mask, SIGINT);
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Sleep until @deadline_ns (monotonic) or a stop signal. */
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts;
+	uint64_t now, left;
+
+	while (!stop_signal) {
+		now = mono_ns();
+		if (now >= deadline_ns)
+			return;
+		left = deadline_ns - now;
+		ts.tv_sec = (time_t)(left / 1000000000u);
+		ts.tv_nsec = (long)(left % 1000000000u);
+		if (ppoll(NULL, 0, &ts, &sleep_mask) < 0 && errno != EINTR)
+			return; /* cannot sleep: scan again rather than spin */
+	}
+}
+
+static void log_error(const char *what, int rc)
+{
+	struct logline l;
+
+	ll_begin(&l, "error", what);
+	ll_str(&l, "error", brk_strerror(rc));
+	ll_i64(&l, "code", rc);
+	ll_end(&l);
+}
+
+static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
+		 int *last_rc)
+{
+	struct brk_reclaim_stats st;
+	struct logline l;
+	int rc;
+
+	memset(&st, 0, sizeof(st));
+	rc = brk_reclaim(seg, &st);
+	if (rc < 0 && rc != *last_rc)
+		log_error("reclaim failed", rc); /* once per distinct error */
+	*last_rc = rc;
+	rc = brk_heartbeat(seg, interval_ms);
+	if (rc < 0)
+		log_error("heartbeat failed", rc);
+	/* Events first (one line per lease freed, whoever freed it), then
+	 * this scan's own summary. */
+	follow_drain(f);
+	if (st.dead_owner || st.expired_probe || st.reopened) {
+		ll_begin(&l, "info", "reclaim scan");
+		ll_u64(&l, "dead_owner", st.dead_owner);
+		ll_u64(&l, "expired_probe", st.expired_probe);
+		ll_u64(&l, "reopened", st.reopened);
+		ll_end(&l);
+	}
+}
+
+int supervise_run(brk_segment *seg, uint64_t interval_ms)
+{
+	struct follower f;
+	uint64_t interval_ns, next, now;
+	int last_rc = 0;
+
+	interval_ns = interval_ms > UINT64_MAX / 1000000u ? UINT64_MAX
+							  : interval_ms * 1000000u;
+	follow_init(&f, seg);
+	next = mono_ns();
+	while (!stop_signal) {
+		scan(seg, interval_ms, &f, &last_rc);
+		/* Fixed rate; after an overrun (a slow scan, a stopped
+		 * process) start again from now instead of catching up. */
+		next = sat_add(next, interval_ns);
+		now = mono_ns();
+		if (next < now)
+			next = sat_add(now, interval_ns);
+		sleep_until(next);
+	}
+	follow_drain(&f); /* what happened up to the stop */
+	return (int)stop_signal;
+}

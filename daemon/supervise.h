@@ -1,0 +1,33 @@
+/*
+ * supervise.h - breakerd's main loop.
+ *
+ * Every interval: brk_reclaim() (free the leases of dead owners and
+ * expired probes), brk_heartbeat(), then log the events any process
+ * recorded. SIGTERM and SIGINT end the loop cleanly; they are blocked
+ * except while the loop sleeps (ppoll with the unblocked mask), so a
+ * signal is never lost between the check of the flag and the sleep.
+ */
+#ifndef BREAKERD_SUPERVISE_H
+#define BREAKERD_SUPERVISE_H
+
+#include <stdint.h>
+
+#include "breaker.h"
+
+/*
+ * supervise_signals_init - install the SIGTERM/SIGINT handlers and block
+ * both signals (they are delivered only inside the loop's sleep). Call
+ * before attaching, so a signal during start-up is not lost either.
+ * Returns 0 or -errno.
+ */
+int supervise_signals_init(void);
+
+/*
+ * supervise_run - run until SIGTERM or SIGINT.
+ * @seg:         the attached, writable segment.
+ * @interval_ms: scan interval (>= 1).
+ * Returns the number of the signal that stopped the loop.
+ */
+int supervise_run(brk_segment *seg, uint64_t interval_ms);
+
+#endif /* BREAKERD_SUPERVISE_H */
