@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "breaker.h"
+
 #define BENCH_MAX_WORKERS 8
 #define BENCH_MAX_RUNS 32
 
@@ -76,6 +78,8 @@ int bench_procs_run(const struct bench_workload *w, int nworkers,
 uint64_t bench_now_ns(void);
 
 /* ops_breakerd.c: the libbreaker side. */
+int bench_attach(const char *shm, uint32_t flags, uint32_t capacity,
+		 brk_segment **out);
 struct bench_brk;
 int bench_brk_setup(const char *shm_name, struct bench_brk **out);
 void bench_brk_teardown(struct bench_brk *c);

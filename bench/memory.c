@@ -18,26 +18,6 @@
 
 #define BENCH_BIG_RECORDS 10000u
 
-static int attach(const char *shm, uint32_t flags, uint32_t capacity,
-		  brk_segment **out)
-{
-	struct brk_attach_opts o;
-	char err[256] = "";
-	int rc;
-
-	brk_attach_opts_init(&o);
-	o.shm_name = shm;
-	o.flags = flags;
-	o.capacity = capacity;
-	o.errbuf = err;
-	o.errbuf_len = sizeof(err);
-	rc = brk_attach(&o, out);
-	if (rc)
-		fprintf(stderr, "breakerd-bench: attach %s: %s%s%s\n", shm,
-			brk_strerror(rc), err[0] ? ": " : "", err);
-	return rc;
-}
-
 static void stats3(double *v, int n, double out[3])
 {
 	int i;
@@ -111,7 +91,7 @@ static int attach_scan(const char *big, struct bench_memory *m,
 	if (!info)
 		return -ENOMEM;
 	t0 = bench_now_ns();
-	rc = attach(big, BRK_ATTACH_NOCREATE, 0, &seg);
+	rc = bench_attach(big, BRK_ATTACH_NOCREATE, 0, &seg);
 	t1 = bench_now_ns();
 	if (rc) {
 		free(info);
@@ -149,7 +129,7 @@ int bench_memory(const char *shm_name, const char *big_shm_name,
 		runs = 1;
 	if (runs > BENCH_MAX_RUNS)
 		runs = BENCH_MAX_RUNS;
-	rc = attach(shm_name, BRK_ATTACH_NOCREATE, 0, &seg);
+	rc = bench_attach(shm_name, BRK_ATTACH_NOCREATE, 0, &seg);
 	if (rc)
 		return rc;
 	brk_segment_info(seg, &si);
@@ -158,7 +138,7 @@ int bench_memory(const char *shm_name, const char *big_shm_name,
 	out->record_size = si.record_size;
 	brk_detach(seg);
 
-	rc = attach(big_shm_name, 0, BENCH_BIG_RECORDS, &seg);
+	rc = bench_attach(big_shm_name, 0, BENCH_BIG_RECORDS, &seg);
 	if (rc) {
 		snprintf(out->note, sizeof(out->note), "cannot create %s: %s",
 			 big_shm_name, brk_strerror(rc));

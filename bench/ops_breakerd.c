@@ -46,8 +46,12 @@ struct local {
 #endif
 };
 
-static int attach(const char *shm, uint32_t flags, uint32_t capacity,
-		  brk_segment **out)
+/**
+ * bench_attach - brk_attach() @shm with @flags (and @capacity if it
+ * creates); prints the reason on failure. Returns 0 or its code.
+ */
+int bench_attach(const char *shm, uint32_t flags, uint32_t capacity,
+		 brk_segment **out)
 {
 	struct brk_attach_opts o;
 	char err[256] = "";
@@ -95,7 +99,7 @@ int bench_brk_setup(const char *shm_name, struct bench_brk **out)
 	if (!c)
 		return -ENOMEM;
 	snprintf(c->shm, sizeof(c->shm), "%s", shm_name);
-	rc = attach(shm_name, 0, BENCH_CAPACITY, &c->seg);
+	rc = bench_attach(shm_name, 0, BENCH_CAPACITY, &c->seg);
 	if (rc)
 		goto fail;
 	for (i = 0; i < BENCH_RECS; i++) {
@@ -154,7 +158,7 @@ static int init_common(const char *shm, struct local **out)
 
 	if (!l)
 		return -ENOMEM;
-	rc = attach(shm, BRK_ATTACH_NOCREATE, 0, &l->seg);
+	rc = bench_attach(shm, BRK_ATTACH_NOCREATE, 0, &l->seg);
 	if (rc) {
 		free(l);
 		return rc;
@@ -381,7 +385,7 @@ static int init_find(void *arg, int worker, int rec, void **local)
 	for (i = 0; i < BENCH_NAMES; i++)
 		snprintf(l->names[i], sizeof(l->names[i]), "bench/n/%04d", i);
 	for (i = 0; i < BENCH_FIND_HANDLES; i++) {
-		rc = attach(c->shm, BRK_ATTACH_NOCREATE, 0, &l->fresh[i]);
+		rc = bench_attach(c->shm, BRK_ATTACH_NOCREATE, 0, &l->fresh[i]);
 		if (rc) {
 			fini_local(l);
 			return rc;

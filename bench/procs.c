@@ -109,13 +109,6 @@ static void *thread_main(void *p)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void collect(const struct bench_workload *w, int n,
 		    struct bench_sample *out)
 {
@@ -143,8 +136,7 @@ static void collect(const struct bench_workload *w, int n,
 		if (s->counts.last_err)
 			out->counts.last_err = s->counts.last_err;
 	}
-	qsort(per, (size_t)n, sizeof(per[0]), cmp_double);
-	out->ns_per_op = n % 2 ? per[n / 2] : (per[n / 2 - 1] + per[n / 2]) / 2;
+	out->ns_per_op = bench_median(per, n);
 	out->ops_per_sec = last > first
 				   ? (double)w->ops * n * 1e9 / (double)(last - first)
 				   : 0;
