@@ -14,6 +14,7 @@
  * 2 on a usage error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -217,6 +218,21 @@ static int attach(const struct options *o, const char *shm, brk_segment **seg)
 	return rc;
 }
 
+/* fds 0-2 open (on /dev/null if closed), so the segment's fd can never
+ * become "stderr" and receive log lines. */
+static int std_fds_open(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			return -errno;
+	}
+	return 0;
+}
+
 static void log_start(const struct options *o, brk_segment *seg)
 {
 	struct brk_segment_info si;
@@ -261,6 +277,8 @@ int main(int argc, char **argv)
 	const char *shm;
 	int rc, sig;
 
+	if (std_fds_open() < 0)
+		return 1;
 	parse_options(argc, argv, &o);
 	shm = brk_resolve_shm_name(o.shm_flag);
 	if (!valid_shm_name(shm)) {

@@ -1,0 +1,209 @@
+/*
+ * it_daemon_cli.c - breakerd's command line and segment errors.
+ *
+ * Usage errors exit 2 with a message (a bare-number duration, an unknown
+ * group, bad capacity or mode, a stray argument); --help exits 0; a
+ * segment it must refuse (wrong magic, world-writable) exits 1 with one
+ * line naming the segment. --capacity/--mode/--group are applied when it
+ * creates the segment, SIGTERM exits 0, and the segment outlives it.
+ *
+ * Usage: it_daemon_cli BREAKERD_EXE
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static const char *exe;
+
+/* Run breakerd with @args (NULL-terminated, after argv[0]); returns the
+ * exit status (128+sig if killed, -1 if it did not stop within 5 s); its
+ * stderr in @err. */
+static int run(char *const *args, char *err, size_t errlen)
+{
+	char tmpl[] = "/tmp/brkit-daemon-cli.XXXXXX";
+	char *argv[16];
+	int fd, st = -1, i, devnull;
+	ssize_t n;
+	pid_t pid;
+
+	argv[0] = (char *)exe;
+	for (i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		it_skip("mkstemp: %s", strerror(errno));
+	unlink(tmpl);
+	devnull = open("/dev/null", O_WRONLY);
+	pid = it_spawn(argv, devnull, fd);
+	if (it_wait(pid, 5000, &st) < 0) {
+		it_kill(pid);
+		st = -1;
+	}
+	n = pread(fd, err, errlen - 1, 0);
+	err[n > 0 ? n : 0] = '\0';
+	close(fd);
+	close(devnull);
+	if (st == -1)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void usage_case(const char *what, char *const *args)
+{
+	char err[4096];
+	int st = run(args, err, sizeof(err));
+
+	CHECK(st == 2 && err[0] && strncmp(err, "breakerd: ", 10) == 0,
+	      "%s: exit 2 with a message (%d: %.*s)", what, st,
+	      (int)strcspn(err, "\n"), err);
+}
+
+int main(int argc, char **argv)
+{
+	char err[4096], path[256];
+	const char *shm;
+	struct brk_segment_info si;
+	struct group *gr;
+	struct stat st_shm;
+	brk_segment *seg;
+	char gid_name[64];
+	pid_t d;
+	int st, fd;
+
+	it_init("daemon_cli", 60);
+	if (argc < 2 || access(argv[1], X_OK) != 0)
+		it_skip("needs the breakerd executable as argument");
+	exe = argv[1];
+	shm = it_segment(NULL);
+	snprintf(path, sizeof(path), "/dev/shm%s", shm);
+
+	{
+		char *a[] = { "--help", NULL };
+
+		st = run(a, err, sizeof(err));
+		CHECK(st == 0, "--help exits 0 (%d)", st);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--interval", "5", NULL };
+		usage_case("--interval 5 (bare number)", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--interval", "0ms", NULL };
+		usage_case("--interval 0ms", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--interval", "fast", NULL };
+		usage_case("--interval fast", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--group",
+			      "no-such-group-brkit", NULL };
+		usage_case("--group unknown", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--capacity", "0", NULL };
+		usage_case("--capacity 0", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--capacity", "12x", NULL };
+		usage_case("--capacity 12x", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--mode", "0689", NULL };
+		usage_case("--mode 0689", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--mode", "0666", NULL };
+		usage_case("--mode 0666 (world-writable)", a);
+	}
+	{
+		char *a[] = { "--shm", "no-slash", NULL };
+		usage_case("--shm no-slash", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "stray", NULL };
+		usage_case("a stray argument", a);
+	}
+	{
+		char *a[] = { "--bogus", NULL };
+		usage_case("an unknown option", a);
+	}
+	CHECK(access(path, F_OK) != 0, "no usage error created the segment");
+
+	/* Create: capacity, mode and group applied; SIGTERM exits 0. */
+	gr = getgrgid(getgid());
+	snprintf(gid_name, sizeof(gid_name), "%s", gr ? gr->gr_name : "root");
+	{
+		char *a[] = { (char *)exe, "--shm", (char *)shm, "--interval",
+			      "20ms", "--capacity", "8", "--mode", "0640",
+			      "--group", gid_name, NULL };
+
+		d = it_spawn(a, -1, -1);
+	}
+	for (st = 0; st < 300 && access(path, F_OK) != 0; st++)
+		it_sleep_ms(10);
+	seg = it_attach(shm, 0);
+	CHECK(it_daemon_wait_heartbeat(seg, d, 3000) == 0, "breakerd created "
+	      "the segment and heartbeats");
+	brk_segment_info(seg, &si);
+	CHECK(si.capacity == 8, "--capacity 8 applied (%u)", si.capacity);
+	if (stat(path, &st_shm) != 0)
+		memset(&st_shm, 0, sizeof(st_shm));
+	CHECK((st_shm.st_mode & 0777) == 0640 &&
+	      st_shm.st_gid == getgid(), "--mode 0640 --group %s applied "
+	      "(mode %o, gid %u)", gid_name, (unsigned)(st_shm.st_mode & 0777),
+	      (unsigned)st_shm.st_gid);
+	CHECK(si.creator_pid == d, "the daemon is the creator (%d)",
+	      si.creator_pid);
+	brk_detach(seg);
+	st = it_daemon_stop(d, SIGTERM, 3000);
+	CHECK(st == 0, "SIGTERM: exit 0 (%d)", st);
+	CHECK(access(path, F_OK) == 0, "the segment outlives the daemon");
+
+	/* Segment errors: exit 1, one line naming the segment. */
+	fd = open(path, O_RDWR);
+	if (fd >= 0) {
+		CHECK(pwrite(fd, "NOTOURS!", 8, 0) == 8, "magic overwritten");
+		close(fd);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, NULL };
+
+		st = run(a, err, sizeof(err));
+		CHECK(st == 1 && lines(err) == 1 && strstr(err, shm),
+		      "wrong magic: exit 1, one line naming the segment (%d: %.*s)",
+		      st, (int)strcspn(err, "\n"), err);
+	}
+	brk_segment_unlink(shm);
+	seg = it_attach(shm, 4);
+	brk_detach(seg);
+	chmod(path, 0666);
+	{
+		char *a[] = { "--shm", (char *)shm, NULL };
+
+		st = run(a, err, sizeof(err));
+		CHECK(st == 1 && lines(err) == 1 && strstr(err, shm),
+		      "world-writable segment: exit 1, one line naming it (%d: "
+		      "%.*s)", st, (int)strcspn(err, "\n"), err);
+	}
+	return it_finish();
+}
