@@ -77,6 +77,65 @@ static void usage_case(const char *what, char *const *args)
 	      (int)strcspn(err, "\n"), err);
 }
 
+/* A stopped daemon whose event ring overran logs how many it lost. */
+static void check_lost_events(const char *shm)
+{
+	char tmpl[] = "/tmp/brkit-daemon-log.XXXXXX", *log, *p;
+	unsigned long long lost = 0;
+	brk_segment *seg;
+	brk_breaker *b;
+	int fd, i, rc = 0, st, transitions = 0;
+	ssize_t n;
+	pid_t d;
+
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		it_skip("mkstemp: %s", strerror(errno));
+	unlink(tmpl);
+	seg = it_attach(shm, 0);
+	if (brk_breaker_get(seg, "flood", NULL, &b) != 0) {
+		CHECK(0, "brk_breaker_get(flood)");
+		return;
+	}
+	d = it_daemon_start(exe, shm, "20ms", fd);
+	CHECK(it_daemon_wait_heartbeat(seg, d, 3000) == 0, "[lost] breakerd "
+	      "heartbeats");
+	kill(d, SIGSTOP);
+	/* 2 events per round: 5000 events into a 4096-slot ring. */
+	for (i = 0; i < 2500 && rc == 0; i++) {
+		rc = brk_trip(b, 60000);
+		rc = rc ? rc : brk_reset(b);
+	}
+	CHECK(rc == 0, "[lost] 5000 events recorded while breakerd was stopped "
+	      "(%d)", rc);
+	kill(d, SIGCONT);
+	it_sleep_ms(300);
+	st = it_daemon_stop(d, SIGTERM, 3000);
+	CHECK(st == 0, "[lost] SIGTERM: exit 0 (%d)", st);
+	brk_detach(seg);
+
+	log = malloc(4 << 20);
+	n = log ? pread(fd, log, (4 << 20) - 1, 0) : -1;
+	close(fd);
+	if (n < 0) {
+		free(log);
+		CHECK(0, "[lost] read the log");
+		return;
+	}
+	log[n] = '\0';
+	p = strstr(log, "msg=\"events lost\" lost=");
+	if (p)
+		lost = strtoull(p + strlen("msg=\"events lost\" lost="), NULL, 10);
+	for (p = log; (p = strstr(p, "msg=transition name=flood")); p++)
+		transitions++;
+	CHECK(lost > 0 && lost <= 5000, "[lost] breakerd logged the events lost "
+	      "when the ring overran (lost=%llu)", lost);
+	CHECK(transitions > 1000 && transitions + lost >= 5000,
+	      "[lost] and every event still in the ring (%d transitions logged)",
+	      transitions);
+	free(log);
+}
+
 int main(int argc, char **argv)
 {
 	char err[4096], path[256];
@@ -178,6 +237,8 @@ int main(int argc, char **argv)
 	st = it_daemon_stop(d, SIGTERM, 3000);
 	CHECK(st == 0, "SIGTERM: exit 0 (%d)", st);
 	CHECK(access(path, F_OK) == 0, "the segment outlives the daemon");
+
+	check_lost_events(shm);
 
 	/* Segment errors: exit 1, one line naming the segment. */
 	fd = open(path, O_RDWR);
