@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# bctl_bad_input.sh BCTL - bctl against bad input, hostile segments and a few
+# wrapped commands. Every case checks the exit status AND the one line bctl
+# prints on stderr; no input may crash bctl or lose a configured breaker.
+#
+# Uses its own segments /brktest-cli-$$[-*] and removes them at the end.
+set -u
+
+BCTL=${1:?usage: bctl_bad_input.sh PATH_TO_BCTL}
+SHM=/brktest-cli-$$
+PERM_SHM=$SHM-perm
+MAGIC_SHM=$SHM-magic
+TMP=$(mktemp -d /tmp/brktest-cli.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+	rm -f "/dev/shm$SHM" "/dev/shm$PERM_SHM" "/dev/shm$MAGIC_SHM"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok   - $1"
+}
+
+bad() {
+	local desc=$1 line
+	shift
+	fail=$((fail + 1))
+	echo "FAIL - $desc"
+	for line in "$@"; do
+		echo "       $line"
+	done
+}
+
+# run [PREFIX...] -- ARGS: bctl ARGS with stdout/stderr in $TMP/out, $TMP/err.
+run() {
+	local pre=()
+	while [ "$1" != "--" ]; do
+		pre+=("$1")
+		shift
+	done
+	shift
+	"${pre[@]}" "$BCTL" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+# check DESC CODE REGEX: the last run exited CODE and wrote exactly one line
+# (plus the "try 'bctl --help'" hint for usage errors) matching REGEX; an
+# empty REGEX means nothing on stderr.
+check() {
+	local desc=$1 code=$2 re=$3 first lines
+	first=$(head -n 1 "$TMP/err")
+	lines=$(grep -vc "^try 'bctl --help'\$" "$TMP/err")
+	if [ "$rc" -ne "$code" ]; then
+		bad "$desc" "exit status $rc, want $code" "stderr: $(head -c 300 "$TMP/err")"
+	elif [ -z "$re" ] && [ -s "$TMP/err" ]; then
+		bad "$desc" "unexpected stderr: $(head -c 300 "$TMP/err")"
+	elif [ -z "$re" ]; then
+		ok "$desc"
+	elif ! printf '%s\n' "$first" | grep -Eiq -- "$re"; then
+		bad "$desc" "stderr line: $first" "does not match: $re"
+	elif [ "$lines" -ne 1 ]; then
+		bad "$desc" "stderr has $lines lines, want one:" "$(cat "$TMP/err")"
+	elif [ "$code" -eq 2 ] && ! grep -q "^try 'bctl --help'\$" "$TMP/err"; then
+		bad "$desc" "usage error without the --help hint"
+	else
+		ok "$desc"
+	fi
+}
+
+# expect DESC CODE REGEX ARGS...: run bctl --shm $SHM ARGS and check.
+expect() {
+	local desc=$1 code=$2 re=$3
+	shift 3
+	run -- --shm "$SHM" "$@"
+	check "$desc" "$code" "$re"
+}
+
+# json_has FIELD VALUE: the last run's stdout has "FIELD": VALUE.
+json_has() {
+	grep -Eq "\"$1\": *$2[,}]?\$" "$TMP/out"
+}
+
+usage_re='^bctl: '
+long_name=$(printf 'n%.0s' $(seq 64))
+
+# --- a breaker that must survive everything below --------------------------
+expect "config a good breaker" 0 '' config keep/me --failure-threshold 7 --open 30s
+
+# --- names -------------------------------------------------------------------
+expect "empty name (inspect)" 2 "^bctl: invalid breaker name '': empty\$" inspect ''
+expect "empty name (config)" 2 "^bctl: invalid breaker name '': empty\$" config ''
+expect "64-byte name" 2 "^bctl: invalid breaker name '$long_name': 64 bytes, at most 63\$" \
+	config "$long_name"
+expect "name with a space" 2 "^bctl: invalid breaker name 'a b': " config 'a b'
+expect "name with '*'" 2 "^bctl: invalid breaker name 'a\\*': " inspect 'a*'
+expect "name with a newline stays one line" 2 "^bctl: invalid breaker name 'a\\?b': " \
+	inspect $'a\nb'
+expect "name with an empty level" 2 "^bctl: invalid breaker name 'a//b': " reset 'a//b'
+
+# --- unknown breakers ----------------------------------------------------------
+expect "inspect of an unknown breaker" 1 "^bctl: $SHM: no breaker named 'nosuch'\$" \
+	inspect nosuch
+expect "reset of an unknown breaker" 1 "^bctl: $SHM: no breaker named 'nosuch'\$" \
+	reset nosuch
+expect "trip of an unknown breaker" 1 "^bctl: $SHM: no breaker named 'nosuch'\$" \
+	trip nosuch --for 1s
+run -- --shm "$SHM" list --json
+if grep -q nosuch "$TMP/out"; then
+	bad "reset/trip of an unknown breaker created it"
+else
+	ok "reset/trip of an unknown breaker created nothing"
+fi
+
+# --- durations and integers --------------------------------------------------
+expect "bare number as a duration" 2 "^bctl: --open: invalid duration '5' " \
+	config keep/me --open 5
+expect "garbage duration" 2 "^bctl: --open: invalid duration '5parsecs' " \
+	config keep/me --open 5parsecs
+expect "empty duration" 2 "^bctl: --max-wait: invalid duration '' " \
+	config keep/me --max-wait ''
+expect "negative duration" 2 "^bctl: --for: invalid duration '-5s' " \
+	trip keep/me --for -5s
+expect "--failure-threshold -1" 2 "^bctl: --failure-threshold: '-1' is not an integer" \
+	config keep/me --failure-threshold -1
+expect "--failure-threshold 0" 2 "^bctl: --failure-threshold: '0' is out of range \\(1\\.\\." \
+	config keep/me --failure-threshold 0
+expect "--failure-threshold 2^64" 2 "^bctl: --failure-threshold: '18446744073709551616' is out of range" \
+	config keep/me --failure-threshold 18446744073709551616
+expect "--failure-threshold 12abc" 2 "^bctl: --failure-threshold: '12abc' is not an integer" \
+	config keep/me --failure-threshold 12abc
+expect "--half-open-probes 9" 2 "^bctl: --half-open-probes: '9' is out of range \\(1\\.\\.8\\)" \
+	config keep/me --half-open-probes 9
+expect "--failure-rate 101" 2 "^bctl: --failure-rate: '101' is out of range" \
+	config keep/me --failure-rate 101
+expect "settings that do not fit together" 2 "^bctl: config keep/me: invalid setting max_open_ms" \
+	config keep/me --open 20m
+expect "--healthy-exit 3-a" 2 "^bctl: --healthy-exit: invalid exit code list '3-a'" \
+	exec keep/me --healthy-exit 3-a -- true
+
+# --- commands and operands ----------------------------------------------------
+expect "unknown command" 2 "^bctl: unknown command 'frobnicate'\$" frobnicate
+expect "no command" 2 "^bctl: missing command\$"
+expect "unknown option" 2 "^bctl: unknown option '--bogus'\$" config keep/me --bogus
+expect "option without its value" 2 "^bctl: option '--open' needs a value\$" \
+	config keep/me --open
+expect "missing NAME (inspect)" 2 "^bctl: inspect: missing breaker NAME\$" inspect
+expect "missing NAME (reset)" 2 "^bctl: reset: missing breaker NAME\$" reset
+expect "missing NAME (config)" 2 "^bctl: config: missing breaker NAME\$" config --open 5s
+expect "missing NAME (exec)" 2 "^bctl: exec: missing breaker NAME\$" exec -- true
+expect "two NAMEs" 2 "^bctl: inspect: unexpected argument 'b'\$" inspect a b
+expect "trip without --for" 2 "^bctl: trip: missing --for DUR\$" trip keep/me
+expect "exec without -- CMD" 2 "^bctl: exec: missing '-- CMD \\[ARG\\.\\.\\.\\]'\$" \
+	exec keep/me sh -c true
+run -- --shm "bad name" list
+check "bad --shm name" 2 "^bctl: invalid segment name 'bad name': expected /NAME\$"
+run -- --shm "$SHM-absent" inspect x
+check "absent segment" 1 "^bctl: $SHM-absent: no breaker named 'x' \\(the segment does not exist\\)\$"
+rm -f "/dev/shm$SHM-absent"
+
+# --- a segment this user may not open ----------------------------------------
+run -- --shm "$PERM_SHM" config p
+chmod 000 "/dev/shm$PERM_SHM"
+as_other=()
+if [ "$(id -u)" -eq 0 ]; then
+	if command -v setpriv >/dev/null 2>&1; then
+		as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		if ! "${as_other[@]}" "$BCTL" --help >/dev/null 2>&1; then
+			as_other=(skip "uid 65534 cannot run $BCTL")
+		fi
+	else
+		as_other=(skip "setpriv (util-linux) not available")
+	fi
+fi
+if [ "${as_other[0]:-}" = skip ]; then
+	echo "skip - permission denied: ${as_other[1]}"
+else
+	run "${as_other[@]}" -- --shm "$PERM_SHM" list
+	check "segment without read permission (list)" 1 "^bctl: $PERM_SHM: .*permission denied"
+	run "${as_other[@]}" -- --shm "$PERM_SHM" inspect p
+	check "segment without read permission (inspect)" 1 "^bctl: $PERM_SHM: .*permission denied"
+	run "${as_other[@]}" -- --shm "$PERM_SHM" exec p -- true
+	check "segment without write permission (exec)" 1 "^bctl: $PERM_SHM: .*permission denied"
+fi
+
+# --- a segment that is not ours --------------------------------------------------
+rm -f "/dev/shm$MAGIC_SHM"
+for _ in $(seq 128); do printf 'not a breakerd segment, just 64 bytes of text here......\n'; done \
+	>"/dev/shm$MAGIC_SHM"
+chmod 600 "/dev/shm$MAGIC_SHM"
+sum_before=$(cksum <"/dev/shm$MAGIC_SHM")
+run -- --shm "$MAGIC_SHM" list
+check "wrong magic (list)" 1 "^bctl: $MAGIC_SHM: .*(magic|not a breakerd segment)"
+run -- --shm "$MAGIC_SHM" config x
+check "wrong magic (config)" 1 "^bctl: $MAGIC_SHM: .*(magic|not a breakerd segment)"
+run -- --shm "$MAGIC_SHM" exec x -- true
+check "wrong magic (exec)" 1 "^bctl: $MAGIC_SHM: .*(magic|not a breakerd segment)"
+if [ "$(cksum <"/dev/shm$MAGIC_SHM")" = "$sum_before" ]; then
+	ok "the foreign segment was not written to"
+else
+	bad "the foreign segment was changed"
+fi
+
+# --- nothing was lost -----------------------------------------------------------
+run -- --shm "$SHM" inspect keep/me --json
+if [ "$rc" -eq 0 ] && json_has failure_threshold 7 && json_has open_ms 30000 &&
+	json_has state '"closed"'; then
+	ok "after all the bad input keep/me still has failure_threshold 7, open 30s"
+else
+	bad "keep/me lost its settings (exit $rc)" "$(head -c 600 "$TMP/out")" "$(cat "$TMP/err")"
+fi
+if json_has heartbeat_age_ms null || json_has heartbeat_age_ms '[0-9]+'; then
+	ok "inspect --json shows the daemon heartbeat"
+else
+	bad "inspect --json has no segment.heartbeat_age_ms"
+fi
+
+# --- exec: pass-through and status -------------------------------------------
+run -- --shm "$SHM" exec pass -- sh -c 'echo hi; echo err >&2; exit 3'
+if [ "$rc" -eq 3 ] && [ "$(cat "$TMP/out")" = hi ] && [ "$(cat "$TMP/err")" = err ]; then
+	ok "exec passes stdout/stderr through and exits with CMD's status (3)"
+else
+	bad "exec pass-through (exit $rc, want 3)" "stdout: $(cat "$TMP/out")" "stderr: $(cat "$TMP/err")"
+fi
+
+gen='printf "\000\001\377no newline"; printf "\r\n%05000d\n" 0 >&2; head -c 20000 /dev/zero | tr "\0" x'
+sh -c "$gen" >"$TMP/want_out" 2>"$TMP/want_err"
+run -- --shm "$SHM" exec pass -- sh -c "$gen"
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$TMP/want_out" && cmp -s "$TMP/err" "$TMP/want_err"; then
+	ok "exec output is byte-exact (NUL, 0xff, CR, 20 KB line, no final newline)"
+else
+	bad "exec output differs from the command's own (exit $rc)"
+fi
+
+sh -c 'ls /proc/self/fd | wc -l' >"$TMP/want_fds"
+run -- --shm "$SHM" exec pass -- sh -c 'ls /proc/self/fd | wc -l'
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$TMP/want_fds"; then
+	ok "exec leaks no fd into CMD"
+else
+	bad "CMD sees other fds via bctl: $(cat "$TMP/out") vs $(cat "$TMP/want_fds")"
+fi
+
+run -- --shm "$SHM" exec pass -- sh -c 'kill -TERM $$'
+if [ "$rc" -eq 143 ]; then ok "CMD killed by SIGTERM: exit 143"; else bad "signal death: exit $rc, want 143"; fi
+
+run -- --shm "$SHM" exec pass -- /nonexistent/cmd
+check "exec of a missing command" 127 "^bctl: /nonexistent/cmd: No such file or directory\$"
+run -- --shm "$SHM" exec pass -- /
+check "exec of a directory" 126 "^bctl: /: Permission denied\$"
+
+start=$(date +%s%N)
+run -- --shm "$SHM" exec slow --timeout 200ms -- sh -c 'sleep 10'
+took=$((($(date +%s%N) - start) / 1000000))
+if [ "$rc" -eq 124 ] && [ "$took" -lt 5000 ]; then
+	ok "--timeout 200ms kills CMD: exit 124 after $took ms"
+else
+	bad "--timeout: exit $rc after $took ms (want 124, quickly)"
+fi
+run -- --shm "$SHM" inspect slow --json
+if grep -A8 '"failures_by_reason"' "$TMP/out" | grep -q '"timeout": 1'; then
+	ok "the timeout was counted as a timeout failure"
+else
+	bad "no timeout failure counted" "$(grep -A8 failures_by_reason "$TMP/out")"
+fi
+
+# --- exec: Retry-After cools the next caller ---------------------------------
+run -- --shm "$SHM" exec ra -- sh -c 'echo "Retry-After: 2"'
+if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = "Retry-After: 2" ]; then
+	ok "exec of a command printing Retry-After: 2 exits 0, output unchanged"
+else
+	bad "Retry-After command: exit $rc" "$(cat "$TMP/out")"
+fi
+run -- --shm "$SHM" exec ra -- touch "$TMP/ran"
+check "a second exec is refused while cooling" 75 "^bctl: ra: cooling \\(Retry-After\\), wait [0-9]+ ms\$"
+if [ -e "$TMP/ran" ]; then bad "the refused command ran"; else ok "the refused command did not run"; fi
+
+run -- --shm "$SHM" exec ra2 -- sh -c 'echo "status: 429" >&2; echo "Retry-After: 1" >&2'
+run -- --shm "$SHM" exec ra2 --wait 5s -- echo ran
+if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = ran ]; then
+	ok "--wait 5s sleeps out a 1 s cooling and runs CMD"
+else
+	bad "--wait: exit $rc" "$(cat "$TMP/err")"
+fi
+
+# --- trip, reset, an open breaker refuses ------------------------------------
+expect "trip keep/me" 0 '' trip keep/me --for 1m
+run -- --shm "$SHM" exec keep/me -- touch "$TMP/ran2"
+check "exec on an open breaker" 75 "^bctl: keep/me: open, retry in [0-9]+ ms\$"
+[ -e "$TMP/ran2" ] && bad "the command ran although the breaker is open"
+expect "reset keep/me" 0 '' reset keep/me
+run -- --shm "$SHM" exec keep/me -- true
+if [ "$rc" -eq 0 ]; then ok "exec runs again after reset"; else bad "exec after reset: exit $rc"; fi
+
+run -- --shm "$SHM" events --json
+if [ "$rc" -eq 0 ] && grep -q '"reason":"trip"' "$TMP/out" &&
+	grep -Eq '"time":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z"' "$TMP/out"; then
+	ok "events --json lists the trip with an RFC 3339 time"
+else
+	bad "events --json (exit $rc)" "$(head -c 400 "$TMP/out")"
+fi
+run -- --shm "$SHM" list
+if [ "$rc" -eq 0 ] && grep -q '^keep/me ' "$TMP/out" && grep -q '^breakerd: ' "$TMP/out"; then
+	ok "list shows the breakers and the daemon line"
+else
+	bad "list (exit $rc)" "$(cat "$TMP/out")"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,263 @@
+/*
+ * test_scan.c - the bctl output scanner: which lines are rate-limit or
+ * overload signs, which are not, and that long lines split across chunks
+ * (at every possible boundary) are read the same as whole lines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bctl_scan.h"
+
+static struct scan_result scan_str(const char *line)
+{
+	struct scan_result r;
+
+	scan_result_init(&r);
+	scan_line(line, strlen(line), &r);
+	return r;
+}
+
+static void expect_rate(const char *line)
+{
+	struct scan_result r = scan_str(line);
+
+	if (!r.rate_limited)
+		fail_msg("not rate_limited: '%s'", line);
+	assert_false(r.overloaded);
+}
+
+static void expect_overload(const char *line)
+{
+	struct scan_result r = scan_str(line);
+
+	if (!r.overloaded)
+		fail_msg("not overloaded: '%s'", line);
+	assert_false(r.rate_limited);
+}
+
+static void expect_nothing(const char *line)
+{
+	struct scan_result r = scan_str(line);
+
+	if (scan_found(&r))
+		fail_msg("false sign in '%s' (429:%d 503/529:%d hint:%d)", line,
+			 r.rate_limited, r.overloaded, r.retry_hint);
+}
+
+static void expect_wait(const char *line, uint64_t ms)
+{
+	struct scan_result r = scan_str(line);
+
+	if (!r.retry_hint || r.retry_after_ms != ms)
+		fail_msg("'%s': hint %d, %llu ms, want %llu ms", line, r.retry_hint,
+			 (unsigned long long)r.retry_after_ms,
+			 (unsigned long long)ms);
+}
+
+static void test_status_lines(void **state)
+{
+	(void)state;
+	expect_rate("HTTP/1.1 429 Too Many Requests");
+	expect_rate("< HTTP/2 429");
+	expect_rate("http/1.0 429\r");
+	expect_rate("status: 429");
+	expect_rate("Status=429");
+	expect_rate("{\"status\":429,\"error\":\"slow down\"}");
+	expect_rate("{\"statusCode\": \"429\"}");
+	expect_rate("error: 429 Too Many Requests");
+	expect_rate("HTTPError: 429 Client Error: Too Many Requests for url: x");
+	expect_rate("got HTTP 429 from upstream");
+	expect_overload("HTTP/1.1 503 Service Unavailable");
+	expect_overload("HTTP/2 503");
+	expect_overload("HTTP/2.0 529");
+	expect_overload("status: 503");
+	expect_overload("503 Service Unavailable");
+	expect_overload("upstream said 529: overloaded");
+	expect_overload("{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}} 529");
+	expect_overload("529 Site is overloaded");
+}
+
+static void test_not_status(void **state)
+{
+	(void)state;
+	expect_nothing("processed 4290 items");
+	expect_nothing("processed 429 items");
+	expect_nothing("id 5290429 done");
+	expect_nothing("took 1.429 s");
+	expect_nothing("version 4.29.3, build 429a");
+	expect_nothing("HTTP/1.1 200 OK");
+	expect_nothing("status: 200 (429 bytes)");
+	expect_nothing("529 widgets shipped");
+	expect_nothing("503 messages queued");
+	expect_nothing("status429");
+	expect_nothing("server overloaded? no");
+	expect_nothing("");
+	expect_nothing("retry later");
+	expect_nothing("try again in a few seconds");
+	expect_nothing("try again in 5");
+	expect_nothing("Retry-After: Wed, 21 Oct 2015 07:28:00 GMT");
+	expect_nothing("my-retry-after-hook: 5");
+	expect_nothing("Retry-After: 5x");
+}
+
+static void test_retry_after(void **state)
+{
+	(void)state;
+	expect_wait("Retry-After: 2", 2000);
+	expect_wait("retry-after:30", 30000);
+	expect_wait("RETRY-AFTER:   7\r", 7000);
+	expect_wait("Retry-After: 1.5", 1500);
+	expect_wait("Retry-After: 0.0001", 1);
+	expect_wait("Retry-After: 0", 0);
+	expect_wait("{\"retry_after\": 3}", 3000);
+	expect_wait("{\"retry_after\":\"4\"}", 4000);
+	expect_wait("x-foo: 1, Retry-After: 12, Retry-After: 3", 12000);
+	expect_wait("Retry-After: 99999999999999999999999", SCAN_MAX_MS);
+}
+
+static void test_try_again(void **state)
+{
+	(void)state;
+	expect_wait("Rate limit reached. Please try again in 20 seconds.", 20000);
+	expect_wait("try again in 1 second", 1000);
+	expect_wait("Try Again In 1.5s", 1500);
+	expect_wait("try again in 250ms.", 250);
+	expect_wait("please try again in 2 minutes", 120000);
+	expect_wait("try again in 1m30s", 60000);
+	expect_wait("try again in 0.5 sec", 500);
+}
+
+static void test_binary_and_nul(void **state)
+{
+	static const char bin[] = "\x00\xff\x01HTTP/1.1 429\x00tail";
+	struct scan_result r;
+	unsigned char junk[8192];
+	size_t i;
+
+	(void)state;
+	scan_result_init(&r);
+	scan_line(bin, sizeof(bin) - 1, &r);
+	assert_true(r.rate_limited);
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 131u + 7u);
+	scan_result_init(&r);
+	scan_line((const char *)junk, sizeof(junk), &r); /* must not crash */
+}
+
+/* Feed @text in pieces of @step bytes through a stream. */
+static struct scan_result feed_steps(const char *text, size_t len, size_t step)
+{
+	struct scan_stream *s = malloc(sizeof(*s));
+	struct scan_result r;
+	size_t off, n;
+
+	assert_non_null(s);
+	scan_stream_init(s);
+	scan_result_init(&r);
+	for (off = 0; off < len; off += n) {
+		n = len - off < step ? len - off : step;
+		scan_feed(s, text + off, n, &r);
+	}
+	scan_finish(s, &r);
+	free(s);
+	return r;
+}
+
+/*
+ * A long line with @needle placed at every offset around @edge (where a
+ * chunk ends, or where the overlap kept for the next chunk starts).
+ */
+static void sweep_at(const char *needle, size_t edge, bool rate,
+		     uint64_t wait_ms)
+{
+	size_t nlen = strlen(needle), len = 3 * SCAN_LINE_MAX, pos;
+	char *line = malloc(len + 1);
+	struct scan_result r;
+
+	assert_non_null(line);
+	for (pos = edge - nlen - 2; pos < edge + 2; pos++) {
+		memset(line, 'x', len);
+		line[pos - 1] = ' ';
+		memcpy(line + pos, needle, nlen);
+		line[pos + nlen] = ' ';
+		line[len] = '\n';
+		r = feed_steps(line, len + 1, 1000);
+		if (r.rate_limited != rate || r.retry_after_ms != wait_ms)
+			fail_msg("'%s' at %zu: 429 %d, wait %llu", needle, pos,
+				 r.rate_limited, (unsigned long long)r.retry_after_ms);
+	}
+	free(line);
+}
+
+static void boundary_sweep(const char *needle, bool rate, uint64_t wait_ms)
+{
+	sweep_at(needle, SCAN_LINE_MAX, rate, wait_ms);
+	sweep_at(needle, SCAN_LINE_MAX - SCAN_OVERLAP, rate, wait_ms);
+}
+
+static void test_long_lines(void **state)
+{
+	(void)state;
+	boundary_sweep("HTTP/1.1 429 Too Many Requests", true, 0);
+	boundary_sweep("Retry-After: 1234", false, 1234000);
+	boundary_sweep("try again in 2.5 seconds", false, 2500);
+	boundary_sweep("processed 4290 items", false, 0);
+	boundary_sweep("1429 Too Many Requests", false, 0);
+}
+
+static void test_stream_lines(void **state)
+{
+	static const char text[] =
+		"ok line\nstill fine 429 items\r\nHTTP/1.1 503 Service Unavailable\n"
+		"Retry-After: 2\npartial try again in 3 seconds";
+	struct scan_result r;
+	size_t step;
+
+	(void)state;
+	for (step = 1; step < sizeof(text); step++) {
+		r = feed_steps(text, sizeof(text) - 1, step);
+		assert_true(r.overloaded);
+		assert_false(r.rate_limited);
+		assert_true(r.retry_hint);
+		assert_int_equal(r.retry_after_ms, 3000);
+	}
+}
+
+static void test_529_word_split(void **state)
+{
+	size_t len = 2 * SCAN_LINE_MAX + 100;
+	char *line = malloc(len);
+	struct scan_result r;
+
+	(void)state;
+	assert_non_null(line);
+	memset(line, 'x', len);
+	memcpy(line + 10, " 529 ", 5);
+	memcpy(line + len - 20, " overloaded ", 12);
+	r = feed_steps(line, len, 700);
+	assert_true(r.overloaded);
+	free(line);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_status_lines),
+		cmocka_unit_test(test_not_status),
+		cmocka_unit_test(test_retry_after),
+		cmocka_unit_test(test_try_again),
+		cmocka_unit_test(test_binary_and_nul),
+		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_stream_lines),
+		cmocka_unit_test(test_529_word_split),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,94 @@
+/*
+ * bctl.h - internals shared by the bctl command files (not installed).
+ *
+ * Each command is one function bctl_cmd_<name>(g, argc, argv) with argv[0]
+ * the command's own name; it returns the process exit status:
+ * 0, CLI_EXIT_ERROR (1: segment or system error), CLI_EXIT_USAGE (2),
+ * 75 (refused) or a wrapped command's status.
+ */
+#ifndef BCTL_H
+#define BCTL_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "breaker.h"
+#include "cli_util.h"
+
+#define BCTL_EXIT_TEMPFAIL 75 /* EX_TEMPFAIL: refused, try later */
+#define BCTL_EXIT_TIMEOUT 124 /* like timeout(1) */
+#define BCTL_EXIT_NOEXEC 126  /* like env(1): found but not runnable */
+#define BCTL_EXIT_NOTFOUND 127
+
+/* Global options, also accepted after the command. */
+struct bctl {
+	const char *shm_flag; /* --shm, or NULL */
+	int verbose;          /* -v */
+};
+
+/* Long options every command accepts; the values are out of char range. */
+enum {
+	BCTL_OPT_SHM = 0x100,
+	BCTL_OPT_HELP,
+	BCTL_OPT_VERBOSE,
+	BCTL_OPT_JSON,
+	BCTL_OPT_FIRST_CMD /* commands number their own options from here */
+};
+
+#define BCTL_COMMON_LONGOPTS                                        \
+	{ "shm", required_argument, NULL, BCTL_OPT_SHM },           \
+	{ "help", no_argument, NULL, BCTL_OPT_HELP },               \
+	{ "verbose", no_argument, NULL, BCTL_OPT_VERBOSE }
+
+#define BCTL_CONTINUE (-1)
+
+/* bctl_opts.c */
+/**
+ * bctl_getopt - getopt_long() for a command, with opterr off; call
+ * bctl_opt_common() for what it returns.
+ */
+int bctl_getopt(int argc, char **argv, const char *shortopts,
+		const struct option *longopts);
+/**
+ * bctl_opt_common - handle the options every command shares and getopt's
+ * errors. Returns BCTL_CONTINUE, or an exit status (0 after --help).
+ */
+int bctl_opt_common(struct bctl *g, int c, int argc, char **argv);
+/**
+ * bctl_name_arg - the one NAME operand after getopt; prints a usage
+ * error for none, more, or an invalid name. Returns 0 or CLI_EXIT_USAGE.
+ */
+int bctl_name_arg(const char *cmd, int argc, char **argv, const char **name);
+/** bctl_no_args - prints a usage error if operands are left. */
+int bctl_no_args(const char *cmd, int argc, char **argv);
+/** bctl_check_name - validate a breaker name; 0 or CLI_EXIT_USAGE. */
+int bctl_check_name(const char *name);
+
+/* bctl_seg.c */
+const char *bctl_shm(const struct bctl *g);
+/**
+ * bctl_attach - attach with @flags; prints the error. @name: the breaker
+ * the command is about, or NULL (an absent segment then reads "no breaker
+ * named ..."). Returns 0 or an exit status.
+ */
+int bctl_attach(const struct bctl *g, uint32_t flags, const char *name,
+		brk_segment **seg);
+/** bctl_find - find an existing breaker; prints the error. 0 or 1. */
+int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
+	      brk_breaker **b);
+/** bctl_fail - print "bctl: SHM: NAME: cause" for @rc. Returns 1. */
+int bctl_fail(const struct bctl *g, const char *name, int rc);
+
+/* bctl_help.c */
+void bctl_help(void);
+
+/* The commands. */
+int bctl_cmd_list(struct bctl *g, int argc, char **argv);
+int bctl_cmd_inspect(struct bctl *g, int argc, char **argv);
+int bctl_cmd_config(struct bctl *g, int argc, char **argv);
+int bctl_cmd_reset(struct bctl *g, int argc, char **argv);
+int bctl_cmd_trip(struct bctl *g, int argc, char **argv);
+int bctl_cmd_events(struct bctl *g, int argc, char **argv);
+int bctl_cmd_exec(struct bctl *g, int argc, char **argv);
+
+#endif /* BCTL_H */

@@ -1,0 +1,277 @@
+/*
+ * bctl_exec.c - `bctl exec NAME [options] -- CMD [ARG...]`: run CMD under
+ * a permit of the breaker NAME and report how it went.
+ *
+ * Refused (open, cooling, bulkhead full) -> CMD is not run, exit 75 with
+ * one line saying why and for how long; with --wait DUR a cooling wait of
+ * at most DUR (in total) is slept out first. Otherwise the permit is held
+ * while CMD runs (bctl_run.c) and released with the verdict of
+ * bctl_outcome.c; bctl exits with CMD's status.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bctl.h"
+#include "bctl_outcome.h"
+#include "bctl_run.h"
+
+#define EXEC_MAX_WAITS 100 /* bound on the acquire/sleep loop */
+
+enum {
+	OPT_TIMEOUT = BCTL_OPT_FIRST_CMD,
+	OPT_WAIT,
+	OPT_HEALTHY,
+	OPT_IGNORE
+};
+
+struct exec_opts {
+	const char *name;
+	char **cmd;
+	uint64_t timeout_ms; /* 0: none */
+	uint64_t wait_ms;
+	int has_wait;
+	uint8_t healthy[CLI_CODE_SET_BYTES];
+	uint8_t ignore[CLI_CODE_SET_BYTES];
+};
+
+static const struct option exec_longopts[] = {
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "wait", required_argument, NULL, OPT_WAIT },
+	{ "healthy-exit", required_argument, NULL, OPT_HEALTHY },
+	{ "ignore-exit", required_argument, NULL, OPT_IGNORE },
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static int exec_opt(int c, struct exec_opts *o)
+{
+	switch (c) {
+	case OPT_TIMEOUT:
+		if (cli_opt_duration("--timeout", optarg, &o->timeout_ms))
+			return CLI_EXIT_USAGE;
+		return o->timeout_ms ? 0 :
+		       cli_usage_error("--timeout: must be at least 1ms");
+	case OPT_WAIT:
+		o->has_wait = 1;
+		return cli_opt_duration("--wait", optarg, &o->wait_ms);
+	case OPT_HEALTHY:
+		return cli_opt_code_set("--healthy-exit", optarg, o->healthy);
+	case OPT_IGNORE:
+		return cli_opt_code_set("--ignore-exit", optarg, o->ignore);
+	}
+	return BCTL_CONTINUE;
+}
+
+/* Options and NAME come before "--"; CMD after it. */
+static int exec_parse(struct bctl *g, int argc, char **argv,
+		      struct exec_opts *o)
+{
+	int dd, c, rc;
+
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	optind = 0;
+	/* Without "--", stop at NAME: what follows may be CMD's options. */
+	while ((c = bctl_getopt(dd, argv, dd == argc ? "+:hv" : ":hv",
+				exec_longopts)) != -1) {
+		rc = exec_opt(c, o);
+		if (rc == BCTL_CONTINUE)
+			rc = bctl_opt_common(g, c, dd, argv);
+		else if (rc == 0)
+			continue;
+		if (rc != BCTL_CONTINUE)
+			return rc;
+	}
+	if (dd >= argc - 1)
+		return cli_usage_error("exec: missing '-- CMD [ARG...]'");
+	rc = bctl_name_arg("exec", dd, argv, &o->name);
+	if (rc)
+		return rc;
+	o->cmd = argv + dd + 1;
+	return BCTL_CONTINUE;
+}
+
+/* A forwarded signal already pending, or 0. */
+static int exec_pending(const sigset_t *sigs)
+{
+	struct timespec zero = { 0, 0 };
+	int sig = sigtimedwait(sigs, NULL, &zero);
+
+	return sig > 0 ? sig : 0;
+}
+
+/* Sleep @ms unless a forwarded signal comes first: returns it, or 0. */
+static int exec_sleep(const sigset_t *sigs, uint64_t ms)
+{
+	struct timespec ts;
+	int sig;
+
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	do
+		sig = sigtimedwait(sigs, NULL, &ts);
+	while (sig < 0 && errno == EINTR);
+	return sig > 0 ? sig : 0;
+}
+
+/* One line on stderr for a refusal; returns 75 (or 1 for other errors). */
+static int exec_refused(const struct bctl *g, const struct exec_opts *o,
+			int rc, const struct brk_refusal *why)
+{
+	char by[BRK_NAME_MAX + 16] = "";
+	unsigned long long ms = (unsigned long long)why->wait_ms;
+
+	if (why->by[0] && strncmp(why->by, o->name, sizeof(why->by)) != 0)
+		snprintf(by, sizeof(by), ", by '%s'", cli_q(why->by));
+	if (rc == -BRK_EOPEN && ms)
+		cli_note("%s: open%s, retry in %llu ms", o->name, by, ms);
+	else if (rc == -BRK_EOPEN)
+		cli_note("%s: open%s (probe in flight)", o->name, by);
+	else if (rc == -BRK_ECOOLING)
+		cli_note("%s: cooling (Retry-After%s), wait %llu ms%s", o->name, by,
+			 ms, o->has_wait ? " (longer than --wait)" : "");
+	else if (rc == -BRK_EFULL)
+		cli_note("%s: bulkhead full%s", o->name, by);
+	else if (rc == -BRK_EDEFERRED)
+		cli_note("%s: retry budget exhausted%s", o->name, by);
+	else if (rc == -BRK_ECONTENDED)
+		cli_note("%s: not admitted (contended), try again later", o->name);
+	else
+		return bctl_fail(g, o->name, rc);
+	return BCTL_EXIT_TEMPFAIL;
+}
+
+/* Acquire, sleeping out cooling waits that fit in --wait. 0 or a status. */
+static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
+			brk_breaker *b, const sigset_t *sigs, brk_permit *p)
+{
+	struct brk_refusal why;
+	uint64_t left = o->wait_ms, ms;
+	int i, rc, sig;
+
+	for (i = 0; i < EXEC_MAX_WAITS; i++) {
+		memset(&why, 0, sizeof(why));
+		rc = brk_acquire(b, p, &why);
+		if (rc == 0)
+			return 0;
+		if (rc != -BRK_ECOOLING || !o->has_wait || why.wait_ms > left)
+			return exec_refused(g, o, rc, &why);
+		ms = why.wait_ms ? why.wait_ms : 1;
+		if (g->verbose)
+			cli_note("%s: cooling, waiting %" PRIu64 " ms", o->name, ms);
+		sig = exec_sleep(sigs, ms);
+		if (sig)
+			return 128 + sig;
+		left -= ms;
+	}
+	return exec_refused(g, o, rc, &why);
+}
+
+static void exec_release(const struct bctl *g, const struct exec_opts *o,
+			 brk_permit *p, const struct exec_verdict *v)
+{
+	int rc = brk_release(p, v->outcome, v->reason, v->retry_after_ms);
+	char why[64] = "", res[48] = "";
+
+	if (!g->verbose)
+		return; /* a stale release (-BRK_ESTALE) is no news */
+	if (v->outcome == BRK_FAILURE)
+		snprintf(why, sizeof(why), " (%s)", brk_reason_name(v->reason));
+	if (v->retry_after_ms > 0)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 ", retry after %" PRId64 " ms", v->retry_after_ms);
+	snprintf(res, sizeof(res), "%s", rc ? brk_strerror(rc) : "counted");
+	cli_note("%s: released: %s%s: %s", o->name,
+		 brk_outcome_name(v->outcome), why, res);
+}
+
+static int exec_start_failed(const struct bctl *g, const struct exec_opts *o,
+			     brk_permit *p, const struct run_result *r)
+{
+	struct exec_verdict v = { BRK_CANCELLED, BRK_REASON_NONE, 0 };
+
+	exec_release(g, o, p, &v);
+	if (!r->exec_failed)
+		return cli_error("cannot run '%s': %s", cli_q(o->cmd[0]),
+				 strerror(r->start_errno));
+	cli_note("%s: %s", cli_q(o->cmd[0]), strerror(r->start_errno));
+	return r->start_errno == ENOENT ? BCTL_EXIT_NOTFOUND : BCTL_EXIT_NOEXEC;
+}
+
+/* Run CMD under the permit and release it with the verdict. */
+static int exec_run(const struct bctl *g, const struct exec_opts *o,
+		    brk_permit *p, const sigset_t *sigs, const sigset_t *orig)
+{
+	struct run_opts ro = { o->cmd, o->timeout_ms, sigs, orig };
+	struct run_result r;
+	struct exec_facts f;
+	struct exec_verdict v;
+	int sig = exec_pending(sigs);
+
+	if (sig) { /* interrupted before CMD started */
+		v = (struct exec_verdict){ BRK_CANCELLED, BRK_REASON_NONE, 0 };
+		exec_release(g, o, p, &v);
+		return 128 + sig;
+	}
+	if (bctl_run(&ro, &r) < 0)
+		return exec_start_failed(g, o, p, &r);
+	f = (struct exec_facts){ r.status, r.timed_out, r.interrupted, &r.scan,
+				 o->healthy, o->ignore };
+	bctl_verdict(&f, &v);
+	exec_release(g, o, p, &v);
+	if (r.timed_out)
+		cli_note("%s: '%s' timed out after %" PRIu64 " ms", o->name,
+			 cli_q(o->cmd[0]), o->timeout_ms);
+	return bctl_exit_status(&f);
+}
+
+static int exec_with(const struct bctl *g, const struct exec_opts *o,
+		     const sigset_t *sigs, const sigset_t *orig)
+{
+	brk_segment *seg;
+	brk_breaker *b;
+	brk_permit p;
+	int rc;
+
+	rc = bctl_attach(g, 0, NULL, &seg);
+	if (rc)
+		return rc;
+	rc = brk_breaker_get(seg, o->name, NULL, &b);
+	if (rc < 0) {
+		rc = rc == -EMEDIUMTYPE ? bctl_find(g, seg, o->name, &b) :
+		     bctl_fail(g, o->name, rc);
+		brk_detach(seg);
+		return rc;
+	}
+	rc = exec_acquire(g, o, b, sigs, &p);
+	if (rc == 0)
+		rc = exec_run(g, o, &p, sigs, orig);
+	brk_detach(seg);
+	return rc;
+}
+
+int bctl_cmd_exec(struct bctl *g, int argc, char **argv)
+{
+	struct exec_opts o;
+	sigset_t sigs, orig;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	rc = exec_parse(g, argc, argv, &o);
+	if (rc != BCTL_CONTINUE)
+		return rc;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &sigs, &orig) < 0)
+		return cli_error("sigprocmask: %s", strerror(errno));
+	/* They stay blocked until exit: a signal that comes after CMD ended
+	 * must not turn CMD's status into ours being killed. */
+	return exec_with(g, &o, &sigs, &orig);
+}

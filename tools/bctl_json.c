@@ -1,0 +1,209 @@
+/*
+ * bctl_json.c - JSON forms of a breaker snapshot, the segment header and an
+ * event, with the field names DESIGN.md promises (durations in _ms).
+ */
+#include <stdint.h>
+
+#include "bctl_out.h"
+#include "cli_util.h"
+
+/* JSON integers are signed 64-bit: clamp, never wrap. */
+static json_t *ju(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX
+						    : (json_int_t)v);
+}
+
+static void set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v); /* a NULL @v is dropped */
+}
+
+static json_t *json_name(const char *name, size_t cap)
+{
+	char safe[BRK_NAME_MAX + 1];
+
+	bctl_safe_name(name, cap, safe);
+	return json_string(safe);
+}
+
+static json_t *json_config(const struct brk_config *c)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	set(o, "failure_threshold", ju(c->failure_threshold));
+	set(o, "failure_rate_pct", ju(c->failure_rate_pct));
+	set(o, "window_ms", ju(c->window_ms));
+	set(o, "min_calls", ju(c->min_calls));
+	set(o, "slow_call_ms", ju(c->slow_call_ms));
+	set(o, "slow_rate_pct", ju(c->slow_rate_pct));
+	set(o, "open_ms", ju(c->open_ms));
+	set(o, "max_open_ms", ju(c->max_open_ms));
+	set(o, "half_open_probes", ju(c->half_open_probes));
+	set(o, "success_threshold", ju(c->success_threshold));
+	set(o, "probe_timeout_ms", ju(c->probe_timeout_ms));
+	set(o, "max_wait_ms", ju(c->max_wait_ms));
+	set(o, "max_concurrent", ju(c->max_concurrent));
+	set(o, "min_distinct_processes", ju(c->min_distinct_processes));
+	return o;
+}
+
+static json_t *json_reasons(const struct brk_counters *c)
+{
+	static const struct { const char *key; int reason; } keys[] = {
+		{ "timeout", BRK_REASON_TIMEOUT },
+		{ "connect", BRK_REASON_CONNECT },
+		{ "server_error", BRK_REASON_SERVER_ERROR },
+		{ "overloaded", BRK_REASON_OVERLOADED },
+		{ "rate_limited", BRK_REASON_RATE_LIMITED },
+		{ "other", BRK_REASON_OTHER },
+	};
+	json_t *o = json_object();
+	size_t i;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		set(o, keys[i].key, ju(c->failures_by_reason[keys[i].reason]));
+	return o;
+}
+
+static json_t *json_counters(const struct brk_counters *c)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	set(o, "allowed", ju(c->allowed));
+	set(o, "rejected_open", ju(c->rejected_open));
+	set(o, "rejected_cooling", ju(c->rejected_cooling));
+	set(o, "rejected_full", ju(c->rejected_full));
+	set(o, "successes", ju(c->successes));
+	set(o, "failures", ju(c->failures));
+	set(o, "healthy_errors", ju(c->healthy_errors));
+	set(o, "ignored", ju(c->ignored));
+	set(o, "cancelled", ju(c->cancelled));
+	set(o, "probes", ju(c->probes));
+	set(o, "reclaimed", ju(c->reclaimed));
+	set(o, "transitions", ju(c->transitions));
+	set(o, "stale", ju(c->stale));
+	set(o, "failures_by_reason", json_reasons(c));
+	return o;
+}
+
+static json_t *json_leases(const struct brk_info *in)
+{
+	size_t max = sizeof(in->leases) / sizeof(in->leases[0]), i;
+	size_t n = in->n_leases < max ? in->n_leases : max;
+	json_t *a = json_array(), *l;
+
+	if (!a)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		l = json_object();
+		if (!l)
+			break;
+		set(l, "pid", json_integer(in->leases[i].pid));
+		set(l, "kind", json_string(brk_lease_kind_name(in->leases[i].kind)));
+		set(l, "age_ms", ju(in->leases[i].age_ms));
+		json_array_append_new(a, l);
+	}
+	return a;
+}
+
+static json_t *json_window(const struct brk_info *in)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	set(o, "calls", ju(in->window_calls));
+	set(o, "failures", ju(in->window_failures));
+	set(o, "slow", ju(in->window_slow));
+	set(o, "distinct_failing_processes", ju(in->distinct_failing_processes));
+	return o;
+}
+
+json_t *bctl_json_breaker(const struct brk_info *in)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	set(o, "name", json_name(in->name, sizeof(in->name)));
+	if (in->kind != BRK_KIND_BREAKER) {
+		set(o, "kind", json_string(bctl_kind_name(in->kind)));
+		return o;
+	}
+	set(o, "kind", json_string("breaker"));
+	set(o, "state", json_string(brk_state_name(in->state)));
+	set(o, "mode", json_string(brk_mode_name(in->mode)));
+	set(o, "generation", ju(in->generation));
+	set(o, "consecutive_failures", ju(in->consecutive_failures));
+	set(o, "cooling_level", ju(in->cooling_level));
+	set(o, "open_remaining_ms", ju(in->open_remaining_ms));
+	set(o, "cool_until_remaining_ms", ju(in->cool_until_remaining_ms));
+	set(o, "half_open_successes", ju(in->half_open_successes));
+	set(o, "probes_in_flight", ju(in->probes_in_flight));
+	set(o, "in_flight", ju(in->in_flight));
+	set(o, "leases", json_leases(in));
+	set(o, "window", json_window(in));
+	set(o, "config", json_config(&in->config));
+	set(o, "counters", json_counters(&in->counters));
+	return o;
+}
+
+json_t *bctl_json_segment(const struct brk_segment_info *s)
+{
+	json_t *o = json_object();
+	enum bctl_daemon d = bctl_daemon_state(s);
+
+	if (!o)
+		return NULL;
+	set(o, "shm", json_name(s->shm_name, sizeof(s->shm_name)));
+	set(o, "capacity", ju(s->capacity));
+	set(o, "used", ju(s->used));
+	set(o, "daemon_pid", json_integer(s->daemon_pid));
+	set(o, "heartbeat_age_ms", d == BCTL_DAEMON_NEVER ?
+	    json_null() : ju(s->heartbeat_age_ms));
+	set(o, "daemon_interval_ms", ju(s->daemon_interval_ms));
+	set(o, "daemon_running", json_boolean(d == BCTL_DAEMON_OK));
+	return o;
+}
+
+json_t *bctl_json_event(const struct brk_event *e)
+{
+	json_t *o = json_object();
+	char when[40];
+
+	if (!o)
+		return NULL;
+	set(o, "seq", ju(e->seq));
+	if (cli_format_time(e->wall_ms, when, sizeof(when)) == 0)
+		set(o, "time", json_string(when));
+	else
+		set(o, "time", json_null());
+	set(o, "name", json_name(e->name, sizeof(e->name)));
+	set(o, "from", json_string(brk_state_name(e->from)));
+	set(o, "to", json_string(brk_state_name(e->to)));
+	set(o, "reason", json_string(brk_event_reason_name(e->reason)));
+	set(o, "pid", json_integer(e->pid));
+	set(o, "value", ju(e->value));
+	return o;
+}
+
+int bctl_json_put(json_t *j, int compact)
+{
+	size_t flags = compact ? JSON_COMPACT : JSON_INDENT(2);
+	int rc;
+
+	if (!j)
+		return -1;
+	rc = json_dumpf(j, stdout, flags | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (rc < 0 || fputc('\n', stdout) == EOF)
+		return -1;
+	return 0;
+}

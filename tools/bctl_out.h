@@ -1,0 +1,49 @@
+/*
+ * bctl_out.h - what bctl prints: JSON objects (bctl_json.c) and the human
+ * forms (bctl_print.c) of breakers, the segment header and events.
+ *
+ * Everything read from the segment is untrusted: names are copied with
+ * bctl_safe_name() (bounded, printable ASCII only) before being printed.
+ */
+#ifndef BCTL_OUT_H
+#define BCTL_OUT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "breaker.h"
+
+/** bctl_safe_name - @src (at most @cap bytes) as printable ASCII in @dst
+ * (BRK_NAME_MAX + 1 bytes). */
+void bctl_safe_name(const char *src, size_t cap, char *dst);
+
+/* What the segment header says about breakerd (bctl_seg.c). */
+enum bctl_daemon {
+	BCTL_DAEMON_NEVER,  /* no breakerd ever ran on this segment */
+	BCTL_DAEMON_EXITED, /* its pid is gone */
+	BCTL_DAEMON_STALE,  /* alive, but no heartbeat for 3 intervals + 1 s */
+	BCTL_DAEMON_OK
+};
+
+enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s);
+
+/** bctl_kind_name - "breaker", "bucket", "budget" or "unknown". */
+const char *bctl_kind_name(int kind);
+
+/* bctl_json.c: new references, NULL on allocation failure. */
+json_t *bctl_json_breaker(const struct brk_info *in);
+json_t *bctl_json_segment(const struct brk_segment_info *s);
+json_t *bctl_json_event(const struct brk_event *e);
+/** bctl_json_put - print @j on stdout and a newline, drop the reference.
+ * Returns 0 or -1 (NULL @j or a write error). */
+int bctl_json_put(json_t *j, int compact);
+
+/* bctl_print.c */
+void bctl_print_breaker(FILE *f, const struct brk_info *in);
+void bctl_print_segment(FILE *f, const struct brk_segment_info *s);
+void bctl_print_list_header(FILE *f);
+void bctl_print_list_row(FILE *f, const struct brk_info *in);
+void bctl_print_event(FILE *f, const struct brk_event *e);
+
+#endif /* BCTL_OUT_H */

@@ -1,0 +1,117 @@
+/*
+ * bctl_seg.c - attaching the segment and finding breakers, with one-line
+ * errors that name the segment and the cause.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "bctl.h"
+#include "bctl_out.h"
+
+#define DAEMON_STALE_INTERVALS 3
+#define DAEMON_STALE_SLACK_MS 1000
+
+#define BCTL_ERRBUF 512
+
+const char *bctl_shm(const struct bctl *g)
+{
+	return brk_resolve_shm_name(g->shm_flag);
+}
+
+/* A shm name is "/NAME" with no other '/'. */
+static int bctl_check_shm(const char *shm)
+{
+	size_t n = strlen(shm);
+
+	if (n < 2 || n > 255 || shm[0] != '/' || strchr(shm + 1, '/'))
+		return cli_usage_error("invalid segment name '%s': expected /NAME",
+				       cli_q(shm));
+	return 0;
+}
+
+/* Keep a library message on one line. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
+static int bctl_attach_error(const char *shm, const char *name, int rc,
+			     char *err)
+{
+	one_line(err);
+	if (rc == -ENOENT && name)
+		return cli_error("%s: no breaker named '%s' (the segment does not exist)",
+				 cli_q(shm), cli_q(name));
+	if (rc == -ENOENT)
+		return cli_error("%s: no such segment (no breaker was ever created there)",
+				 cli_q(shm));
+	if (err[0] && strstr(err, shm))
+		return cli_error("%s", err);
+	if (err[0])
+		return cli_error("%s: %s", cli_q(shm), err);
+	return cli_error("%s: %s", cli_q(shm), brk_strerror(rc));
+}
+
+int bctl_attach(const struct bctl *g, uint32_t flags, const char *name,
+		brk_segment **seg)
+{
+	struct brk_attach_opts o;
+	char err[BCTL_ERRBUF] = "";
+	const char *shm = bctl_shm(g);
+	int rc;
+
+	*seg = NULL;
+	rc = bctl_check_shm(shm);
+	if (rc)
+		return rc;
+	brk_attach_opts_init(&o);
+	o.shm_name = shm;
+	o.flags = flags;
+	o.errbuf = err;
+	o.errbuf_len = sizeof(err);
+	rc = brk_attach(&o, seg);
+	if (rc == 0)
+		return 0;
+	*seg = NULL;
+	return bctl_attach_error(shm, name, rc, err);
+}
+
+int bctl_fail(const struct bctl *g, const char *name, int rc)
+{
+	return cli_error("%s: %s: %s", cli_q(bctl_shm(g)), cli_q(name),
+			 brk_strerror(rc));
+}
+
+int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
+	      brk_breaker **b)
+{
+	int rc = brk_breaker_find(seg, name, b);
+
+	if (rc == 0)
+		return 0;
+	if (rc == -ENOENT)
+		return cli_error("%s: no breaker named '%s'", cli_q(bctl_shm(g)),
+				 cli_q(name));
+	if (rc == -EMEDIUMTYPE)
+		return cli_error("%s: '%s' is a bucket, not a breaker",
+				 cli_q(bctl_shm(g)), cli_q(name));
+	return bctl_fail(g, name, rc);
+}
+
+enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s)
+{
+	uint64_t limit;
+
+	if (s->daemon_pid <= 0 || s->heartbeat_age_ms == UINT64_MAX)
+		return BCTL_DAEMON_NEVER;
+	if (kill(s->daemon_pid, 0) < 0 && errno == ESRCH)
+		return BCTL_DAEMON_EXITED;
+	limit = s->daemon_interval_ms * DAEMON_STALE_INTERVALS +
+		DAEMON_STALE_SLACK_MS;
+	if (s->daemon_interval_ms && s->heartbeat_age_ms > limit)
+		return BCTL_DAEMON_STALE;
+	return BCTL_DAEMON_OK;
+}

@@ -1,0 +1,263 @@
+/*
+ * cli_util.c - messages and strict argument parsing for the command-line
+ * programs. See cli_util.h.
+ */
+#include "cli_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "breaker.h"
+
+#define CLI_Q_BUFS 4
+#define CLI_Q_MAX 80
+
+static const char *cli_prog_name = "bctl";
+
+void cli_set_prog(const char *prog)
+{
+	if (prog && *prog)
+		cli_prog_name = prog;
+}
+
+const char *cli_prog(void)
+{
+	return cli_prog_name;
+}
+
+static void cli_vmsg(const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "%s: %s\n", cli_prog_name, line);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "try '%s --help'\n", cli_prog_name);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vmsg(fmt, ap);
+	va_end(ap);
+	return CLI_EXIT_ERROR;
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vmsg(fmt, ap);
+	va_end(ap);
+}
+
+const char *cli_q(const char *s)
+{
+	static char bufs[CLI_Q_BUFS][CLI_Q_MAX + 4];
+	static unsigned next;
+	char *b = bufs[next++ % CLI_Q_BUFS];
+	size_t i;
+
+	if (!s)
+		return "(null)";
+	for (i = 0; s[i] && i < CLI_Q_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		b[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	if (s[i]) {
+		memcpy(b + i, "...", 3);
+		i += 3;
+	}
+	b[i] = '\0';
+	return b;
+}
+
+static int digit_value(char c, int base)
+{
+	int v;
+
+	if (c >= '0' && c <= '9')
+		v = c - '0';
+	else if (c >= 'a' && c <= 'z')
+		v = c - 'a' + 10;
+	else if (c >= 'A' && c <= 'Z')
+		v = c - 'A' + 10;
+	else
+		return -1;
+	return v < base ? v : -1;
+}
+
+int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
+			uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !out || base < 2 || base > 36 || digit_value(*s, base) < 0)
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_uint_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_uint_arg_base(s, 10, min, max, out);
+}
+
+int parse_duration_arg(const char *s, uint64_t *ms)
+{
+	int rc;
+
+	if (!s || !*s || !ms)
+		return -EINVAL;
+	rc = brk_parse_duration(s, ms);
+	return rc == -ERANGE ? -ERANGE : (rc < 0 ? -EINVAL : 0);
+}
+
+static int parse_code_item(const char *item, uint8_t *set)
+{
+	char lo_s[8], *dash;
+	uint64_t lo, hi;
+	size_t n = strlen(item);
+
+	dash = strchr(item, '-');
+	if (!dash) {
+		if (parse_uint_arg(item, 0, 255, &lo) < 0)
+			return -EINVAL;
+		hi = lo;
+	} else {
+		if ((size_t)(dash - item) >= sizeof(lo_s) || dash == item ||
+		    dash == item + n - 1)
+			return -EINVAL;
+		memcpy(lo_s, item, (size_t)(dash - item));
+		lo_s[dash - item] = '\0';
+		if (parse_uint_arg(lo_s, 0, 255, &lo) < 0 ||
+		    parse_uint_arg(dash + 1, 0, 255, &hi) < 0 || lo > hi)
+			return -EINVAL;
+	}
+	for (; lo <= hi; lo++)
+		set[lo / 8] |= (uint8_t)(1u << (lo % 8));
+	return 0;
+}
+
+int parse_code_set(const char *s, uint8_t *set)
+{
+	char item[16];
+	const char *p = s, *comma;
+	size_t len;
+
+	if (!s || !*s || !set)
+		return -EINVAL;
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 0 || len >= sizeof(item))
+			return -EINVAL;
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (parse_code_item(item, set) < 0)
+			return -EINVAL;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+bool code_set_has(const uint8_t *set, int code)
+{
+	if (!set || code < 0 || code > 255)
+		return false;
+	return (set[code / 8] >> (code % 8)) & 1u;
+}
+
+int cli_opt_uint(const char *opt, const char *s, uint64_t min, uint64_t max,
+		 uint64_t *out)
+{
+	int rc = parse_uint_arg(s, min, max, out);
+
+	if (rc == -ERANGE)
+		return cli_usage_error("%s: '%s' is out of range (%" PRIu64
+				       "..%" PRIu64 ")", opt, cli_q(s), min, max);
+	if (rc < 0)
+		return cli_usage_error("%s: '%s' is not an integer (%" PRIu64
+				       "..%" PRIu64 ")", opt, cli_q(s), min, max);
+	return 0;
+}
+
+int cli_opt_duration(const char *opt, const char *s, uint64_t *ms)
+{
+	int rc = parse_duration_arg(s, ms);
+
+	if (rc == -ERANGE)
+		return cli_usage_error("%s: duration '%s' is too long (max %llu ms)",
+				       opt, cli_q(s), (unsigned long long)BRK_MAX_DURATION_MS);
+	if (rc < 0)
+		return cli_usage_error("%s: invalid duration '%s' (use a unit: 250ms, 30s, 5m, 2h)",
+				       opt, cli_q(s));
+	return 0;
+}
+
+int cli_opt_code_set(const char *opt, const char *s, uint8_t *set)
+{
+	if (parse_code_set(s, set) < 0)
+		return cli_usage_error("%s: invalid exit code list '%s' (e.g. 3,7,10-12; codes 0..255)",
+				       opt, cli_q(s));
+	return 0;
+}
+
+int cli_format_time(uint64_t wall_ms, char *buf, size_t len)
+{
+	time_t secs;
+	struct tm tm;
+	char base[32];
+
+	if (!buf || len == 0 || wall_ms / 1000 > (uint64_t)INT32_MAX * 64)
+		return -EINVAL;
+	secs = (time_t)(wall_ms / 1000);
+	if (!gmtime_r(&secs, &tm) ||
+	    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		return -EINVAL;
+	if ((size_t)snprintf(buf, len, "%s.%03uZ", base,
+			     (unsigned)(wall_ms % 1000)) >= len)
+		return -EINVAL;
+	return 0;
+}
+
+int cli_std_fds_open(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+			return -errno;
+	}
+	return 0;
+}

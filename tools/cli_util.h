@@ -1,0 +1,92 @@
+/*
+ * cli_util.h - small helpers shared by the command-line programs (bctl,
+ * breakerd): one-line error messages, strict integer, duration and
+ * exit-code-list parsing, RFC 3339 time formatting.
+ *
+ * Conventions: parse_* functions return 0 or a negative errno (-EINVAL,
+ * -ERANGE) and print nothing; cli_opt_* wrappers print a usage error naming
+ * the option and return CLI_EXIT_USAGE (0 on success).
+ */
+#ifndef CLI_UTIL_H
+#define CLI_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1   /* segment or system error */
+#define CLI_EXIT_USAGE 2   /* bad command line */
+
+#define CLI_CODE_SET_BYTES 32 /* a bitmap of exit codes 0..255 */
+
+/** cli_set_prog - the program name used as the prefix of every message. */
+void cli_set_prog(const char *prog);
+const char *cli_prog(void);
+
+/**
+ * cli_usage_error - print "prog: <msg>" and "try 'prog --help'" on stderr.
+ * Returns CLI_EXIT_USAGE.
+ */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** cli_error - print "prog: <msg>" on stderr. Returns CLI_EXIT_ERROR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** cli_note - print "prog: <msg>" on stderr (informational). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * cli_q - @s made safe to print inside one line: control and non-ASCII
+ * bytes become '?', long strings are cut with "...". Returns one of a few
+ * rotating static buffers (not thread-safe; enough for one message).
+ */
+const char *cli_q(const char *s);
+
+/**
+ * parse_uint_arg_base - strict unsigned integer: digits only in @base (no
+ * sign, no space, no prefix, nothing after), within [@min, @max].
+ * Returns 0, -EINVAL (empty, sign, garbage) or -ERANGE (out of range).
+ */
+int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
+			uint64_t *out);
+
+/** parse_uint_arg - parse_uint_arg_base() in base 10. */
+int parse_uint_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/**
+ * parse_duration_arg - "250ms", "30s", "5m", "2h" (brk_parse_duration());
+ * a bare number is -EINVAL. Returns 0, -EINVAL or -ERANGE.
+ */
+int parse_duration_arg(const char *s, uint64_t *ms);
+
+/**
+ * parse_code_set - a comma-separated list of exit codes and ranges
+ * ("3,7,10-12"), each 0..255, into @set (CLI_CODE_SET_BYTES bytes; bits are
+ * added, not cleared). Returns 0 or -EINVAL.
+ */
+int parse_code_set(const char *s, uint8_t *set);
+
+/** code_set_has - true if @code (0..255) is in @set. */
+bool code_set_has(const uint8_t *set, int code);
+
+/* Wrappers that print a usage error naming @opt; return 0 or CLI_EXIT_USAGE. */
+int cli_opt_uint(const char *opt, const char *s, uint64_t min, uint64_t max,
+		 uint64_t *out);
+int cli_opt_duration(const char *opt, const char *s, uint64_t *ms);
+int cli_opt_code_set(const char *opt, const char *s, uint8_t *set);
+
+/**
+ * cli_format_time - @wall_ms (ms since the epoch) as RFC 3339 UTC with
+ * milliseconds, "2024-05-01T10:00:00.123Z". Returns 0 or -EINVAL.
+ */
+int cli_format_time(uint64_t wall_ms, char *buf, size_t len);
+
+/**
+ * cli_std_fds_open - make sure fds 0, 1 and 2 are open (on /dev/null if
+ * they were closed), so no later pipe or file lands on them. Returns 0 or
+ * -errno.
+ */
+int cli_std_fds_open(void);
+
+#endif /* CLI_UTIL_H */
