@@ -285,6 +285,37 @@ static int setup4(void **state)
 	return 0;
 }
 
+/* A name that exists as another kind: -EMEDIUMTYPE both ways, nothing
+ * created, the existing record untouched. */
+static void other_kind_is_emediumtype(void **state)
+{
+#ifdef BRK_BUCKET_MAX_BURST /* the bucket API is there */
+	struct ut *u = *state;
+	brk_bucket *k = NULL;
+	brk_breaker *b = NULL;
+	struct brk_info i;
+
+	ut_rc(0, brk_bucket_get(u->seg, "rl", 10.0, 5, &k));
+	b = ut_breaker(u, "br", NULL);
+	ut_call(b, BRK_FAILURE, 0);
+	assert_int_equal(brk_record_count(u->seg), 2);
+
+	ut_rc(-EMEDIUMTYPE, brk_breaker_get(u->seg, "rl", NULL, &b));
+	ut_rc(-EMEDIUMTYPE, brk_breaker_find(u->seg, "rl", &b));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_get(u->seg, "br", 10.0, 5, &k));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_find(u->seg, "br", &k));
+	assert_int_equal(brk_record_count(u->seg), 2);
+	ut_info(ut_breaker(u, "br", NULL), &i);
+	assert_int_equal(i.counters.failures, 1);
+	ut_rc(0, brk_info_at(u->seg, 0, &i));
+	assert_int_equal(i.kind, BRK_KIND_BUCKET);
+	assert_string_equal(i.name, "rl");
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 /* Concurrent-looking get-or-create from two handles gives one record. */
 static void two_handles_one_record(void **state)
 {
@@ -419,6 +450,7 @@ int main(void)
 		UT_TEST(bad_config_creates_and_changes_nothing),
 		UT_TEST(late_declarer_keeps_first),
 		cmocka_unit_test_setup_teardown(full_table, setup4, ut_teardown),
+		UT_TEST(other_kind_is_emediumtype),
 		UT_TEST(two_handles_one_record),
 		UT_TEST(attach_options),
 		cmocka_unit_test(resolve_shm_name),
