@@ -25,6 +25,8 @@ const char *brk_strerror(int code)
 		return "segment content is corrupt";
 	case BRK_ECONTENDED:
 		return "gave up after a bounded number of CAS attempts";
+	case BRK_ENOTOKENS:
+		return "refused: rate limit, not enough tokens in the bucket now";
 	case EPROTO:
 		return "not a breakerd segment of this layout version";
 	case ENOSPC:
@@ -32,7 +34,8 @@ const char *brk_strerror(int code)
 	case EROFS:
 		return "segment is attached read-only";
 	case EMEDIUMTYPE:
-		return "record exists with another kind (breaker vs bucket)";
+		return "record exists with another kind (breaker, bucket or "
+		       "retry budget)";
 	case EXDEV:
 		return "segment was created in another pid or time namespace";
 	case EALREADY:
@@ -48,7 +51,7 @@ int brk_is_refusal(int code)
 {
 	return code == -BRK_EOPEN || code == -BRK_EFULL ||
 	       code == -BRK_ECOOLING || code == -BRK_EDEFERRED ||
-	       code == -BRK_ECONTENDED;
+	       code == -BRK_ECONTENDED || code == -BRK_ENOTOKENS;
 }
 
 const char *brk_state_name(int state)

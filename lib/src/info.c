@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "limits.h"
 #include "window.h"
 
 static void read_counters(const struct brk__record *r, struct brk_counters *c)
@@ -94,7 +95,8 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (kind != BRK_KIND_BREAKER && kind != BRK_KIND_BUCKET)
+	if (kind != BRK_KIND_BREAKER && kind != BRK_KIND_BUCKET &&
+	    kind != BRK_KIND_BUDGET)
 		return -ENOENT;
 	cmm_smp_rmb();
 	rc = brk__record_name(r, out->name);
@@ -102,8 +104,10 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 		return rc;
 	out->index = idx;
 	out->kind = (int)kind;
-	if (kind != BRK_KIND_BREAKER)
-		return 0;
+	if (kind == BRK_KIND_BUCKET)
+		return brk__bucket_fill(s, r, out->name, &out->bucket);
+	if (kind == BRK_KIND_BUDGET)
+		return brk__budget_fill(s, r, out->name, &out->budget);
 	brk__config_load(r, &out->config);
 	read_counters(r, &out->counters);
 	fill_state(s, r, out);

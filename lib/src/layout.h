@@ -244,4 +244,96 @@ static inline uint64_t brk__total_size(uint32_t capacity)
 	return brk__events_offset(capacity) + (uint64_t)BRK__EVENT_SLOTS * BRK__EVENT_SIZE;
 }
 
+/* ---- GCRA buckets and retry budgets: the record's ext words ----------- */
+/*
+ * Records of kind BRK_KIND_BUCKET and BRK_KIND_BUDGET use only line 0
+ * (identity) and ext[]; lines 1-22 stay zero. ext[] starts on record line
+ * 23; each group below has its own 128-byte line, so the word every take
+ * CASes (the TAT) shares its line with nothing else.
+ *
+ * Bucket:
+ *   ext line 0  TAT, ns of the segment clock (0: full since ever)
+ *   ext line 1  settings: interval_ns:44 | burst:20; 0 = not configured
+ *               yet (the creator stores it right after publication)
+ *   ext line 2  counters: taken, denied, tokens_taken
+ * Budget:
+ *   ext line 0  floor TAT (GCRA as above, unused when floor is 0)
+ *   ext line 1  pool: epoch:24 | milli-tokens:40 (epoch = 10 s periods of
+ *               the segment clock since the segment epoch, mod 2^24)
+ *   ext line 2  settings: configured:1 (bit 63) | ratio_milli:17 (bits
+ *               30..46) | floor_milli_per_s:30 (bits 0..29); 0 = not
+ *               configured yet
+ *   ext line 3  counters: deposits, retries, retries_floor, deferred
+ */
+#define BRK__EXT_LINE (BRK__LINE / 8u) /* words per line: 16 */
+
+enum brk__bucket_ext {
+	BRK__BK_TAT = 0 * BRK__EXT_LINE,
+	BRK__BK_CFG = 1 * BRK__EXT_LINE,
+	BRK__BK_TAKEN = 2 * BRK__EXT_LINE,
+	BRK__BK_DENIED,
+	BRK__BK_TOKENS,
+	BRK__BK_END
+};
+
+enum brk__budget_ext {
+	BRK__BG_TAT = 0 * BRK__EXT_LINE,
+	BRK__BG_POOL = 1 * BRK__EXT_LINE,
+	BRK__BG_CFG = 2 * BRK__EXT_LINE,
+	BRK__BG_DEPOSITS = 3 * BRK__EXT_LINE,
+	BRK__BG_RETRIES,
+	BRK__BG_RETRIES_FLOOR,
+	BRK__BG_DEFERRED,
+	BRK__BG_END
+};
+
+/* bucket settings word */
+#define BRK__BKC_BURST_BITS 20u
+#define BRK__BKC_T_BITS 44u
+#define BRK__BKC_T(w) ((w) >> BRK__BKC_BURST_BITS)
+#define BRK__BKC_BURST(w) ((uint32_t)((w) & ((1u << BRK__BKC_BURST_BITS) - 1u)))
+#define BRK__BKC_MAKE(t, burst) \
+	(((uint64_t)(t) << BRK__BKC_BURST_BITS) | \
+	 ((uint64_t)(burst) & ((1u << BRK__BKC_BURST_BITS) - 1u)))
+#define BRK__BKC_T_MAX ((1ULL << BRK__BKC_T_BITS) - 1u)
+
+/* budget pool word */
+#define BRK__POOL_MILLI_BITS 40u
+#define BRK__POOL_MILLI_MAX ((1ULL << BRK__POOL_MILLI_BITS) - 1u)
+#define BRK__POOL_EPOCH_MASK 0xffffffu
+#define BRK__POOL_MILLI(w) ((w) & BRK__POOL_MILLI_MAX)
+#define BRK__POOL_EPOCH(w) ((uint32_t)((w) >> BRK__POOL_MILLI_BITS))
+#define BRK__POOL_MAKE(ep, milli) \
+	((((uint64_t)(ep) & BRK__POOL_EPOCH_MASK) << BRK__POOL_MILLI_BITS) | \
+	 ((uint64_t)(milli) & BRK__POOL_MILLI_MAX))
+
+/* budget settings word */
+#define BRK__BGC_SET (1ULL << 63)
+#define BRK__BGC_FLOOR_MAX ((1u << 30) - 1u)
+#define BRK__BGC_RATIO_MAX ((1u << 17) - 1u)
+#define BRK__BGC_FLOOR(w) ((uint32_t)((w) & BRK__BGC_FLOOR_MAX))
+#define BRK__BGC_RATIO(w) ((uint32_t)(((w) >> 30) & BRK__BGC_RATIO_MAX))
+#define BRK__BGC_MAKE(floor_milli, ratio_milli) \
+	(BRK__BGC_SET | (((uint64_t)(ratio_milli) & BRK__BGC_RATIO_MAX) << 30) | \
+	 ((uint64_t)(floor_milli) & BRK__BGC_FLOOR_MAX))
+
+_Static_assert(BRK__LINE % 8u == 0 && BRK__EXT_LINE == 16, "ext line");
+_Static_assert(offsetof(struct brk__record, ext) % BRK__LINE == 0, "ext line 0");
+_Static_assert(sizeof(((struct brk__record *)0)->ext) == 144 * 8, "ext words");
+_Static_assert(BRK__BK_END <= 144 && BRK__BG_END <= 144, "ext fits");
+_Static_assert(BRK__BK_TAT % BRK__EXT_LINE == 0 && BRK__BK_CFG % BRK__EXT_LINE == 0 &&
+	       BRK__BK_TAKEN % BRK__EXT_LINE == 0, "bucket lines");
+_Static_assert(BRK__BG_TAT % BRK__EXT_LINE == 0 && BRK__BG_POOL % BRK__EXT_LINE == 0 &&
+	       BRK__BG_CFG % BRK__EXT_LINE == 0 &&
+	       BRK__BG_DEPOSITS % BRK__EXT_LINE == 0, "budget lines");
+_Static_assert(BRK__BK_CFG - BRK__BK_TAT >= BRK__EXT_LINE &&
+	       BRK__BG_POOL - BRK__BG_TAT >= BRK__EXT_LINE, "TAT alone on its line");
+_Static_assert(offsetof(struct brk__record, ext) + BRK__BK_TAT * 8u == 23u * BRK__LINE,
+	       "bucket TAT at record line 23");
+_Static_assert(BRK__BKC_T_BITS + BRK__BKC_BURST_BITS == 64, "bucket cfg word");
+_Static_assert((1u << BRK__BKC_BURST_BITS) > 1000000u, "burst field holds 1e6");
+_Static_assert(BRK__BKC_T_MAX >= 10000000000000ULL, "T field holds 1e13 ns");
+_Static_assert(BRK__BGC_FLOOR_MAX >= 1000000000u, "floor field holds 1e6/s");
+_Static_assert(BRK__BGC_RATIO_MAX >= 100000u, "ratio field holds 100");
+
 #endif /* BRK_LAYOUT_H */

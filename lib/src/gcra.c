@@ -1,0 +1,307 @@
+/*
+ * gcra.c - GCRA token buckets shared by every process on the host.
+ *
+ * Algorithm: the Generic Cell Rate Algorithm (ATM Forum, Traffic
+ * Management Specification 4.0, 1996), in the "virtual scheduling" form
+ * Brandur Leach's redis-cell uses (github.com/brandur/redis-cell,
+ * src/cell/mod.rs): one theoretical arrival time (TAT) in ns, an emission
+ * interval T and a tolerance tau. Here tau = T * burst, so a full bucket
+ * grants exactly @burst tokens at once (redis-cell's tolerance is
+ * T * (burst + 1)); see breaker.h "Token buckets (GCRA)".
+ *
+ * Shared words (layout.h, "GCRA buckets and retry budgets"): the TAT (its
+ * own cache line, the only word a take CASes), the settings word
+ * (interval_ns:44 | burst:20, so interval and burst change together) and
+ * three counters. A refusal writes nothing to the TAT. Every CAS loop is
+ * bounded by BRK__CAS_TRIES and re-reads the clock on each try (a stale
+ * `now` after preemption would over-admit by rate * stall). All arithmetic
+ * on values read from the segment saturates; the segment is untrusted.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "limits.h"
+
+/* Largest interval accepted: 1e9 / BRK_BUCKET_MIN_RATE, rounded. */
+#define BRK__T_LIMIT 10000000000000ULL /* 1e13 ns */
+_Static_assert(BRK__T_LIMIT <= BRK__BKC_T_MAX, "T limit fits the field");
+_Static_assert(BRK__T_LIMIT <= UINT64_MAX / (BRK_BUCKET_MAX_BURST + 1ULL),
+	       "tau = T * burst never overflows");
+
+uint64_t brk__interval_ns(double rate_per_s)
+{
+	double t;
+
+	if (!isfinite(rate_per_s) || !(rate_per_s >= BRK_BUCKET_MIN_RATE) ||
+	    !(rate_per_s <= BRK_BUCKET_MAX_RATE))
+		return 0;
+	t = 1e9 / rate_per_s + 0.5; /* 1.5 .. 1e13 + 0.5 */
+	if (!(t >= 1.0) || t > 2.0 * (double)BRK__T_LIMIT ||
+	    (uint64_t)t > BRK__T_LIMIT)
+		return 0;
+	return (uint64_t)t;
+}
+
+int brk__gcra_take(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
+		   uint32_t n, uint64_t *now_out, uint64_t *not_before)
+{
+	uint64_t need = (uint64_t)n * t; /* <= tau, checked by the caller */
+	uint64_t now = 0;
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old, base, nw;
+
+		now = brk__now(s);
+		old = uatomic_read(tat);
+		base = old > now ? old : now;
+		if (base > UINT64_MAX - need) {
+			/* the clock's range is exhausted: never */
+			*now_out = now;
+			*not_before = UINT64_MAX;
+			return -BRK_ENOTOKENS;
+		}
+		nw = base + need;
+		if (nw - now > tau) {
+			/* earliest t with max(old, t) + need - t <= tau */
+			*now_out = now;
+			*not_before = nw - tau;
+			return -BRK_ENOTOKENS;
+		}
+		if (uatomic_cmpxchg(tat, old, nw) == old) {
+			*now_out = now;
+			*not_before = now;
+			return 0;
+		}
+		caa_cpu_relax();
+	}
+	*now_out = now;
+	*not_before = now;
+	return -BRK_ECONTENDED;
+}
+
+int brk__gcra_rescale(brk_segment *s, uint64_t *tat, uint64_t t_old,
+		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new)
+{
+	int i;
+
+	if (t_old == 0)
+		t_old = t_new;
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t now = brk__now(s), old = uatomic_read(tat), d, nw;
+		unsigned __int128 q;
+
+		if (old <= now)
+			return 0; /* full: nothing owed, nothing to scale */
+		d = old - now;
+		if (d > tau_old)
+			d = tau_old; /* owes more than a bucket: heal */
+		/* the tokens owed stay owed; round up (never grants more) */
+		q = ((unsigned __int128)d * t_new + (t_old - 1)) / t_old;
+		d = q > tau_new ? tau_new : (uint64_t)q;
+		nw = brk__sat_add(now, d);
+		if (nw == old || uatomic_cmpxchg(tat, old, nw) == old)
+			return 0;
+		caa_cpu_relax();
+	}
+	return -BRK_ECONTENDED;
+}
+
+double brk__gcra_tokens(uint64_t tat, uint64_t now, uint64_t t, uint64_t tau,
+			uint64_t *full_in_ns)
+{
+	uint64_t d = tat > now ? tat - now : 0;
+
+	if (full_in_ns)
+		*full_in_ns = d;
+	if (t == 0 || d >= tau)
+		return 0.0;
+	return (double)(tau - d) / (double)t;
+}
+
+/* ---- buckets ---------------------------------------------------------- */
+
+static int bucket_cfg_make(double rate_per_s, uint32_t burst, uint64_t *w)
+{
+	uint64_t t = brk__interval_ns(rate_per_s);
+
+	if (t == 0 || burst < 1 || burst > BRK_BUCKET_MAX_BURST)
+		return -EINVAL;
+	*w = BRK__BKC_MAKE(t, burst);
+	return 0;
+}
+
+/* Decode a settings word read from the (untrusted) segment. */
+static int bucket_cfg_parse(uint64_t w, uint64_t *t, uint32_t *burst)
+{
+	if (w == 0)
+		return -EAGAIN;
+	*t = BRK__BKC_T(w);
+	*burst = BRK__BKC_BURST(w);
+	if (*t == 0 || *t > BRK__T_LIMIT || *burst == 0 ||
+	    *burst > BRK_BUCKET_MAX_BURST)
+		return -BRK_ECORRUPT;
+	return 0;
+}
+
+static int bucket_handle(brk_segment *seg, const char *name, int create,
+			 uint64_t cfg, brk_bucket **out)
+{
+	brk_breaker *b;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	rc = brk__handle(seg, name, create, BRK_KIND_BUCKET, NULL, &b);
+	if (rc)
+		return rc;
+	/*
+	 * The record is published (kind set) before its settings exist:
+	 * names.c initialises the breaker part only. The first of the
+	 * creators to CAS(0 -> settings) decides; takers see -EAGAIN in the
+	 * window between the two steps.
+	 */
+	if (create && !seg->readonly &&
+	    uatomic_read(&b->rec->ext[BRK__BK_CFG]) == 0)
+		(void)uatomic_cmpxchg(&b->rec->ext[BRK__BK_CFG], 0, cfg);
+	*out = (brk_bucket *)(void *)b;
+	return 0;
+}
+
+int brk_bucket_get(brk_segment *seg, const char *name, double rate_per_s,
+		   uint32_t burst, brk_bucket **out)
+{
+	uint64_t cfg;
+	int rc = bucket_cfg_make(rate_per_s, burst, &cfg);
+
+	if (rc)
+		return rc;
+	return bucket_handle(seg, name, 1, cfg, out);
+}
+
+int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out)
+{
+	return bucket_handle(seg, name, 0, 0, out);
+}
+
+const char *brk_bucket_name(const brk_bucket *k)
+{
+	return k ? brk__bk_ch(k)->name : "";
+}
+
+int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst)
+{
+	brk_breaker *b = brk__bk_h(k);
+	uint64_t *cw, nwc;
+	int i, rc;
+
+	if (!k)
+		return -EINVAL;
+	rc = bucket_cfg_make(rate_per_s, burst, &nwc);
+	if (rc)
+		return rc;
+	if (b->seg->readonly)
+		return -EROFS;
+	cw = &b->rec->ext[BRK__BK_CFG];
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(cw), t_old = 0;
+		uint32_t burst_old = 0;
+
+		if (old == nwc)
+			return 0;
+		rc = bucket_cfg_parse(old, &t_old, &burst_old);
+		if (uatomic_cmpxchg(cw, old, nwc) != old) {
+			caa_cpu_relax();
+			continue;
+		}
+		if (rc == -EAGAIN)
+			return 0; /* never configured: nothing was taken */
+		if (rc) /* corrupt: clamp the TAT to the new bucket */
+			t_old = BRK__BKC_T(nwc), burst_old = burst;
+		return brk__gcra_rescale(b->seg, &b->rec->ext[BRK__BK_TAT],
+					 t_old, t_old * burst_old,
+					 BRK__BKC_T(nwc),
+					 BRK__BKC_T(nwc) * burst);
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns)
+{
+	brk_breaker *b = brk__bk_h(k);
+	struct brk__record *r;
+	uint64_t t, now, nb;
+	uint32_t burst;
+	int rc;
+
+	if (!k || n == 0)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	rc = bucket_cfg_parse(uatomic_read(&r->ext[BRK__BK_CFG]), &t, &burst);
+	if (rc)
+		return rc;
+	if (n > burst)
+		return -EINVAL;
+	rc = brk__gcra_take(b->seg, &r->ext[BRK__BK_TAT], t, t * burst, n,
+			    &now, &nb);
+	if (rc == 0) {
+		uatomic_inc(&r->ext[BRK__BK_TAKEN]);
+		(void)uatomic_add_return(&r->ext[BRK__BK_TOKENS], (uint64_t)n);
+	} else {
+		uatomic_inc(&r->ext[BRK__BK_DENIED]);
+	}
+	if (not_before_ns)
+		*not_before_ns = nb;
+	return rc;
+}
+
+uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns)
+{
+	brk_breaker *b = brk__bk_h(k);
+	uint64_t t, j;
+	uint32_t burst;
+
+	if (!k || bucket_cfg_parse(uatomic_read(&b->rec->ext[BRK__BK_CFG]),
+				   &t, &burst) != 0)
+		return not_before_ns;
+	j = (uint64_t)(((unsigned __int128)brk__random(b->seg) * t) >> 64);
+	return brk__sat_add(not_before_ns, j);
+}
+
+int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
+		     const char *name, struct brk_bucket_info *out)
+{
+	uint64_t t, tat, now;
+	uint32_t burst;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, name, strnlen(name, BRK_NAME_MAX));
+	out->taken = uatomic_read(&r->ext[BRK__BK_TAKEN]);
+	out->denied = uatomic_read(&r->ext[BRK__BK_DENIED]);
+	out->tokens_taken = uatomic_read(&r->ext[BRK__BK_TOKENS]);
+	rc = bucket_cfg_parse(uatomic_read(&r->ext[BRK__BK_CFG]), &t, &burst);
+	if (rc == -EAGAIN)
+		return 0; /* configured = 0 */
+	if (rc)
+		return rc;
+	out->configured = 1;
+	out->interval_ns = t;
+	out->rate_per_s = 1e9 / (double)t;
+	out->burst = burst;
+	tat = uatomic_read(&r->ext[BRK__BK_TAT]);
+	now = brk__now(s);
+	out->tokens = brk__gcra_tokens(tat, now, t, t * burst, &out->full_in_ns);
+	return 0;
+}
+
+int brk_bucket_info(brk_bucket *k, struct brk_bucket_info *out)
+{
+	brk_breaker *b = brk__bk_h(k);
+
+	if (!k || !out)
+		return -EINVAL;
+	return brk__bucket_fill(b->seg, b->rec, b->name, out);
+}

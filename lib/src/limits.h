@@ -1,0 +1,71 @@
+/*
+ * limits.h - private declarations shared by gcra.c (buckets), budget.c
+ * (retry budgets) and info.c: the GCRA primitive on one TAT word.
+ *
+ * Public brk_bucket / brk_budget handles are the same allocation as a
+ * brk_breaker handle (made by brk__handle() with the record kind checked);
+ * struct brk_bucket and struct brk_budget are never defined, so the public
+ * types stay distinct and a pointer is only ever converted back here.
+ */
+#ifndef BRK_LIMITS_H
+#define BRK_LIMITS_H
+
+#include "internal.h"
+
+static inline brk_breaker *brk__bk_h(brk_bucket *k)
+{
+	return (brk_breaker *)(void *)k;
+}
+
+static inline const brk_breaker *brk__bk_ch(const brk_bucket *k)
+{
+	return (const brk_breaker *)(const void *)k;
+}
+
+static inline brk_breaker *brk__bg_h(brk_budget *g)
+{
+	return (brk_breaker *)(void *)g;
+}
+
+static inline const brk_breaker *brk__bg_ch(const brk_budget *g)
+{
+	return (const brk_breaker *)(const void *)g;
+}
+
+static inline uint64_t brk__sat_sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* T from a rate in tokens/s: round(1e9 / rate). 0 if out of range. */
+uint64_t brk__interval_ns(double rate_per_s);
+
+/*
+ * One GCRA take of @n tokens (n * T <= tau assumed by the caller) on the
+ * TAT word @tat with interval @t and tolerance @tau (both in ns).
+ * Returns 0 (CAS done), -BRK_ENOTOKENS (nothing written; *not_before set),
+ * -BRK_ECONTENDED.
+ */
+int brk__gcra_take(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
+		   uint32_t n, uint64_t *now_out, uint64_t *not_before);
+
+/*
+ * Rescale the TAT after the interval changed from @t_old to @t_new (and
+ * the tolerance to @tau_new): TAT' = now + min((TAT - now) * t_new /
+ * t_old, tau_new), saturating. Returns 0 or -BRK_ECONTENDED.
+ */
+int brk__gcra_rescale(brk_segment *s, uint64_t *tat, uint64_t t_old,
+		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new);
+
+/* Tokens available at @now (0 .. tau / t), and ns until full. */
+double brk__gcra_tokens(uint64_t tat, uint64_t now, uint64_t t, uint64_t tau,
+			uint64_t *full_in_ns);
+
+/* Snapshot helpers for info.c (the record is already known to be of the
+ * right kind; @name is its validated name). */
+int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
+		     const char *name, struct brk_bucket_info *out);
+int brk__budget_fill(brk_segment *s, const struct brk__record *r,
+		     const char *name, struct brk_budget_info *out);
+
+#endif /* BRK_LIMITS_H */
