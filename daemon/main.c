@@ -301,6 +301,7 @@ int main(int argc, char **argv)
 	ll_str(&l, "shm", shm);
 	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");
 	ll_end(&l);
+	brk_daemon_leave(seg);
 	brk_detach(seg);
 	return 0;
 }

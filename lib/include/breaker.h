@@ -610,6 +610,13 @@ int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
  */
 int brk_heartbeat(brk_segment *seg, uint64_t interval_ms);
 
+/**
+ * brk_daemon_leave - the supervisor stops: clear its pid and heartbeat
+ * (only if they are this process's), so brk_segment_info() reports no
+ * daemon rather than a stale pid. Returns 0, -EROFS.
+ */
+int brk_daemon_leave(brk_segment *seg);
+
 /* ---------------------------------------------------------------------- */
 /* Events                                                                   */
 /* ---------------------------------------------------------------------- */

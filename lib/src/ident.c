@@ -22,9 +22,11 @@ static struct brk__ident self;
 static uint32_t nonce_ctr;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
-/* Parse field 22 (starttime) of a /proc/PID/stat text: after the last
- * ')' (comm may hold spaces and parentheses), field 3 begins. */
-static int parse_start_ticks(const char *buf, size_t len, uint64_t *ticks)
+/* Parse fields 3 (state) and 22 (starttime) of a /proc/PID/stat text:
+ * after the last ')' (comm may hold spaces and parentheses), field 3
+ * begins. */
+static int parse_stat(const char *buf, size_t len, uint64_t *ticks,
+		      char *state)
 {
 	const char *p = NULL, *end = buf + len;
 	const char *q;
@@ -34,8 +36,9 @@ static int parse_start_ticks(const char *buf, size_t len, uint64_t *ticks)
 	for (q = buf; q < end; q++)
 		if (*q == ')')
 			p = q;
-	if (!p)
+	if (!p || p + 2 >= end)
 		return -EINVAL;
+	*state = p[2];
 	for (q = p + 1; q < end && field < 22; q++)
 		if (*q == ' ')
 			field++;
@@ -48,7 +51,7 @@ static int parse_start_ticks(const char *buf, size_t len, uint64_t *ticks)
 }
 
 /* Async-signal-safe: open/read/close and hand-made formatting only. */
-int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
+static int read_stat(int32_t pid, uint64_t *ticks, char *state)
 {
 	char path[32] = "/proc/", digits[12], buf[1024];
 	int n = 0, fd, i;
@@ -70,7 +73,14 @@ int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
 	close(fd);
 	if (got <= 0)
 		return -EIO;
-	return parse_start_ticks(buf, (size_t)got, ticks);
+	return parse_stat(buf, (size_t)got, ticks, state);
+}
+
+int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
+{
+	char state;
+
+	return read_stat(pid, ticks, &state);
 }
 
 static void compute_self(void)
@@ -112,16 +122,18 @@ int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known)
 
 	if (pid <= 0)
 		return 1;
+	char state = '?';
+
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return 1;
-	if (!start_known)
-		return 0;
-	rc = brk__read_start_ticks(pid, &t);
+	rc = read_stat(pid, &t, &state);
 	if (rc == -ENOENT || rc == -ESRCH)
 		return 1;
 	if (rc != 0)
 		return 0; /* cannot tell: keep the lease */
-	return (t & 0xffffffffffULL) != start_ticks;
+	if (state == 'Z' || state == 'X') /* exited, not yet reaped */
+		return 1;
+	return start_known && (t & 0xffffffffffULL) != start_ticks;
 }
 
 /* xorshift64* (Vigna 2016), one state per thread. */

@@ -284,8 +284,16 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 			brk__parents_resolve(b);
 		b = cache_put(s, b);
 	}
-	if (uatomic_read(&b->rec->kind) != (uint64_t)kind)
-		return -EMEDIUMTYPE;
+	switch (uatomic_read(&b->rec->kind)) {
+	case BRK_KIND_BREAKER:
+	case BRK_KIND_BUCKET:
+	case BRK_KIND_BUDGET:
+		if (uatomic_read(&b->rec->kind) != (uint64_t)kind)
+			return -EMEDIUMTYPE;
+		break;
+	default:
+		return -BRK_ECORRUPT;
+	}
 	*out = b;
 	return 0;
 }

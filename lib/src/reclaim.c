@@ -91,6 +91,20 @@ int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 	return 0;
 }
 
+int brk_daemon_leave(brk_segment *s)
+{
+	uint64_t me;
+
+	if (!s)
+		return -EINVAL;
+	if (s->readonly)
+		return -EROFS;
+	me = (uint64_t)brk__self()->pid;
+	if (uatomic_cmpxchg(&s->hdr->daemon_pid, me, 0) == me)
+		uatomic_set(&s->hdr->heartbeat_ns, 0);
+	return 0;
+}
+
 int brk_heartbeat(brk_segment *s, uint64_t interval_ms)
 {
 	const struct brk__ident *me = brk__self();

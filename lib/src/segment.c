@@ -276,9 +276,10 @@ static int validate_header(const struct attach_ctx *c, brk_segment *s)
 		return fail(c, -EPROTO, "geometry does not match capacity %u",
 			    cap);
 	if (h->total_size != brk__total_size(cap) || h->total_size != s->size)
-		return fail(c, -EPROTO, "size %llu bytes, expected %llu for "
-			    "capacity %u (truncated or not ours)",
+		return fail(c, -EPROTO, "size %llu bytes (header says %llu), "
+			    "expected %llu for capacity %u (truncated or not ours)",
 			    (unsigned long long)s->size,
+			    (unsigned long long)h->total_size,
 			    (unsigned long long)brk__total_size(cap), cap);
 	return 0;
 }
