@@ -1,0 +1,459 @@
+/*
+ * test_budget.c - retry budgets on a fake clock: the fleet bound over a
+ * simulated minute with 8 workers (Finagle's defaults and ratio 0 /
+ * floor 0), pool decay, clock skew at an epoch boundary, validation,
+ * configure, saturation and hostile words.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include "lim.h"
+
+#include "layout.h" /* private: to poke words by hand */
+
+LIM_FIXTURES("budget")
+
+#define WORKERS 8
+
+static brk_budget *budget(brk_segment *seg, const char *name, double floor_,
+			  double ratio)
+{
+	brk_budget *g = NULL;
+
+	lim_rc(0, brk_budget_get(seg, name, floor_, ratio, &g));
+	assert_non_null(g);
+	return g;
+}
+
+static struct brk_budget_info binfo(brk_budget *g)
+{
+	struct brk_budget_info bi;
+
+	memset(&bi, 0xa5, sizeof bi);
+	lim_rc(0, brk_budget_info(g, &bi));
+	return bi;
+}
+
+static unsigned retries_now(brk_budget *g)
+{
+	unsigned n = 0;
+	int rc;
+
+	while ((rc = brk_retry_permitted(g)) == 0)
+		n++;
+	assert_int_equal(rc, -BRK_EDEFERRED);
+	return n;
+}
+
+/* ---- the bound ----------------------------------------------------------- */
+
+struct sim {
+	uint64_t deposits, retries, deferred, wanted;
+	double worst_slack; /* min over 1 s windows of bound - retries */
+};
+
+/*
+ * 8 workers (each its own segment handle, i.e. "process"), one fake
+ * clock, 60 s in 1 ms steps. Worker w starts a request every w + 2 ms
+ * (about 1830 first attempts/s in all); every first attempt fails and
+ * wants up to 3 retries, tried at once until the budget defers (the
+ * work is then given back). Checks, for every 1 s window [t0, t1):
+ *   retries <= ratio * deposits + floor * 1 s + floor_burst + pool(t0)
+ * and returns the totals.
+ */
+static struct sim simulate(struct lim *u, const char *name, double floor_,
+			   double ratio)
+{
+	brk_segment *seg[WORKERS];
+	brk_budget *g[WORKERS];
+	struct sim s = { 0, 0, 0, 0, 1e300 };
+	struct brk_budget_info bi;
+	uint64_t t0 = lim_now(u), step, win_dep = 0, win_ret = 0;
+	double pool0 = 0, fl = 0;
+	int w;
+
+	for (w = 0; w < WORKERS; w++) {
+		seg[w] = lim_attach_other(u, NULL, 0);
+		g[w] = budget(seg[w], name, floor_, ratio);
+	}
+	bi = binfo(g[0]);
+	fl = bi.floor_per_s;
+	pool0 = bi.pool;
+	for (step = 0; step < 60000; step++) {
+		lim_set(u, t0 + step * LIM_MS);
+		if (step % 1000 == 0 && step) {
+			double bound = bi.ratio * (double)win_dep + fl * 1.0 +
+				       bi.floor_burst + pool0;
+			assert_true((double)win_ret <= bound + 1e-9);
+			if (bound - (double)win_ret < s.worst_slack)
+				s.worst_slack = bound - (double)win_ret;
+			bi = binfo(g[0]);
+			pool0 = bi.pool;
+			win_dep = win_ret = 0;
+		}
+		for (w = 0; w < WORKERS; w++) {
+			int r;
+
+			if ((step + (uint64_t)w * 7) % (uint64_t)(w + 2) != 0)
+				continue;
+			lim_rc(0, brk_budget_deposit(g[w]));
+			s.deposits++;
+			win_dep++;
+			for (r = 0; r < 3; r++) {
+				int rc = brk_retry_permitted(g[w]);
+
+				s.wanted++;
+				if (rc == 0) {
+					s.retries++;
+					win_ret++;
+					continue;
+				}
+				lim_rc(-BRK_EDEFERRED, rc);
+				s.deferred++;
+				break;
+			}
+		}
+	}
+	bi = binfo(g[0]);
+	assert_int_equal(bi.deposits, s.deposits);
+	assert_int_equal(bi.retries, s.retries);
+	assert_int_equal(bi.deferred, s.deferred);
+	for (w = 0; w < WORKERS; w++)
+		brk_detach(seg[w]);
+	return s;
+}
+
+static void test_bound_finagle_defaults(void **state)
+{
+	struct lim *u = *state;
+	struct sim s = simulate(u, "svc/retries", BRK_DEFAULT_BUDGET_FLOOR,
+				BRK_DEFAULT_BUDGET_RATIO);
+	/* the last step is at 59.999 s */
+	double bound = 0.2 * (double)s.deposits + 10.0 * 60.0 + 10.0;
+
+	fprintf(stderr, "defaults: %" PRIu64 " first attempts, %" PRIu64
+		" retries (bound %.1f), %" PRIu64 " deferred, worst 1 s "
+		"window slack %.2f\n", s.deposits, s.retries, bound,
+		s.deferred, s.worst_slack);
+	assert_true((double)s.retries <= bound);
+	/* and the budget is really spent: decay and rounding lose little */
+	assert_true((double)s.retries >= bound - 30.0);
+	assert_true(s.deferred > 0);
+}
+
+static void test_bound_ratio_only(void **state)
+{
+	struct lim *u = *state;
+	struct sim s = simulate(u, "ratio-only", 0.0, 0.2);
+	double bound = 0.2 * (double)s.deposits;
+
+	assert_true((double)s.retries <= bound);
+	assert_true((double)s.retries >= bound - 10.0);
+}
+
+static void test_bound_zero(void **state)
+{
+	struct lim *u = *state;
+	struct sim s = simulate(u, "none", 0.0, 0.0);
+
+	assert_true(s.deposits > 100000);
+	assert_int_equal(s.retries, 0);
+	assert_int_equal(s.deferred, s.deposits);
+}
+
+/* Deposits of a long healthy spell cannot be banked for a storm. */
+static void test_no_banking(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "bank", 0.0, 0.2);
+	struct brk_budget_info bi;
+	uint64_t t0 = lim_now(u), ms;
+	unsigned i;
+
+	for (ms = 0; ms < 50000; ms++) { /* 1000 first attempts/s, 50 s */
+		lim_set(u, t0 + ms * LIM_MS);
+		lim_rc(0, brk_budget_deposit(g));
+	}
+	bi = binfo(g);
+	/* 50 s deposited 10000 tokens; the pool holds at most about two
+	 * epochs' worth (2000 per 10 s, halved at each boundary) */
+	assert_true(bi.pool <= 4000.0 + 1e-9);
+	assert_true(bi.pool >= 2000.0);
+	assert_int_equal(bi.deposits, 50000);
+	i = retries_now(g);
+	assert_true(i <= 4000);
+	assert_int_equal(i, (unsigned)bi.pool);
+}
+
+/* ---- small cases ---------------------------------------------------------- */
+
+static void test_defaults_and_floor_burst(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "d", BRK_DEFAULT_BUDGET_FLOOR,
+			       BRK_DEFAULT_BUDGET_RATIO);
+	struct brk_budget_info bi = binfo(g);
+	unsigned i;
+
+	assert_true(BRK_DEFAULT_BUDGET_FLOOR == 10.0);
+	assert_true(BRK_DEFAULT_BUDGET_RATIO == 0.2);
+	assert_string_equal(bi.name, "d");
+	assert_string_equal(brk_budget_name(g), "d");
+	assert_int_equal(bi.configured, 1);
+	assert_true(bi.floor_per_s == 10.0);
+	assert_true(bi.ratio == 0.2);
+	assert_int_equal(bi.floor_burst, 10);
+	assert_true(fabs(bi.balance - 10.0) < 1e-9);
+	/* a new budget holds one second of floor */
+	assert_int_equal(retries_now(g), 10);
+	/* five first attempts deposit one token */
+	for (i = 0; i < 4; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	lim_rc(0, brk_budget_deposit(g));
+	lim_rc(0, brk_retry_permitted(g));
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	/* the floor refills one per 100 ms */
+	lim_adv(u, 100 * LIM_MS - 1);
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	lim_adv(u, 1);
+	lim_rc(0, brk_retry_permitted(g));
+	bi = binfo(g);
+	assert_int_equal(bi.deposits, 5);
+	assert_int_equal(bi.retries, 12);
+	assert_int_equal(bi.retries_floor, 11);
+	assert_int_equal(bi.deferred, 4);
+	/* after a quiet second: full floor, never more */
+	lim_adv(u, 5 * LIM_S);
+	assert_int_equal(retries_now(g), 10);
+}
+
+static void test_decay(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "decay", 0.0, 0.2);
+	unsigned i;
+
+	/* the segment epoch is the fake clock's start: epoch 0 now */
+	for (i = 0; i < 100; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	assert_true(binfo(g).pool == 20.0);
+	lim_adv(u, 10 * LIM_S - 1);
+	assert_true(binfo(g).pool == 20.0);
+	lim_adv(u, 1);
+	assert_true(binfo(g).pool == 10.0);
+	lim_adv(u, 10 * LIM_S);
+	assert_true(binfo(g).pool == 5.0);
+	lim_adv(u, 25 * LIM_S); /* two more boundaries */
+	assert_true(binfo(g).pool == 1.25);
+	assert_int_equal(retries_now(g), 1);
+	assert_true(fabs(binfo(g).pool - 0.25) < 1e-9);
+	for (i = 0; i < 100; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	lim_adv(u, 400 * LIM_S);
+	assert_true(binfo(g).pool == 0.0);
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+}
+
+/* A process whose clock read is just before a boundary must not wipe a
+ * pool written just after it (the epoch difference is "negative"). */
+static void test_epoch_skew(void **state)
+{
+	struct lim *u = *state;
+	struct lim_clock behind;
+	brk_segment *other;
+	brk_budget *a, *b;
+
+	lim_set(u, LIM_START_NS + 10 * LIM_S); /* epoch 1 */
+	behind.ns = LIM_START_NS + 10 * LIM_S - 1; /* still epoch 0 */
+	other = lim_attach_other(u, &behind, 0);
+	a = budget(u->seg, "skew", 0.0, 0.2);
+	b = budget(other, "skew", 0.0, 0.2);
+	for (int i = 0; i < 50; i++)
+		lim_rc(0, brk_budget_deposit(a));
+	assert_true(binfo(b).pool == 10.0);
+	lim_rc(0, brk_budget_deposit(b));
+	assert_true(fabs(binfo(a).pool - 10.2) < 1e-9);
+	assert_int_equal(retries_now(b), 10);
+	brk_detach(other);
+}
+
+static void test_invalid(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = NULL;
+	brk_bucket *k;
+	const double bad_floor[] = { -1.0, NAN, INFINITY, -INFINITY, 1e6 + 1,
+				     1e12, 0.0004 };
+	const double bad_ratio[] = { -0.1, NAN, INFINITY, 100.01, 1e9, 0.0004 };
+	size_t i;
+
+	for (i = 0; i < sizeof bad_floor / sizeof bad_floor[0]; i++)
+		lim_rc(-EINVAL, brk_budget_get(u->seg, "x", bad_floor[i], 0.2, &g));
+	for (i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++)
+		lim_rc(-EINVAL, brk_budget_get(u->seg, "x", 10.0, bad_ratio[i], &g));
+	assert_null(g);
+	lim_rc(-ENOENT, brk_budget_find(u->seg, "x", &g));
+	lim_rc(-EINVAL, brk_budget_get(u->seg, "x", 10.0, 0.2, NULL));
+	lim_rc(-EINVAL, brk_budget_deposit(NULL));
+	lim_rc(-EINVAL, brk_retry_permitted(NULL));
+	lim_rc(-EINVAL, brk_budget_info(NULL, NULL));
+
+	g = budget(u->seg, "edges", BRK_BUDGET_MAX_FLOOR, BRK_BUDGET_MAX_RATIO);
+	assert_int_equal(binfo(g).floor_burst, 1000000);
+	lim_rc(0, brk_budget_deposit(g));
+	assert_true(binfo(g).pool == 100.0);
+	g = budget(u->seg, "tiny", 0.001, 0.001);
+	assert_int_equal(binfo(g).floor_burst, 1);
+	assert_true(binfo(g).floor_per_s == 0.001);
+	for (i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++)
+		lim_rc(-EINVAL, brk_budget_configure(g, 1.0, bad_ratio[i]));
+
+	(void)budget(u->seg, "kind", 1.0, 0.1);
+	lim_rc(-EMEDIUMTYPE, brk_bucket_get(u->seg, "kind", 1.0, 1, &k));
+	lim_rc(0, brk_bucket_get(u->seg, "bk", 1.0, 1, &k));
+	lim_rc(-EMEDIUMTYPE, brk_budget_get(u->seg, "bk", 1.0, 0.1, &g));
+	lim_rc(-EMEDIUMTYPE, brk_budget_find(u->seg, "bk", &g));
+}
+
+static void test_configure_and_readonly(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "cfg", 10.0, 0.2), *r;
+	brk_segment *ro = lim_attach_other(u, NULL, 1);
+	struct brk_budget_info bi;
+
+	assert_int_equal(retries_now(g), 10);
+	for (int i = 0; i < 10; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	/* existing settings are kept by a later get */
+	assert_true(binfo(budget(u->seg, "cfg", 1.0, 1.0)).ratio == 0.2);
+	lim_rc(0, brk_budget_configure(g, 100.0, 0.5));
+	bi = binfo(g);
+	assert_true(bi.floor_per_s == 100.0 && bi.ratio == 0.5);
+	assert_int_equal(bi.floor_burst, 100);
+	assert_true(bi.pool == 2.0); /* kept */
+	/* the floor owed 10 tokens at 10/s: still owed (10 ms each now) in
+	 * a bucket of 100: the pool's 2 plus 90 */
+	assert_int_equal(retries_now(g), 92);
+	lim_adv(u, 10 * LIM_MS - 1);
+	assert_int_equal(retries_now(g), 0);
+	lim_adv(u, 1);
+	assert_int_equal(retries_now(g), 1);
+	lim_adv(u, 2 * LIM_S);
+	assert_int_equal(retries_now(g), 100);
+	/* floor off: deposits only */
+	lim_rc(0, brk_budget_configure(g, 0.0, 1.0));
+	lim_adv(u, 2 * LIM_S);
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	lim_rc(0, brk_budget_deposit(g));
+	lim_rc(0, brk_retry_permitted(g));
+	/* floor back on: starts from one bucket at most */
+	lim_rc(0, brk_budget_configure(g, 5.0, 1.0));
+	assert_int_equal(retries_now(g), 5);
+
+	lim_rc(0, brk_budget_find(ro, "cfg", &r));
+	lim_rc(-EROFS, brk_budget_deposit(r));
+	lim_rc(-EROFS, brk_retry_permitted(r));
+	lim_rc(-EROFS, brk_budget_configure(r, 1.0, 1.0));
+	lim_rc(-EROFS, brk_budget_get(ro, "absent", 1.0, 1.0, &r));
+	bi = binfo(r);
+	assert_int_equal(bi.floor_burst, 5);
+	brk_detach(ro);
+}
+
+static uint64_t *ext_words(struct lim *u, const char *name, void **map,
+			   size_t *len)
+{
+	struct brk_segment_info si;
+	struct brk_info *i = calloc(1, sizeof *i);
+	uint32_t idx, n = brk_record_count(u->seg);
+	struct brk__record *recs;
+	int fd;
+
+	assert_non_null(i);
+	assert_int_equal(brk_segment_info(u->seg, &si), 0);
+	for (idx = 0; idx < n; idx++)
+		if (brk_info_at(u->seg, idx, i) == 0 && strcmp(i->name, name) == 0)
+			break;
+	assert_true(idx < n);
+	assert_int_equal(i->kind, BRK_KIND_BUDGET);
+	assert_string_equal(i->budget.name, name);
+	free(i);
+	fd = shm_open(u->shm, O_RDWR, 0);
+	assert_true(fd >= 0);
+	*len = si.total_size;
+	*map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(*map != MAP_FAILED);
+	recs = (struct brk__record *)((uint8_t *)*map +
+				      brk__records_offset(si.capacity));
+	return recs[idx].ext;
+}
+
+static void test_saturation_and_hostile(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "sat", 0.0, 100.0);
+	uint64_t *ext, w;
+	void *map;
+	size_t len;
+
+	lim_rc(0, brk_budget_deposit(g));
+	ext = ext_words(u, "sat", &map, &len);
+	w = ext[BRK__BG_POOL];
+	assert_int_equal(BRK__POOL_MILLI(w), 100000);
+	/* near the top of the 40-bit pool: saturates, never spills into
+	 * the epoch bits */
+	ext[BRK__BG_POOL] = BRK__POOL_MAKE(BRK__POOL_EPOCH(w),
+					   BRK__POOL_MILLI_MAX - 5);
+	lim_rc(0, brk_budget_deposit(g));
+	assert_int_equal(ext[BRK__BG_POOL],
+			 BRK__POOL_MAKE(BRK__POOL_EPOCH(w), BRK__POOL_MILLI_MAX));
+	lim_rc(0, brk_budget_deposit(g));
+	assert_int_equal(BRK__POOL_MILLI(ext[BRK__BG_POOL]), BRK__POOL_MILLI_MAX);
+	lim_rc(0, brk_retry_permitted(g));
+	assert_int_equal(BRK__POOL_MILLI(ext[BRK__BG_POOL]),
+			 BRK__POOL_MILLI_MAX - 1000);
+
+	/* settings: not stored yet, corrupt, repaired */
+	w = ext[BRK__BG_CFG];
+	ext[BRK__BG_CFG] = 0;
+	lim_rc(-EAGAIN, brk_retry_permitted(g));
+	lim_rc(-EAGAIN, brk_budget_deposit(g));
+	assert_int_equal(binfo(g).configured, 0);
+	lim_rc(0, brk_budget_get(u->seg, "sat", 0.0, 100.0, &g));
+	assert_int_equal(ext[BRK__BG_CFG], w);
+	ext[BRK__BG_CFG] = w & ~BRK__BGC_SET;
+	lim_rc(-BRK_ECORRUPT, brk_retry_permitted(g));
+	ext[BRK__BG_CFG] = w | (1ULL << 50);
+	lim_rc(-BRK_ECORRUPT, brk_budget_deposit(g));
+	ext[BRK__BG_CFG] = BRK__BGC_MAKE(BRK__BGC_FLOOR_MAX, 1);
+	lim_rc(-BRK_ECORRUPT, brk_retry_permitted(g));
+	lim_rc(0, brk_budget_configure(g, 1.0, 1.0));
+	lim_rc(0, brk_retry_permitted(g));
+	/* a floor TAT far in the future: deferred, no wrap */
+	lim_rc(0, brk_budget_configure(g, 0.0, 1.0));
+	ext[BRK__BG_POOL] = 0;
+	lim_rc(0, brk_budget_configure(g, 1.0, 1.0));
+	ext[BRK__BG_TAT] = UINT64_MAX;
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	munmap(map, len);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LIM_TEST(test_bound_finagle_defaults),
+		LIM_TEST(test_bound_ratio_only),
+		LIM_TEST(test_bound_zero),
+		LIM_TEST(test_no_banking),
+		LIM_TEST(test_defaults_and_floor_burst),
+		LIM_TEST(test_decay),
+		LIM_TEST(test_epoch_skew),
+		LIM_TEST(test_invalid),
+		LIM_TEST(test_configure_and_readonly),
+		LIM_TEST(test_saturation_and_hostile),
+	};
+	return cmocka_run_group_tests_name("budget", tests, NULL, NULL);
+}

@@ -1,0 +1,578 @@
+/*
+ * test_gcra.c - GCRA buckets on a fake clock: exact burst and rate,
+ * not-before times, validation, rescaling on configure, saturation near
+ * the top of the clock, hostile settings words, listing.
+ */
+#include "lim.h"
+
+#include "layout.h" /* private: to corrupt words by hand */
+
+LIM_FIXTURES("gcra")
+
+#define T200 (5 * LIM_MS) /* 200/s */
+
+static brk_bucket *bucket(struct lim *u, const char *name, double rate,
+			  uint32_t burst)
+{
+	brk_bucket *k = NULL;
+
+	lim_rc(0, brk_bucket_get(u->seg, name, rate, burst, &k));
+	assert_non_null(k);
+	return k;
+}
+
+/* How many single tokens are granted right now (until the first refusal). */
+static unsigned drain(brk_bucket *k, uint64_t *nb)
+{
+	unsigned n = 0;
+	int rc;
+
+	while ((rc = brk_bucket_take(k, 1, nb)) == 0)
+		n++;
+	assert_int_equal(rc, -BRK_ENOTOKENS);
+	return n;
+}
+
+#include <fcntl.h>
+#include <sys/mman.h>
+
+/* Map the segment a second time, writable, and return the ext words of
+ * the record @name (found by listing; geometry from layout.h). */
+static uint64_t *ext_words(struct lim *u, const char *name, void **map,
+			   size_t *len)
+{
+	struct brk_segment_info si;
+	struct brk_info *i = calloc(1, sizeof *i);
+	uint32_t idx, n = brk_record_count(u->seg);
+	struct brk__record *recs;
+	int fd;
+
+	assert_non_null(i);
+	assert_int_equal(brk_segment_info(u->seg, &si), 0);
+	for (idx = 0; idx < n; idx++)
+		if (brk_info_at(u->seg, idx, i) == 0 && strcmp(i->name, name) == 0)
+			break;
+	free(i);
+	assert_true(idx < n);
+	fd = shm_open(u->shm, O_RDWR, 0);
+	assert_true(fd >= 0);
+	*len = si.total_size;
+	*map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(*map != MAP_FAILED);
+	recs = (struct brk__record *)((uint8_t *)*map +
+				      brk__records_offset(si.capacity));
+	return recs[idx].ext;
+}
+
+/* ---- exactness ------------------------------------------------------- */
+
+static void test_burst_then_rate(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "api/eu", 200.0, 20);
+	uint64_t t0 = lim_now(u), nb = 0;
+	unsigned granted = 0, step;
+
+	/* a new bucket is full: exactly 20 at once */
+	assert_int_equal(drain(k, &nb), 20);
+	assert_int_equal(nb, t0 + T200);
+	/* then exactly one per 5 ms: 200 more by t0 + 1 s */
+	for (step = 1; step <= 200; step++) {
+		lim_set(u, t0 + step * T200 - 1);
+		lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+		assert_int_equal(nb, t0 + step * T200);
+		lim_set(u, t0 + step * T200);
+		granted += drain(k, &nb);
+	}
+	assert_int_equal(granted, 200);
+	assert_int_equal(lim_now(u), t0 + LIM_S);
+}
+
+static void test_big_steps_exact(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "b", 200.0, 20);
+	uint64_t nb, t0 = lim_now(u);
+	unsigned total = drain(k, &nb), i;
+
+	/* take every 1 ms for 1 s: every grant accounted, none lost */
+	for (i = 1; i <= 1000; i++) {
+		lim_set(u, t0 + i * LIM_MS);
+		total += drain(k, &nb);
+	}
+	assert_int_equal(total, 220);
+	/* idle for 10 s: full again, never more than the burst */
+	lim_adv(u, 10 * LIM_S);
+	assert_int_equal(drain(k, &nb), 20);
+}
+
+static void test_not_before_n(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "n", 200.0, 20);
+	uint64_t nb, t0 = lim_now(u);
+
+	lim_rc(0, brk_bucket_take(k, 20, &nb));
+	assert_int_equal(nb, t0); /* granted: "now" */
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 5, &nb));
+	assert_int_equal(nb, t0 + 5 * T200);
+	lim_set(u, nb - 1);
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 5, &nb));
+	assert_int_equal(nb, t0 + 5 * T200);
+	lim_set(u, nb);
+	lim_rc(0, brk_bucket_take(k, 5, NULL));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, NULL));
+	/* n == burst on a full bucket */
+	lim_adv(u, 20 * T200);
+	lim_rc(0, brk_bucket_take(k, 20, NULL));
+	/* n > burst could never succeed */
+	lim_adv(u, LIM_S);
+	lim_rc(-EINVAL, brk_bucket_take(k, 21, &nb));
+	lim_rc(-EINVAL, brk_bucket_take(k, 0, &nb));
+	lim_rc(-EINVAL, brk_bucket_take(k, UINT32_MAX, &nb));
+	lim_rc(-EINVAL, brk_bucket_take(NULL, 1, &nb));
+}
+
+static void test_info_counters(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "info", 200.0, 20);
+	struct brk_bucket_info bi;
+	uint64_t nb;
+
+	memset(&bi, 0xa5, sizeof bi);
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_string_equal(bi.name, "info");
+	assert_int_equal(bi.configured, 1);
+	assert_int_equal(bi.burst, 20);
+	assert_int_equal(bi.interval_ns, T200);
+	assert_true(fabs(bi.rate_per_s - 200.0) < 1e-9);
+	assert_true(fabs(bi.tokens - 20.0) < 1e-9);
+	assert_int_equal(bi.full_in_ns, 0);
+	assert_int_equal(bi.taken + bi.denied + bi.tokens_taken, 0);
+
+	lim_rc(0, brk_bucket_take(k, 15, &nb));
+	lim_rc(0, brk_bucket_take(k, 5, &nb));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 3, &nb));
+	lim_adv(u, T200 / 2);
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_true(fabs(bi.tokens - 0.5) < 1e-9);
+	assert_int_equal(bi.full_in_ns, 20 * T200 - T200 / 2);
+	assert_int_equal(bi.taken, 2);
+	assert_int_equal(bi.denied, 2);
+	assert_int_equal(bi.tokens_taken, 20);
+	assert_string_equal(brk_bucket_name(k), "info");
+	lim_rc(-EINVAL, brk_bucket_info(NULL, &bi));
+	lim_rc(-EINVAL, brk_bucket_info(k, NULL));
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+static void test_invalid_settings(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = NULL;
+	const double bad_rates[] = { 0.0, -1.0, -0.0, NAN, INFINITY, -INFINITY,
+				     1e12, 1e9 * 1.0001, 1e-9, 9e-5, -1e-300 };
+	const uint32_t bad_bursts[] = { 0, 1000001, 1000000000u, UINT32_MAX };
+	size_t i;
+
+	for (i = 0; i < sizeof bad_rates / sizeof bad_rates[0]; i++)
+		lim_rc(-EINVAL, brk_bucket_get(u->seg, "x", bad_rates[i], 10, &k));
+	for (i = 0; i < sizeof bad_bursts / sizeof bad_bursts[0]; i++)
+		lim_rc(-EINVAL, brk_bucket_get(u->seg, "x", 10.0, bad_bursts[i], &k));
+	lim_rc(-EINVAL, brk_bucket_get(u->seg, "x", 1e12, 1000000000u, &k));
+	assert_null(k);
+	/* nothing was created by the refused calls */
+	lim_rc(-ENOENT, brk_bucket_find(u->seg, "x", &k));
+	lim_rc(-EINVAL, brk_bucket_get(u->seg, "bad name", 10.0, 10, &k));
+	lim_rc(-EINVAL, brk_bucket_get(NULL, "x", 10.0, 10, &k));
+	lim_rc(-EINVAL, brk_bucket_get(u->seg, "x", 10.0, 10, NULL));
+
+	/* the edges are valid */
+	lim_rc(0, brk_bucket_get(u->seg, "max", BRK_BUCKET_MAX_RATE,
+				 BRK_BUCKET_MAX_BURST, &k));
+	lim_rc(0, brk_bucket_take(k, BRK_BUCKET_MAX_BURST, NULL));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, NULL));
+	lim_rc(0, brk_bucket_get(u->seg, "min", BRK_BUCKET_MIN_RATE,
+				 BRK_BUCKET_MAX_BURST, &k));
+	lim_rc(0, brk_bucket_take(k, BRK_BUCKET_MAX_BURST, NULL));
+	lim_rc(0, brk_bucket_get(u->seg, "one", 1.0, 1, &k));
+
+	for (i = 0; i < sizeof bad_rates / sizeof bad_rates[0]; i++)
+		lim_rc(-EINVAL, brk_bucket_configure(k, bad_rates[i], 1));
+	lim_rc(-EINVAL, brk_bucket_configure(k, 1.0, 0));
+	lim_rc(-EINVAL, brk_bucket_configure(NULL, 1.0, 1));
+}
+
+static void test_get_keeps_settings(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *a = bucket(u, "keep", 200.0, 20), *b;
+	brk_segment *other = lim_attach_other(u, NULL, 0);
+	struct brk_bucket_info bi;
+	uint64_t nb;
+
+	assert_int_equal(drain(a, &nb), 20);
+	/* another process starting later with other settings changes nothing */
+	lim_rc(0, brk_bucket_get(other, "keep", 1.0, 1000, &b));
+	lim_rc(0, brk_bucket_info(b, &bi));
+	assert_int_equal(bi.burst, 20);
+	assert_int_equal(bi.interval_ns, T200);
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(b, 1, &nb));
+	assert_int_equal(nb, lim_now(u) + T200);
+	/* and the two handles share the one TAT */
+	lim_adv(u, 4 * T200);
+	lim_rc(0, brk_bucket_take(b, 2, NULL));
+	lim_rc(0, brk_bucket_take(a, 2, NULL));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(a, 1, NULL));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(b, 1, NULL));
+	brk_detach(other);
+}
+
+static void test_kinds_and_find(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k;
+	brk_breaker *b;
+	brk_budget *g;
+
+	lim_rc(-ENOENT, brk_bucket_find(u->seg, "k", &k));
+	(void)bucket(u, "k", 10.0, 1);
+	lim_rc(0, brk_bucket_find(u->seg, "k", &k));
+	assert_string_equal(brk_bucket_name(k), "k");
+	lim_rc(-EMEDIUMTYPE, brk_breaker_get(u->seg, "k", NULL, &b));
+	lim_rc(-EMEDIUMTYPE, brk_breaker_find(u->seg, "k", &b));
+	lim_rc(-EMEDIUMTYPE, brk_budget_get(u->seg, "k", 10.0, 0.2, &g));
+	lim_rc(0, brk_breaker_get(u->seg, "brk", NULL, &b));
+	lim_rc(-EMEDIUMTYPE, brk_bucket_get(u->seg, "brk", 10.0, 1, &k));
+	lim_rc(-EMEDIUMTYPE, brk_bucket_find(u->seg, "brk", &k));
+}
+
+static void test_readonly(void **state)
+{
+	struct lim *u = *state;
+	brk_segment *ro = lim_attach_other(u, NULL, 1);
+	brk_bucket *k;
+	struct brk_bucket_info bi;
+
+	(void)bucket(u, "ro", 10.0, 5);
+	lim_rc(-EROFS, brk_bucket_get(ro, "absent", 10.0, 5, &k));
+	lim_rc(0, brk_bucket_find(ro, "ro", &k));
+	lim_rc(-EROFS, brk_bucket_take(k, 1, NULL));
+	lim_rc(-EROFS, brk_bucket_configure(k, 1.0, 1));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_int_equal(bi.burst, 5);
+	brk_detach(ro);
+}
+
+static void test_errors_text(void **state)
+{
+	(void)state;
+	assert_true(brk_is_refusal(-BRK_ENOTOKENS));
+	assert_true(brk_is_refusal(-BRK_EDEFERRED));
+	assert_false(brk_is_refusal(-EINVAL));
+	assert_non_null(strstr(brk_strerror(-BRK_ENOTOKENS), "token"));
+	assert_non_null(strstr(brk_strerror(-EMEDIUMTYPE), "budget"));
+}
+
+/* ---- configure ----------------------------------------------------------- */
+
+static void test_configure_raise_takes_effect(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "raise", 1.0, 10);
+	uint64_t nb, t0;
+	unsigned got = 0, i;
+
+	assert_int_equal(drain(k, &nb), 10);
+	/* empty at 1/s: the next token is 1 s away */
+	assert_int_equal(nb, lim_now(u) + LIM_S);
+	lim_rc(0, brk_bucket_configure(k, 100.0, 10));
+	/* redis-cell #54: with the old TAT it would refuse for 10 s; here
+	 * the 10 owed tokens stay owed at the new rate: 10 ms per token */
+	t0 = lim_now(u);
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+	assert_int_equal(nb, t0 + 10 * LIM_MS);
+	lim_set(u, t0 + 10 * LIM_MS);
+	lim_rc(0, brk_bucket_take(k, 1, &nb));
+	for (i = 1; i <= 100; i++) {
+		lim_set(u, t0 + 10 * LIM_MS + i * 10 * LIM_MS);
+		got += drain(k, &nb);
+	}
+	assert_int_equal(got, 100); /* 100/s, no burst left over */
+	/* same settings again: nothing changes */
+	lim_rc(0, brk_bucket_configure(k, 100.0, 10));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+}
+
+static void test_configure_lower_and_burst(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "lower", 100.0, 10);
+	struct brk_bucket_info bi;
+	uint64_t nb, t0;
+
+	assert_int_equal(drain(k, &nb), 10);
+	t0 = lim_now(u);
+	lim_rc(0, brk_bucket_configure(k, 1.0, 10));
+	/* still owes 10 tokens, now 1 s each: the first is 1 s away */
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+	assert_int_equal(nb, t0 + LIM_S);
+	lim_set(u, t0 + LIM_S);
+	lim_rc(0, brk_bucket_take(k, 1, NULL));
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, NULL));
+	/* a smaller burst clamps what is owed to one bucket */
+	lim_rc(0, brk_bucket_configure(k, 1.0, 2));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_int_equal(bi.burst, 2);
+	assert_true(bi.full_in_ns <= 2 * LIM_S);
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+	assert_int_equal(nb, lim_now(u) + LIM_S);
+	/* a full bucket stays full across a change */
+	lim_adv(u, 100 * LIM_S);
+	lim_rc(0, brk_bucket_configure(k, 1000.0, 50));
+	assert_int_equal(drain(k, &nb), 50);
+}
+
+static void test_wake_jitter(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "wake", 200.0, 20);
+	uint64_t nb, w, lo = UINT64_MAX, hi = 0;
+	double sum = 0;
+	int i;
+
+	assert_int_equal(drain(k, &nb), 20);
+	for (i = 0; i < 10000; i++) {
+		w = brk_bucket_wake_ns(k, nb);
+		assert_true(w >= nb && w < nb + T200);
+		lo = w < lo ? w : lo;
+		hi = w > hi ? w : hi;
+		sum += (double)(w - nb);
+	}
+	/* uniform over one interval: mean T/2, spread over nearly all of it */
+	assert_true(fabs(sum / 10000 - T200 / 2.0) < T200 * 0.02);
+	assert_true(lo - nb < T200 / 100 && nb + T200 - hi < T200 / 100);
+	/* the wake time is no earlier than the token, and it comes */
+	lim_set(u, brk_bucket_wake_ns(k, nb));
+	lim_rc(0, brk_bucket_take(k, 1, NULL));
+	assert_int_equal(brk_bucket_wake_ns(NULL, 123), 123);
+	assert_true(brk_bucket_wake_ns(k, UINT64_MAX) == UINT64_MAX);
+}
+
+#include <pthread.h>
+
+struct race {
+	brk_bucket *k;
+	brk_budget *g;
+	pthread_barrier_t *bar;
+	unsigned got, contended;
+};
+
+static void *race_take(void *arg)
+{
+	struct race *r = arg;
+	int i, rc;
+
+	pthread_barrier_wait(r->bar);
+	for (i = 0; i < 20000; i++) {
+		rc = r->k ? brk_bucket_take(r->k, 1 + (unsigned)(i & 1), NULL)
+			  : brk_retry_permitted(r->g);
+		if (rc == 0)
+			r->got += r->k ? 1 + (unsigned)(i & 1) : 1;
+		else if (rc == -BRK_ECONTENDED)
+			r->contended++;
+		else if (rc != -BRK_ENOTOKENS && rc != -BRK_EDEFERRED)
+			r->contended += 1000000; /* fails the test below */
+	}
+	return NULL;
+}
+
+/* 8 threads on a frozen clock: exactly the tokens there are, no more. */
+static void test_threads_no_overadmission(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "race", 1000.0, 1000);
+	brk_budget *g = NULL;
+	pthread_barrier_t bar;
+	pthread_t th[8];
+	struct race r[8];
+	unsigned total, round, i;
+
+	lim_rc(0, brk_budget_get(u->seg, "race-budget", 100.0, 1.0, &g));
+	for (round = 0; round < 3; round++) {
+		if (round == 2) /* no clock move from here: no decay */
+			for (i = 0; i < 500; i++)
+				lim_rc(0, brk_budget_deposit(g));
+		pthread_barrier_init(&bar, NULL, 8);
+		for (i = 0; i < 8; i++) {
+			r[i] = (struct race){ round < 2 ? k : NULL,
+					      round < 2 ? NULL : g, &bar, 0, 0 };
+			assert_int_equal(pthread_create(&th[i], NULL, race_take,
+							&r[i]), 0);
+		}
+		for (total = 0, i = 0; i < 8; i++) {
+			pthread_join(th[i], NULL);
+			total += r[i].got;
+			assert_true(r[i].contended < 1000000);
+		}
+		pthread_barrier_destroy(&bar);
+		/* bucket: the last token may be out of reach of a take of 2 */
+		if (round < 2)
+			assert_true(total == 1000 || total == 999);
+		else /* budget: the pool's 500 plus the floor's 100 */
+			assert_int_equal(total, 600);
+		lim_adv(u, 10 * LIM_S);
+	}
+}
+
+/* ---- saturation and hostile words -------------------------------------- */
+
+static void test_top_of_clock(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "top", 200.0, 20);
+	uint64_t nb, start = UINT64_MAX - 2 * LIM_S, t;
+	unsigned total, i;
+
+	/* near the top, still exact */
+	lim_set(u, start);
+	assert_int_equal(drain(k, &nb), 20);
+	assert_int_equal(nb, start + T200);
+	for (total = 0, i = 1; i <= 200; i++) {
+		lim_set(u, start + i * T200);
+		total += drain(k, &nb);
+	}
+	assert_int_equal(total, 200);
+
+	/* the last 50 ms of the clock: a TAT never wraps; grants stop where
+	 * the TAT would pass UINT64_MAX (not_before UINT64_MAX: "never") */
+	k = bucket(u, "top2", 200.0, 20);
+	start = UINT64_MAX - 50 * LIM_MS;
+	lim_set(u, start);
+	total = drain(k, &nb);
+	assert_int_equal(total, 10); /* start + 10 T == UINT64_MAX */
+	assert_int_equal(nb, UINT64_MAX);
+	for (t = start; t < UINT64_MAX - T200; ) {
+		t += T200;
+		lim_set(u, t);
+		total += drain(k, &nb);
+		assert_true(nb >= t);
+	}
+	lim_set(u, UINT64_MAX);
+	total += drain(k, &nb);
+	assert_int_equal(nb, UINT64_MAX);
+	assert_true(total <= 20 + 50 / 5); /* GCRA's bound over 50 ms */
+	{
+		struct brk_bucket_info bi;
+		lim_rc(0, brk_bucket_info(k, &bi));
+		assert_true(bi.tokens >= 0.0 && bi.tokens <= 20.0);
+		assert_int_equal(bi.tokens_taken, total);
+	}
+
+	/* a huge bucket at the top: the TAT would pass UINT64_MAX */
+	lim_rc(0, brk_bucket_get(u->seg, "huge", BRK_BUCKET_MIN_RATE,
+				 BRK_BUCKET_MAX_BURST, &k));
+	lim_set(u, UINT64_MAX - LIM_S);
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 2, &nb));
+	assert_int_equal(nb, UINT64_MAX);
+	/* and at 0 */
+	lim_set(u, 0);
+	lim_rc(0, brk_bucket_get(u->seg, "zero", 200.0, 20, &k));
+	assert_int_equal(drain(k, &nb), 20);
+	assert_int_equal(nb, T200);
+}
+
+static void test_hostile_words(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "evil", 200.0, 20);
+	struct brk_bucket_info bi;
+	struct brk_info *inf = calloc(1, sizeof *inf);
+	uint64_t nb, *ext, saved;
+	void *map;
+	size_t len;
+
+	ext = ext_words(u, "evil", &map, &len);
+	saved = ext[BRK__BK_CFG];
+	assert_int_equal(saved, BRK__BKC_MAKE(T200, 20));
+
+	/* burst 0, T 0, T too large, burst too large: corrupt */
+	ext[BRK__BK_CFG] = BRK__BKC_MAKE(T200, 0);
+	lim_rc(-BRK_ECORRUPT, brk_bucket_take(k, 1, &nb));
+	lim_rc(-BRK_ECORRUPT, brk_bucket_info(k, &bi));
+	ext[BRK__BK_CFG] = BRK__BKC_MAKE(0, 20);
+	lim_rc(-BRK_ECORRUPT, brk_bucket_take(k, 1, &nb));
+	ext[BRK__BK_CFG] = BRK__BKC_MAKE(BRK__BKC_T_MAX, 20);
+	lim_rc(-BRK_ECORRUPT, brk_bucket_take(k, 1, &nb));
+	ext[BRK__BK_CFG] = BRK__BKC_MAKE(T200, 1048575);
+	lim_rc(-BRK_ECORRUPT, brk_bucket_take(k, 1, &nb));
+	/* configure repairs a corrupt settings word */
+	lim_rc(0, brk_bucket_configure(k, 200.0, 20));
+	lim_rc(0, brk_bucket_take(k, 1, &nb));
+
+	/* settings not stored yet (creator between its two steps) */
+	ext[BRK__BK_CFG] = 0;
+	lim_rc(-EAGAIN, brk_bucket_take(k, 1, &nb));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_int_equal(bi.configured, 0);
+	lim_rc(0, brk_bucket_get(u->seg, "evil", 200.0, 20, &k));
+	lim_rc(0, brk_bucket_take(k, 1, &nb));
+
+	/* a TAT far in the future: refused with a saturated time, never a
+	 * wrap; configure heals it to at most one bucket owed */
+	ext[BRK__BK_TAT] = UINT64_MAX - 1;
+	lim_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
+	assert_int_equal(nb, UINT64_MAX);
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_true(bi.tokens == 0.0);
+	lim_rc(0, brk_bucket_configure(k, 400.0, 20));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_true(bi.full_in_ns <= 20 * (T200 / 2));
+	lim_adv(u, 20 * (T200 / 2));
+	lim_rc(0, brk_bucket_take(k, 20, &nb));
+
+	/* listing fills the bucket member */
+	{
+		uint32_t idx, n = brk_record_count(u->seg), seen = 0;
+		for (idx = 0; idx < n; idx++) {
+			if (brk_info_at(u->seg, idx, inf) != 0 ||
+			    strcmp(inf->name, "evil") != 0)
+				continue;
+			seen++;
+			assert_int_equal(inf->kind, BRK_KIND_BUCKET);
+			assert_string_equal(inf->bucket.name, "evil");
+			assert_int_equal(inf->bucket.burst, 20);
+			assert_int_equal(inf->bucket.interval_ns, T200 / 2);
+			assert_true(inf->bucket.tokens_taken >= 22);
+		}
+		assert_int_equal(seen, 1);
+	}
+	free(inf);
+	munmap(map, len);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LIM_TEST(test_burst_then_rate),
+		LIM_TEST(test_big_steps_exact),
+		LIM_TEST(test_not_before_n),
+		LIM_TEST(test_info_counters),
+		LIM_TEST(test_invalid_settings),
+		LIM_TEST(test_get_keeps_settings),
+		LIM_TEST(test_kinds_and_find),
+		LIM_TEST(test_readonly),
+		LIM_TEST(test_errors_text),
+		LIM_TEST(test_configure_raise_takes_effect),
+		LIM_TEST(test_configure_lower_and_burst),
+		LIM_TEST(test_wake_jitter),
+		LIM_TEST(test_threads_no_overadmission),
+		LIM_TEST(test_top_of_clock),
+		LIM_TEST(test_hostile_words),
+	};
+	return cmocka_run_group_tests_name("gcra", tests, NULL, NULL);
+}
