@@ -674,8 +674,13 @@ static void events_hostile(void **state)
 static void fuzz_words(void **state)
 {
 	struct world *w = *state;
-	uint64_t seed = 0x5eed0001ULL;
-	const unsigned iters = 2000;
+	/* BRKUT_FUZZ_ITERS / BRKUT_FUZZ_SEED: longer or other runs by hand */
+	const char *e_iters = getenv("BRKUT_FUZZ_ITERS");
+	const char *e_seed = getenv("BRKUT_FUZZ_SEED");
+	const uint64_t seed0 = e_seed ? (uint64_t)strtoull(e_seed, NULL, 0)
+				      : 0x5eed0001ULL;
+	uint64_t seed = seed0;
+	const unsigned iters = e_iters ? (unsigned)strtoul(e_iters, NULL, 0) : 2000;
 	unsigned attached = 0, refused = 0;
 	const uint64_t rec0 = brk__records_offset(CAP);
 	const uint64_t ev0 = brk__events_offset(CAP);
@@ -753,8 +758,8 @@ static void fuzz_words(void **state)
 		if (it % 50 == 49)
 			restore(w);
 	}
-	fprintf(stderr, "fuzz: %u iterations, %u attached, %u refused\n", iters,
-		attached, refused);
+	fprintf(stderr, "fuzz: seed %#" PRIx64 ", %u iterations, %u attached, "
+		"%u refused\n", seed0, iters, attached, refused);
 	assert_true(attached > 0 && refused > 0);
 }
 
