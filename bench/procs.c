@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,7 +177,7 @@ static int run_threads(const struct bench_workload *w, int n, int distinct)
 
 static int run_procs(const struct bench_workload *w, int n, int distinct)
 {
-	pid_t pids[BENCH_MAX_WORKERS];
+	pid_t pids[BENCH_MAX_WORKERS], parent = getpid();
 	int i, started = 0, rc = 0, st;
 
 	fflush(NULL);
@@ -185,8 +187,14 @@ static int run_procs(const struct bench_workload *w, int n, int distinct)
 			rc = -errno;
 			break;
 		}
-		if (pid == 0)
+		if (pid == 0) {
+			/* A worker must not outlive the benchmark (it would spin
+			 * on the barrier forever if the parent were killed). */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+			    getppid() != parent)
+				_exit(1);
 			_exit(worker(w, i, distinct ? i : 0) == 0 ? 0 : 1);
+		}
 		pids[started++] = pid;
 	}
 	if (rc == 0)
