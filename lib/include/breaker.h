@@ -318,6 +318,7 @@ typedef struct brk_permit {
 	uint64_t token_;      /* probe lease token, 0 if none */
 	uint64_t permit_;     /* bulkhead lease token, 0 if none */
 	uint64_t start_ns_;
+	uint64_t changes_;
 	uint32_t gen_;
 	int32_t pid_;
 	uint16_t probe_slot_, permit_slot_;

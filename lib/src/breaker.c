@@ -21,6 +21,7 @@
 
 #define PERMIT_RELEASED 1u
 #define PERMIT_UNGATED 2u /* admitted by a disabled breaker: no verdict */
+#define PERMIT_REFUSED (PERMIT_RELEASED | 4u) /* never admitted */
 
 static uint32_t epoch_tag(const struct brk__record *r)
 {
@@ -75,6 +76,7 @@ static int transition(brk_segment *s, struct brk__record *r, uint64_t old,
 
 	if (uatomic_cmpxchg(&r->state, old, nw) != old)
 		return 0;
+	uatomic_inc(&r->changes);
 	brk__count(r, BRK__CTR_TRANSITIONS);
 	record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
 		     value);
@@ -305,22 +307,29 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 
 	if (!b || !p)
 		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	p->flags_ = PERMIT_REFUSED;
 	if (b->seg->readonly)
 		return -EROFS;
-	memset(p, 0, sizeof(*p));
+	p->flags_ = 0;
 	p->b_ = b;
 	p->pid_ = brk__self()->pid;
+	p->changes_ = uatomic_read(&b->rec->changes);
 	now = brk__now(b->seg);
 	mode = effective_mode(b);
-	if (mode == BRK_MODE_FORCED_OPEN)
+	if (mode == BRK_MODE_FORCED_OPEN) {
+		p->flags_ = PERMIT_REFUSED;
 		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
+	}
 	if (mode == BRK_MODE_DISABLED)
 		return admit_ungated(b, p, now, PERMIT_UNGATED);
 	rc = brk__parents_check(b, now, why);
 	if (rc == 0)
 		rc = acquire_state(b, p, now, why);
 	if (rc && mode == BRK_MODE_METRICS_ONLY && brk_is_refusal(rc))
-		return admit_ungated(b, p, now, 0);
+		rc = admit_ungated(b, p, now, 0);
+	if (rc) /* a refused permit cannot be released and counted */
+		p->flags_ = PERMIT_REFUSED;
 	return rc;
 }
 
@@ -508,6 +517,8 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		return -EINVAL;
 	b = p->b_;
 	r = b->rec;
+	if ((p->flags_ & PERMIT_REFUSED) == PERMIT_REFUSED)
+		return -BRK_ESTALE; /* never admitted: nothing to count */
 	if ((p->flags_ & PERMIT_RELEASED) || p->pid_ != brk__self()->pid) {
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;
@@ -522,6 +533,8 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		return -EINVAL;
 	now = brk__now(b->seg);
 	w = uatomic_read(&r->state);
+	if (uatomic_read(&r->changes) - p->changes_ >= (BRK__GEN_MASK + 1) / 2)
+		stale = 1; /* the 18-bit generation may have wrapped */
 	if (stale || BRK__ST_GEN(w) != p->gen_) {
 		if (retry_after_ms > 0)
 			retry_after(b, retry_after_ms, 0, now);
@@ -579,6 +592,7 @@ int brk_reset(brk_breaker *b)
 		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1, 0);
 		if (uatomic_cmpxchg(&r->state, w, nw) != w)
 			continue;
+		uatomic_inc(&r->changes);
 		if (BRK__ST_STATE(w) != BRK_CLOSED)
 			brk__count(r, BRK__CTR_TRANSITIONS);
 		record_event(b->seg, r, BRK__ST_STATE(w), BRK_CLOSED,

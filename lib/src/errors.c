@@ -5,8 +5,11 @@
 
 const char *brk_strerror(int code)
 {
-	if (code < 0)
+	if (code < 0) {
+		if (code < -0x7fffffff) /* -INT_MIN would overflow */
+			return "unknown error";
 		code = -code;
+	}
 	switch (code) {
 	case 0:
 		return "success";

@@ -76,6 +76,7 @@ struct brk_breaker {
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
 	struct cds_lfht_node node; /* in seg->cache */
+	int ready;                 /* set (release) before publication */
 	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
 	 * while absent; re-resolved when the record count has changed) */
 	uint32_t n_parents;

@@ -49,7 +49,8 @@ struct brk__header {
 	uint64_t reserved1[2];
 	/* line 1: record allocation (CAS-bumped, bounded by capacity) */
 	uint64_t record_count;
-	uint64_t pad1[15];
+	uint64_t orphans;        /* hint: records left by lost creation races */
+	uint64_t pad1[14];
 	/* line 2: supervisor */
 	uint64_t daemon_pid;
 	uint64_t daemon_start;
@@ -173,7 +174,10 @@ struct brk__record {
 	uint64_t ho_successes;   /* successful probes, gen-tagged */
 	uint64_t epoch;          /* lease epoch, bumped by reset */
 	uint64_t mode;           /* enum brk_mode (forced states) */
-	uint64_t pad1[10];
+	uint64_t changes;        /* every state-word change, 64-bit: tells a
+	                            permit whose 18-bit gen wrapped from a
+	                            current one */
+	uint64_t pad1[9];
 	/* line 2: settings, one word each (enum brk__cfg) */
 	uint64_t cfg[16];
 	/* lines 3-4: counters (enum brk__ctr) */
@@ -195,6 +199,7 @@ _Static_assert(offsetof(struct brk__record, probes) == 640, "rec l5");
 _Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
 _Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
 _Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
+_Static_assert(offsetof(struct brk__record, changes) == 176, "rec changes");
 _Static_assert(BRK__CFG_COUNT <= 16, "cfg words");
 _Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
 

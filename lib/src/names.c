@@ -14,6 +14,7 @@
  * without exec, no thread registration), fixed size, no auto-resize (that
  * would start a thread in every worker), name -> handle.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu-bp.h>
@@ -133,6 +134,27 @@ static int alloc_record(brk_segment *s, uint32_t *idx)
 	return -BRK_ECONTENDED;
 }
 
+/* Take back a record orphaned by a lost creation race: CAS(kind, orphan
+ * -> 0), then clear it (no index slot points at an orphan). */
+static int reuse_orphan(brk_segment *s, uint32_t *idx)
+{
+	uint32_t n = brk_record_count(s), i;
+
+	if (uatomic_read(&s->hdr->orphans) == 0)
+		return -ENOSPC;
+	for (i = 0; i < n; i++) {
+		struct brk__record *r = brk__rec(s, i);
+		if (uatomic_read(&r->kind) != BRK__KIND_ORPHAN ||
+		    uatomic_cmpxchg(&r->kind, BRK__KIND_ORPHAN, 0) != BRK__KIND_ORPHAN)
+			continue;
+		uatomic_add_return(&s->hdr->orphans, -1);
+		memset((uint8_t *)r + sizeof(r->kind), 0, sizeof(*r) - sizeof(r->kind));
+		*idx = i;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
 static void init_record(brk_segment *s, struct brk__record *r,
 			const char *name, uint64_t h, int kind,
 			const struct brk_config *cfg)
@@ -150,36 +172,61 @@ static void init_record(brk_segment *s, struct brk__record *r,
 	uatomic_set(&r->kind, (uint64_t)kind);
 }
 
-int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
-		const struct brk_config *cfg, uint32_t *idx)
+/* Publish record @mine under @name: 1 done, 0 lost the race (*idx is
+ * the winner's), <0 corrupt index or no free slot. */
+static int publish(brk_segment *s, const char *name, uint64_t h,
+		   uint32_t mine, uint32_t *idx)
 {
-	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i, mine;
-	uint64_t want;
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
+	uint64_t want = BRK__IDX_MAKE(h >> 32, mine + 1);
 	int rc;
 
-	rc = brk__lookup(s, name, h, idx);
-	if (rc != -ENOENT)
-		return rc;
-	rc = alloc_record(s, &mine);
-	if (rc)
-		return rc;
-	init_record(s, brk__rec(s, mine), name, h, kind, cfg);
-	want = BRK__IDX_MAKE(h >> 32, mine + 1);
 	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
 		uint64_t w = uatomic_read(&s->index[pos]);
 		if (w == 0) {
 			w = uatomic_cmpxchg(&s->index[pos], 0, want);
 			if (w == 0) {
 				*idx = mine;
-				return 0;
+				return 1;
 			}
 		}
 		rc = slot_matches(s, w, name, h, idx);
-		if (rc) /* lost the race (or corrupt): ours is an orphan */
-			break;
+		if (rc)
+			return rc > 0 ? 0 : rc;
 	}
-	uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
-	return rc > 0 ? 0 : rc < 0 ? rc : -ENOSPC;
+	return -ENOSPC;
+}
+
+int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
+		const struct brk_config *cfg, uint32_t *idx)
+{
+	uint32_t mine;
+	int rc, tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		rc = brk__lookup(s, name, h, idx);
+		if (rc != -ENOENT)
+			return rc;
+		rc = alloc_record(s, &mine);
+		if (rc == -ENOSPC)
+			rc = reuse_orphan(s, &mine);
+		if (rc == -ENOSPC) {
+			/* full, unless a racing creator of this name is about
+			 * to publish it or to give its record back */
+			sched_yield();
+			continue;
+		}
+		if (rc)
+			return rc;
+		init_record(s, brk__rec(s, mine), name, h, kind, cfg);
+		rc = publish(s, name, h, mine, idx);
+		if (rc == 1)
+			return 0;
+		uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
+		uatomic_add_return(&s->hdr->orphans, 1);
+		return rc;
+	}
+	return -ENOSPC;
 }
 
 /* ---- per-process cache ----------------------------------------------- */
@@ -188,7 +235,9 @@ static int cache_match(struct cds_lfht_node *node, const void *key)
 {
 	const struct brk_breaker *b =
 		caa_container_of(node, struct brk_breaker, node);
-	return strcmp(b->name, key) == 0;
+	/* acquire: pairs with the release in cache_put (visible to TSan,
+	 * which cannot see inside liburcu) */
+	return uatomic_read(&b->ready) && strcmp(b->name, key) == 0;
 }
 
 int brk__cache_init(brk_segment *s)
@@ -236,6 +285,7 @@ static brk_breaker *cache_put(brk_segment *s, brk_breaker *b)
 	struct cds_lfht_node *got;
 
 	cds_lfht_node_init(&b->node);
+	uatomic_set(&b->ready, 1);
 	urcu_bp_read_lock();
 	got = cds_lfht_add_unique(s->cache, (unsigned long)b->hash, cache_match,
 				  b->name, &b->node);
