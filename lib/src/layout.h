@@ -50,7 +50,8 @@ struct brk__header {
 	/* line 1: record allocation (CAS-bumped, bounded by capacity) */
 	uint64_t record_count;
 	uint64_t orphans;        /* hint: records left by lost creation races */
-	uint64_t pad1[14];
+	uint64_t creating;       /* creators between allocation and publication */
+	uint64_t pad1[13];
 	/* line 2: supervisor */
 	uint64_t daemon_pid;
 	uint64_t daemon_start;

@@ -197,36 +197,57 @@ static int publish(brk_segment *s, const char *name, uint64_t h,
 	return -ENOSPC;
 }
 
+/* Allocate, initialise and publish a record for @name (we hold a
+ * "creating" count meanwhile). -ENOSPC: no record free right now. */
+static int create_once(brk_segment *s, const char *name, uint64_t h, int kind,
+		       const struct brk_config *cfg, uint32_t *idx)
+{
+	uint32_t mine;
+	int rc;
+
+	rc = alloc_record(s, &mine);
+	if (rc == -ENOSPC)
+		rc = reuse_orphan(s, &mine);
+	if (rc)
+		return rc;
+	init_record(s, brk__rec(s, mine), name, h, kind, cfg);
+	rc = publish(s, name, h, mine, idx);
+	if (rc == 1)
+		return 0;
+	uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
+	uatomic_add_return(&s->hdr->orphans, 1);
+	return rc;
+}
+
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk_config *cfg, uint32_t *idx)
 {
-	uint32_t mine;
-	int rc, tries;
+	uint64_t deadline = 0;
+	int rc, settled = 0;
 
-	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+	for (;;) {
 		rc = brk__lookup(s, name, h, idx);
 		if (rc != -ENOENT)
 			return rc;
-		rc = alloc_record(s, &mine);
-		if (rc == -ENOSPC)
-			rc = reuse_orphan(s, &mine);
-		if (rc == -ENOSPC) {
-			/* full, unless a racing creator of this name is about
-			 * to publish it or to give its record back */
-			sched_yield();
+		uatomic_add_return(&s->hdr->creating, 1);
+		rc = create_once(s, name, h, kind, cfg, idx);
+		uatomic_add_return(&s->hdr->creating, -1);
+		if (rc != -ENOSPC)
+			return rc;
+		/* Full, unless a racing creator is about to publish this name
+		 * or give its record back: wait for those (real time, at most
+		 * 1 s: a creator that died mid-way must not block us). */
+		if (uatomic_read(&s->hdr->creating) == 0) {
+			if (settled++) /* one more look after everyone settled */
+				return -ENOSPC;
 			continue;
 		}
-		if (rc)
-			return rc;
-		init_record(s, brk__rec(s, mine), name, h, kind, cfg);
-		rc = publish(s, name, h, mine, idx);
-		if (rc == 1)
-			return 0;
-		uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
-		uatomic_add_return(&s->hdr->orphans, 1);
-		return rc;
+		if (!deadline)
+			deadline = brk__monotonic_ns(NULL) + 1000000000u;
+		else if (brk__monotonic_ns(NULL) > deadline)
+			return -ENOSPC;
+		sched_yield();
 	}
-	return -ENOSPC;
 }
 
 /* ---- per-process cache ----------------------------------------------- */
