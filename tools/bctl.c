@@ -20,8 +20,15 @@ static const struct bctl_cmd bctl_cmds[] = {
 	{ "config", bctl_cmd_config },
 	{ "reset", bctl_cmd_reset },
 	{ "trip", bctl_cmd_trip },
+	{ "force-open", bctl_cmd_force_open },
+	{ "disable", bctl_cmd_disable },
+	{ "metrics-only", bctl_cmd_metrics_only },
 	{ "events", bctl_cmd_events },
+	{ "metrics", bctl_cmd_metrics },
 	{ "exec", bctl_cmd_exec },
+	{ "bucket", bctl_cmd_bucket },
+	{ "take", bctl_cmd_take },
+	{ "budget", bctl_cmd_budget },
 };
 
 static const struct bctl_cmd *bctl_lookup(const char *name)

@@ -1,6 +1,13 @@
 /*
- * bctl_admin.c - `bctl reset NAME` and `bctl trip NAME --for DUR`: force a
- * breaker closed or open. Both need the breaker to exist already.
+ * bctl_admin.c - the operator's overrides, all on an existing breaker:
+ *   bctl reset NAME              force closed, back to normal mode
+ *   bctl trip NAME --for DUR     force open for DUR
+ *   bctl force-open NAME         forced state: refuse every call
+ *   bctl disable NAME            forced state: admit every call, count
+ *                                outcomes, never transition
+ *   bctl metrics-only NAME       forced state: run the state machine and
+ *                                count, but never refuse
+ * A forced state lasts until `bctl reset NAME` (brk_set_mode()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -79,8 +86,8 @@ int bctl_cmd_reset(struct bctl *g, int argc, char **argv)
 	if (rc < 0)
 		rc = bctl_fail(g, name, rc);
 	else
-		printf("%s: reset: closed, counts, cooling level and leases cleared\n",
-		       name);
+		printf("%s: reset: closed, normal mode; counts, cooling level and "
+		       "leases cleared\n", name);
 	brk_detach(seg);
 	return rc;
 }
@@ -128,4 +135,66 @@ int bctl_cmd_trip(struct bctl *g, int argc, char **argv)
 	rc = trip_report(g, b, name, brk_trip(b, for_ms), for_ms);
 	brk_detach(seg);
 	return rc;
+}
+
+/* The forced states: indexed by the bctl_cmd_* functions below. */
+static const struct {
+	const char *cmd;
+	int mode;
+	const char *what; /* what it does, for the confirmation line */
+} mode_cmds[] = {
+	{ "force-open", BRK_MODE_FORCED_OPEN,
+	  "every call refused until 'bctl reset'" },
+	{ "disable", BRK_MODE_DISABLED,
+	  "every call admitted, outcomes counted, no transition until 'bctl reset'" },
+	{ "metrics-only", BRK_MODE_METRICS_ONLY,
+	  "state machine runs and counts, no call refused until 'bctl reset'" },
+};
+
+/* `bctl CMD NAME` for mode_cmds[@k]. -EALREADY is a note, not an error. */
+static int mode_cmd(struct bctl *g, size_t k, int argc, char **argv)
+{
+	const char *cmd = mode_cmds[k].cmd;
+	int mode = mode_cmds[k].mode;
+	brk_segment *seg;
+	brk_breaker *b;
+	const char *name;
+	int rc;
+
+	rc = admin_parse(g, cmd, argc, argv, NULL, NULL);
+	if (rc != BCTL_CONTINUE)
+		return rc;
+	rc = bctl_name_arg(cmd, argc, argv, &name);
+	if (rc)
+		return rc;
+	rc = admin_open(g, name, &seg, &b);
+	if (rc)
+		return rc;
+	rc = brk_set_mode(b, mode);
+	if (rc == -EALREADY) {
+		cli_note("%s: already %s, unchanged", name, brk_mode_name(mode));
+		rc = 0;
+	} else if (rc < 0) {
+		rc = bctl_fail(g, name, rc);
+	} else {
+		printf("%s: %s: %s\n", name, brk_mode_name(mode),
+		       mode_cmds[k].what);
+	}
+	brk_detach(seg);
+	return rc;
+}
+
+int bctl_cmd_force_open(struct bctl *g, int argc, char **argv)
+{
+	return mode_cmd(g, 0, argc, argv);
+}
+
+int bctl_cmd_disable(struct bctl *g, int argc, char **argv)
+{
+	return mode_cmd(g, 1, argc, argv);
+}
+
+int bctl_cmd_metrics_only(struct bctl *g, int argc, char **argv)
+{
+	return mode_cmd(g, 2, argc, argv);
 }

@@ -193,8 +193,7 @@ static int cfg_create(const struct bctl *g, brk_segment *seg, const char *name,
 		return rc;
 	rc = brk_breaker_get(seg, name, &c, b);
 	if (rc == -EMEDIUMTYPE)
-		return cli_error("%s: '%s' is a bucket, not a breaker",
-				 cli_q(bctl_shm(g)), cli_q(name));
+		return bctl_wrong_kind(g, seg, name, BRK_KIND_BREAKER);
 	return rc < 0 ? bctl_fail(g, name, rc) : 0;
 }
 

@@ -1,7 +1,17 @@
 /*
  * bctl_events.c - `bctl events [--follow] [--json]`: the transitions and
  * reclaims in the segment's event ring, oldest first; --follow polls every
- * 20 ms until SIGINT or SIGTERM.
+ * 20 ms until SIGINT or SIGTERM, and writes each event as soon as it is
+ * read (stdout line-buffered even on a pipe), so a transition made by
+ * another process shows within about one poll interval.
+ *
+ * The ring holds BRK__EVENT_SLOTS (4096) events. A reader that falls more
+ * than that behind loses the overwritten ones; brk_events_read() counts
+ * them exactly. After the first read (events older than the ring at start
+ * are not "lost", merely before our time) every loss is reported, where it
+ * happened in the stream: "bctl: N events lost (...)" on stderr, and with
+ * --json also the line {"lost":N} on stdout; then reading resumes with the
+ * oldest event still kept.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -65,6 +75,25 @@ static void events_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* Report @lost overwritten events: stderr, and in-band for --json. */
+static int events_lost(uint64_t lost, int json)
+{
+	json_t *o;
+
+	if (json) {
+		o = json_object();
+		if (o)
+			json_object_set_new(o, "lost", json_integer(
+				lost > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)lost));
+		if (bctl_json_put(o, 1) < 0)
+			return -1;
+	}
+	fflush(stdout); /* both streams in order on a terminal */
+	cli_note("%" PRIu64 " events lost (the ring was overwritten; "
+		 "reading resumes with the oldest still kept)", lost);
+	return 0;
+}
+
 /* Read and print everything available. Returns 0 or -1 (write error). */
 static int events_drain(brk_segment *seg, uint64_t *cursor, int json,
 			int first)
@@ -75,9 +104,8 @@ static int events_drain(brk_segment *seg, uint64_t *cursor, int json,
 
 	do {
 		n = brk_events_read(seg, cursor, ev, EVENTS_BATCH, &lost);
-		if (lost && !first)
-			cli_note("%" PRIu64 " events lost (the ring was overwritten)",
-				 lost);
+		if (lost && !first && events_lost(lost, json) < 0)
+			return -1;
 		first = 0;
 		for (i = 0; i < n; i++) {
 			if (json && bctl_json_put(bctl_json_event(&ev[i]), 1) < 0)
@@ -95,8 +123,11 @@ static int events_run(brk_segment *seg, int json, int follow)
 	uint64_t cursor = 1;
 	int first = 1;
 
-	if (follow)
+	if (follow) {
 		events_signals();
+		/* One event, one write: a reader on a pipe sees it at once. */
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	}
 	do {
 		if (events_drain(seg, &cursor, json, first) < 0)
 			return cli_error("write error on standard output");

@@ -7,6 +7,29 @@
  * at most DUR (in total) is slept out first. Otherwise the permit is held
  * while CMD runs (bctl_run.c) and released with the verdict of
  * bctl_outcome.c; bctl exits with CMD's status.
+ *
+ * Retries (--retries N [--retry-budget BUDGET]): a run whose verdict is a
+ * failure (non-zero exit not in --healthy-exit/--ignore-exit, timeout,
+ * rate-limit or overload sign) is run again, up to N more times. Before
+ * each retry:
+ *  - the wait is the backoff brk_backoff_ms(BRK_JITTER_EQUAL, 100 ms, 5 s,
+ *    retry number) - or the Retry-After the failed run reported, if that
+ *    is longer. A Retry-After is a wait the upstream asked for, so it is
+ *    charged to --wait (one total for the whole invocation, shared with
+ *    cooling waits slept out in acquire); one that does not fit in what is
+ *    left of --wait (0 without --wait) ends the retries: exit 75, one line;
+ *  - with --retry-budget, one retry token is withdrawn
+ *    (brk_retry_permitted()); an exhausted budget ends the retries: exit
+ *    75 with "NAME: retry budget BUDGET exhausted (deferred)", without
+ *    sleeping on it. The first attempt deposits (brk_budget_deposit())
+ *    once it is admitted by the breaker: an invocation refused at once
+ *    sent nothing and earns no retries. The budget is created with the
+ *    defaults (10/s, 0.2) if absent;
+ *  - the retry goes through the breaker again (a refusal: exit 75 as
+ *    usual).
+ * A run that was interrupted, cancelled or could not be started is not
+ * retried. When the retries are used up bctl exits with the last run's
+ * status. Every run's output passes through.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,12 +43,18 @@
 #include "bctl_run.h"
 
 #define EXEC_MAX_WAITS 100 /* bound on the acquire/sleep loop */
+#define EXEC_MAX_RETRIES 100
+#define EXEC_BACKOFF_BASE_MS 100
+#define EXEC_BACKOFF_CAP_MS 5000
+#define EXEC_BUDGET_TRIES 100 /* -EAGAIN: tries, 1 ms apart */
 
 enum {
 	OPT_TIMEOUT = BCTL_OPT_FIRST_CMD,
 	OPT_WAIT,
 	OPT_HEALTHY,
-	OPT_IGNORE
+	OPT_IGNORE,
+	OPT_RETRIES,
+	OPT_RETRY_BUDGET
 };
 
 struct exec_opts {
@@ -36,6 +65,9 @@ struct exec_opts {
 	int has_wait;
 	uint8_t healthy[CLI_CODE_SET_BYTES];
 	uint8_t ignore[CLI_CODE_SET_BYTES];
+	uint64_t retries;    /* --retries; 0: none */
+	int has_retries;
+	const char *budget;  /* --retry-budget, or NULL */
 };
 
 static const struct option exec_longopts[] = {
@@ -43,6 +75,8 @@ static const struct option exec_longopts[] = {
 	{ "wait", required_argument, NULL, OPT_WAIT },
 	{ "healthy-exit", required_argument, NULL, OPT_HEALTHY },
 	{ "ignore-exit", required_argument, NULL, OPT_IGNORE },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "retry-budget", required_argument, NULL, OPT_RETRY_BUDGET },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -62,6 +96,17 @@ static int exec_opt(int c, struct exec_opts *o)
 		return cli_opt_code_set("--healthy-exit", optarg, o->healthy);
 	case OPT_IGNORE:
 		return cli_opt_code_set("--ignore-exit", optarg, o->ignore);
+	case OPT_RETRIES:
+		o->has_retries = 1;
+		if (optarg[0] == '-')
+			return cli_usage_error("--retries: '%s' is negative: must be "
+					       "0..%d", cli_q(optarg),
+					       EXEC_MAX_RETRIES);
+		return cli_opt_uint("--retries", optarg, 0, EXEC_MAX_RETRIES,
+				    &o->retries);
+	case OPT_RETRY_BUDGET:
+		o->budget = optarg;
+		return 0;
 	}
 	return BCTL_CONTINUE;
 }
@@ -91,6 +136,10 @@ static int exec_parse(struct bctl *g, int argc, char **argv,
 	rc = bctl_name_arg("exec", dd, argv, &o->name);
 	if (rc)
 		return rc;
+	if (o->budget && !o->has_retries)
+		return cli_usage_error("exec: --retry-budget needs --retries N");
+	if (o->budget && bctl_check_name(o->budget))
+		return CLI_EXIT_USAGE;
 	o->cmd = argv + dd + 1;
 	return BCTL_CONTINUE;
 }
@@ -145,12 +194,16 @@ static int exec_refused(const struct bctl *g, const struct exec_opts *o,
 	return BCTL_EXIT_TEMPFAIL;
 }
 
-/* Acquire, sleeping out cooling waits that fit in --wait. 0 or a status. */
+/*
+ * Acquire, sleeping out cooling waits that fit in what is left of --wait
+ * (*@left, decremented). 0 or a status.
+ */
 static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
-			brk_breaker *b, const sigset_t *sigs, brk_permit *p)
+			brk_breaker *b, const sigset_t *sigs, brk_permit *p,
+			uint64_t *left)
 {
 	struct brk_refusal why;
-	uint64_t left = o->wait_ms, ms;
+	uint64_t ms;
 	int i, rc, sig;
 
 	for (i = 0; i < EXEC_MAX_WAITS; i++) {
@@ -158,7 +211,7 @@ static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
 		rc = brk_acquire(b, p, &why);
 		if (rc == 0)
 			return 0;
-		if (rc != -BRK_ECOOLING || !o->has_wait || why.wait_ms > left)
+		if (rc != -BRK_ECOOLING || !o->has_wait || why.wait_ms > *left)
 			return exec_refused(g, o, rc, &why);
 		ms = why.wait_ms ? why.wait_ms : 1;
 		if (g->verbose)
@@ -166,7 +219,7 @@ static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
 		sig = exec_sleep(sigs, ms);
 		if (sig)
 			return 128 + sig;
-		left -= ms;
+		*left -= ms;
 	}
 	return exec_refused(g, o, rc, &why);
 }
@@ -202,9 +255,13 @@ static int exec_start_failed(const struct bctl *g, const struct exec_opts *o,
 	return r->start_errno == ENOENT ? BCTL_EXIT_NOTFOUND : BCTL_EXIT_NOEXEC;
 }
 
-/* Run CMD under the permit and release it with the verdict. */
+/*
+ * Run CMD under the permit and release it with the verdict (in *@vout).
+ * *@retry: set if the run failed in a way worth retrying.
+ */
 static int exec_run(const struct bctl *g, const struct exec_opts *o,
-		    brk_permit *p, const sigset_t *sigs, const sigset_t *orig)
+		    brk_permit *p, const sigset_t *sigs, const sigset_t *orig,
+		    struct exec_verdict *vout, int *retry)
 {
 	struct run_opts ro = { o->cmd, o->timeout_ms, sigs, orig };
 	struct run_result r;
@@ -212,6 +269,7 @@ static int exec_run(const struct bctl *g, const struct exec_opts *o,
 	struct exec_verdict v;
 	int sig = exec_pending(sigs);
 
+	*retry = 0;
 	if (sig) { /* interrupted before CMD started */
 		v = (struct exec_verdict){ BRK_CANCELLED, BRK_REASON_NONE, 0 };
 		exec_release(g, o, p, &v);
@@ -226,7 +284,128 @@ static int exec_run(const struct bctl *g, const struct exec_opts *o,
 	if (r.timed_out)
 		cli_note("%s: '%s' timed out after %" PRIu64 " ms", o->name,
 			 cli_q(o->cmd[0]), o->timeout_ms);
+	*vout = v;
+	*retry = v.outcome == BRK_FAILURE && !r.interrupted;
 	return bctl_exit_status(&f);
+}
+
+static void exec_pause_1ms(void)
+{
+	struct timespec ts = { 0, 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The budget named by --retry-budget, created with the defaults if absent. */
+static int exec_budget(const struct bctl *g, const struct exec_opts *o,
+		       brk_segment *seg, brk_budget **u)
+{
+	int rc = brk_budget_get(seg, o->budget, BRK_DEFAULT_BUDGET_FLOOR,
+				BRK_DEFAULT_BUDGET_RATIO, u);
+
+	if (rc == -EMEDIUMTYPE)
+		return bctl_wrong_kind(g, seg, o->budget, BRK_KIND_BUDGET);
+	return rc < 0 ? bctl_fail(g, o->budget, rc) : 0;
+}
+
+/* The first attempt was admitted: deposit (a dropped deposit only means
+ * fewer retries). */
+static void exec_deposit(const struct bctl *g, const struct exec_opts *o,
+			 brk_budget *u)
+{
+	int i, rc = -EAGAIN;
+
+	for (i = 0; i < EXEC_BUDGET_TRIES && rc == -EAGAIN; i++) {
+		rc = brk_budget_deposit(u);
+		if (rc == -EAGAIN)
+			exec_pause_1ms();
+	}
+	if (rc < 0 && g->verbose)
+		cli_note("%s: deposit not counted: %s", o->budget,
+			 brk_strerror(rc));
+}
+
+/* One retry token, or a status (75 deferred, 1 error). */
+static int exec_withdraw(const struct bctl *g, const struct exec_opts *o,
+			 brk_budget *u)
+{
+	int i, rc = -EAGAIN;
+
+	for (i = 0; i < EXEC_BUDGET_TRIES && rc == -EAGAIN; i++) {
+		rc = brk_retry_permitted(u);
+		if (rc == -EAGAIN)
+			exec_pause_1ms();
+	}
+	if (rc == 0)
+		return 0;
+	if (rc == -BRK_EDEFERRED || rc == -BRK_ECONTENDED || rc == -EAGAIN) {
+		cli_note("%s: retry budget %s exhausted (deferred)", o->name,
+			 o->budget);
+		return BCTL_EXIT_TEMPFAIL;
+	}
+	return bctl_fail(g, o->budget, rc);
+}
+
+/*
+ * Before retry number @k (0 = the first retry) after a failed run with
+ * verdict @v: choose the wait, withdraw from the budget, sleep.
+ * BCTL_CONTINUE, or the status to exit with.
+ */
+static int exec_before_retry(const struct bctl *g, const struct exec_opts *o,
+			     brk_budget *u, const struct exec_verdict *v,
+			     uint32_t k, uint64_t *left, const sigset_t *sigs)
+{
+	uint64_t ms = brk_backoff_ms(BRK_JITTER_EQUAL, EXEC_BACKOFF_BASE_MS,
+				     EXEC_BACKOFF_CAP_MS, k, 0, NULL, NULL);
+	uint64_t ra = v->retry_after_ms > 0 ? (uint64_t)v->retry_after_ms : 0;
+	int rc, sig;
+
+	if (ra > ms) {
+		if (!o->has_wait || ra > *left) {
+			cli_note("%s: the upstream asked to wait %" PRIu64 " ms "
+				 "(Retry-After), more than --wait allows: not "
+				 "retrying", o->name, ra);
+			return BCTL_EXIT_TEMPFAIL;
+		}
+		ms = ra;
+		*left -= ra;
+	}
+	if (u) {
+		rc = exec_withdraw(g, o, u);
+		if (rc)
+			return rc;
+	}
+	if (g->verbose)
+		cli_note("%s: retry %" PRIu32 " of %" PRIu64 " in %" PRIu64 " ms",
+			 o->name, k + 1, o->retries, ms);
+	sig = exec_sleep(sigs, ms);
+	return sig ? 128 + sig : BCTL_CONTINUE;
+}
+
+/* The first attempt and up to --retries more. */
+static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
+			 brk_breaker *b, brk_budget *u, const sigset_t *sigs,
+			 const sigset_t *orig)
+{
+	struct exec_verdict v;
+	brk_permit p;
+	uint64_t left = o->wait_ms;
+	uint32_t k;
+	int rc, st, retry;
+
+	for (k = 0;; k++) {
+		rc = exec_acquire(g, o, b, sigs, &p, &left);
+		if (rc)
+			return rc;
+		if (k == 0 && u)
+			exec_deposit(g, o, u);
+		st = exec_run(g, o, &p, sigs, orig, &v, &retry);
+		if (!retry || k >= o->retries)
+			return st;
+		rc = exec_before_retry(g, o, u, &v, k, &left, sigs);
+		if (rc != BCTL_CONTINUE)
+			return rc;
+	}
 }
 
 static int exec_with(const struct bctl *g, const struct exec_opts *o,
@@ -234,7 +413,7 @@ static int exec_with(const struct bctl *g, const struct exec_opts *o,
 {
 	brk_segment *seg;
 	brk_breaker *b;
-	brk_permit p;
+	brk_budget *u = NULL;
 	int rc;
 
 	rc = bctl_attach(g, 0, NULL, &seg);
@@ -247,9 +426,9 @@ static int exec_with(const struct bctl *g, const struct exec_opts *o,
 		brk_detach(seg);
 		return rc;
 	}
-	rc = exec_acquire(g, o, b, sigs, &p);
+	rc = o->budget ? exec_budget(g, o, seg, &u) : 0;
 	if (rc == 0)
-		rc = exec_run(g, o, &p, sigs, orig);
+		rc = exec_attempts(g, o, b, u, sigs, orig);
 	brk_detach(seg);
 	return rc;
 }

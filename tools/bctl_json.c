@@ -191,12 +191,17 @@ json_t *bctl_json_event(const struct brk_event *e)
 	set(o, "reason", json_string(brk_event_reason_name(e->reason)));
 	set(o, "pid", json_integer(e->pid));
 	set(o, "value", ju(e->value));
+	if (e->reason == BRK_EV_FORCED)
+		set(o, "mode", json_string(brk_mode_name((int)(e->value > 255 ? 255 : e->value))));
 	return o;
 }
 
 int bctl_json_put(json_t *j, int compact)
 {
-	size_t flags = compact ? JSON_COMPACT : JSON_INDENT(2);
+	/* Reals (bucket rates, budget ratios) to 15 significant digits:
+	 * 0.3, not 0.29999999999999999. */
+	size_t flags = (compact ? JSON_COMPACT : JSON_INDENT(2)) |
+		       JSON_REAL_PRECISION(15);
 	int rc;
 
 	if (!j)

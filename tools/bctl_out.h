@@ -46,4 +46,14 @@ void bctl_print_list_header(FILE *f);
 void bctl_print_list_row(FILE *f, const struct brk_info *in);
 void bctl_print_event(FILE *f, const struct brk_event *e);
 
+/* bctl_limits_out.c: buckets and retry budgets (kind "bucket", "budget");
+ * the *_record functions dispatch on in->kind, breakers included. */
+json_t *bctl_json_bucket(const struct brk_info *in);
+json_t *bctl_json_budget(const struct brk_info *in);
+json_t *bctl_json_record(const struct brk_info *in);
+void bctl_print_bucket(FILE *f, const struct brk_info *in);
+void bctl_print_budget(FILE *f, const struct brk_info *in);
+void bctl_print_record(FILE *f, const struct brk_info *in);
+void bctl_print_record_row(FILE *f, const struct brk_info *in);
+
 #endif /* BCTL_OUT_H */

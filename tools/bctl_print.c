@@ -209,7 +209,9 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 	fprintf(f, "%s  #%" PRIu64 "  %s  %s -> %s  %s  pid %" PRId32, when,
 		e->seq, name, brk_state_name(e->from), brk_state_name(e->to),
 		brk_event_reason_name(e->reason), e->pid);
-	if (e->value)
+	if (e->reason == BRK_EV_FORCED)
+		fprintf(f, "  mode %s", brk_mode_name((int)(e->value > 255 ? 255 : e->value)));
+	else if (e->value)
 		fprintf(f, "  value %" PRIu64, e->value);
 	fputc('\n', f);
 }

@@ -96,8 +96,7 @@ int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
 		return cli_error("%s: no breaker named '%s'", cli_q(bctl_shm(g)),
 				 cli_q(name));
 	if (rc == -EMEDIUMTYPE)
-		return cli_error("%s: '%s' is a bucket, not a breaker",
-				 cli_q(bctl_shm(g)), cli_q(name));
+		return bctl_wrong_kind(g, seg, name, BRK_KIND_BREAKER);
 	return bctl_fail(g, name, rc);
 }
 

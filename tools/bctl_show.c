@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bctl.h"
 #include "bctl_out.h"
@@ -58,9 +59,9 @@ static int list_one(const struct bctl *g, brk_segment *seg, uint32_t idx,
 		return 1;
 	}
 	if (json)
-		json_array_append_new(arr, bctl_json_breaker(&in));
+		json_array_append_new(arr, bctl_json_record(&in));
 	else
-		bctl_print_list_row(stdout, &in);
+		bctl_print_record_row(stdout, &in);
 	return 0;
 }
 
@@ -108,6 +109,29 @@ int bctl_cmd_list(struct bctl *g, int argc, char **argv)
 	return rc;
 }
 
+/* A bucket or a retry budget: its snapshot in a struct brk_info. */
+static int inspect_limit(const struct bctl *g, brk_segment *seg,
+			 const char *name, struct brk_info *in)
+{
+	brk_breaker *b;
+	brk_bucket *k;
+	brk_budget *u;
+	int rc;
+
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%s", name);
+	if (brk_bucket_find(seg, name, &k) == 0) {
+		in->kind = BRK_KIND_BUCKET;
+		rc = brk_bucket_info(k, &in->bucket);
+	} else if (brk_budget_find(seg, name, &u) == 0) {
+		in->kind = BRK_KIND_BUDGET;
+		rc = brk_budget_info(u, &in->budget);
+	} else {
+		return bctl_find(g, seg, name, &b); /* says what it is */
+	}
+	return rc < 0 ? bctl_fail(g, name, rc) : 0;
+}
+
 static int inspect_one(const struct bctl *g, brk_segment *seg,
 		       const char *name, int json)
 {
@@ -117,21 +141,24 @@ static int inspect_one(const struct bctl *g, brk_segment *seg,
 	json_t *o;
 	int rc;
 
-	rc = bctl_find(g, seg, name, &b);
+	rc = brk_breaker_find(seg, name, &b);
+	if (rc == -EMEDIUMTYPE)
+		rc = inspect_limit(g, seg, name, &in);
+	else if (rc < 0)
+		return bctl_find(g, seg, name, &b);
+	else if ((rc = brk_breaker_info(b, &in)) < 0)
+		return bctl_fail(g, name, rc);
 	if (rc)
 		return rc;
-	rc = brk_breaker_info(b, &in);
-	if (rc < 0)
-		return bctl_fail(g, name, rc);
 	brk_segment_info(seg, &si);
 	if (json) {
-		o = bctl_json_breaker(&in);
+		o = bctl_json_record(&in);
 		if (o)
 			json_object_set_new(o, "segment", bctl_json_segment(&si));
 		if (bctl_json_put(o, 0) < 0)
 			return cli_error("cannot print JSON (out of memory or write error)");
 	} else {
-		bctl_print_breaker(stdout, &in);
+		bctl_print_record(stdout, &in);
 		bctl_print_segment(stdout, &si);
 	}
 	return finish_output();

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""check_prom.py - a small, strict checker of `bctl metrics` output.
+
+The Prometheus text exposition format, version 0.0.4
+(https://prometheus.io/docs/instrumenting/exposition_formats/), as bctl
+writes it, checked by hand (prometheus_client is not a dependency):
+
+  - every line is "# HELP name text", "# TYPE name type" or a sample
+    "name{label="value",...} value" (no blank lines, no other comments, no
+    timestamps); the text ends with a newline;
+  - names match [a-zA-Z_:][a-zA-Z0-9_:]*, label names
+    [a-zA-Z_][a-zA-Z0-9_]* (not starting with "__"), label values are
+    escaped (only \\\\, \\" and \\n after a backslash; no raw newline or
+    double quote), values are Go-style floats, NaN or +Inf/-Inf;
+  - every family has exactly one HELP and one TYPE, both before its first
+    sample, and its samples are contiguous; TYPE is counter or gauge;
+    counters end in _total, gauges do not; counter values are >= 0;
+  - no series (name + label set) appears twice, no label twice in one;
+  - with --breakers A,B,...: each breaker has every per-breaker series
+    (below), zeros included, and no series names another breaker;
+    the segment-level families are there;
+  - --expect 'series=value' (repeatable): that sample has that value;
+    --absent NAME: no family NAME.
+
+Usage: check_prom.py [--breakers A,B] [--expect S=V]... [--absent N]... FILE|-
+       check_prom.py --self-test
+Exit 0 when everything holds; otherwise the problems on stderr, exit 1.
+"""
+import re
+import sys
+
+NAME_RE = r'[a-zA-Z_:][a-zA-Z0-9_:]*'
+LABEL_RE = r'[a-zA-Z_][a-zA-Z0-9_]*'
+LVALUE_RE = r'(?:[^"\\\n]|\\[\\"n])*'
+FLOAT_RE = (r'(?:[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?'
+            r'|[+-]?Inf|NaN)')
+SAMPLE = re.compile(r'^(' + NAME_RE + r')(?:\{(.*)\})? (' + FLOAT_RE + r')$')
+LABEL_PAIR = re.compile(r'(' + LABEL_RE + r')="(' + LVALUE_RE + r')"')
+HELP = re.compile(r'^# HELP (' + NAME_RE + r') (.*)$')
+TYPE = re.compile(r'^# TYPE (' + NAME_RE + r') (\S+)$')
+
+STATES = ['closed', 'open', 'half_open']
+MODES = ['normal', 'forced_open', 'disabled', 'metrics_only']
+CAUSES = ['open', 'cooling', 'full']
+REASONS = ['timeout', 'connect', 'server_error', 'overloaded',
+           'rate_limited', 'other']
+
+# family -> (type, extra label, its values) for every breaker
+PER_BREAKER = {
+    'breakerd_state': ('gauge', 'state', STATES),
+    'breakerd_mode': ('gauge', 'mode', MODES),
+    'breakerd_allowed_total': ('counter', None, None),
+    'breakerd_rejected_total': ('counter', 'cause', CAUSES),
+    'breakerd_successes_total': ('counter', None, None),
+    'breakerd_failures_total': ('counter', 'reason', REASONS),
+    'breakerd_healthy_errors_total': ('counter', None, None),
+    'breakerd_ignored_total': ('counter', None, None),
+    'breakerd_cancelled_total': ('counter', None, None),
+    'breakerd_probes_total': ('counter', None, None),
+    'breakerd_reclaimed_total': ('counter', None, None),
+    'breakerd_transitions_total': ('counter', None, None),
+    'breakerd_stale_total': ('counter', None, None),
+    'breakerd_consecutive_failures': ('gauge', None, None),
+    'breakerd_cooling_level': ('gauge', None, None),
+    'breakerd_open_remaining_seconds': ('gauge', None, None),
+    'breakerd_cool_until_remaining_seconds': ('gauge', None, None),
+    'breakerd_probes_in_flight': ('gauge', None, None),
+    'breakerd_in_flight': ('gauge', None, None),
+    'breakerd_window_calls': ('gauge', None, None),
+    'breakerd_window_failures': ('gauge', None, None),
+}
+SEGMENT = {
+    'breakerd_segment_capacity': 'gauge',
+    'breakerd_segment_records': 'gauge',
+    'breakerd_events_total': 'counter',
+}
+
+
+def unescape(v):
+    return re.sub(r'\\(.)', lambda m: {'n': '\n'}.get(m.group(1), m.group(1)), v)
+
+
+def parse_labels(text, errs, where):
+    """'a="x",b="y"' -> list of (name, value); errors into errs."""
+    labels, pos = [], 0
+    if text == '':
+        return labels
+    while True:
+        m = LABEL_PAIR.match(text, pos)
+        if not m:
+            errs.append('%s: bad label list at %r' % (where, text[pos:pos + 40]))
+            return None
+        labels.append((m.group(1), unescape(m.group(2))))
+        pos = m.end()
+        if pos == len(text):
+            return labels
+        if text[pos] != ',':
+            errs.append('%s: expected "," in labels at %r' % (where, text[pos:pos + 40]))
+            return None
+        pos += 1
+        if pos == len(text):  # a trailing comma: allowed by the spec
+            return labels
+
+
+def series_key(name, labels):
+    return name + '{' + ','.join('%s=%r' % kv for kv in sorted(labels)) + '}'
+
+
+def check(text, breakers=None, expects=(), absent=()):
+    """Returns (errors, samples) where samples maps series_key -> value."""
+    errs = []
+    if text and not text.endswith('\n'):
+        errs.append('the text does not end with a newline')
+    helps, types, first_sample, done = {}, {}, {}, set()
+    samples, fam_series = {}, {}
+    current = None
+    for no, line in enumerate(text.split('\n')[:-1] if text else [], 1):
+        where = 'line %d' % no
+        if line.startswith('#'):
+            m = HELP.match(line)
+            if m:
+                name = m.group(1)
+                if name in helps:
+                    errs.append('%s: second HELP for %s' % (where, name))
+                if name in first_sample:
+                    errs.append('%s: HELP for %s after its samples' % (where, name))
+                helps[name] = m.group(2)
+                if re.search(r'\\[^\\n]', m.group(2)):
+                    errs.append('%s: bad escape in HELP text' % where)
+                continue
+            m = TYPE.match(line)
+            if m:
+                name, typ = m.group(1), m.group(2)
+                if name in types:
+                    errs.append('%s: second TYPE for %s' % (where, name))
+                if name in first_sample:
+                    errs.append('%s: TYPE for %s after its samples' % (where, name))
+                if typ not in ('counter', 'gauge'):
+                    errs.append('%s: TYPE %s of %s is not counter or gauge'
+                                % (where, typ, name))
+                if typ == 'counter' and not name.endswith('_total'):
+                    errs.append('%s: counter %s does not end in _total' % (where, name))
+                if typ == 'gauge' and name.endswith('_total'):
+                    errs.append('%s: gauge %s ends in _total' % (where, name))
+                types[name] = typ
+                continue
+            errs.append('%s: unexpected comment %r' % (where, line[:60]))
+            continue
+        m = SAMPLE.match(line)
+        if not m:
+            errs.append('%s: not a sample line: %r' % (where, line[:80]))
+            continue
+        name, ltext, value = m.group(1), m.group(2) or '', m.group(3)
+        if name not in helps or name not in types:
+            errs.append('%s: sample of %s before its HELP and TYPE' % (where, name))
+        if name != current:
+            if name in done:
+                errs.append('%s: samples of %s are not contiguous' % (where, name))
+            if current is not None:
+                done.add(current)
+            current = name
+        first_sample.setdefault(name, no)
+        labels = parse_labels(ltext, errs, where)
+        if labels is None:
+            continue
+        names = [k for k, _ in labels]
+        if len(set(names)) != len(names):
+            errs.append('%s: a label appears twice' % where)
+        if any(k.startswith('__') for k in names):
+            errs.append('%s: reserved label name' % where)
+        key = series_key(name, labels)
+        if key in samples:
+            errs.append('%s: duplicate series %s' % (where, key))
+        v = float(value.replace('Inf', 'inf').replace('NaN', 'nan'))
+        if types.get(name) == 'counter' and not v >= 0:
+            errs.append('%s: counter %s is %s' % (where, name, value))
+        samples[key] = v
+        fam_series.setdefault(name, []).append(dict(labels))
+    for name in set(helps) | set(types):
+        if name not in helps or name not in types:
+            errs.append('family %s lacks HELP or TYPE' % name)
+
+    if breakers is not None:
+        for fam, typ in SEGMENT.items():
+            if types.get(fam) != typ:
+                errs.append('missing %s family %s' % (typ, fam))
+            elif len(fam_series.get(fam, [])) != 1:
+                errs.append('%s must have exactly one sample' % fam)
+        for fam, (typ, label, values) in PER_BREAKER.items():
+            if types.get(fam) != typ:
+                errs.append('missing %s family %s' % (typ, fam))
+                continue
+            got = fam_series.get(fam, [])
+            want = set()
+            for b in breakers:
+                for v in (values or [None]):
+                    want.add((b, v))
+            have = set()
+            for lab in got:
+                extra = set(lab) - {'name'} - ({label} if label else set())
+                if 'name' not in lab or (label and label not in lab) or extra:
+                    errs.append('%s: unexpected label set %r' % (fam, lab))
+                    continue
+                have.add((lab['name'], lab.get(label) if label else None))
+            for b, v in sorted(want - have, key=str):
+                errs.append('%s: no series for breaker %r%s' %
+                            (fam, b, ' %s=%r' % (label, v) if label else ''))
+            for b, v in sorted(have - want, key=str):
+                errs.append('%s: unexpected series %r %r' % (fam, b, v))
+            if label and fam in ('breakerd_state', 'breakerd_mode'):
+                for b in breakers:
+                    ones = sum(samples.get(series_key(fam, [('name', b), (label, v)]), 0)
+                               for v in values)
+                    if ones != 1:
+                        errs.append('%s{name=%r}: %s of the values are 1, want one'
+                                    % (fam, b, ones))
+    for exp in expects:
+        key, _, val = exp.rpartition('=')
+        m = SAMPLE.match(key + ' ' + val)
+        if not m:
+            errs.append('bad --expect %r' % exp)
+            continue
+        labels = parse_labels(m.group(2) or '', errs, '--expect')
+        k = series_key(m.group(1), labels or [])
+        if k not in samples:
+            errs.append('expected series %s is missing' % key)
+        elif samples[k] != float(val):
+            errs.append('%s is %r, expected %s' % (key, samples[k], val))
+    for name in absent:
+        if name in types or name in fam_series:
+            errs.append('family %s should be absent' % name)
+    return errs, samples
+
+
+GOOD = '''# HELP x_total A counter.
+# TYPE x_total counter
+x_total{name="a\\\\b\\"c\\nd"} 3
+x_total{name="b"} 0
+# HELP g A gauge.
+# TYPE g gauge
+g 1.5
+'''
+
+BAD = {
+    'sample before TYPE': '# HELP g G.\ng 1\n# TYPE g gauge\n',
+    'no HELP': '# TYPE g gauge\ng 1\n',
+    'counter without _total': '# HELP c C.\n# TYPE c counter\nc 1\n',
+    'gauge with _total': '# HELP g_total G.\n# TYPE g_total gauge\ng_total 1\n',
+    'untyped': '# HELP u U.\n# TYPE u untyped\nu 1\n',
+    'raw quote in label': '# HELP g G.\n# TYPE g gauge\ng{name="a"b"} 1\n',
+    'bad escape in label': '# HELP g G.\n# TYPE g gauge\ng{name="a\\tb"} 1\n',
+    'duplicate series': '# HELP g G.\n# TYPE g gauge\ng{name="a"} 1\ng{name="a"} 2\n',
+    'not contiguous': ('# HELP g G.\n# TYPE g gauge\n# HELP h H.\n# TYPE h gauge\n'
+                       'g 1\nh 1\ng{name="x"} 1\n'),
+    'bad value': '# HELP g G.\n# TYPE g gauge\ng one\n',
+    'timestamp': '# HELP g G.\n# TYPE g gauge\ng 1 1700000000000\n',
+    'blank line': '# HELP g G.\n# TYPE g gauge\n\ng 1\n',
+    'no final newline': '# HELP g G.\n# TYPE g gauge\ng 1',
+    'negative counter': '# HELP c_total C.\n# TYPE c_total counter\nc_total -1\n',
+    'two TYPEs': '# HELP g G.\n# TYPE g gauge\n# TYPE g gauge\ng 1\n',
+    'label twice': '# HELP g G.\n# TYPE g gauge\ng{a="1",a="2"} 1\n',
+    'bad metric name': '# HELP 1g G.\n# TYPE 1g gauge\n1g 1\n',
+}
+
+
+def self_test():
+    bad = 0
+    errs, samples = check(GOOD)
+    if errs:
+        print('self-test: the good text fails: %s' % errs)
+        bad += 1
+    elif samples.get(series_key('x_total', [('name', 'a\\b"c\nd')])) != 3:
+        print('self-test: escaped label value not decoded: %r' % samples)
+        bad += 1
+    for what, text in BAD.items():
+        errs, _ = check(text)
+        if not errs:
+            print('self-test: accepted: %s' % what)
+            bad += 1
+    # --breakers: a missing zero series is caught
+    errs, _ = check('# HELP breakerd_allowed_total A.\n'
+                    '# TYPE breakerd_allowed_total counter\n'
+                    'breakerd_allowed_total{name="a"} 0\n', breakers=['a', 'b'])
+    if not any("no series for breaker 'b'" in e for e in errs):
+        print('self-test: a missing series was not caught')
+        bad += 1
+    print('self-test: %d good and %d bad texts: %s'
+          % (1, len(BAD), 'ok' if not bad else '%d wrong' % bad))
+    return 1 if bad else 0
+
+
+def main(argv):
+    breakers, expects, absent, path = None, [], [], None
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == '--self-test':
+            return self_test()
+        if a in ('--breakers', '--expect', '--absent') and i + 1 < len(argv):
+            v = argv[i + 1]
+            if a == '--breakers':
+                breakers = [b for b in v.split(',') if b]
+            elif a == '--expect':
+                expects.append(v)
+            else:
+                absent.append(v)
+            i += 2
+            continue
+        if path is not None:
+            print(__doc__, file=sys.stderr)
+            return 2
+        path = a
+        i += 1
+    if path is None:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if path == '-':
+        text = sys.stdin.read()
+    else:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+    errs, samples = check(text, breakers, expects, absent)
+    for e in errs:
+        print('check_prom: ' + e, file=sys.stderr)
+    if not errs:
+        print('check_prom: ok: %d series%s' % (
+            len(samples), ', %d breakers' % len(breakers) if breakers else ''))
+    return 1 if errs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD] - `bctl metrics` is strict
+# Prometheus text format (0.0.4) with every series of every breaker, zeros
+# included, and the numbers match what was done:
+#
+#   pay/api   failure_threshold 2; two `bctl exec -- false` (failures,
+#             reason other) open it; a third exec is refused (exit 75):
+#             state open, failures{reason="other"} 2, rejected{cause="open"}
+#             1, allowed 2, transitions 1, consecutive_failures 0 (a new
+#             generation counts afresh),
+#             open_remaining_seconds in (0, 60]
+#   z         one success, then `bctl force-open`: mode forced_open
+#   edge.case_1:x-y   untouched: every series present at 0
+#
+# Segment: capacity 1024, 3 records, 2 events; no daemon ever ran: no
+# heartbeat age. The checker's own self-test (bad texts it must reject)
+# runs first. Then: empty output for a segment with no breaker is still
+# valid, an absent segment exits 1, an extra argument exits 2, and with
+# BREAKERD given, the empty segment breakerd creates is valid output too,
+# and it shows the daemon's heartbeat age.
+#
+# Uses its own segments /brkft-metrics-$$[-*] and removes them at the end.
+set -u
+
+BCTL=${1:?usage: metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD]}
+PY=${2:?python3}
+CHECK=${3:?check_prom.py}
+BREAKERD=${4:-}
+SHM=/brkft-metrics-$$
+TMP=$(mktemp -d /tmp/brkft-metrics.XXXXXX)
+pass=0
+fail=0
+dpid=
+
+cleanup() {
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+	rm -f "/dev/shm$SHM" "/dev/shm$SHM-d"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; }
+
+b() { "$BCTL" --shm "$SHM" "$@"; }
+
+# checker DESC ARGS...: run check_prom.py ARGS on $TMP/m
+checker() {
+	local desc=$1
+	shift
+	if "$PY" "$CHECK" "$@" "$TMP/m" >"$TMP/c.out" 2>"$TMP/c.err"; then
+		ok "$desc ($(cat "$TMP/c.out"))"
+	else
+		bad "$desc" "$(head -20 "$TMP/c.err")"
+	fi
+}
+
+if "$PY" "$CHECK" --self-test >"$TMP/self" 2>&1; then
+	ok "checker self-test: $(cat "$TMP/self")"
+else
+	bad "checker self-test" "$(cat "$TMP/self")"
+fi
+
+b config pay/api --failure-threshold 2 --open 60s >/dev/null &&
+	b config z >/dev/null && b config edge.case_1:x-y >/dev/null ||
+	bad "bctl config"
+b exec pay/api -- false; b exec pay/api -- false
+b exec pay/api -- true 2>/dev/null
+rc=$?
+[ "$rc" -eq 75 ] && ok "third exec refused (75)" || bad "third exec: exit $rc, want 75"
+b exec z -- true && b force-open z >/dev/null || bad "exec z / force-open z"
+
+if b metrics >"$TMP/m" 2>"$TMP/err"; then
+	ok "bctl metrics exits 0"
+else
+	bad "bctl metrics: exit $?" "$(cat "$TMP/err")"
+fi
+[ -s "$TMP/err" ] && bad "bctl metrics wrote on stderr" "$(cat "$TMP/err")"
+
+checker "strict format, every series of 3 breakers, values" \
+	--breakers 'pay/api,z,edge.case_1:x-y' \
+	--expect 'breakerd_state{name="pay/api",state="open"}=1' \
+	--expect 'breakerd_state{name="pay/api",state="closed"}=0' \
+	--expect 'breakerd_state{name="pay/api",state="half_open"}=0' \
+	--expect 'breakerd_mode{name="pay/api",mode="normal"}=1' \
+	--expect 'breakerd_failures_total{name="pay/api",reason="other"}=2' \
+	--expect 'breakerd_failures_total{name="pay/api",reason="timeout"}=0' \
+	--expect 'breakerd_rejected_total{name="pay/api",cause="open"}=1' \
+	--expect 'breakerd_rejected_total{name="pay/api",cause="cooling"}=0' \
+	--expect 'breakerd_rejected_total{name="pay/api",cause="full"}=0' \
+	--expect 'breakerd_allowed_total{name="pay/api"}=2' \
+	--expect 'breakerd_successes_total{name="pay/api"}=0' \
+	--expect 'breakerd_transitions_total{name="pay/api"}=1' \
+	--expect 'breakerd_consecutive_failures{name="pay/api"}=0' \
+	--expect 'breakerd_mode{name="z",mode="forced_open"}=1' \
+	--expect 'breakerd_mode{name="z",mode="normal"}=0' \
+	--expect 'breakerd_state{name="z",state="closed"}=1' \
+	--expect 'breakerd_successes_total{name="z"}=1' \
+	--expect 'breakerd_allowed_total{name="edge.case_1:x-y"}=0' \
+	--expect 'breakerd_window_calls{name="edge.case_1:x-y"}=0' \
+	--expect 'breakerd_segment_capacity=1024' \
+	--expect 'breakerd_segment_records=3' \
+	--expect 'breakerd_events_total=2' \
+	--expect 'breakerd_daemon_up=0' \
+	--absent breakerd_daemon_heartbeat_age_seconds
+
+# The checker is not vacuous on real output: drop one zero series.
+grep -v '^breakerd_probes_total{name="z"} 0$' "$TMP/m" >"$TMP/m2"
+if ! "$PY" "$CHECK" --breakers 'pay/api,z,edge.case_1:x-y' "$TMP/m2" >/dev/null 2>"$TMP/c.err" &&
+   grep -q "breakerd_probes_total: no series for breaker 'z'" "$TMP/c.err"; then
+	ok "a missing zero series in real output is caught"
+else
+	bad "a missing zero series was not caught" "$(cat "$TMP/c.err")"
+fi
+
+open_s=$(sed -n 's/^breakerd_open_remaining_seconds{name="pay\/api"} //p' "$TMP/m")
+if [ -n "$open_s" ] && awk -v v="$open_s" 'BEGIN { exit !(v > 0 && v <= 60) }'; then
+	ok "open_remaining_seconds of pay/api is $open_s (0 < s <= 60)"
+else
+	bad "open_remaining_seconds of pay/api: '$open_s'"
+fi
+
+# HELP and TYPE once per family, even with several breakers.
+n_help=$(grep -c '^# HELP breakerd_state ' "$TMP/m")
+[ "$n_help" -eq 1 ] && ok "one HELP per family" || bad "HELP breakerd_state $n_help times"
+
+# Errors.
+"$BCTL" --shm /brkft-metrics-absent-$$ metrics >"$TMP/o" 2>"$TMP/e"
+rc=$?
+if [ "$rc" -eq 1 ] && [ ! -s "$TMP/o" ] && grep -q 'no such segment' "$TMP/e"; then
+	ok "absent segment: exit 1, '$(cat "$TMP/e")'"
+else
+	bad "absent segment: exit $rc" "$(cat "$TMP/e")"
+fi
+b metrics extra >"$TMP/o" 2>"$TMP/e"
+rc=$?
+[ "$rc" -eq 2 ] && ok "extra argument: exit 2" || bad "extra argument: exit $rc"
+
+# With breakerd: it creates an empty segment (no breaker: every family is
+# still there, with HELP and TYPE and no sample), and its heartbeat shows.
+if [ -n "$BREAKERD" ] && [ -x "$BREAKERD" ]; then
+	"$BREAKERD" --shm "$SHM-d" --interval 50ms 2>"$TMP/d.err" &
+	dpid=$!
+	for _ in $(seq 100); do
+		"$BCTL" --shm "$SHM-d" metrics >"$TMP/m" 2>/dev/null &&
+			grep -q '^breakerd_daemon_up 1$' "$TMP/m" && break
+		sleep 0.05
+	done
+	checker "breakerd's empty segment: valid, no breaker series, heartbeat" \
+		--breakers '' --expect 'breakerd_daemon_up=1' \
+		--expect 'breakerd_segment_records=0'
+	age=$(sed -n 's/^breakerd_daemon_heartbeat_age_seconds //p' "$TMP/m")
+	if [ -n "$age" ] && awk -v v="$age" 'BEGIN { exit !(v >= 0 && v < 2) }'; then
+		ok "heartbeat age ${age}s"
+	else
+		bad "heartbeat age '$age'" "$(cat "$TMP/d.err")"
+	fi
+	kill "$dpid" 2>/dev/null
+	wait "$dpid" 2>/dev/null
+	dpid=
+else
+	echo "# no breakerd given: the daemon part is skipped"
+fi
+
+echo "# metrics.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

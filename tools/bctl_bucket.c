@@ -1,0 +1,609 @@
+/*
+ * bctl_bucket.c - GCRA buckets and retry budgets on the command line:
+ *
+ *   bctl bucket NAME --rate PER_SECOND --burst N
+ *                    create a bucket, or change its rate and/or burst
+ *   bctl take NAME [N]
+ *                    take N tokens (default 1): exit 0, or 75 with
+ *                    "NAME: rate limited, retry in N ms" on stderr
+ *   bctl budget NAME [--floor PER_SECOND] [--ratio R]
+ *                    create a retry budget (defaults: Finagle's 10/s and
+ *                    0.2), or change the given settings
+ *
+ * An existing record keeps what is not given; its state (the TAT, the
+ * pool) is kept and rescaled by the library. Numbers are strict: a rate
+ * is a plain decimal ("5", "0.5", "2e3"), never hex, inf or nan, and
+ * nothing may follow it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bctl.h"
+
+#define LIM_TRIES 100 /* -EAGAIN / -BRK_ECONTENDED: tries, 1 ms apart */
+
+enum {
+	OPT_RATE = BCTL_OPT_FIRST_CMD,
+	OPT_BURST,
+	OPT_FLOOR,
+	OPT_RATIO
+};
+
+static void lim_pause(void)
+{
+	struct timespec ts = { 0, 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the kind of a name ------------------------------------------------ */
+
+int bctl_kind_of(brk_segment *seg, const char *name)
+{
+	brk_breaker *b;
+	brk_bucket *k;
+	brk_budget *u;
+	int rc;
+
+	rc = brk_breaker_find(seg, name, &b);
+	if (rc != -EMEDIUMTYPE)
+		return rc == 0 ? BRK_KIND_BREAKER : rc;
+	if (brk_bucket_find(seg, name, &k) == 0)
+		return BRK_KIND_BUCKET;
+	if (brk_budget_find(seg, name, &u) == 0)
+		return BRK_KIND_BUDGET;
+	return -EMEDIUMTYPE;
+}
+
+static const char *kind_word(int kind)
+{
+	switch (kind) {
+	case BRK_KIND_BREAKER:
+		return "breaker";
+	case BRK_KIND_BUCKET:
+		return "bucket";
+	case BRK_KIND_BUDGET:
+		return "retry budget";
+	default:
+		return "record of another kind";
+	}
+}
+
+int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
+		    int want)
+{
+	int kind = bctl_kind_of(seg, name);
+
+	if (kind == want || kind < 0)
+		kind = 0; /* changed under us: say what we can */
+	return cli_error("%s: '%s' is a %s, not a %s", cli_q(bctl_shm(g)),
+			 cli_q(name), kind_word(kind), kind_word(want));
+}
+
+/* ---- strict decimals ----------------------------------------------------- */
+
+enum dec_err { DEC_OK, DEC_GARBAGE, DEC_NONFINITE, DEC_HUGE, DEC_NEGATIVE };
+
+/*
+ * A decimal number, all of @s: digits, an optional fraction and exponent
+ * (strtod's grammar without space, hex, inf and nan). A leading '-' is
+ * parsed, so "-1" is reported as negative rather than as garbage.
+ */
+static enum dec_err dec_parse(const char *s, double *v)
+{
+	const char *p = s[0] == '-' || s[0] == '+' ? s + 1 : s;
+	char *end;
+
+	if (*p == '\0' || strspn(p, "0123456789.eE+-") != strlen(p) ||
+	    !(*p == '.' || (*p >= '0' && *p <= '9'))) {
+		errno = 0;
+		*v = strtod(s, &end);
+		/* "inf", "nan", "infinity": numbers, but not finite ones */
+		if (end != s && *end == '\0' && !isfinite(*v))
+			return DEC_NONFINITE;
+		return DEC_GARBAGE;
+	}
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end != '\0')
+		return DEC_GARBAGE;
+	if (!isfinite(*v) || (errno == ERANGE && (*v > 1.0 || *v < -1.0)))
+		return DEC_HUGE;
+	if (s[0] == '-' && *v != 0.0)
+		return DEC_NEGATIVE;
+	if (*v == 0.0)
+		*v = 0.0; /* "-0" */
+	return DEC_OK;
+}
+
+/*
+ * A rate-like option: @min_pos .. @max, and 0 only if @zero_ok. @what says
+ * what the number counts. Returns 0 or CLI_EXIT_USAGE (one line printed).
+ */
+static int opt_decimal(const char *opt, const char *s, int zero_ok,
+		       double min_pos, double max, const char *what,
+		       double *out)
+{
+	double v = 0.0;
+
+	switch (dec_parse(s, &v)) {
+	case DEC_GARBAGE:
+		return cli_usage_error("%s: '%s' is not a number (%s, e.g. 5 or 0.5)",
+				       opt, cli_q(s), what);
+	case DEC_NONFINITE:
+		return cli_usage_error("%s: '%s' is not a finite number (%s)",
+				       opt, cli_q(s), what);
+	case DEC_HUGE:
+		return cli_usage_error("%s: '%s' is out of range (at most %g %s)",
+				       opt, cli_q(s), max, what);
+	case DEC_NEGATIVE:
+		return cli_usage_error("%s: '%s' is negative: must be %s (%s)",
+				       opt, cli_q(s), zero_ok ? "0 or more" :
+				       "greater than 0", what);
+	case DEC_OK:
+		break;
+	}
+	if (v == 0.0 && !zero_ok)
+		return cli_usage_error("%s: '%s' must be greater than 0 (%s)",
+				       opt, cli_q(s), what);
+	if ((v != 0.0 && v < min_pos) || v > max)
+		return cli_usage_error("%s: '%s' is out of range (%s%g..%g %s)",
+				       opt, cli_q(s), zero_ok ? "0 or " : "",
+				       min_pos, max, what);
+	*out = v;
+	return 0;
+}
+
+/* ---- bctl bucket --------------------------------------------------------- */
+
+struct bucket_args {
+	double rate;
+	uint64_t burst;
+	int has_rate, has_burst;
+};
+
+static const struct option bucket_opts[] = {
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "burst", required_argument, NULL, OPT_BURST },
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static int bucket_parse(struct bctl *g, int argc, char **argv,
+			struct bucket_args *a)
+{
+	int c, rc;
+
+	optind = 0;
+	while ((c = bctl_getopt(argc, argv, ":hv", bucket_opts)) != -1) {
+		if (c == OPT_RATE) {
+			rc = opt_decimal("--rate", optarg, 0, BRK_BUCKET_MIN_RATE,
+					 BRK_BUCKET_MAX_RATE, "tokens per second",
+					 &a->rate);
+			a->has_rate = 1;
+		} else if (c == OPT_BURST && optarg[0] == '-') {
+			rc = cli_usage_error("--burst: '%s' is negative: must be "
+					     "1..%" PRIu32 " tokens", cli_q(optarg),
+					     BRK_BUCKET_MAX_BURST);
+		} else if (c == OPT_BURST) {
+			rc = cli_opt_uint("--burst", optarg, 1,
+					  BRK_BUCKET_MAX_BURST, &a->burst);
+			a->has_burst = 1;
+		} else {
+			rc = bctl_opt_common(g, c, argc, argv);
+			if (rc == BCTL_CONTINUE)
+				continue;
+		}
+		if (rc)
+			return rc;
+	}
+	return BCTL_CONTINUE;
+}
+
+/* The emission interval the library stores for @rate (see breaker.h). */
+static uint64_t rate_interval(double rate)
+{
+	return (uint64_t)(1e9 / rate + 0.5);
+}
+
+/* A configured snapshot; waits out a creator between its two steps. */
+static int bucket_snapshot(brk_bucket *k, struct brk_bucket_info *in)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < LIM_TRIES; i++) {
+		rc = brk_bucket_info(k, in);
+		if (rc < 0 || in->configured)
+			return rc;
+		lim_pause();
+	}
+	return -EAGAIN;
+}
+
+static int bucket_configure(brk_bucket *k, double rate, uint32_t burst)
+{
+	int i, rc = -BRK_ECONTENDED;
+
+	for (i = 0; i < LIM_TRIES && rc == -BRK_ECONTENDED; i++)
+		rc = brk_bucket_configure(k, rate, burst);
+	return rc;
+}
+
+static int bucket_create(const struct bctl *g, brk_segment *seg,
+			 const char *name, const struct bucket_args *a)
+{
+	struct brk_bucket_info in;
+	brk_bucket *k;
+	int rc;
+
+	if (!a->has_rate || !a->has_burst)
+		return cli_usage_error("bucket %s: no such bucket: --rate and --burst "
+				       "are both needed to create it", cli_q(name));
+	rc = brk_bucket_get(seg, name, a->rate, (uint32_t)a->burst, &k);
+	if (rc == -EMEDIUMTYPE)
+		return bctl_wrong_kind(g, seg, name, BRK_KIND_BUCKET);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	rc = bucket_snapshot(k, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	/* A concurrent creator with other settings won: ours are the latest. */
+	if (in.interval_ns != rate_interval(a->rate) || in.burst != a->burst) {
+		rc = bucket_configure(k, a->rate, (uint32_t)a->burst);
+		if (rc < 0)
+			return bctl_fail(g, name, rc);
+	}
+	printf("%s: bucket created: rate %g/s, burst %" PRIu64 "\n", name,
+	       a->rate, a->burst);
+	return 0;
+}
+
+static int bucket_run(const struct bctl *g, brk_segment *seg, const char *name,
+		      const struct bucket_args *a)
+{
+	struct brk_bucket_info in;
+	brk_bucket *k;
+	double rate;
+	uint32_t burst;
+	int rc;
+
+	rc = brk_bucket_find(seg, name, &k);
+	if (rc == -ENOENT)
+		return bucket_create(g, seg, name, a);
+	if (rc == -EMEDIUMTYPE)
+		return bctl_wrong_kind(g, seg, name, BRK_KIND_BUCKET);
+	if (rc == 0)
+		rc = bucket_snapshot(k, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	rate = a->has_rate ? a->rate : in.rate_per_s;
+	burst = a->has_burst ? (uint32_t)a->burst : in.burst;
+	if (rate_interval(rate) == in.interval_ns && burst == in.burst) {
+		printf("%s: bucket unchanged: rate %g/s, burst %" PRIu32 "\n",
+		       name, in.rate_per_s, in.burst);
+		return 0;
+	}
+	rc = bucket_configure(k, rate, burst);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	printf("%s: bucket updated: rate %g/s (was %g/s), burst %" PRIu32
+	       " (was %" PRIu32 ")\n", name, rate, in.rate_per_s, burst,
+	       in.burst);
+	return 0;
+}
+
+int bctl_cmd_bucket(struct bctl *g, int argc, char **argv)
+{
+	struct bucket_args a;
+	brk_segment *seg;
+	const char *name;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = bucket_parse(g, argc, argv, &a);
+	if (rc != BCTL_CONTINUE)
+		return rc;
+	rc = bctl_name_arg("bucket", argc, argv, &name);
+	if (rc)
+		return rc;
+	if (!a.has_rate && !a.has_burst)
+		return cli_usage_error("bucket %s: missing --rate PER_SECOND and/or "
+				       "--burst N", cli_q(name));
+	rc = bctl_attach(g, 0, NULL, &seg);
+	if (rc)
+		return rc;
+	rc = bucket_run(g, seg, name, &a);
+	brk_detach(seg);
+	return rc;
+}
+
+/* ---- bctl take ----------------------------------------------------------- */
+
+static const struct option take_opts[] = {
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+/* NAME [N] after the options. */
+static int take_args(int argc, char **argv, const char **name, uint32_t *n)
+{
+	const char *s;
+	uint64_t v;
+	int rc;
+
+	if (optind >= argc)
+		return cli_usage_error("take: missing bucket NAME");
+	if (optind + 2 < argc)
+		return cli_usage_error("take: unexpected argument '%s'",
+				       cli_q(argv[optind + 2]));
+	*name = argv[optind];
+	rc = bctl_check_name(*name);
+	if (rc)
+		return rc;
+	*n = 1;
+	if (optind + 1 >= argc)
+		return 0;
+	s = argv[optind + 1];
+	rc = parse_uint_arg(s, 0, UINT32_MAX, &v);
+	if (rc == -EINVAL)
+		return cli_usage_error("take: N: '%s' is not a whole number of tokens",
+				       cli_q(s));
+	if (rc < 0)
+		return cli_usage_error("take: N: '%s' is out of range (1..%" PRIu32
+				       ")", cli_q(s), BRK_BUCKET_MAX_BURST);
+	if (v == 0)
+		return cli_usage_error("take: N must be at least 1 (got '%s')",
+				       cli_q(s));
+	*n = (uint32_t)v;
+	return 0;
+}
+
+/* getopt took "-1" for an option: it is a negative N. */
+static int take_negative(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1] >= '0' && argv[i][1] <= '9')
+			break;
+	return cli_usage_error("take: N: '%s' is not a whole number of tokens",
+			       i < argc ? cli_q(argv[i]) : "-");
+}
+
+static int take_too_many(const char *name, uint32_t n, uint32_t burst)
+{
+	return cli_usage_error("take %s: %" PRIu32 " tokens is more than the "
+			       "bucket's burst (%" PRIu32 "): it can never be "
+			       "granted", cli_q(name), n, burst);
+}
+
+static int take_refused(brk_segment *seg, brk_bucket *k, const char *name,
+			uint64_t not_before)
+{
+	uint64_t now = brk_now_ns(seg), wake, ms;
+
+	if (not_before == UINT64_MAX) {
+		cli_note("%s: rate limited, not within the clock's range", name);
+		return BCTL_EXIT_TEMPFAIL;
+	}
+	wake = brk_bucket_wake_ns(k, not_before);
+	ms = wake > now ? (wake - now + 999999) / 1000000 : 1;
+	cli_note("%s: rate limited, retry in %" PRIu64 " ms", name, ms);
+	return BCTL_EXIT_TEMPFAIL;
+}
+
+static int take_run(const struct bctl *g, brk_segment *seg, const char *name,
+		    uint32_t n)
+{
+	struct brk_bucket_info in;
+	brk_bucket *k;
+	uint64_t nb = 0;
+	int i, rc;
+
+	rc = brk_bucket_find(seg, name, &k);
+	if (rc == -ENOENT)
+		return cli_error("%s: no bucket named '%s'", cli_q(bctl_shm(g)),
+				 cli_q(name));
+	if (rc == -EMEDIUMTYPE)
+		return bctl_wrong_kind(g, seg, name, BRK_KIND_BUCKET);
+	if (rc == 0)
+		rc = bucket_snapshot(k, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	if (n > in.burst)
+		return take_too_many(name, n, in.burst);
+	for (i = 0; i < LIM_TRIES; i++) {
+		rc = brk_bucket_take(k, n, &nb);
+		if (rc != -EAGAIN)
+			break;
+		lim_pause();
+	}
+	if (rc == -EINVAL && bucket_snapshot(k, &in) == 0 && n > in.burst)
+		return take_too_many(name, n, in.burst); /* reconfigured */
+	if (rc == -BRK_ENOTOKENS)
+		return take_refused(seg, k, name, nb);
+	if (rc == -BRK_ECONTENDED) {
+		cli_note("%s: not granted (contended), try again later", name);
+		return BCTL_EXIT_TEMPFAIL;
+	}
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	if (g->verbose && bucket_snapshot(k, &in) == 0)
+		cli_note("%s: took %" PRIu32 ", %.3f left of %" PRIu32, name, n,
+			 in.tokens, in.burst);
+	return 0;
+}
+
+int bctl_cmd_take(struct bctl *g, int argc, char **argv)
+{
+	brk_segment *seg;
+	const char *name = NULL;
+	uint32_t n = 1;
+	int c, rc;
+
+	optind = 0;
+	while ((c = bctl_getopt(argc, argv, ":hv", take_opts)) != -1) {
+		if (c == '?' && optopt >= '0' && optopt <= '9')
+			return take_negative(argc, argv);
+		rc = bctl_opt_common(g, c, argc, argv);
+		if (rc != BCTL_CONTINUE)
+			return rc;
+	}
+	rc = take_args(argc, argv, &name, &n);
+	if (rc)
+		return rc;
+	rc = bctl_attach(g, BRK_ATTACH_NOCREATE, NULL, &seg);
+	if (rc)
+		return rc;
+	rc = take_run(g, seg, name, n);
+	brk_detach(seg);
+	return rc;
+}
+
+/* ---- bctl budget --------------------------------------------------------- */
+
+struct budget_args {
+	double floor, ratio;
+	int has_floor, has_ratio;
+};
+
+static const struct option budget_opts[] = {
+	{ "floor", required_argument, NULL, OPT_FLOOR },
+	{ "ratio", required_argument, NULL, OPT_RATIO },
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+#define BUDGET_CLI_MAX_RATIO 1.0 /* a retry per first attempt at most */
+
+static int budget_parse(struct bctl *g, int argc, char **argv,
+			struct budget_args *a)
+{
+	int c, rc;
+
+	optind = 0;
+	while ((c = bctl_getopt(argc, argv, ":hv", budget_opts)) != -1) {
+		if (c == OPT_FLOOR) {
+			rc = opt_decimal("--floor", optarg, 1, 0.001,
+					 BRK_BUDGET_MAX_FLOOR, "retries per second",
+					 &a->floor);
+			a->has_floor = 1;
+		} else if (c == OPT_RATIO) {
+			rc = opt_decimal("--ratio", optarg, 1, 0.001,
+					 BUDGET_CLI_MAX_RATIO,
+					 "retries per first attempt", &a->ratio);
+			a->has_ratio = 1;
+		} else {
+			rc = bctl_opt_common(g, c, argc, argv);
+			if (rc == BCTL_CONTINUE)
+				continue;
+		}
+		if (rc)
+			return rc;
+	}
+	return BCTL_CONTINUE;
+}
+
+static int budget_snapshot(brk_budget *u, struct brk_budget_info *in)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < LIM_TRIES; i++) {
+		rc = brk_budget_info(u, in);
+		if (rc < 0 || in->configured)
+			return rc;
+		lim_pause();
+	}
+	return -EAGAIN;
+}
+
+static int budget_configure(brk_budget *u, double floor, double ratio)
+{
+	int i, rc = -BRK_ECONTENDED;
+
+	for (i = 0; i < LIM_TRIES && rc == -BRK_ECONTENDED; i++)
+		rc = brk_budget_configure(u, floor, ratio);
+	return rc;
+}
+
+/* The library stores both to the nearest 0.001 (both are >= 0; no libm). */
+static int milli_eq(double a, double b)
+{
+	return (int64_t)(a * 1000.0 + 0.5) == (int64_t)(b * 1000.0 + 0.5);
+}
+
+static void budget_line(const char *name, const char *what,
+			const struct brk_budget_info *in)
+{
+	printf("%s: budget %s: floor %g/s (burst %" PRIu32 "), ratio %g per "
+	       "first attempt\n", name, what, in->floor_per_s, in->floor_burst,
+	       in->ratio);
+}
+
+static int budget_run(const struct bctl *g, brk_segment *seg, const char *name,
+		      const struct budget_args *a)
+{
+	struct brk_budget_info in;
+	brk_budget *u;
+	double floor, ratio;
+	int rc, created = 0;
+
+	rc = brk_budget_find(seg, name, &u);
+	if (rc == -ENOENT) {
+		created = 1;
+		rc = brk_budget_get(seg, name,
+				    a->has_floor ? a->floor : BRK_DEFAULT_BUDGET_FLOOR,
+				    a->has_ratio ? a->ratio : BRK_DEFAULT_BUDGET_RATIO,
+				    &u);
+	}
+	if (rc == -EMEDIUMTYPE)
+		return bctl_wrong_kind(g, seg, name, BRK_KIND_BUDGET);
+	if (rc == 0)
+		rc = budget_snapshot(u, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	/* What we want: the given settings; when creating, the defaults
+	 * for the others (a concurrent creator may have won with its own). */
+	floor = a->has_floor ? a->floor :
+		created ? BRK_DEFAULT_BUDGET_FLOOR : in.floor_per_s;
+	ratio = a->has_ratio ? a->ratio :
+		created ? BRK_DEFAULT_BUDGET_RATIO : in.ratio;
+	if (milli_eq(floor, in.floor_per_s) && milli_eq(ratio, in.ratio)) {
+		budget_line(name, created ? "created" : "unchanged", &in);
+		return 0;
+	}
+	rc = budget_configure(u, floor, ratio);
+	if (rc == 0)
+		rc = budget_snapshot(u, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	budget_line(name, created ? "created" : "updated", &in);
+	return 0;
+}
+
+int bctl_cmd_budget(struct bctl *g, int argc, char **argv)
+{
+	struct budget_args a;
+	brk_segment *seg;
+	const char *name;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = budget_parse(g, argc, argv, &a);
+	if (rc != BCTL_CONTINUE)
+		return rc;
+	rc = bctl_name_arg("budget", argc, argv, &name);
+	if (rc)
+		return rc;
+	rc = bctl_attach(g, 0, NULL, &seg);
+	if (rc)
+		return rc;
+	rc = budget_run(g, seg, name, &a);
+	brk_detach(seg);
+	return rc;
+}

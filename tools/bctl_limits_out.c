@@ -1,0 +1,216 @@
+/*
+ * bctl_limits_out.c - what `bctl list` and `bctl inspect` print for GCRA
+ * buckets and retry budgets (records of kind "bucket" and "budget"), in
+ * the human and the JSON form. Breakers are bctl_print.c / bctl_json.c.
+ *
+ * JSON, bucket:
+ *   {"name", "kind": "bucket", "configured", "rate_per_s", "burst",
+ *    "interval_ns", "tokens", "full_in_ms",
+ *    "counters": {"taken", "denied", "tokens_taken"}}
+ * JSON, budget:
+ *   {"name", "kind": "budget", "configured", "floor_per_s", "ratio",
+ *    "floor_burst", "balance", "pool", "floor_tokens",
+ *    "counters": {"deposits", "retries", "retries_floor", "deferred"}}
+ * Counters are always printed, zeros included.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "bctl_out.h"
+
+#define KEY_WIDTH 26
+#define NAME_WIDTH 24
+
+/* JSON integers are signed 64-bit: clamp, never wrap. */
+static json_t *ju(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX
+						    : (json_int_t)v);
+}
+
+/* Fractional token counts, to the milli-token. */
+static json_t *jr(double v)
+{
+	if (!(v > -1e15 && v < 1e15))
+		return json_real(v == v ? v : 0.0);
+	return json_real((double)(int64_t)(v * 1000.0 + (v < 0 ? -0.5 : 0.5)) /
+			 1000.0);
+}
+
+static void set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v); /* a NULL @v is dropped */
+}
+
+static uint64_t ns_to_ms_up(uint64_t ns)
+{
+	return ns / 1000000u + (ns % 1000000u != 0);
+}
+
+static json_t *json_head(const struct brk_info *in, const char *kind,
+			 int configured)
+{
+	char name[BRK_NAME_MAX + 1];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	bctl_safe_name(in->name, sizeof(in->name), name);
+	set(o, "name", json_string(name));
+	set(o, "kind", json_string(kind));
+	set(o, "configured", json_boolean(configured));
+	return o;
+}
+
+json_t *bctl_json_bucket(const struct brk_info *in)
+{
+	const struct brk_bucket_info *k = &in->bucket;
+	json_t *o = json_head(in, "bucket", k->configured), *c;
+
+	if (!o)
+		return NULL;
+	set(o, "rate_per_s", json_real(k->rate_per_s));
+	set(o, "burst", ju(k->burst));
+	set(o, "interval_ns", ju(k->interval_ns));
+	set(o, "tokens", jr(k->tokens));
+	set(o, "full_in_ms", ju(ns_to_ms_up(k->full_in_ns)));
+	c = json_object();
+	if (c) {
+		set(c, "taken", ju(k->taken));
+		set(c, "denied", ju(k->denied));
+		set(c, "tokens_taken", ju(k->tokens_taken));
+	}
+	set(o, "counters", c);
+	return o;
+}
+
+json_t *bctl_json_budget(const struct brk_info *in)
+{
+	const struct brk_budget_info *u = &in->budget;
+	json_t *o = json_head(in, "budget", u->configured), *c;
+
+	if (!o)
+		return NULL;
+	set(o, "floor_per_s", json_real(u->floor_per_s));
+	set(o, "ratio", json_real(u->ratio));
+	set(o, "floor_burst", ju(u->floor_burst));
+	set(o, "balance", jr(u->balance));
+	set(o, "pool", jr(u->pool));
+	set(o, "floor_tokens", jr(u->floor_tokens));
+	c = json_object();
+	if (c) {
+		set(c, "deposits", ju(u->deposits));
+		set(c, "retries", ju(u->retries));
+		set(c, "retries_floor", ju(u->retries_floor));
+		set(c, "deferred", ju(u->deferred));
+	}
+	set(o, "counters", c);
+	return o;
+}
+
+json_t *bctl_json_record(const struct brk_info *in)
+{
+	if (in->kind == BRK_KIND_BUCKET)
+		return bctl_json_bucket(in);
+	if (in->kind == BRK_KIND_BUDGET)
+		return bctl_json_budget(in);
+	return bctl_json_breaker(in);
+}
+
+/* ---- human form ---------------------------------------------------------- */
+
+static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
+{
+	int pad = KEY_WIDTH - indent - (int)strlen(key);
+	va_list ap;
+
+	fprintf(f, "%*s%s:%*s", indent, "", key, pad < 1 ? 1 : pad, "");
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+static void print_head(FILE *f, const struct brk_info *in, const char *kind,
+		       int configured)
+{
+	char name[BRK_NAME_MAX + 1];
+
+	bctl_safe_name(in->name, sizeof(in->name), name);
+	kv(f, 0, "name", "%s", name);
+	kv(f, 0, "kind", "%s%s", kind,
+	   configured ? "" : " (being created: no settings yet)");
+}
+
+void bctl_print_bucket(FILE *f, const struct brk_info *in)
+{
+	const struct brk_bucket_info *k = &in->bucket;
+
+	print_head(f, in, "bucket", k->configured);
+	kv(f, 0, "tokens", "%.3f of %" PRIu32 " available now", k->tokens,
+	   k->burst);
+	kv(f, 0, "rate_per_s", "%g", k->rate_per_s);
+	kv(f, 0, "burst", "%" PRIu32, k->burst);
+	kv(f, 0, "interval_ns", "%" PRIu64, k->interval_ns);
+	kv(f, 0, "full_in_ms", "%" PRIu64, ns_to_ms_up(k->full_in_ns));
+	fprintf(f, "counters:\n");
+	kv(f, 2, "taken", "%" PRIu64, k->taken);
+	kv(f, 2, "denied", "%" PRIu64, k->denied);
+	kv(f, 2, "tokens_taken", "%" PRIu64, k->tokens_taken);
+}
+
+void bctl_print_budget(FILE *f, const struct brk_info *in)
+{
+	const struct brk_budget_info *u = &in->budget;
+
+	print_head(f, in, "budget", u->configured);
+	kv(f, 0, "balance", "%.3f retries available now (pool %.3f + floor %.3f)",
+	   u->balance, u->pool, u->floor_tokens);
+	kv(f, 0, "floor_per_s", "%g", u->floor_per_s);
+	kv(f, 0, "floor_burst", "%" PRIu32, u->floor_burst);
+	kv(f, 0, "ratio", "%g per first attempt", u->ratio);
+	fprintf(f, "counters:\n");
+	kv(f, 2, "deposits", "%" PRIu64, u->deposits);
+	kv(f, 2, "retries", "%" PRIu64, u->retries);
+	kv(f, 2, "retries_floor", "%" PRIu64, u->retries_floor);
+	kv(f, 2, "deferred", "%" PRIu64, u->deferred);
+}
+
+void bctl_print_record(FILE *f, const struct brk_info *in)
+{
+	if (in->kind == BRK_KIND_BUCKET)
+		bctl_print_bucket(f, in);
+	else if (in->kind == BRK_KIND_BUDGET)
+		bctl_print_budget(f, in);
+	else
+		bctl_print_breaker(f, in);
+}
+
+/* One line of `bctl list`: the kind in the STATE column, then a summary. */
+void bctl_print_record_row(FILE *f, const struct brk_info *in)
+{
+	char name[BRK_NAME_MAX + 1];
+	const struct brk_bucket_info *k = &in->bucket;
+	const struct brk_budget_info *u = &in->budget;
+
+	if (in->kind != BRK_KIND_BUCKET && in->kind != BRK_KIND_BUDGET) {
+		bctl_print_list_row(f, in);
+		return;
+	}
+	bctl_safe_name(in->name, sizeof(in->name), name);
+	if (in->kind == BRK_KIND_BUCKET)
+		fprintf(f, "%-*s %-9s tokens %.3f of %" PRIu32 ", rate %g/s, "
+			"taken %" PRIu64 ", denied %" PRIu64 "\n", NAME_WIDTH,
+			name, "bucket", k->tokens, k->burst, k->rate_per_s,
+			k->taken, k->denied);
+	else
+		fprintf(f, "%-*s %-9s balance %.3f, floor %g/s, ratio %g, "
+			"deposits %" PRIu64 ", retries %" PRIu64 ", deferred %"
+			PRIu64 "\n", NAME_WIDTH, name, "budget", u->balance,
+			u->floor_per_s, u->ratio, u->deposits, u->retries,
+			u->deferred);
+}
