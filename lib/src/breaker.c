@@ -475,8 +475,17 @@ static void count_outcome(struct brk__record *r, int outcome, int reason)
 	}
 }
 
+/* The clock is read on release only where a rule needs it: a success of
+ * a closed breaker without window rules reads no clock at all. */
+static uint64_t lazy_now(const brk_breaker *b, uint64_t *now)
+{
+	if (!*now)
+		*now = brk__now(b->seg);
+	return *now;
+}
+
 static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
-		    int reason, uint64_t w, uint64_t now)
+		    int reason, uint64_t w, uint64_t *now)
 {
 	struct brk__record *r = b->rec;
 	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
@@ -485,10 +494,12 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 	count_outcome(r, outcome, reason);
 	if (p->flags_ & PERMIT_UNGATED)
 		return;
-	if (closed && (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
-		       outcome == BRK_FAILURE))
-		brk__window_record(b->seg, r, w, now, outcome == BRK_FAILURE,
-				   is_slow(r, p, now));
+	if (closed && brk__window_active(r) &&
+	    (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
+	     outcome == BRK_FAILURE))
+		brk__window_record(b->seg, r, w, lazy_now(b, now),
+				   outcome == BRK_FAILURE,
+				   is_slow(r, p, lazy_now(b, now)));
 	w = uatomic_read(&r->state); /* the window rule may have opened it */
 	if (BRK__ST_GEN(w) != p->gen_)
 		return;
@@ -500,9 +511,9 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 			closed_success(b, w);
 	} else if (outcome == BRK_FAILURE) {
 		if (probe)
-			probe_failed(b->seg, r, w, now);
+			probe_failed(b->seg, r, w, lazy_now(b, now));
 		else if (closed)
-			closed_failure(b, w, now);
+			closed_failure(b, w, lazy_now(b, now));
 	}
 }
 
@@ -510,7 +521,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 {
 	brk_breaker *b;
 	struct brk__record *r;
-	uint64_t now, w;
+	uint64_t now = 0, w;
 	int stale = 0;
 
 	if (!p || !p->b_)
@@ -531,19 +542,18 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT)
 		return -EINVAL;
-	now = brk__now(b->seg);
 	w = uatomic_read(&r->state);
 	if (uatomic_read(&r->changes) - p->changes_ >= (BRK__GEN_MASK + 1) / 2)
 		stale = 1; /* the 18-bit generation may have wrapped */
 	if (stale || BRK__ST_GEN(w) != p->gen_) {
-		if (retry_after_ms > 0)
-			retry_after(b, retry_after_ms, 0, now);
+		if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
+			retry_after(b, retry_after_ms, 0, lazy_now(b, &now));
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;
 	}
-	verdict(b, p, outcome, reason, w, now);
-	if (retry_after_ms > 0)
-		retry_after(b, retry_after_ms, 1, now);
+	verdict(b, p, outcome, reason, w, &now);
+	if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
+		retry_after(b, retry_after_ms, 1, lazy_now(b, &now));
 	return 0;
 }
 

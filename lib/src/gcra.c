@@ -52,8 +52,11 @@ int brk__gcra_take(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old, base, nw;
 
-		now = brk__now(s);
+		/* TAT first, then the clock: a process descheduled between the
+		 * two reads then only fails its CAS (and retries with a fresh
+		 * clock) instead of seeing TAT - now > tau and refusing */
 		old = uatomic_read(tat);
+		now = brk__now(s);
 		base = old > now ? old : now;
 		if (base > UINT64_MAX - need) {
 			/* the clock's range is exhausted: never */

@@ -18,7 +18,8 @@
 
 #include "internal.h"
 
-static struct brk__ident self;
+struct brk__ident brk__self_id;
+int brk__self_ready;
 static uint32_t nonce_ctr;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
@@ -87,10 +88,10 @@ static void compute_self(void)
 {
 	uint64_t t = 0;
 
-	self.pid = (int32_t)getpid();
-	if (brk__read_start_ticks(self.pid, &t) != 0)
+	brk__self_id.pid = (int32_t)getpid();
+	if (brk__read_start_ticks(brk__self_id.pid, &t) != 0)
 		t = 0;
-	self.start_ticks = t & 0xffffffffffULL;
+	brk__self_id.start_ticks = t & 0xffffffffffULL;
 }
 
 static void atfork_child(void)
@@ -102,12 +103,13 @@ static void init_self(void)
 {
 	compute_self();
 	pthread_atfork(NULL, NULL, atfork_child);
+	uatomic_set(&brk__self_ready, 1);
 }
 
-const struct brk__ident *brk__self(void)
+const struct brk__ident *brk__self_slow(void)
 {
 	pthread_once(&self_once, init_self);
-	return &self;
+	return &brk__self_id;
 }
 
 uint32_t brk__next_nonce(void)

@@ -74,6 +74,8 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 					 ? BRK__ST_UNTIL(w) - rel : 0;
 	out->cool_until_remaining_ms = cu > now ? (cu - now + 999999u) / 1000000u : 0;
 	out->mode = (int)uatomic_read(&r->mode);
+	if (out->mode < BRK_MODE_NORMAL || out->mode > BRK_MODE_METRICS_ONLY)
+		out->mode = BRK_MODE_FORCED_OPEN; /* unknown: acts as forced open */
 	if (out->state == BRK_CLOSED) {
 		struct brk__window_sum sum;
 		brk__window_sum(s, r, w, now, &sum);

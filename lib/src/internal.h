@@ -122,7 +122,15 @@ struct brk__ident {
 	uint64_t start_ticks; /* /proc/self/stat field 22, low 40 bits */
 };
 /* This process's identity; recomputed after fork() (atfork child hook). */
-const struct brk__ident *brk__self(void);
+extern struct brk__ident brk__self_id;
+extern int brk__self_ready;
+const struct brk__ident *brk__self_slow(void);
+static inline const struct brk__ident *brk__self(void)
+{
+	if (__builtin_expect(uatomic_read(&brk__self_ready), 1))
+		return &brk__self_id;
+	return brk__self_slow();
+}
 uint32_t brk__next_nonce(void);
 uint64_t brk__random(const brk_segment *s);
 /* 0: alive; 1: dead (no such pid or another start time). */

@@ -52,7 +52,7 @@ int brk__parents_check(brk_breaker *b, uint64_t now, struct brk_refusal *why)
 		if (!r)
 			continue;
 		mode = uatomic_read(&r->mode);
-		if (mode == BRK_MODE_FORCED_OPEN)
+		if (mode == BRK_MODE_FORCED_OPEN || mode > BRK_MODE_METRICS_ONLY)
 			return brk__refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0, r);
 		if (mode == BRK_MODE_DISABLED || mode == BRK_MODE_METRICS_ONLY)
 			continue;

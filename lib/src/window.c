@@ -90,11 +90,13 @@ void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
 	min_calls = brk__cfg(r, BRK__CFG_MIN_CALLS);
 	if (sum.calls == 0 || sum.calls < min_calls)
 		return;
-	if (rate && rate <= 100 && failed && sum.failures * 100 >= rate * sum.calls) {
+	/* evaluated after every call, as resilience4j does: the call that
+	 * brings the window to min_calls may find the rate already over */
+	if (rate && rate <= 100 && sum.failures * 100 >= rate * sum.calls) {
 		brk__open_by_rule(s, r, w, now, BRK_EV_FAILURE_RATE);
 		return;
 	}
-	if (slow_ms && srate && srate <= 100 && slow &&
+	if (slow_ms && srate && srate <= 100 &&
 	    sum.slow * 100 >= srate * sum.calls)
 		brk__open_by_rule(s, r, w, now, BRK_EV_SLOW_RATE);
 }

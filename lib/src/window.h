@@ -26,6 +26,13 @@ _Static_assert(BRK__WIN_BASE + 2 * BRK_WINDOW_BUCKETS <= BRK__QUORUM_BASE,
 	       "window words");
 _Static_assert(BRK__QUORUM_BASE + BRK_MAX_QUORUM <= 144, "quorum words");
 
+/* Does this breaker use a window rule at all? */
+static inline int brk__window_active(const struct brk__record *r)
+{
+	return brk__cfg(r, BRK__CFG_FAILURE_RATE) != 0 ||
+	       brk__cfg(r, BRK__CFG_SLOW_CALL_MS) != 0;
+}
+
 struct brk__window_sum {
 	uint64_t calls, failures, slow;
 };
