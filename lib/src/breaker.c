@@ -171,13 +171,20 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 	return 0;
 }
 
-static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t now,
+/* A permit's start time is needed only by the slow-call rule. */
+static uint64_t start_time(const brk_breaker *b, uint64_t *now)
+{
+	return brk__cfg(b->rec, BRK__CFG_SLOW_CALL_MS)
+		       ? brk__lazy_now(b->seg, now) : *now;
+}
+
+static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 		 struct brk_refusal *why)
 {
 	if (take_permit(b, p) != 0)
 		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0);
 	p->gen_ = BRK__ST_GEN(w);
-	p->start_ns_ = now;
+	p->start_ns_ = start_time(b, now);
 	brk__count(b->rec, BRK__CTR_ALLOWED);
 	return 0;
 }
@@ -205,9 +212,10 @@ static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
 }
 
 /* HALF_OPEN: claim a probe slot. -EAGAIN: state moved, look again. */
-static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t now,
+static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		     struct brk_refusal *why)
 {
+	uint64_t now = brk__lazy_now(b->seg, nowp);
 	struct brk__record *r = b->rec;
 	uint32_t n = cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
 	uint32_t g = BRK__ST_GEN(w), slot;
@@ -241,18 +249,33 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t now,
 	return 0;
 }
 
-/* The state machine's answer for a call at @now. */
-static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t now,
+/* Expired cool-until: clear it once, so later calls need no clock. */
+static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
+{
+	uint64_t cu = uatomic_read(&b->rec->cool_until_ns);
+
+	if (cu == 0)
+		return 0;
+	if (cu > brk__lazy_now(b->seg, now)) {
+		*left_ms = ns_to_ms_ceil(cu - *now);
+		return 1;
+	}
+	uatomic_cmpxchg(&b->rec->cool_until_ns, cu, 0);
+	return 0;
+}
+
+/* The state machine's answer for a call (@now read lazily). */
+static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 			 struct brk_refusal *why)
 {
 	struct brk__record *r = b->rec;
-	uint64_t w, cu, rel;
+	uint64_t w, left, rel;
 	int tries, rc;
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
-			rel = brk__rel_ms(b->seg, now);
+			rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
 			if (rel < BRK__ST_UNTIL(w))
 				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
 					      BRK__ST_UNTIL(w) - rel);
@@ -263,10 +286,9 @@ static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t now,
 		if (BRK__ST_STATE(w) != BRK_CLOSED &&
 		    BRK__ST_STATE(w) != BRK_HALF_OPEN) /* unknown: as open */
 			return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
-		cu = uatomic_read(&r->cool_until_ns);
-		if (cu > now)
+		if (cooling(b, now, &left))
 			return refuse(b, why, BRK__CTR_REJ_COOLING, -BRK_ECOOLING,
-				      ns_to_ms_ceil(cu - now));
+				      left);
 		if (BRK__ST_STATE(w) == BRK_CLOSED)
 			return admit(b, p, w, now, why);
 		rc = try_probe(b, p, w, now, why);
@@ -278,13 +300,13 @@ static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t now,
 
 /* Admit without asking the state machine (disabled, or metrics-only
  * after a refusal): counted, never a probe, never refused. */
-static int admit_ungated(brk_breaker *b, brk_permit *p, uint64_t now,
+static int admit_ungated(brk_breaker *b, brk_permit *p, uint64_t *now,
 			 uint32_t flags)
 {
 	p->token_ = 0;
 	p->permit_ = 0;
 	p->gen_ = BRK__ST_GEN(uatomic_read(&b->rec->state));
-	p->start_ns_ = now;
+	p->start_ns_ = start_time(b, now);
 	p->flags_ = flags;
 	brk__count(b->rec, BRK__CTR_ALLOWED);
 	return 0;
@@ -302,7 +324,7 @@ static int effective_mode(const brk_breaker *b)
 
 int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 {
-	uint64_t now;
+	uint64_t now = 0;
 	int mode, rc;
 
 	if (!b || !p)
@@ -315,19 +337,18 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	p->b_ = b;
 	p->pid_ = brk__self()->pid;
 	p->changes_ = uatomic_read(&b->rec->changes);
-	now = brk__now(b->seg);
 	mode = effective_mode(b);
 	if (mode == BRK_MODE_FORCED_OPEN) {
 		p->flags_ = PERMIT_REFUSED;
 		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
 	}
 	if (mode == BRK_MODE_DISABLED)
-		return admit_ungated(b, p, now, PERMIT_UNGATED);
-	rc = brk__parents_check(b, now, why);
+		return admit_ungated(b, p, &now, PERMIT_UNGATED);
+	rc = brk__parents_check(b, &now, why);
 	if (rc == 0)
-		rc = acquire_state(b, p, now, why);
+		rc = acquire_state(b, p, &now, why);
 	if (rc && mode == BRK_MODE_METRICS_ONLY && brk_is_refusal(rc))
-		rc = admit_ungated(b, p, now, 0);
+		rc = admit_ungated(b, p, &now, 0);
 	if (rc) /* a refused permit cannot be released and counted */
 		p->flags_ = PERMIT_REFUSED;
 	return rc;
@@ -448,7 +469,7 @@ static int is_slow(const struct brk__record *r, const brk_permit *p,
 {
 	uint64_t slow = brk__cfg(r, BRK__CFG_SLOW_CALL_MS);
 
-	return slow && now > p->start_ns_ &&
+	return slow && p->start_ns_ && now > p->start_ns_ &&
 	       now - p->start_ns_ >= brk__ms_to_ns(slow);
 }
 

@@ -101,6 +101,15 @@ static inline uint64_t brk__now(const brk_segment *s)
 	return s->clock(s->clock_ctx);
 }
 
+/* The clock, read at most once per call and only where a rule needs it
+ * (*now == 0: not read yet). */
+static inline uint64_t brk__lazy_now(const brk_segment *s, uint64_t *now)
+{
+	if (!*now)
+		*now = brk__now(s);
+	return *now;
+}
+
 /* ms since the segment epoch, for the 38-bit until field (saturating). */
 static inline uint64_t brk__rel_ms(const brk_segment *s, uint64_t now_ns)
 {
@@ -193,7 +202,7 @@ void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 
 /* ---- hierarchy (parents.c) -------------------------------------------- */
 void brk__parents_resolve(brk_breaker *b);
-int brk__parents_check(brk_breaker *b, uint64_t now, struct brk_refusal *why);
+int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why);
 
 /* ---- events (events.c) ------------------------------------------------ */
 void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,

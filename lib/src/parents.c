@@ -35,17 +35,15 @@ void brk__parents_resolve(brk_breaker *b)
 	uatomic_set(&b->n_parents, n);
 }
 
-int brk__parents_check(brk_breaker *b, uint64_t now, struct brk_refusal *why)
+int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 {
 	uint32_t n = uatomic_read(&b->n_parents), k;
-	uint64_t rel;
 
 	if (n == 0)
 		return 0;
 	if (uatomic_read(&b->parents_missing) &&
 	    uatomic_read(&b->seg->hdr->record_count) != uatomic_read(&b->parents_at))
 		brk__parents_resolve(b);
-	rel = brk__rel_ms(b->seg, now);
 	for (k = 0; k < n; k++) {
 		const struct brk__record *r = uatomic_read(&b->parents[k]);
 		uint64_t mode, w, cu;
@@ -57,14 +55,17 @@ int brk__parents_check(brk_breaker *b, uint64_t now, struct brk_refusal *why)
 		if (mode == BRK_MODE_DISABLED || mode == BRK_MODE_METRICS_ONLY)
 			continue;
 		w = uatomic_read(&r->state);
-		if (BRK__ST_STATE(w) == BRK_OPEN && rel < BRK__ST_UNTIL(w))
-			return brk__refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
-					   BRK__ST_UNTIL(w) - rel, r);
+		if (BRK__ST_STATE(w) == BRK_OPEN) {
+			uint64_t rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
+			if (rel < BRK__ST_UNTIL(w))
+				return brk__refuse(b, why, BRK__CTR_REJ_OPEN,
+						   -BRK_EOPEN, BRK__ST_UNTIL(w) - rel, r);
+		}
 		cu = uatomic_read(&r->cool_until_ns);
-		if (cu > now)
+		if (cu && cu > brk__lazy_now(b->seg, now))
 			return brk__refuse(b, why, BRK__CTR_REJ_COOLING,
 					   -BRK_ECOOLING,
-					   (cu - now + 999999u) / 1000000u, r);
+					   (cu - *now + 999999u) / 1000000u, r);
 	}
 	return 0;
 }
