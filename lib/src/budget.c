@@ -174,6 +174,7 @@ int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
+	memset(&nc, 0, sizeof(nc));
 	(void)budget_cfg_parse(nwc, &nc);
 	cw = &b->rec->ext[BRK__BG_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {

@@ -43,8 +43,11 @@
 
 #include <urcu/rculfhash.h>
 
-/* A bounded CAS loop gives up after this many tries (DESIGN.md). */
-#define BRK__CAS_TRIES 64
+/* A bounded CAS loop gives up after this many tries (DESIGN.md): enough
+ * that 8 processes preempting each other on 2 cores never exhaust it (64
+ * did, about once per million GCRA takes), small enough (tens of µs) that
+ * a misbehaving writer cannot livelock anyone. */
+#define BRK__CAS_TRIES 256
 
 struct brk_segment {
 	char shm_name[256];
