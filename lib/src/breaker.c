@@ -686,6 +686,7 @@ const char *brk_breaker_name(const brk_breaker *b)
 int brk_breaker_get(brk_segment *seg, const char *name,
 		    const struct brk_config *cfg, brk_breaker **out)
 {
+	struct brk__init init = { NULL, 0, { { 0, 0 } } };
 	struct brk_config def;
 	int rc;
 
@@ -696,7 +697,8 @@ int brk_breaker_get(brk_segment *seg, const char *name,
 	rc = brk_config_validate(cfg, NULL);
 	if (rc)
 		return rc;
-	return brk__handle(seg, name, 1, BRK_KIND_BREAKER, cfg, out);
+	init.cfg = cfg;
+	return brk__handle(seg, name, 1, BRK_KIND_BREAKER, &init, out);
 }
 
 int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out)

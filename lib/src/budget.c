@@ -127,15 +127,17 @@ static uint64_t pool_decayed(uint64_t w, uint32_t cur, uint32_t *ep_out)
 static int budget_handle(brk_segment *seg, const char *name, int create,
 			 uint64_t cfg, brk_budget **out)
 {
+	struct brk__init init = { NULL, 1, { { BRK__BG_CFG, cfg } } };
 	brk_breaker *b;
 	int rc;
 
 	if (!out)
 		return -EINVAL;
-	rc = brk__handle(seg, name, create, BRK_KIND_BUDGET, NULL, &b);
+	rc = brk__handle(seg, name, create, BRK_KIND_BUDGET, &init, &b);
 	if (rc)
 		return rc;
-	/* as for buckets: the first CAS(0 -> settings) decides */
+	/* as for buckets: settings are stored before publication; the CAS
+	 * only repairs a record whose creator died half-way */
 	if (create && !seg->readonly &&
 	    uatomic_read(&b->rec->ext[BRK__BG_CFG]) == 0)
 		(void)uatomic_cmpxchg(&b->rec->ext[BRK__BG_CFG], 0, cfg);

@@ -150,19 +150,19 @@ static int bucket_cfg_parse(uint64_t w, uint64_t *t, uint32_t *burst)
 static int bucket_handle(brk_segment *seg, const char *name, int create,
 			 uint64_t cfg, brk_bucket **out)
 {
+	struct brk__init init = { NULL, 1, { { BRK__BK_CFG, cfg } } };
 	brk_breaker *b;
 	int rc;
 
 	if (!out)
 		return -EINVAL;
-	rc = brk__handle(seg, name, create, BRK_KIND_BUCKET, NULL, &b);
+	rc = brk__handle(seg, name, create, BRK_KIND_BUCKET, &init, &b);
 	if (rc)
 		return rc;
 	/*
-	 * The record is published (kind set) before its settings exist:
-	 * names.c initialises the breaker part only. The first of the
-	 * creators to CAS(0 -> settings) decides; takers see -EAGAIN in the
-	 * window between the two steps.
+	 * A creator stores the settings before publishing the record; this
+	 * CAS only fills records made by a creator that died half-way (their
+	 * settings word is 0, and takers see -EAGAIN until it is set).
 	 */
 	if (create && !seg->readonly &&
 	    uatomic_read(&b->rec->ext[BRK__BK_CFG]) == 0)

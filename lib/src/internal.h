@@ -169,10 +169,17 @@ uint64_t brk__hash(const char *name);
 /* Copy and validate a record's name from shm into out (64 bytes). */
 int brk__record_name(const struct brk__record *r, char *out);
 int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx);
+/* Kind-specific words a creator stores before the record is published,
+ * so no process ever sees a record of that kind without its settings. */
+struct brk__init {
+	const struct brk_config *cfg; /* breakers */
+	uint32_t n_ext;
+	struct { uint32_t idx; uint64_t val; } ext[4]; /* record ext words */
+};
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
-		const struct brk_config *cfg, uint32_t *idx);
+		const struct brk__init *init, uint32_t *idx);
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
-		const struct brk_config *cfg, brk_breaker **out);
+		const struct brk__init *init, brk_breaker **out);
 int brk__cache_init(brk_segment *s);
 void brk__cache_free(brk_segment *s);
 

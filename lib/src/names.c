@@ -157,15 +157,20 @@ static int reuse_orphan(brk_segment *s, uint32_t *idx)
 
 static void init_record(brk_segment *s, struct brk__record *r,
 			const char *name, uint64_t h, int kind,
-			const struct brk_config *cfg)
+			const struct brk__init *init)
 {
+	uint32_t i;
+
 	size_t len = strlen(name);
 
 	memset(r->name, 0, sizeof(r->name));
 	memcpy(r->name, name, len);
 	uatomic_set(&r->hash, h);
-	if (cfg)
-		brk__config_store(r, cfg);
+	if (init && init->cfg)
+		brk__config_store(r, init->cfg);
+	for (i = 0; init && i < init->n_ext && i < 4; i++)
+		if (init->ext[i].idx < sizeof(r->ext) / sizeof(r->ext[0]))
+			uatomic_set(&r->ext[init->ext[i].idx], init->ext[i].val);
 	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0, 0));
 	(void)s;
 	cmm_smp_wmb();
@@ -200,7 +205,7 @@ static int publish(brk_segment *s, const char *name, uint64_t h,
 /* Allocate, initialise and publish a record for @name (we hold a
  * "creating" count meanwhile). -ENOSPC: no record free right now. */
 static int create_once(brk_segment *s, const char *name, uint64_t h, int kind,
-		       const struct brk_config *cfg, uint32_t *idx)
+		       const struct brk__init *init, uint32_t *idx)
 {
 	uint32_t mine;
 	int rc;
@@ -210,7 +215,7 @@ static int create_once(brk_segment *s, const char *name, uint64_t h, int kind,
 		rc = reuse_orphan(s, &mine);
 	if (rc)
 		return rc;
-	init_record(s, brk__rec(s, mine), name, h, kind, cfg);
+	init_record(s, brk__rec(s, mine), name, h, kind, init);
 	rc = publish(s, name, h, mine, idx);
 	if (rc == 1)
 		return 0;
@@ -220,7 +225,7 @@ static int create_once(brk_segment *s, const char *name, uint64_t h, int kind,
 }
 
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
-		const struct brk_config *cfg, uint32_t *idx)
+		const struct brk__init *init, uint32_t *idx)
 {
 	uint64_t deadline = 0;
 	int rc, settled = 0;
@@ -230,7 +235,7 @@ int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		if (rc != -ENOENT)
 			return rc;
 		uatomic_add_return(&s->hdr->creating, 1);
-		rc = create_once(s, name, h, kind, cfg, idx);
+		rc = create_once(s, name, h, kind, init, idx);
 		uatomic_add_return(&s->hdr->creating, -1);
 		if (rc != -ENOSPC)
 			return rc;
@@ -319,7 +324,7 @@ static brk_breaker *cache_put(brk_segment *s, brk_breaker *b)
 }
 
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
-		const struct brk_config *cfg, brk_breaker **out)
+		const struct brk__init *init, brk_breaker **out)
 {
 	brk_breaker *b;
 	uint64_t h;
@@ -335,7 +340,7 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 	b = cache_get(s, name, h);
 	if (!b) {
 		if (create && !s->readonly) {
-			rc = brk__create(s, name, h, kind, cfg, &idx);
+			rc = brk__create(s, name, h, kind, init, &idx);
 		} else {
 			rc = brk__lookup(s, name, h, &idx);
 			if (rc == -ENOENT && create)
