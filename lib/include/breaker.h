@@ -507,8 +507,8 @@ struct brk_bucket_info {
 	uint64_t taken;         /* brk_bucket_take() calls allowed */
 	uint64_t denied;        /* brk_bucket_take() calls refused */
 	uint64_t tokens_taken;  /* sum of n over the allowed calls */
-	int configured;         /* 0: created but not yet configured (rare,
-	                           brief: the creator is between two steps) */
+	int configured;         /* 0: its creator died before storing the
+	                           settings (the next _get() stores them) */
 };
 
 /*
@@ -773,13 +773,14 @@ int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst);
  *
  * Reads the clock and the settings word, then CAS(TAT, old -> base + n*T)
  * (uatomic_cmpxchg, a full barrier); a refusal writes nothing to the TAT.
- * The loop is bounded (64 tries), re-reading the clock on each. Counters
+ * The loop is bounded (256 tries), re-reading the clock on each. Counters
  * taken/denied (uatomic_inc, no barrier) and tokens_taken
  * (uatomic_add_return) live on another line. No syscall with the default clock, no lock, no allocation.
  * Thread- and process-safe.
  * Returns 0 (granted), -BRK_ENOTOKENS (refused: not enough tokens now),
  * -EINVAL (NULL, n == 0 or n > burst), -EROFS, -EAGAIN (created by another
- * process that has not stored its settings yet: try again),
+ * process that died before storing its settings: the next
+ * brk_bucket_get() stores them),
  * -BRK_ECORRUPT (settings word out of range), -BRK_ECONTENDED (nothing
  * taken).
  */
@@ -889,7 +890,7 @@ int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
  * CAS(pool word, old -> decayed old + ratio) (saturating at 2^40
  * milli-tokens), and bumps the deposits counter (uatomic_inc).
  * Thread- and process-safe, no syscall, no lock.
- * Returns 0, -EINVAL (NULL), -EROFS, -EAGAIN (settings not stored yet),
+ * Returns 0, -EINVAL (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way),
  * -BRK_ECORRUPT, -BRK_ECONTENDED (the deposit was dropped: the budget
  * errs on the side of fewer retries).
  */
@@ -902,7 +903,7 @@ int brk_budget_deposit(brk_budget *g);
  * writes nothing but the deferred counter.
  * Returns 0 (go: the token is spent), -BRK_EDEFERRED (budget exhausted:
  * do not retry now, give the work back; do not sleep on it), -EINVAL
- * (NULL), -EROFS, -EAGAIN (settings not stored yet), -BRK_ECORRUPT,
+ * (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way), -BRK_ECORRUPT,
  * -BRK_ECONTENDED (treat as deferred). Thread- and process-safe.
  */
 int brk_retry_permitted(brk_budget *g);
