@@ -176,10 +176,15 @@ static int exec_refused(const struct bctl *g, const struct exec_opts *o,
 
 	if (why->by[0] && strncmp(why->by, o->name, sizeof(why->by)) != 0)
 		snprintf(by, sizeof(by), ", by '%s'", cli_q(why->by));
-	if (rc == -BRK_EOPEN && ms)
+	if (rc == -BRK_EOPEN && why->cause == BRK_CAUSE_FORCED_OPEN)
+		cli_note("%s: forced open%s (until 'bctl reset')", o->name, by);
+	else if (rc == -BRK_EOPEN && why->cause == BRK_CAUSE_PROBES_BUSY)
+		cli_note("%s: half-open, probe in flight%s, retry in %llu ms",
+			 o->name, by, ms);
+	else if (rc == -BRK_EOPEN && ms)
 		cli_note("%s: open%s, retry in %llu ms", o->name, by, ms);
 	else if (rc == -BRK_EOPEN)
-		cli_note("%s: open%s (probe in flight)", o->name, by);
+		cli_note("%s: open%s", o->name, by);
 	else if (rc == -BRK_ECOOLING)
 		cli_note("%s: cooling (Retry-After%s), wait %llu ms%s", o->name, by,
 			 ms, o->has_wait ? " (longer than --wait)" : "");

@@ -325,12 +325,31 @@ typedef struct brk_permit {
 	uint32_t flags_;
 } brk_permit;
 
+/* What refused a call (struct brk_refusal.cause). */
+enum brk_cause {
+	BRK_CAUSE_NONE = 0,
+	BRK_CAUSE_OPEN = 1,        /* open: the cooling period is running */
+	BRK_CAUSE_PROBES_BUSY = 2, /* half-open: every probe slot is taken */
+	BRK_CAUSE_FORCED_OPEN = 3, /* forced open by an operator */
+	BRK_CAUSE_COOLING = 4,     /* shared cool-until from a Retry-After */
+	BRK_CAUSE_FULL = 5,        /* bulkhead: max_concurrent permits out */
+	BRK_CAUSE_CONTENDED = 6    /* a bounded CAS loop gave up */
+};
+
 /* Why a call was refused. */
 struct brk_refusal {
 	uint64_t wait_ms;               /* how long to wait before trying again,
-	                                   with per-caller jitter; 0 if unknown */
-	char by[BRK_NAME_MAX + 1];      /* the record that refused */
+	                                   with per-caller jitter in [remaining,
+	                                   remaining + min(remaining / 4, 5 s)];
+	                                   0 if unknown (forced open, full) */
+	int cause;                      /* enum brk_cause */
+	char by[BRK_NAME_MAX + 1];      /* the record that refused: this one
+	                                   or an ancestor */
 };
+
+/** brk_cause_name - "open", "probes_busy", "forced_open", "cooling",
+ * "bulkhead_full", "contended", or "none". */
+const char *brk_cause_name(int cause);
 
 /**
  * brk_acquire - ask to call the upstream guarded by @b.

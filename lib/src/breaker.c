@@ -132,10 +132,12 @@ static uint64_t jitter_ms(brk_segment *s, uint64_t base)
 }
 
 int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
-		int code, uint64_t wait_ms, const struct brk__record *by)
+		int code, uint64_t wait_ms, const struct brk__record *by,
+		int cause)
 {
 	brk__count(b->rec, c);
 	if (why) {
+		why->cause = cause;
 		why->wait_ms = wait_ms ? jitter_ms(b->seg, wait_ms) : 0;
 		if (!by || brk__record_name(by, why->by) != 0)
 			memcpy(why->by, b->name, sizeof(why->by));
@@ -144,9 +146,9 @@ int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
 }
 
 static int refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
-		  int code, uint64_t wait_ms)
+		  int code, uint64_t wait_ms, int cause)
 {
-	return brk__refuse(b, why, c, code, wait_ms, NULL);
+	return brk__refuse(b, why, c, code, wait_ms, NULL, cause);
 }
 
 static uint64_t ns_to_ms_ceil(uint64_t ns)
@@ -182,7 +184,8 @@ static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 		 struct brk_refusal *why)
 {
 	if (take_permit(b, p) != 0)
-		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0);
+		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
+			      BRK_CAUSE_FULL);
 	p->gen_ = BRK__ST_GEN(w);
 	p->start_ns_ = start_time(b, now);
 	brk__count(b->rec, BRK__CTR_ALLOWED);
@@ -228,7 +231,8 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		wait = brk__cooling_ms(r, BRK__ST_LEVEL(w));
 		if (wait > cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
 			wait = cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
-		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, wait);
+		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, wait,
+			      BRK_CAUSE_PROBES_BUSY);
 	}
 	p->probe_slot_ = (uint16_t)slot;
 	if (uatomic_read(&r->state) != w) {
@@ -240,7 +244,8 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	if (take_permit(b, p) != 0) {
 		brk__lease_free(&r->probes[slot], p->token_);
 		p->token_ = 0;
-		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0);
+		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
+			      BRK_CAUSE_FULL);
 	}
 	p->gen_ = g;
 	p->start_ns_ = now;
@@ -278,24 +283,26 @@ static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 			rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
 			if (rel < BRK__ST_UNTIL(w))
 				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
-					      BRK__ST_UNTIL(w) - rel);
+					      BRK__ST_UNTIL(w) - rel, BRK_CAUSE_OPEN);
 			transition(b->seg, r, w, BRK_HALF_OPEN, BRK__ST_LEVEL(w),
 				   0, BRK_EV_COOLED, 0);
 			continue;
 		}
 		if (BRK__ST_STATE(w) != BRK_CLOSED &&
 		    BRK__ST_STATE(w) != BRK_HALF_OPEN) /* unknown: as open */
-			return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
+			return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0,
+				      BRK_CAUSE_OPEN);
 		if (cooling(b, now, &left))
 			return refuse(b, why, BRK__CTR_REJ_COOLING, -BRK_ECOOLING,
-				      left);
+				      left, BRK_CAUSE_COOLING);
 		if (BRK__ST_STATE(w) == BRK_CLOSED)
 			return admit(b, p, w, now, why);
 		rc = try_probe(b, p, w, now, why);
 		if (rc != -EAGAIN)
 			return rc;
 	}
-	return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_ECONTENDED, 0);
+	return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_ECONTENDED, 0,
+		      BRK_CAUSE_CONTENDED);
 }
 
 /* Admit without asking the state machine (disabled, or metrics-only
@@ -340,7 +347,8 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	mode = effective_mode(b);
 	if (mode == BRK_MODE_FORCED_OPEN) {
 		p->flags_ = PERMIT_REFUSED;
-		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0);
+		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0,
+			      BRK_CAUSE_FORCED_OPEN);
 	}
 	if (mode == BRK_MODE_DISABLED)
 		return admit_ungated(b, p, &now, PERMIT_UNGATED);

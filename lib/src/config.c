@@ -42,6 +42,8 @@ int brk_config_validate(const struct brk_config *c, const char **what)
 	CHECK(c->slow_call_ms <= BRK_MAX_DURATION_MS, "slow_call_ms");
 	CHECK(c->slow_rate_pct <= 100, "slow_rate_pct");
 	CHECK(c->slow_call_ms == 0 || c->slow_rate_pct >= 1, "slow_rate_pct");
+	/* a slow-call rate without a slow-call duration would do nothing */
+	CHECK(c->slow_rate_pct == 0 || c->slow_call_ms != 0, "slow_call_ms");
 	CHECK(c->open_ms >= 1 && c->open_ms <= BRK_MAX_DURATION_MS, "open_ms");
 	CHECK(c->max_open_ms >= c->open_ms &&
 	      c->max_open_ms <= BRK_MAX_DURATION_MS, "max_open_ms");

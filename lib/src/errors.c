@@ -101,6 +101,22 @@ const char *brk_reason_name(int reason)
 	return n[reason];
 }
 
+const char *brk_cause_name(int cause)
+{
+	static const char *const n[] = {
+		[BRK_CAUSE_NONE] = "none",
+		[BRK_CAUSE_OPEN] = "open",
+		[BRK_CAUSE_PROBES_BUSY] = "probes_busy",
+		[BRK_CAUSE_FORCED_OPEN] = "forced_open",
+		[BRK_CAUSE_COOLING] = "cooling",
+		[BRK_CAUSE_FULL] = "bulkhead_full",
+		[BRK_CAUSE_CONTENDED] = "contended",
+	};
+	if (cause < BRK_CAUSE_NONE || cause > BRK_CAUSE_CONTENDED)
+		return "none";
+	return n[cause];
+}
+
 const char *brk_mode_name(int mode)
 {
 	switch (mode) {

@@ -204,7 +204,8 @@ int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
 /* Refuse a call of @b: count @c on @b, fill @why (jittered wait, the name
  * of @by, or of @b when @by is NULL). Returns @code. */
 int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
-		int code, uint64_t wait_ms, const struct brk__record *by);
+		int code, uint64_t wait_ms, const struct brk__record *by,
+		int cause);
 /* Open from CLOSED state @w by a trip rule, unless the trip quorum says
  * no. */
 void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,

@@ -51,7 +51,8 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 			continue;
 		mode = uatomic_read(&r->mode);
 		if (mode == BRK_MODE_FORCED_OPEN || mode > BRK_MODE_METRICS_ONLY)
-			return brk__refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0, r);
+			return brk__refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0, r,
+					   BRK_CAUSE_FORCED_OPEN);
 		if (mode == BRK_MODE_DISABLED || mode == BRK_MODE_METRICS_ONLY)
 			continue;
 		w = uatomic_read(&r->state);
@@ -59,13 +60,15 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 			uint64_t rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
 			if (rel < BRK__ST_UNTIL(w))
 				return brk__refuse(b, why, BRK__CTR_REJ_OPEN,
-						   -BRK_EOPEN, BRK__ST_UNTIL(w) - rel, r);
+						   -BRK_EOPEN, BRK__ST_UNTIL(w) - rel, r,
+						   BRK_CAUSE_OPEN);
 		}
 		cu = uatomic_read(&r->cool_until_ns);
 		if (cu && cu > brk__lazy_now(b->seg, now))
 			return brk__refuse(b, why, BRK__CTR_REJ_COOLING,
 					   -BRK_ECOOLING,
-					   (cu - *now + 999999u) / 1000000u, r);
+					   (cu - *now + 999999u) / 1000000u, r,
+					   BRK_CAUSE_COOLING);
 	}
 	return 0;
 }
