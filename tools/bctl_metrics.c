@@ -9,13 +9,20 @@
  * wired"). Counters end in _total; the one label every per-breaker series
  * carries is name="...", escaped as the format asks (\\, \" and \n).
  *
- * A snapshot of every breaker is taken first (one brk_info_at() each), so
- * the state, mode and counters printed for one breaker come from one read
- * of its record. Buckets and budgets are not breakers and are skipped.
+ * GCRA buckets (breakerd_bucket_*) and retry budgets (breakerd_budget_*)
+ * are exported the same way, with their own families and the same name
+ * label. Breaker families are always printed, even with no breaker (the
+ * contract dashboards and alerts rely on); a bucket or budget family is
+ * printed only if the segment holds at least one record of that kind:
+ * an empty family is legal but noise, and most segments have neither.
+ *
+ * A snapshot of every record is taken first (one brk_info_at() each), so
+ * the numbers printed for one record come from one read of it.
  * Read-only attach: read permission on the segment is enough.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,71 +46,136 @@ struct m_snap {
 
 enum m_type { M_COUNTER, M_GAUGE };
 
-/* A family with one value per breaker and only the name label. */
+/* How a record field is stored and printed. */
+enum m_fmt {
+	M_U64,  /* uint64_t */
+	M_MS,   /* uint64_t ms, printed as seconds */
+	M_U32,  /* uint32_t */
+	M_DBL   /* double */
+};
+
+/*
+ * A family with one value per record and only the name label. The records
+ * are struct m_snap (breakers), struct brk_bucket_info or struct
+ * brk_budget_info: each begins with its name (asserted below).
+ */
 struct m_plain {
 	const char *name;
 	enum m_type type;
 	const char *help;
-	int seconds;             /* the value is ms, printed as seconds */
-	size_t off;              /* offset of a uint64_t in struct m_snap */
+	enum m_fmt fmt;
+	size_t off;              /* offset of the field in the record */
 };
 
+_Static_assert(offsetof(struct m_snap, name) == 0 &&
+	       offsetof(struct brk_bucket_info, name) == 0 &&
+	       offsetof(struct brk_budget_info, name) == 0,
+	       "every record snapshot begins with its name");
+
 #define SNAP(f) offsetof(struct m_snap, f)
+#define BKT(f) offsetof(struct brk_bucket_info, f)
+#define BUD(f) offsetof(struct brk_budget_info, f)
 
 static const struct m_plain m_counters[] = {
 	{ "breakerd_allowed_total", M_COUNTER,
-	  "Calls admitted (brk_acquire returned 0).", 0, SNAP(c.allowed) },
+	  "Calls admitted (brk_acquire returned 0).", M_U64, SNAP(c.allowed) },
 	{ "breakerd_successes_total", M_COUNTER,
-	  "Calls reported as success.", 0, SNAP(c.successes) },
+	  "Calls reported as success.", M_U64, SNAP(c.successes) },
 	{ "breakerd_healthy_errors_total", M_COUNTER,
 	  "Calls reported as healthy_error (a correct business error; counts as success).",
-	  0, SNAP(c.healthy_errors) },
+	  M_U64, SNAP(c.healthy_errors) },
 	{ "breakerd_ignored_total", M_COUNTER,
 	  "Calls reported as rejected_request (our fault; counts neither way).",
-	  0, SNAP(c.ignored) },
+	  M_U64, SNAP(c.ignored) },
 	{ "breakerd_cancelled_total", M_COUNTER,
-	  "Calls reported as cancelled (given up locally; no verdict).", 0,
-	  SNAP(c.cancelled) },
+	  "Calls reported as cancelled (given up locally; no verdict).",
+	  M_U64, SNAP(c.cancelled) },
 	{ "breakerd_probes_total", M_COUNTER,
-	  "Half-open probes admitted.", 0, SNAP(c.probes) },
+	  "Half-open probes admitted.", M_U64, SNAP(c.probes) },
 	{ "breakerd_reclaimed_total", M_COUNTER,
-	  "Leases reclaimed (dead owner or probe timeout).", 0, SNAP(c.reclaimed) },
+	  "Leases reclaimed (dead owner or probe timeout).", M_U64, SNAP(c.reclaimed) },
 	{ "breakerd_transitions_total", M_COUNTER,
-	  "State transitions.", 0, SNAP(c.transitions) },
+	  "State transitions.", M_U64, SNAP(c.transitions) },
 	{ "breakerd_stale_total", M_COUNTER,
 	  "Releases not counted (lease reclaimed, reset, newer generation, released twice).",
-	  0, SNAP(c.stale) },
+	  M_U64, SNAP(c.stale) },
 };
 
 static const struct m_plain m_gauges[] = {
 	{ "breakerd_consecutive_failures", M_GAUGE,
-	  "Consecutive failures counted toward failure_threshold.", 0,
-	  SNAP(consecutive_failures) },
+	  "Consecutive failures counted toward failure_threshold.",
+	  M_U64, SNAP(consecutive_failures) },
 	{ "breakerd_cooling_level", M_GAUGE,
-	  "Failed probes in a row (the cooling period doubles with each).", 0,
-	  SNAP(cooling_level) },
+	  "Failed probes in a row (the cooling period doubles with each).",
+	  M_U64, SNAP(cooling_level) },
 	{ "breakerd_open_remaining_seconds", M_GAUGE,
 	  "Seconds until an open breaker lets a probe through (0 unless open).",
-	  1, SNAP(open_remaining_ms) },
+	  M_MS, SNAP(open_remaining_ms) },
 	{ "breakerd_cool_until_remaining_seconds", M_GAUGE,
-	  "Seconds left of the shared cool-until set by a Retry-After.", 1,
-	  SNAP(cool_until_remaining_ms) },
+	  "Seconds left of the shared cool-until set by a Retry-After.",
+	  M_MS, SNAP(cool_until_remaining_ms) },
 	{ "breakerd_probes_in_flight", M_GAUGE,
-	  "Half-open probe leases held.", 0, SNAP(probes_in_flight) },
+	  "Half-open probe leases held.", M_U64, SNAP(probes_in_flight) },
 	{ "breakerd_in_flight", M_GAUGE,
-	  "Bulkhead permits held.", 0, SNAP(in_flight) },
+	  "Bulkhead permits held.", M_U64, SNAP(in_flight) },
 	{ "breakerd_window_calls", M_GAUGE,
-	  "Calls in the sliding window (closed state; 0 otherwise).", 0,
-	  SNAP(window_calls) },
+	  "Calls in the sliding window (closed state; 0 otherwise).",
+	  M_U64, SNAP(window_calls) },
 	{ "breakerd_window_failures", M_GAUGE,
-	  "Failures in the sliding window (closed state; 0 otherwise).", 0,
-	  SNAP(window_failures) },
+	  "Failures in the sliding window (closed state; 0 otherwise).",
+	  M_U64, SNAP(window_failures) },
 	{ "breakerd_window_slow_calls", M_GAUGE,
-	  "Slow calls in the sliding window (closed state; 0 otherwise).", 0,
-	  SNAP(window_slow) },
+	  "Slow calls in the sliding window (closed state; 0 otherwise).",
+	  M_U64, SNAP(window_slow) },
 	{ "breakerd_distinct_failing_processes", M_GAUGE,
 	  "Processes that reported a failure in the last window_ms (trip quorum).",
-	  0, SNAP(distinct_failing) },
+	  M_U64, SNAP(distinct_failing) },
+};
+
+static const struct m_plain m_buckets[] = {
+	{ "breakerd_bucket_taken_total", M_COUNTER,
+	  "GCRA bucket takes granted (brk_bucket_take returned 0).",
+	  M_U64, BKT(taken) },
+	{ "breakerd_bucket_denied_total", M_COUNTER,
+	  "GCRA bucket takes refused (too few tokens).", M_U64, BKT(denied) },
+	{ "breakerd_bucket_tokens_taken_total", M_COUNTER,
+	  "Tokens granted (the sum of n over the granted takes).",
+	  M_U64, BKT(tokens_taken) },
+	{ "breakerd_bucket_tokens", M_GAUGE,
+	  "Tokens available now (0 to burst, fractional).", M_DBL, BKT(tokens) },
+	{ "breakerd_bucket_rate_per_second", M_GAUGE,
+	  "Tokens added per second (the effective rate).",
+	  M_DBL, BKT(rate_per_s) },
+	{ "breakerd_bucket_burst", M_GAUGE,
+	  "Bucket capacity in tokens.", M_U32, BKT(burst) },
+};
+
+static const struct m_plain m_budgets[] = {
+	{ "breakerd_budget_deposits_total", M_COUNTER,
+	  "First attempts recorded (brk_budget_deposit calls).",
+	  M_U64, BUD(deposits) },
+	{ "breakerd_budget_retries_total", M_COUNTER,
+	  "Retries permitted (brk_retry_permitted returned 0).",
+	  M_U64, BUD(retries) },
+	{ "breakerd_budget_floor_retries_total", M_COUNTER,
+	  "Retries permitted that were drawn from the floor (a part of "
+	  "breakerd_budget_retries_total).", M_U64, BUD(retries_floor) },
+	{ "breakerd_budget_deferred_total", M_COUNTER,
+	  "Retries refused: budget exhausted.", M_U64, BUD(deferred) },
+	{ "breakerd_budget_tokens", M_GAUGE,
+	  "Retries available now (pool plus floor, fractional).",
+	  M_DBL, BUD(balance) },
+	{ "breakerd_budget_pool_tokens", M_GAUGE,
+	  "Deposited tokens left in the pool (after decay).", M_DBL, BUD(pool) },
+	{ "breakerd_budget_floor_tokens", M_GAUGE,
+	  "Floor tokens available now.", M_DBL, BUD(floor_tokens) },
+	{ "breakerd_budget_floor_per_second", M_GAUGE,
+	  "Retries per second the floor always allows.",
+	  M_DBL, BUD(floor_per_s) },
+	{ "breakerd_budget_floor_burst", M_GAUGE,
+	  "Retries the floor holds at most.", M_U32, BUD(floor_burst) },
+	{ "breakerd_budget_ratio", M_GAUGE,
+	  "Tokens deposited per first attempt.", M_DBL, BUD(ratio) },
 };
 
 static const char *const m_states[] = { "closed", "open", "half_open" };
@@ -145,10 +217,10 @@ static void m_head(FILE *f, const char *name, enum m_type type,
 }
 
 /* "NAME{name="B"" - the caller adds more labels and the value. */
-static void m_open(FILE *f, const char *family, const struct m_snap *s)
+static void m_open(FILE *f, const char *family, const char *name)
 {
 	fprintf(f, "%s{name=\"", family);
-	m_label(f, s->name);
+	m_label(f, name);
 	fputc('"', f);
 }
 
@@ -160,24 +232,68 @@ static void m_value(FILE *f, uint64_t v, int seconds)
 		fprintf(f, "} %" PRIu64 "\n", v);
 }
 
-static uint64_t m_field(const struct m_snap *s, size_t off)
+/* The shortest of %.15g and %.17g that reads back as @v; never "inf" or
+ * "nan", which the format spells +Inf, -Inf and NaN. */
+static void m_double(FILE *f, double v)
 {
-	uint64_t v;
+	char buf[32];
 
-	memcpy(&v, (const char *)s + off, sizeof(v));
-	return v;
+	if (!isfinite(v)) {
+		fputs(isnan(v) ? "} NaN\n" : v > 0 ? "} +Inf\n" : "} -Inf\n", f);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fprintf(f, "} %s\n", buf);
 }
 
-static void m_plain_family(FILE *f, const struct m_plain *m,
-			   const struct m_snap *snaps, size_t n)
+/* The field @m describes, of the record at @rec, and the end of the line. */
+static void m_field_value(FILE *f, const char *rec, const struct m_plain *m)
 {
+	uint64_t u64;
+	uint32_t u32;
+	double d;
+
+	switch (m->fmt) {
+	case M_U32:
+		memcpy(&u32, rec + m->off, sizeof(u32));
+		m_value(f, u32, 0);
+		break;
+	case M_DBL:
+		memcpy(&d, rec + m->off, sizeof(d));
+		m_double(f, d);
+		break;
+	case M_U64:
+	case M_MS:
+		memcpy(&u64, rec + m->off, sizeof(u64));
+		m_value(f, u64, m->fmt == M_MS);
+		break;
+	}
+}
+
+/* @n records of @size bytes each at @recs (each begins with its name). */
+static void m_plain_family(FILE *f, const struct m_plain *m, const void *recs,
+			   size_t size, size_t n)
+{
+	const char *rec = recs;
 	size_t i;
 
 	m_head(f, m->name, m->type, m->help);
-	for (i = 0; i < n; i++) {
-		m_open(f, m->name, &snaps[i]);
-		m_value(f, m_field(&snaps[i], m->off), m->seconds);
+	for (i = 0; i < n; i++, rec += size) {
+		m_open(f, m->name, rec);
+		m_field_value(f, rec, m);
 	}
+}
+
+/* Every family of @fams, or none if there is no record (see the top). */
+static void m_plain_all(FILE *f, const struct m_plain *fams, size_t nfams,
+			const void *recs, size_t size, size_t n)
+{
+	size_t k;
+
+	for (k = 0; n > 0 && k < nfams; k++)
+		m_plain_family(f, &fams[k], recs, size, n);
 }
 
 /* An enum as labels: 1 for the current value, 0 for the others. */
@@ -192,7 +308,7 @@ static void m_enum_family(FILE *f, const char *family, const char *help,
 	for (i = 0; i < n; i++) {
 		int cur = which_mode ? snaps[i].mode : snaps[i].state;
 		for (k = 0; k < nv; k++) {
-			m_open(f, family, &snaps[i]);
+			m_open(f, family, snaps[i].name);
 			fprintf(f, ",%s=\"%s\"", label, values[k]);
 			m_value(f, (size_t)cur == k, 0);
 		}
@@ -212,7 +328,7 @@ static void m_rejected(FILE *f, const struct m_snap *snaps, size_t n)
 		uint64_t v[3] = { c->rejected_open, c->rejected_cooling,
 				  c->rejected_full };
 		for (k = 0; k < N_OF(m_causes); k++) {
-			m_open(f, "breakerd_rejected_total", &snaps[i]);
+			m_open(f, "breakerd_rejected_total", snaps[i].name);
 			fprintf(f, ",cause=\"%s\"", m_causes[k]);
 			m_value(f, v[k], 0);
 		}
@@ -227,7 +343,7 @@ static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
 	       "Calls reported as failure, by reason.");
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < N_OF(m_reasons); k++) {
-			m_open(f, "breakerd_failures_total", &snaps[i]);
+			m_open(f, "breakerd_failures_total", snaps[i].name);
 			fprintf(f, ",reason=\"%s\"", m_reasons[k].label);
 			m_value(f, snaps[i].c.failures_by_reason[m_reasons[k].reason], 0);
 		}
@@ -279,19 +395,83 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->c = in->counters;
 }
 
-/* Snapshot every breaker. Returns 0 (with *out malloc'ed, maybe NULL if
- * there is none) or an exit status after printing the error. */
-static int m_collect(const struct bctl *g, brk_segment *seg, uint32_t n,
-		     struct m_snap **out, size_t *count)
+/* A growing array of records of @size bytes. */
+struct m_vec {
+	void *v;
+	size_t n, cap, size;
+};
+
+/* The snapshots, by kind: struct m_snap, brk_bucket_info, brk_budget_info. */
+struct m_recs {
+	struct m_vec brk, bkt, bud;
+};
+
+/* A new slot at the end of @a, or NULL (out of memory). */
+static void *m_push(struct m_vec *a)
 {
-	struct m_snap *snaps = NULL;
+	if (a->n == a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 64;
+		void *p = realloc(a->v, ncap * a->size);
+
+		if (!p)
+			return NULL;
+		a->v = p;
+		a->cap = ncap;
+	}
+	return (char *)a->v + a->n++ * a->size;
+}
+
+static void m_recs_free(struct m_recs *r)
+{
+	free(r->brk.v);
+	free(r->bkt.v);
+	free(r->bud.v);
+}
+
+/* Keep the snapshot of one record. Returns 0 or -ENOMEM. */
+static int m_keep(struct m_recs *r, const struct brk_info *in)
+{
+	struct m_snap *s;
+	struct brk_bucket_info *k;
+	struct brk_budget_info *u;
+
+	switch (in->kind) {
+	case BRK_KIND_BREAKER:
+		if (!(s = m_push(&r->brk)))
+			return -ENOMEM;
+		m_snap_fill(s, in);
+		return 0;
+	case BRK_KIND_BUCKET:
+		if (!(k = m_push(&r->bkt)))
+			return -ENOMEM;
+		*k = in->bucket;
+		bctl_safe_name(in->name, sizeof(in->name), k->name);
+		return 0;
+	case BRK_KIND_BUDGET:
+		if (!(u = m_push(&r->bud)))
+			return -ENOMEM;
+		*u = in->budget;
+		bctl_safe_name(in->name, sizeof(in->name), u->name);
+		return 0;
+	default:
+		return 0; /* a kind this bctl does not know */
+	}
+}
+
+/* Snapshot every record into @r (which the caller frees with
+ * m_recs_free() on success). Returns 0 or an exit status after printing
+ * the error. */
+static int m_collect(const struct bctl *g, brk_segment *seg, uint32_t n,
+		     struct m_recs *r)
+{
 	struct brk_info *in = malloc(sizeof(*in));
-	size_t used = 0, cap = 0;
 	uint32_t i;
 	int rc;
 
-	*out = NULL;
-	*count = 0;
+	memset(r, 0, sizeof(*r));
+	r->brk.size = sizeof(struct m_snap);
+	r->bkt.size = sizeof(struct brk_bucket_info);
+	r->bud.size = sizeof(struct brk_budget_info);
 	if (!in)
 		return cli_error("out of memory");
 	for (i = 0; i < n; i++) {
@@ -303,31 +483,21 @@ static int m_collect(const struct bctl *g, brk_segment *seg, uint32_t n,
 				 i, brk_strerror(rc));
 			continue;
 		}
-		if (in->kind != BRK_KIND_BREAKER)
-			continue;
-		if (used == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct m_snap *p = realloc(snaps, ncap * sizeof(*p));
-			if (!p) {
-				free(snaps);
-				free(in);
-				return cli_error("out of memory");
-			}
-			snaps = p;
-			cap = ncap;
+		if (m_keep(r, in) < 0) {
+			free(in);
+			m_recs_free(r);
+			return cli_error("out of memory");
 		}
-		m_snap_fill(&snaps[used++], in);
 	}
 	free(in);
-	*out = snaps;
-	*count = used;
 	return 0;
 }
 
 static void m_print(FILE *f, const struct brk_segment_info *si,
-		    const struct m_snap *snaps, size_t n)
+		    const struct m_recs *r)
 {
-	size_t k;
+	const struct m_snap *snaps = r->brk.v;
+	size_t k, n = r->brk.n, z = sizeof(*snaps);
 
 	m_enum_family(f, "breakerd_state",
 		      "Breaker state: 1 for the current one, 0 for the others.",
@@ -336,14 +506,18 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 		      "Operator mode (bctl force-open, disable, metrics-only; "
 		      "reset returns to normal): 1 for the current one.",
 		      "mode", m_modes, N_OF(m_modes), 1, snaps, n);
-	m_plain_family(f, &m_counters[0], snaps, n); /* allowed */
+	m_plain_family(f, &m_counters[0], snaps, z, n); /* allowed */
 	m_rejected(f, snaps, n);
-	m_plain_family(f, &m_counters[1], snaps, n); /* successes */
+	m_plain_family(f, &m_counters[1], snaps, z, n); /* successes */
 	m_failures(f, snaps, n);
 	for (k = 2; k < N_OF(m_counters); k++)
-		m_plain_family(f, &m_counters[k], snaps, n);
+		m_plain_family(f, &m_counters[k], snaps, z, n);
 	for (k = 0; k < N_OF(m_gauges); k++)
-		m_plain_family(f, &m_gauges[k], snaps, n);
+		m_plain_family(f, &m_gauges[k], snaps, z, n);
+	m_plain_all(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
+		    r->bkt.n);
+	m_plain_all(f, m_budgets, N_OF(m_budgets), r->bud.v, r->bud.size,
+		    r->bud.n);
 	m_segment(f, si);
 }
 
@@ -355,9 +529,8 @@ static const struct option metrics_opts[] = {
 int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 {
 	struct brk_segment_info si;
-	struct m_snap *snaps;
+	struct m_recs r;
 	brk_segment *seg;
-	size_t n;
 	uint32_t records;
 	int c, rc;
 
@@ -377,10 +550,10 @@ int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 	records = brk_record_count(seg);
 	if (records > si.capacity)
 		records = si.capacity;
-	rc = m_collect(g, seg, records, &snaps, &n);
+	rc = m_collect(g, seg, records, &r);
 	if (rc == 0) {
-		m_print(stdout, &si, snaps, n);
-		free(snaps);
+		m_print(stdout, &si, &r);
+		m_recs_free(&r);
 		if (fflush(stdout) == EOF || ferror(stdout))
 			rc = cli_error("write error on standard output");
 	}

@@ -19,10 +19,14 @@ writes it, checked by hand (prometheus_client is not a dependency):
   - with --breakers A,B,...: each breaker has every per-breaker series
     (below), zeros included, and no series names another breaker;
     the segment-level families are there;
+  - with --buckets A,B,... (--budgets A,B,...): the same for every
+    per-bucket (per-budget) family; with an empty list, those families
+    must be absent (bctl prints them only if such a record exists);
   - --expect 'series=value' (repeatable): that sample has that value;
     --absent NAME: no family NAME.
 
-Usage: check_prom.py [--breakers A,B] [--expect S=V]... [--absent N]... FILE|-
+Usage: check_prom.py [--breakers A,B] [--buckets A,B] [--budgets A,B]
+                     [--expect S=V]... [--absent N]... FILE|-
        check_prom.py --self-test
 Exit 0 when everything holds; otherwise the problems on stderr, exit 1.
 """
@@ -69,6 +73,27 @@ PER_BREAKER = {
     'breakerd_window_calls': ('gauge', None, None),
     'breakerd_window_failures': ('gauge', None, None),
 }
+# family -> (type, None, None) for every GCRA bucket / retry budget
+PER_BUCKET = {
+    'breakerd_bucket_taken_total': ('counter', None, None),
+    'breakerd_bucket_denied_total': ('counter', None, None),
+    'breakerd_bucket_tokens_taken_total': ('counter', None, None),
+    'breakerd_bucket_tokens': ('gauge', None, None),
+    'breakerd_bucket_rate_per_second': ('gauge', None, None),
+    'breakerd_bucket_burst': ('gauge', None, None),
+}
+PER_BUDGET = {
+    'breakerd_budget_deposits_total': ('counter', None, None),
+    'breakerd_budget_retries_total': ('counter', None, None),
+    'breakerd_budget_floor_retries_total': ('counter', None, None),
+    'breakerd_budget_deferred_total': ('counter', None, None),
+    'breakerd_budget_tokens': ('gauge', None, None),
+    'breakerd_budget_pool_tokens': ('gauge', None, None),
+    'breakerd_budget_floor_tokens': ('gauge', None, None),
+    'breakerd_budget_floor_per_second': ('gauge', None, None),
+    'breakerd_budget_floor_burst': ('gauge', None, None),
+    'breakerd_budget_ratio': ('gauge', None, None),
+}
 SEGMENT = {
     'breakerd_segment_capacity': 'gauge',
     'breakerd_segment_records': 'gauge',
@@ -106,7 +131,41 @@ def series_key(name, labels):
     return name + '{' + ','.join('%s=%r' % kv for kv in sorted(labels)) + '}'
 
 
-def check(text, breakers=None, expects=(), absent=()):
+def check_records(kind, fams, names, types, fam_series, samples, errs):
+    """Every family of fams has one series per name in names (and per
+    value of its extra label), and no other; errors into errs."""
+    for fam, (typ, label, values) in fams.items():
+        if types.get(fam) != typ:
+            errs.append('missing %s family %s' % (typ, fam))
+            continue
+        got = fam_series.get(fam, [])
+        want = set()
+        for b in names:
+            for v in (values or [None]):
+                want.add((b, v))
+        have = set()
+        for lab in got:
+            extra = set(lab) - {'name'} - ({label} if label else set())
+            if 'name' not in lab or (label and label not in lab) or extra:
+                errs.append('%s: unexpected label set %r' % (fam, lab))
+                continue
+            have.add((lab['name'], lab.get(label) if label else None))
+        for b, v in sorted(want - have, key=str):
+            errs.append('%s: no series for %s %r%s' %
+                        (fam, kind, b, ' %s=%r' % (label, v) if label else ''))
+        for b, v in sorted(have - want, key=str):
+            errs.append('%s: unexpected series %r %r' % (fam, b, v))
+        if label and fam in ('breakerd_state', 'breakerd_mode'):
+            for b in names:
+                ones = sum(samples.get(series_key(fam, [('name', b), (label, v)]), 0)
+                           for v in values)
+                if ones != 1:
+                    errs.append('%s{name=%r}: %s of the values are 1, want one'
+                                % (fam, b, ones))
+
+
+def check(text, breakers=None, expects=(), absent=(), buckets=None,
+          budgets=None):
     """Returns (errors, samples) where samples maps series_key -> value."""
     errs = []
     if text and not text.endswith('\n'):
@@ -186,34 +245,15 @@ def check(text, breakers=None, expects=(), absent=()):
                 errs.append('missing %s family %s' % (typ, fam))
             elif len(fam_series.get(fam, [])) != 1:
                 errs.append('%s must have exactly one sample' % fam)
-        for fam, (typ, label, values) in PER_BREAKER.items():
-            if types.get(fam) != typ:
-                errs.append('missing %s family %s' % (typ, fam))
-                continue
-            got = fam_series.get(fam, [])
-            want = set()
-            for b in breakers:
-                for v in (values or [None]):
-                    want.add((b, v))
-            have = set()
-            for lab in got:
-                extra = set(lab) - {'name'} - ({label} if label else set())
-                if 'name' not in lab or (label and label not in lab) or extra:
-                    errs.append('%s: unexpected label set %r' % (fam, lab))
-                    continue
-                have.add((lab['name'], lab.get(label) if label else None))
-            for b, v in sorted(want - have, key=str):
-                errs.append('%s: no series for breaker %r%s' %
-                            (fam, b, ' %s=%r' % (label, v) if label else ''))
-            for b, v in sorted(have - want, key=str):
-                errs.append('%s: unexpected series %r %r' % (fam, b, v))
-            if label and fam in ('breakerd_state', 'breakerd_mode'):
-                for b in breakers:
-                    ones = sum(samples.get(series_key(fam, [('name', b), (label, v)]), 0)
-                               for v in values)
-                    if ones != 1:
-                        errs.append('%s{name=%r}: %s of the values are 1, want one'
-                                    % (fam, b, ones))
+        check_records('breaker', PER_BREAKER, breakers, types, fam_series,
+                      samples, errs)
+    for kind, fams, names in (('bucket', PER_BUCKET, buckets),
+                              ('budget', PER_BUDGET, budgets)):
+        if names == []:
+            errs.extend('family %s present with no %s' % (fam, kind)
+                        for fam in fams if fam in types or fam in fam_series)
+        elif names is not None:
+            check_records(kind, fams, names, types, fam_series, samples, errs)
     for exp in expects:
         key, _, val = exp.rpartition('=')
         m = SAMPLE.match(key + ' ' + val)
@@ -284,22 +324,36 @@ def self_test():
     if not any("no series for breaker 'b'" in e for e in errs):
         print('self-test: a missing series was not caught')
         bad += 1
+    # --buckets: a missing series is caught; [] wants the families absent
+    bucket = ('# HELP breakerd_bucket_burst B.\n'
+              '# TYPE breakerd_bucket_burst gauge\n'
+              'breakerd_bucket_burst{name="k"} 5\n')
+    errs, _ = check(bucket, buckets=['k', 'q'])
+    if not any("breakerd_bucket_burst: no series for bucket 'q'" in e
+               for e in errs):
+        print('self-test: a missing bucket series was not caught')
+        bad += 1
+    errs, _ = check(bucket, buckets=[])
+    if not any('present with no bucket' in e for e in errs):
+        print('self-test: a bucket family with no bucket was not caught')
+        bad += 1
     print('self-test: %d good and %d bad texts: %s'
           % (1, len(BAD), 'ok' if not bad else '%d wrong' % bad))
     return 1 if bad else 0
 
 
 def main(argv):
-    breakers, expects, absent, path = None, [], [], None
+    lists = {'--breakers': None, '--buckets': None, '--budgets': None}
+    expects, absent, path = [], [], None
     i = 1
     while i < len(argv):
         a = argv[i]
         if a == '--self-test':
             return self_test()
-        if a in ('--breakers', '--expect', '--absent') and i + 1 < len(argv):
+        if (a in lists or a in ('--expect', '--absent')) and i + 1 < len(argv):
             v = argv[i + 1]
-            if a == '--breakers':
-                breakers = [b for b in v.split(',') if b]
+            if a in lists:
+                lists[a] = [b for b in v.split(',') if b]
             elif a == '--expect':
                 expects.append(v)
             else:
@@ -319,12 +373,15 @@ def main(argv):
     else:
         with open(path, encoding='utf-8') as f:
             text = f.read()
-    errs, samples = check(text, breakers, expects, absent)
+    errs, samples = check(text, lists['--breakers'], expects, absent,
+                          lists['--buckets'], lists['--budgets'])
     for e in errs:
         print('check_prom: ' + e, file=sys.stderr)
     if not errs:
-        print('check_prom: ok: %d series%s' % (
-            len(samples), ', %d breakers' % len(breakers) if breakers else ''))
+        counts = ''.join(', %d %s' % (len(lists[o]), o[2:])
+                         for o in ('--breakers', '--buckets', '--budgets')
+                         if lists[o])
+        print('check_prom: ok: %d series%s' % (len(samples), counts))
     return 1 if errs else 0
 
 

@@ -13,8 +13,20 @@
 #   edge.case_1:x-y   untouched: every series present at 0
 #
 # Segment: capacity 1024, 3 records, 2 events; no daemon ever ran: no
-# heartbeat age. The checker's own self-test (bad texts it must reject)
-# runs first. Then: empty output for a segment with no breaker is still
+# heartbeat age; no bucket or budget: no bucket or budget family. The
+# checker's own self-test (bad texts it must reject) runs first.
+#
+# Buckets and budgets, on a second segment:
+#   api/rl      bucket, rate 0.001/s, burst 10 (it refills 1 token in
+#               1000 s: the test sees no refill)
+#   api/retry   budget, floor 0.001/s (floor_burst 1), ratio 0.001
+# first with no breaker: every bucket and budget series, zeros included
+# (tokens 10, floor tokens 1); then `take api/rl 3` (granted),
+# `take api/rl 8` (refused: 7 left), and two `bctl exec svc --retries 1
+# --retry-budget api/retry -- false`: the first retry is drawn from the
+# floor, the second is deferred (exit 75):
+#   taken 1, denied 1, tokens_taken 3, tokens in [7, 7.1);
+#   deposits 2, retries 1, floor_retries 1, deferred 1, tokens < 0.1. Then: empty output for a segment with no breaker is still
 # valid, an absent segment exits 1, an extra argument exits 2, and with
 # BREAKERD given, the empty segment breakerd creates is valid output too,
 # and it shows the daemon's heartbeat age.
@@ -34,7 +46,7 @@ dpid=
 
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-d"
+	rm -f "/dev/shm$SHM" "/dev/shm$SHM-d" "/dev/shm$SHM-l"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -43,6 +55,7 @@ ok() { pass=$((pass + 1)); echo "ok   - $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; }
 
 b() { "$BCTL" --shm "$SHM" "$@"; }
+bl() { "$BCTL" --shm "$SHM-l" "$@"; }
 
 # checker DESC ARGS...: run check_prom.py ARGS on $TMP/m
 checker() {
@@ -52,6 +65,31 @@ checker() {
 		ok "$desc ($(cat "$TMP/c.out"))"
 	else
 		bad "$desc" "$(head -20 "$TMP/c.err")"
+	fi
+}
+
+# sample SERIES: the value of SERIES (exactly as printed) in $TMP/m
+sample() {
+	awk -v k="$1 " 'index($0, k) == 1 { print substr($0, length(k) + 1) }' "$TMP/m"
+}
+
+# value_is SERIES AWK-CONDITION-ON-v
+value_is() {
+	local v
+	v=$(sample "$1")
+	if [ -n "$v" ] && awk -v v="$v" "BEGIN { exit !($2) }"; then
+		ok "$1 is $v ($2)"
+	else
+		bad "$1 is '$v', want $2"
+	fi
+}
+
+# metrics DESC: bctl metrics of the second segment into $TMP/m, quietly
+metrics() {
+	if bl metrics >"$TMP/m" 2>"$TMP/err" && [ ! -s "$TMP/err" ]; then
+		ok "bctl metrics exits 0, $1"
+	else
+		bad "bctl metrics, $1: exit $?" "$(cat "$TMP/err")"
 	fi
 }
 
@@ -78,7 +116,7 @@ fi
 [ -s "$TMP/err" ] && bad "bctl metrics wrote on stderr" "$(cat "$TMP/err")"
 
 checker "strict format, every series of 3 breakers, values" \
-	--breakers 'pay/api,z,edge.case_1:x-y' \
+	--breakers 'pay/api,z,edge.case_1:x-y' --buckets '' --budgets '' \
 	--expect 'breakerd_state{name="pay/api",state="open"}=1' \
 	--expect 'breakerd_state{name="pay/api",state="closed"}=0' \
 	--expect 'breakerd_state{name="pay/api",state="half_open"}=0' \
@@ -113,16 +151,73 @@ else
 	bad "a missing zero series was not caught" "$(cat "$TMP/c.err")"
 fi
 
-open_s=$(sed -n 's/^breakerd_open_remaining_seconds{name="pay\/api"} //p' "$TMP/m")
-if [ -n "$open_s" ] && awk -v v="$open_s" 'BEGIN { exit !(v > 0 && v <= 60) }'; then
-	ok "open_remaining_seconds of pay/api is $open_s (0 < s <= 60)"
-else
-	bad "open_remaining_seconds of pay/api: '$open_s'"
-fi
+value_is 'breakerd_open_remaining_seconds{name="pay/api"}' 'v > 0 && v <= 60'
 
 # HELP and TYPE once per family, even with several breakers.
 n_help=$(grep -c '^# HELP breakerd_state ' "$TMP/m")
 [ "$n_help" -eq 1 ] && ok "one HELP per family" || bad "HELP breakerd_state $n_help times"
+
+# Buckets and budgets: every series at zero before any take ...
+bl bucket api/rl --rate 0.001 --burst 10 >/dev/null &&
+	bl budget api/retry --floor 0.001 --ratio 0.001 >/dev/null ||
+	bad "bctl bucket / budget"
+metrics "a bucket and a budget"
+checker "a bucket and a budget, no breaker: every series, zeros" \
+	--breakers '' --buckets api/rl --budgets api/retry \
+	--expect 'breakerd_bucket_taken_total{name="api/rl"}=0' \
+	--expect 'breakerd_bucket_denied_total{name="api/rl"}=0' \
+	--expect 'breakerd_bucket_tokens_taken_total{name="api/rl"}=0' \
+	--expect 'breakerd_bucket_tokens{name="api/rl"}=10' \
+	--expect 'breakerd_bucket_rate_per_second{name="api/rl"}=0.001' \
+	--expect 'breakerd_bucket_burst{name="api/rl"}=10' \
+	--expect 'breakerd_budget_deposits_total{name="api/retry"}=0' \
+	--expect 'breakerd_budget_retries_total{name="api/retry"}=0' \
+	--expect 'breakerd_budget_floor_retries_total{name="api/retry"}=0' \
+	--expect 'breakerd_budget_deferred_total{name="api/retry"}=0' \
+	--expect 'breakerd_budget_tokens{name="api/retry"}=1' \
+	--expect 'breakerd_budget_pool_tokens{name="api/retry"}=0' \
+	--expect 'breakerd_budget_floor_tokens{name="api/retry"}=1' \
+	--expect 'breakerd_budget_floor_per_second{name="api/retry"}=0.001' \
+	--expect 'breakerd_budget_floor_burst{name="api/retry"}=1' \
+	--expect 'breakerd_budget_ratio{name="api/retry"}=0.001' \
+	--expect 'breakerd_segment_records=2'
+n_help=$(grep -c '^# HELP breakerd_bucket_tokens ' "$TMP/m")
+[ "$n_help" -eq 1 ] && ok "one HELP per bucket family" ||
+	bad "HELP breakerd_bucket_tokens $n_help times"
+
+# ... and the numbers after takes and retries.
+bl take api/rl 3 || bad "take api/rl 3: exit $?"
+bl take api/rl 8 2>"$TMP/e"
+rc=$?
+[ "$rc" -eq 75 ] && ok "take 8 of 7 refused (75)" || bad "take api/rl 8: exit $rc, want 75"
+bl config svc --failure-threshold 100 >/dev/null || bad "bctl config svc"
+bl exec svc --retries 1 --retry-budget api/retry -- false 2>"$TMP/e"
+rc=$?
+[ "$rc" -eq 1 ] && ok "exec with a floor retry: exit 1" ||
+	bad "exec --retry-budget: exit $rc, want 1" "$(cat "$TMP/e")"
+bl exec svc --retries 1 --retry-budget api/retry -- false 2>"$TMP/e"
+rc=$?
+if [ "$rc" -eq 75 ] && grep -q 'retry budget api/retry exhausted' "$TMP/e"; then
+	ok "exec with the budget spent: deferred (75)"
+else
+	bad "exec --retry-budget, budget spent: exit $rc, want 75" "$(cat "$TMP/e")"
+fi
+metrics "after takes and retries"
+checker "after takes and retries: values" \
+	--breakers svc --buckets api/rl --budgets api/retry \
+	--expect 'breakerd_bucket_taken_total{name="api/rl"}=1' \
+	--expect 'breakerd_bucket_denied_total{name="api/rl"}=1' \
+	--expect 'breakerd_bucket_tokens_taken_total{name="api/rl"}=3' \
+	--expect 'breakerd_bucket_burst{name="api/rl"}=10' \
+	--expect 'breakerd_budget_deposits_total{name="api/retry"}=2' \
+	--expect 'breakerd_budget_retries_total{name="api/retry"}=1' \
+	--expect 'breakerd_budget_floor_retries_total{name="api/retry"}=1' \
+	--expect 'breakerd_budget_deferred_total{name="api/retry"}=1' \
+	--expect 'breakerd_budget_floor_burst{name="api/retry"}=1' \
+	--expect 'breakerd_segment_records=3'
+value_is 'breakerd_bucket_tokens{name="api/rl"}' 'v >= 7 && v < 7.1'
+value_is 'breakerd_budget_tokens{name="api/retry"}' 'v >= 0 && v < 0.1'
+value_is 'breakerd_budget_pool_tokens{name="api/retry"}' 'v >= 0 && v <= 0.002'
 
 # Errors.
 "$BCTL" --shm /brkft-metrics-absent-$$ metrics >"$TMP/o" 2>"$TMP/e"
@@ -136,8 +231,9 @@ b metrics extra >"$TMP/o" 2>"$TMP/e"
 rc=$?
 [ "$rc" -eq 2 ] && ok "extra argument: exit 2" || bad "extra argument: exit $rc"
 
-# With breakerd: it creates an empty segment (no breaker: every family is
-# still there, with HELP and TYPE and no sample), and its heartbeat shows.
+# With breakerd: it creates an empty segment (no breaker: every breaker
+# family is still there, with HELP and TYPE and no sample; no bucket or
+# budget family), and its heartbeat shows.
 if [ -n "$BREAKERD" ] && [ -x "$BREAKERD" ]; then
 	"$BREAKERD" --shm "$SHM-d" --interval 50ms 2>"$TMP/d.err" &
 	dpid=$!
@@ -147,7 +243,8 @@ if [ -n "$BREAKERD" ] && [ -x "$BREAKERD" ]; then
 		sleep 0.05
 	done
 	checker "breakerd's empty segment: valid, no breaker series, heartbeat" \
-		--breakers '' --expect 'breakerd_daemon_up=1' \
+		--breakers '' --buckets '' --budgets '' \
+		--expect 'breakerd_daemon_up=1' \
 		--expect 'breakerd_segment_records=0'
 	age=$(sed -n 's/^breakerd_daemon_heartbeat_age_seconds //p' "$TMP/m")
 	if [ -n "$age" ] && awk -v v="$age" 'BEGIN { exit !(v >= 0 && v < 2) }'; then
