@@ -170,7 +170,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			if (v & 0002)
 				usage_error("--mode: '%s' would make the segment "
 					    "world-writable", optarg);
-			if (!(v & 0600))
+			if ((v & 0600) != 0600)
 				usage_error("--mode: '%s' leaves the owner without "
 					    "read and write permission", optarg);
 			o->mode = (uint32_t)v;
@@ -204,6 +204,7 @@ static int attach(const struct options *o, const char *shm, brk_segment **seg)
 	ao.capacity = o->capacity;
 	ao.mode = o->mode;
 	ao.gid = o->gid;
+	ao.flags = BRK_ATTACH_REPAIR; /* recreate a segment left half-made */
 	errbuf[0] = '\0';
 	ao.errbuf = errbuf;
 	ao.errbuf_len = sizeof(errbuf);

@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define RUN_READ_BUF 65536
@@ -58,8 +59,13 @@ static void close_fd(int *fd)
 static void run_child(const struct run_opts *o, const struct sigaction *pipe_sa,
 		      int out_w, int err_w, int ep)
 {
+	pid_t bctl = getppid();
 	int e;
 
+	/* If bctl is killed (its lease is then reclaimed), CMD must not go on
+	 * running outside the bulkhead it was admitted to. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != bctl)
+		_exit(126);
 	setpgid(0, 0);
 	sigaction(SIGPIPE, pipe_sa, NULL);
 	sigprocmask(SIG_SETMASK, o->child_mask, NULL);

@@ -121,8 +121,13 @@ enum brk_attach_flags {
 	BRK_ATTACH_READONLY = 1u << 0, /* map read-only; needs read permission
 	                                  only; never creates */
 	BRK_ATTACH_NOCREATE = 1u << 1, /* fail with -ENOENT if it is absent */
-	BRK_ATTACH_NOPROCESS = 1u << 2 /* skip the pid/time namespace check
+	BRK_ATTACH_NOPROCESS = 1u << 2, /* skip the pid/time namespace check
 	                                  (inspection tools only) */
+	BRK_ATTACH_REPAIR = 1u << 3    /* supervisor only: a segment whose
+	                                  creator died before publishing it
+	                                  (never sized, or magic still 0 after
+	                                  init_wait_ms) is unlinked and created
+	                                  anew */
 };
 
 struct brk_attach_opts {
@@ -150,8 +155,9 @@ void brk_attach_opts_init(struct brk_attach_opts *o);
  * brk_resolve_shm_name - the segment name a program should use.
  * @flag: the value of a --shm option, or NULL.
  *
- * Returns @flag if set, else $BREAKERD_SHM if set and non-empty, else
- * BRK_DEFAULT_SHM. The returned pointer is @flag, getenv()'s string or a
+ * Returns @flag if not NULL (an empty one too: brk_attach() then refuses
+ * it, so an unset variable never falls back to the shared default), else
+ * $BREAKERD_SHM if set and non-empty, else BRK_DEFAULT_SHM. The returned pointer is @flag, getenv()'s string or a
  * static string: do not free it.
  */
 const char *brk_resolve_shm_name(const char *flag);

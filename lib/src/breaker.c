@@ -167,6 +167,9 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		return 0;
 	tag = epoch_tag(r);
 	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, tag, tag, &slot);
+	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
+		p->permit_ = brk__lease_claim(b->seg, r->permits, mc, tag, tag,
+					      &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
 	p->permit_slot_ = (uint16_t)slot;
@@ -226,7 +229,8 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 
 	p->token_ = brk__lease_claim(b->seg, r->probes, n, g, g, &slot);
 	if (!p->token_) {
-		if (reclaim_expired(b->seg, r, w, now, n))
+		if (reclaim_expired(b->seg, r, w, now, n) ||
+		    brk__caller_reclaim(b))
 			return -EAGAIN;
 		wait = brk__cooling_ms(r, BRK__ST_LEVEL(w));
 		if (wait > cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
@@ -546,6 +550,32 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 	}
 }
 
+static void drop_probe(struct brk__record *r, const brk_permit *p)
+{
+	if (p->token_)
+		brk__lease_free(&r->probes[p->probe_slot_], p->token_);
+}
+
+/* Has this probe's lease been reclaimed, or has it outlived
+ * probe_timeout_ms unnoticed (then it is reclaimed now, as a failure)? */
+static int probe_lost(brk_breaker *b, const brk_permit *p)
+{
+	struct brk__record *r = b->rec;
+	struct brk__lease *l = &r->probes[p->probe_slot_];
+	uint64_t claim, rel;
+
+	if (uatomic_read(&l->owner) != p->token_)
+		return 1;
+	if (brk__lease_claim_ms(l, p->token_, &claim) != 0)
+		return 0;
+	rel = brk__rel_ms(b->seg, brk__now(b->seg));
+	if (rel < claim || rel - claim < cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
+		return 0;
+	brk__reclaim_probe(b->seg, r, p->probe_slot_, p->token_,
+			   BRK_EV_RECLAIM_TIMEOUT);
+	return 1;
+}
+
 int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 {
 	brk_breaker *b;
@@ -566,24 +596,31 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	p->flags_ |= PERMIT_RELEASED;
 	if (p->permit_ && brk__lease_free(&r->permits[p->permit_slot_], p->permit_))
 		stale = 1;
-	if (p->token_ && brk__lease_free(&r->probes[p->probe_slot_], p->token_))
-		stale = 1;
 	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
-	    reason < 0 || reason >= BRK_REASON_COUNT)
+	    reason < 0 || reason >= BRK_REASON_COUNT) {
+		drop_probe(r, p);
 		return -EINVAL;
+	}
+	/* A probe keeps its slot until its verdict is in, so no second probe
+	 * of this generation is admitted in between. */
+	if (p->token_ && probe_lost(b, p))
+		stale = 1;
 	w = uatomic_read(&r->state);
 	if (uatomic_read(&r->changes) - p->changes_ >= (BRK__GEN_MASK + 1) / 2)
 		stale = 1; /* the 18-bit generation may have wrapped */
 	if (stale || BRK__ST_GEN(w) != p->gen_) {
+		drop_probe(r, p);
 		if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
 			retry_after(b, retry_after_ms, 0, lazy_now(b, &now));
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;
 	}
 	verdict(b, p, outcome, reason, w, &now);
+	if (p->token_ && brk__lease_free(&r->probes[p->probe_slot_], p->token_))
+		stale = 1; /* reclaimed while the verdict was recorded */
 	if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
 		retry_after(b, retry_after_ms, 1, lazy_now(b, &now));
-	return 0;
+	return stale ? -BRK_ESTALE : 0;
 }
 
 int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,

@@ -7,8 +7,8 @@
  * its seq reads s before and after copying the fields (a per-slot
  * seqlock), so it never returns a torn event; events overwritten before
  * they were read are counted as lost. A writer that dies between claiming
- * s and publishing it leaves a hole that readers skip once 64 later
- * events exist.
+ * s and publishing it (or is still writing while 64 later events exist)
+ * leaves a hole that readers skip and count as lost.
  */
 #include <string.h>
 
@@ -78,8 +78,7 @@ static int read_slot(brk_segment *s, uint64_t want, uint64_t head,
 		if (base > want)
 			return -1;
 		/* still being written, or a hole left by a dead writer */
-		return head - want > (base == want ? s->event_slots / 2 : HOLE_SKIP)
-			       ? -1 : 0;
+		return head - want > HOLE_SKIP ? -1 : 0;
 	}
 	copy_event(e, out);
 	cmm_smp_rmb();

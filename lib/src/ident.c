@@ -86,12 +86,18 @@ int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
 
 static void compute_self(void)
 {
+	struct timespec ts;
 	uint64_t t = 0;
 
 	brk__self_id.pid = (int32_t)getpid();
 	if (brk__read_start_ticks(brk__self_id.pid, &t) != 0)
 		t = 0;
 	brk__self_id.start_ticks = t & 0xffffffffffULL;
+	/* Nonces start at a per-process random point, so a new owner's nonce
+	 * does not match the words a previous owner left in a slot. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	nonce_ctr = (uint32_t)(((uint64_t)brk__self_id.pid * 2654435761u) ^
+			       (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 16));
 }
 
 static void atfork_child(void)
@@ -129,10 +135,9 @@ int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known)
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return 1;
 	rc = read_stat(pid, &t, &state);
-	if (rc == -ENOENT || rc == -ESRCH)
-		return 1;
-	if (rc != 0)
-		return 0; /* cannot tell: keep the lease */
+	if (rc != 0) /* kill() saw it: exited since (the next scan sees
+			 ESRCH), or /proc hides it (hidepid): keep the lease */
+		return 0;
 	if (state == 'Z' || state == 'X') /* exited, not yet reaped */
 		return 1;
 	return start_known && (t & 0xffffffffffULL) != start_ticks;

@@ -125,9 +125,20 @@ int brk_breaker_info(brk_breaker *b, struct brk_info *out)
 
 int brk_info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
+	uint32_t found;
+	int rc;
+
 	if (!s || !out)
 		return -EINVAL;
 	if (idx >= brk_record_count(s))
 		return -ENOENT;
-	return fill(s, idx, out);
+	rc = fill(s, idx, out);
+	/* Only the record the name index points at is listed: a creator
+	 * killed between initialising and publishing leaves a ghost. */
+	if (rc == 0 && (brk__lookup(s, out->name, brk__hash(out->name), &found) != 0 ||
+			found != idx)) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
+	}
+	return rc;
 }

@@ -53,6 +53,7 @@ struct brk_segment {
 	char shm_name[256];
 	int readonly;
 	int disabled;             /* $BREAKERD_DISABLED=1 kill-switch */
+	uint64_t last_scan_ns;    /* last caller-side dead-owner scan */
 	uint8_t *base;            /* mapping */
 	uint64_t size;            /* mapped bytes (validated == header) */
 	struct brk__header *hdr;
@@ -193,6 +194,11 @@ int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
 			uint64_t *claim_ms);
 uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
 			  uint32_t tag);
+
+/* ---- reclaim (reclaim.c) ---------------------------------------------- */
+/* A refused caller frees leases of dead owners of @b (rate-limited per
+ * process). Returns how many it freed. */
+int brk__caller_reclaim(brk_breaker *b);
 
 /* ---- breaker state machine (breaker.c) ------------------------------- */
 uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level);

@@ -69,6 +69,25 @@ static void scan_permits(brk_segment *s, struct brk__record *r,
 	}
 }
 
+/* Callers reclaim dead owners' leases themselves (workers never depend
+ * on breakerd), but only on a refusal path and at most every 100 ms per
+ * process: it costs a kill() and a /proc read per held lease. */
+#define CALLER_SCAN_NS 100000000ull
+
+int brk__caller_reclaim(brk_breaker *b)
+{
+	struct brk_reclaim_stats st = { 0, 0, 0 };
+	brk_segment *s = b->seg;
+	uint64_t now = brk__monotonic_ns(NULL), last = uatomic_read(&s->last_scan_ns);
+
+	if (s->readonly || (last && now - last < CALLER_SCAN_NS) ||
+	    uatomic_cmpxchg(&s->last_scan_ns, last, now) != last)
+		return 0;
+	scan_probes(s, b->rec, &st);
+	scan_permits(s, b->rec, &st);
+	return (int)(st.dead_owner + st.expired_probe);
+}
+
 int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 {
 	struct brk_reclaim_stats local = { 0, 0, 0 };

@@ -58,7 +58,7 @@ const char *brk_resolve_shm_name(const char *flag)
 {
 	const char *env;
 
-	if (flag && *flag)
+	if (flag) /* an empty --shm is an error, never the default */
 		return flag;
 	env = getenv(BRK_SHM_ENV);
 	if (env && *env)
@@ -229,10 +229,15 @@ static int wait_size(const struct attach_ctx *c, int fd, int readonly,
 			return rc;
 		if ((uint64_t)st->st_size >= BRK__HEADER_SIZE)
 			return 0;
-		if (sleep_until_retry(c))
-			return fail(c, -EPROTO, "truncated: %lld bytes, smaller "
-				    "than a breakerd header (%u)",
-				    (long long)st->st_size, BRK__HEADER_SIZE);
+		if (sleep_until_retry(c) == 0)
+			continue;
+		if (st->st_size == 0)
+			return fail(c, -ETIMEDOUT, "never sized: its creator "
+				    "died half-way; breakerd recreates it (or "
+				    "remove /dev/shm%s)", c->name);
+		return fail(c, -EPROTO, "truncated: %lld bytes, smaller "
+			    "than a breakerd header (%u)",
+			    (long long)st->st_size, BRK__HEADER_SIZE);
 	}
 }
 
@@ -250,8 +255,9 @@ static int wait_magic(const struct attach_ctx *c, brk_segment *s)
 				    "breakerd segment", (unsigned long long)m);
 		if (sleep_until_retry(c))
 			return fail(c, -ETIMEDOUT, "never initialised (magic "
-				    "still 0): stale or half-initialised; "
-				    "breakerd recreates it");
+				    "still 0): its creator died half-way; "
+				    "breakerd recreates it (or remove /dev/shm%s)",
+				    c->name);
 	}
 }
 
@@ -328,11 +334,20 @@ static int open_or_create(brk_segment *s, struct attach_ctx *c)
 	int fd, rc, tries;
 
 	for (tries = 0; tries < 100; tries++) {
-		fd = shm_open(c->name, oflag, 0);
+		fd = shm_open(c->name, oflag | O_NONBLOCK, 0);
 		if (fd >= 0) {
 			rc = attach_existing(s, c, fd);
 			close(fd);
-			return rc;
+			if (rc != -ETIMEDOUT || !(c->o->flags & BRK_ATTACH_REPAIR) ||
+			    s->readonly)
+				return rc;
+			/* the supervisor replaces a half-made segment */
+			if (s->base)
+				munmap(s->base, s->size);
+			s->base = NULL;
+			s->hdr = NULL;
+			shm_unlink(c->name);
+			continue;
 		}
 		if (errno == EACCES || errno == EPERM)
 			return fail(c, -errno, "permission denied (%s access)",

@@ -28,6 +28,10 @@
 
 struct shared {
 	int inside[NW];          /* worker i is between admission and release */
+	int dying[NW];           /* worker i is being killed: once dead, its
+	                            permit may be reclaimed (by breakerd or by a
+	                            refused caller) before the parent has
+	                            cleared inside[i], so it is not counted */
 	int over;                /* more than MAXC inside at once */
 	int max_inside;
 	uint64_t admitted, refused_full;
@@ -75,7 +79,7 @@ static int worker(int idx, void *arg)
 		AT_ADD(&sh->admitted, 1);
 		AT_STORE(&sh->inside[idx], 1);
 		for (n = 0, i = 0; i < NW; i++)
-			n += AT_LOAD(&sh->inside[i]);
+			n += AT_LOAD(&sh->inside[i]) && !AT_LOAD(&sh->dying[i]);
 		AT_MAX(&sh->max_inside, n);
 		if (n > (int)MAXC)
 			AT_ADD(&sh->over, 1);
@@ -129,8 +133,10 @@ int main(int argc, char **argv)
 		x ^= x << 17;
 		i = (int)(x % NW);
 		it_sleep_us((unsigned)((x >> 8) % 30000));
+		AT_STORE(&sh->dying[i], 1);
 		it_kill(pids[i]);
 		AT_STORE(&sh->inside[i], 0);
+		AT_STORE(&sh->dying[i], 0);
 		kills++;
 		pids[i] = it_fork(worker, i, NULL);
 		it_info(b, &info);

@@ -55,7 +55,6 @@ static void dead_owner_permits_reclaimed(void **state)
 	dead = child_dies_holding(b, 2);
 	ut_info(b, &i);
 	assert_int_equal(i.in_flight, 3);
-	ut_rc(-BRK_EFULL, ut_try(b));
 	cur = ut_events_written(u->seg) + 1;
 
 	memset(&st, 0xff, sizeof st);
@@ -101,7 +100,6 @@ static void dead_owner_probe_reopens(void **state)
 	ut_info(b, &i);
 	assert_int_equal(i.state, BRK_HALF_OPEN);
 	assert_int_equal(i.probes_in_flight, 1);
-	ut_rc(-BRK_EOPEN, ut_try(b)); /* probe_timeout not reached: stuck */
 
 	ut_rc(0, brk_reclaim(u->seg, &st));
 	assert_int_equal(st.dead_owner, 1);
@@ -172,6 +170,77 @@ static void live_permit_not_reclaimed(void **state)
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 }
 
+/* Workers never depend on breakerd: a caller refused by a full bulkhead
+ * frees the permits of dead holders itself and is admitted. */
+static void caller_reclaims_dead_permits(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	brk_permit p;
+	brk_breaker *b;
+
+	ut_cfg(&c);
+	c.max_concurrent = 2;
+	b = ut_breaker(u, "svc", &c);
+	(void)child_dies_holding(b, 2);
+	ut_info(b, &i);
+	assert_int_equal(i.in_flight, 2);
+	ut_acquire_ok(b, &p); /* reclaimed by this very call */
+	ut_info(b, &i);
+	assert_int_equal(i.in_flight, 1);
+	assert_int_equal(i.counters.reclaimed, 2);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+}
+
+/* ... and a caller refused in half-open frees a dead owner's probe (a
+ * failed probe: the breaker re-opens with the cooling doubled). */
+static void caller_reclaims_dead_probe(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	brk_breaker *b;
+
+	ut_cfg(&c);
+	b = ut_breaker(u, "svc", &c);
+	ut_fail_n(b, 3);
+	ut_advance_ms(u, 1000);
+	(void)child_dies_holding(b, 1);
+	ut_rc(-BRK_EOPEN, ut_try(b));
+	ut_info(b, &i);
+	assert_int_equal(i.state, BRK_OPEN);
+	assert_int_equal(i.probes_in_flight, 0);
+	assert_int_equal(i.counters.reclaimed, 1);
+	assert_int_equal(i.cooling_level, 1);
+}
+
+/* A probe keeps its slot until its verdict is counted: while a success
+ * with success_threshold 2 is being recorded nobody else gets a probe,
+ * and a probe that outlived probe_timeout_ms unnoticed is not counted
+ * when it finally reports (it failed, by definition). */
+static void late_probe_counts_as_failed(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	brk_permit p;
+	brk_breaker *b;
+
+	ut_cfg(&c);
+	b = ut_breaker(u, "svc", &c);
+	ut_fail_n(b, 3);
+	ut_advance_ms(u, 1000);
+	ut_acquire_ok(b, &p);
+	ut_advance_ms(u, 5001); /* past probe_timeout_ms, nobody looked */
+	ut_rc(-BRK_ESTALE, brk_release(&p, BRK_SUCCESS, 0, 0));
+	ut_info(b, &i);
+	assert_int_equal(i.state, BRK_OPEN);
+	assert_int_equal(i.cooling_level, 1);
+	assert_int_equal(i.counters.reclaimed, 1);
+	assert_int_equal(i.counters.successes, 0);
+}
+
 static void heartbeat_published(void **state)
 {
 	struct ut *u = *state;
@@ -200,6 +269,9 @@ int main(void)
 		UT_TEST(dead_owner_probe_reopens),
 		UT_TEST(expired_probe_reclaimed_by_scan),
 		UT_TEST(live_permit_not_reclaimed),
+		UT_TEST(caller_reclaims_dead_permits),
+		UT_TEST(caller_reclaims_dead_probe),
+		UT_TEST(late_probe_counts_as_failed),
 		UT_TEST(heartbeat_published),
 	};
 	return cmocka_run_group_tests_name("reclaim", tests, NULL, NULL);
