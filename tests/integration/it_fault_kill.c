@@ -79,7 +79,8 @@ static int worker(int idx, void *arg)
 		AT_ADD(&sh->admitted, 1);
 		AT_STORE(&sh->inside[idx], 1);
 		for (n = 0, i = 0; i < NW; i++)
-			n += AT_LOAD(&sh->inside[i]) && !AT_LOAD(&sh->dying[i]);
+			/* dying first: the parent clears inside[i] before dying[i] */
+			n += !AT_LOAD(&sh->dying[i]) && AT_LOAD(&sh->inside[i]);
 		AT_MAX(&sh->max_inside, n);
 		if (n > (int)MAXC)
 			AT_ADD(&sh->over, 1);
@@ -143,8 +144,10 @@ int main(int argc, char **argv)
 		if (info.in_flight > MAXC)
 			lib_over++;
 	}
-	for (i = 0; i < NW; i++)
+	for (i = 0; i < NW; i++) {
+		AT_STORE(&sh->dying[i], 1); /* the survivors may reclaim */
 		it_kill(pids[i]);
+	}
 	t_all_dead = it_now_ms();
 
 	it_note("%d kills; %llu admissions, %llu refused full; max %d inside",
