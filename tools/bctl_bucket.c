@@ -21,11 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bctl.h"
-
-#define LIM_TRIES 100 /* -EAGAIN / -BRK_ECONTENDED: tries, 1 ms apart */
 
 enum {
 	OPT_RATE = BCTL_OPT_FIRST_CMD,
@@ -33,13 +30,6 @@ enum {
 	OPT_FLOOR,
 	OPT_RATIO
 };
-
-static void lim_pause(void)
-{
-	struct timespec ts = { 0, 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* ---- the kind of a name ------------------------------------------------ */
 
@@ -211,27 +201,19 @@ static uint64_t rate_interval(double rate)
 	return (uint64_t)(1e9 / rate + 0.5);
 }
 
-/* A configured snapshot; waits out a creator between its two steps. */
+/* A snapshot with settings. The library stores them before it publishes
+ * a record, so only a creator that died half-way leaves none (-EAGAIN:
+ * the next brk_bucket_get() stores them). */
 static int bucket_snapshot(brk_bucket *k, struct brk_bucket_info *in)
 {
-	int i, rc = 0;
+	int rc = brk_bucket_info(k, in);
 
-	for (i = 0; i < LIM_TRIES; i++) {
-		rc = brk_bucket_info(k, in);
-		if (rc < 0 || in->configured)
-			return rc;
-		lim_pause();
-	}
-	return -EAGAIN;
+	return rc < 0 ? rc : in->configured ? 0 : -EAGAIN;
 }
 
 static int bucket_configure(brk_bucket *k, double rate, uint32_t burst)
 {
-	int i, rc = -BRK_ECONTENDED;
-
-	for (i = 0; i < LIM_TRIES && rc == -BRK_ECONTENDED; i++)
-		rc = brk_bucket_configure(k, rate, burst);
-	return rc;
+	return brk_bucket_configure(k, rate, burst);
 }
 
 static int bucket_create(const struct bctl *g, brk_segment *seg,
@@ -403,7 +385,7 @@ static int take_run(const struct bctl *g, brk_segment *seg, const char *name,
 	struct brk_bucket_info in;
 	brk_bucket *k;
 	uint64_t nb = 0;
-	int i, rc;
+	int rc;
 
 	rc = brk_bucket_find(seg, name, &k);
 	if (rc == -ENOENT)
@@ -417,12 +399,7 @@ static int take_run(const struct bctl *g, brk_segment *seg, const char *name,
 		return bctl_fail(g, name, rc);
 	if (n > in.burst)
 		return take_too_many(name, n, in.burst);
-	for (i = 0; i < LIM_TRIES; i++) {
-		rc = brk_bucket_take(k, n, &nb);
-		if (rc != -EAGAIN)
-			break;
-		lim_pause();
-	}
+	rc = brk_bucket_take(k, n, &nb);
 	if (rc == -EINVAL && bucket_snapshot(k, &in) == 0 && n > in.burst)
 		return take_too_many(name, n, in.burst); /* reconfigured */
 	if (rc == -BRK_ENOTOKENS)
@@ -511,24 +488,14 @@ static int budget_parse(struct bctl *g, int argc, char **argv,
 
 static int budget_snapshot(brk_budget *u, struct brk_budget_info *in)
 {
-	int i, rc = 0;
+	int rc = brk_budget_info(u, in);
 
-	for (i = 0; i < LIM_TRIES; i++) {
-		rc = brk_budget_info(u, in);
-		if (rc < 0 || in->configured)
-			return rc;
-		lim_pause();
-	}
-	return -EAGAIN;
+	return rc < 0 ? rc : in->configured ? 0 : -EAGAIN;
 }
 
 static int budget_configure(brk_budget *u, double floor, double ratio)
 {
-	int i, rc = -BRK_ECONTENDED;
-
-	for (i = 0; i < LIM_TRIES && rc == -BRK_ECONTENDED; i++)
-		rc = brk_budget_configure(u, floor, ratio);
-	return rc;
+	return brk_budget_configure(u, floor, ratio);
 }
 
 /* The library stores both to the nearest 0.001 (both are >= 0; no libm). */
