@@ -26,7 +26,7 @@
  *
  * The circuit-breaker state machine follows Nygard, "Release It!" (2007),
  * as refined by resilience4j and sony/gobreaker (generations, so results
- * of an older cycle are not counted): see DESIGN.md.
+ * of an older cycle are not counted): see docs/design.md "Breaker semantics".
  */
 #ifndef BREAKER_H
 #define BREAKER_H
@@ -234,7 +234,7 @@ int brk_segment_info(brk_segment *seg, struct brk_segment_info *out);
 /* ---------------------------------------------------------------------- */
 
 /*
- * Settings of one breaker; see DESIGN.md "Breaker semantics". Durations
+ * Settings of one breaker; see docs/design.md "Breaker semantics". Durations
  * in milliseconds. 0 means "off" for failure_rate_pct, slow_call_ms and
  * max_concurrent.
  */
