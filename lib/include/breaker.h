@@ -998,6 +998,45 @@ const char *brk_jitter_name(int jitter);
  */
 int brk_jitter_parse(const char *s);
 
+/* ---------------------------------------------------------------------- */
+/* Shared helpers for programs (bctl, breakerd): ask the library            */
+/* ---------------------------------------------------------------------- */
+
+/* Longest segment name, in bytes, with the leading '/' and without the
+ * NUL: '/' and 1..253 further bytes (the shm object is /dev/shm/NAME). */
+#define BRK_SHM_NAME_MAX 254
+
+/**
+ * brk_shm_name_validate - check that @name is a segment name brk_attach()
+ * accepts: '/' followed by 1 .. BRK_SHM_NAME_MAX - 1 bytes, none of them
+ * '/'. Pure: reads only @name, no shared memory, no syscall; thread- and
+ * process-safe.
+ *
+ * The one rule used by brk_attach(), bctl and breakerd, so a program can
+ * refuse a bad --shm or $BREAKERD_SHM before it touches /dev/shm.
+ * Returns 0, -EINVAL (NULL, empty, no leading '/', "/" alone, or another
+ * '/'), or -ENAMETOOLONG (longer than BRK_SHM_NAME_MAX bytes).
+ */
+int brk_shm_name_validate(const char *name);
+
+/**
+ * brk_monotonic_ns - the library's own clock: CLOCK_MONOTONIC in
+ * nanoseconds (vDSO, no syscall). @ctx is ignored; the signature is a
+ * brk_clock_fn, the one brk_attach() uses when brk_attach_opts.clock is
+ * NULL. For programs that need "now" without a segment (timeouts,
+ * deadlines); with a segment, brk_now_ns() gives the segment's clock,
+ * which a test may have injected. Thread-safe, async-signal-safe. Never
+ * fails (returns 0 only if the clock cannot be read).
+ */
+uint64_t brk_monotonic_ns(void *ctx);
+
+/**
+ * brk_kind_name - the word for an enum brk_kind: "breaker", "bucket",
+ * "budget", or "unknown" for any other value. Returns a static string;
+ * thread-safe.
+ */
+const char *brk_kind_name(int kind);
+
 #ifdef __cplusplus
 }
 #endif
