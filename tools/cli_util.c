@@ -20,6 +20,7 @@
 #define CLI_Q_MAX 80
 
 static const char *cli_prog_name = "bctl";
+static const char *cli_hint_line; /* NULL: "try 'PROG --help'" */
 
 void cli_set_prog(const char *prog)
 {
@@ -30,6 +31,11 @@ void cli_set_prog(const char *prog)
 const char *cli_prog(void)
 {
 	return cli_prog_name;
+}
+
+void cli_set_usage_hint(const char *line)
+{
+	cli_hint_line = line;
 }
 
 static void cli_vmsg(const char *fmt, va_list ap)
@@ -47,7 +53,10 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	cli_vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "try '%s --help'\n", cli_prog_name);
+	if (cli_hint_line)
+		fprintf(stderr, "%s\n", cli_hint_line);
+	else
+		fprintf(stderr, "try '%s --help'\n", cli_prog_name);
 	return CLI_EXIT_USAGE;
 }
 
@@ -251,13 +260,18 @@ int cli_format_time(uint64_t wall_ms, char *buf, size_t len)
 
 int cli_std_fds_open(void)
 {
-	int fd;
+	int fd, got;
 
 	for (fd = 0; fd <= 2; fd++) {
 		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
-		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+		got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (got < 0)
 			return -errno;
+		if (got != fd) { /* cannot happen: fd is the lowest free one */
+			close(got);
+			return -EBADF;
+		}
 	}
 	return 0;
 }

@@ -23,9 +23,15 @@
 /** cli_set_prog - the program name used as the prefix of every message. */
 void cli_set_prog(const char *prog);
 const char *cli_prog(void);
+/**
+ * cli_set_usage_hint - the line cli_usage_error() prints after the message
+ * (a static string, without the newline); NULL: "try 'PROG --help'".
+ */
+void cli_set_usage_hint(const char *line);
 
 /**
- * cli_usage_error - print "prog: <msg>" and "try 'prog --help'" on stderr.
+ * cli_usage_error - print "prog: <msg>" and the usage hint ("try 'prog
+ * --help'" unless cli_set_usage_hint() said otherwise) on stderr.
  * Returns CLI_EXIT_USAGE.
  */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
