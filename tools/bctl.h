@@ -78,6 +78,13 @@ int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
 	      brk_breaker **b);
 /** bctl_fail - print "bctl: SHM: NAME: cause" for @rc. Returns 1. */
 int bctl_fail(const struct bctl *g, const char *name, int rc);
+/** bctl_kind_of - the enum brk_kind of the record @name, or -ENOENT or
+ * another negative code. */
+int bctl_kind_of(brk_segment *seg, const char *name);
+/** bctl_wrong_kind - print "SHM: 'NAME' is a bucket, not a breaker" (with
+ * the record's actual kind) for a -EMEDIUMTYPE. Returns 1. */
+int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
+		    int want);
 
 /* bctl_help.c */
 void bctl_help(void);
@@ -97,14 +104,5 @@ int bctl_cmd_metrics_only(struct bctl *g, int argc, char **argv);
 int bctl_cmd_bucket(struct bctl *g, int argc, char **argv);
 int bctl_cmd_take(struct bctl *g, int argc, char **argv);
 int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
-
-/* bctl_bucket.c */
-/** bctl_kind_of - the enum brk_kind of the record @name, or -ENOENT or
- * another negative code. */
-int bctl_kind_of(brk_segment *seg, const char *name);
-/** bctl_wrong_kind - print "SHM: 'NAME' is a bucket, not a breaker" (with
- * the record's actual kind) for a -EMEDIUMTYPE. Returns 1. */
-int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
-		    int want);
 
 #endif /* BCTL_H */
