@@ -28,8 +28,9 @@ enum bctl_daemon {
 
 enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s);
 
-/** bctl_kind_name - "breaker", "bucket", "budget" or "unknown". */
-const char *bctl_kind_name(int kind);
+/* The record-kind words are the library's brk_kind_name(); the old name
+ * stays for code written against it. */
+#define bctl_kind_name brk_kind_name
 
 /* bctl_json.c: new references, NULL on allocation failure. */
 json_t *bctl_json_breaker(const struct brk_info *in);

@@ -26,20 +26,6 @@ void bctl_safe_name(const char *src, size_t cap, char *dst)
 	dst[n] = '\0';
 }
 
-const char *bctl_kind_name(int kind)
-{
-	switch (kind) {
-	case BRK_KIND_BREAKER:
-		return "breaker";
-	case BRK_KIND_BUCKET:
-		return "bucket";
-	case BRK_KIND_BUDGET:
-		return "budget";
-	default:
-		return "unknown";
-	}
-}
-
 static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -187,7 +173,7 @@ void bctl_print_list_row(FILE *f, const struct brk_info *in)
 	bctl_safe_name(in->name, sizeof(in->name), name);
 	if (in->kind != BRK_KIND_BREAKER) {
 		fprintf(f, "%-*s (%s)\n", NAME_WIDTH, name,
-			bctl_kind_name(in->kind));
+			brk_kind_name(in->kind));
 		return;
 	}
 	fprintf(f, "%-*s %-9s %5" PRIu64 " %4" PRIu32 " %10" PRIu64 " %10" PRIu64
