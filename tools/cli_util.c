@@ -101,37 +101,10 @@ const char *cli_q(const char *s)
 	return b;
 }
 
-static int digit_value(char c, int base)
-{
-	int v;
-
-	if (c >= '0' && c <= '9')
-		v = c - '0';
-	else if (c >= 'a' && c <= 'z')
-		v = c - 'a' + 10;
-	else if (c >= 'A' && c <= 'Z')
-		v = c - 'A' + 10;
-	else
-		return -1;
-	return v < base ? v : -1;
-}
-
 int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
 			uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!s || !out || base < 2 || base > 36 || digit_value(*s, base) < 0)
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (*end != '\0')
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return brk_parse_uint(s, base, min, max, out);
 }
 
 int parse_uint_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out)

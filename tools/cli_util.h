@@ -51,8 +51,9 @@ const char *cli_q(const char *s);
 
 /**
  * parse_uint_arg_base - strict unsigned integer: digits only in @base (no
- * sign, no space, no prefix, nothing after), within [@min, @max].
- * Returns 0, -EINVAL (empty, sign, garbage) or -ERANGE (out of range).
+ * sign, no space, no prefix, nothing after), within [@min, @max]: the
+ * library's brk_parse_uint(). Returns 0, -EINVAL (empty, sign, garbage)
+ * or -ERANGE (out of range).
  */
 int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
 			uint64_t *out);

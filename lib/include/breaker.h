@@ -1031,6 +1031,21 @@ int brk_shm_name_validate(const char *name);
 uint64_t brk_monotonic_ns(void *ctx);
 
 /**
+ * brk_parse_uint - a strict unsigned integer: only digits of @base (2..36;
+ * letters a-z or A-Z for digits above 9), no sign, space, "0x" prefix or
+ * anything after them, within @min .. @max.
+ * @out: receives the value; left untouched on error.
+ *
+ * The one integer parser of the library, bctl and breakerd (also
+ * brk_parse_duration()'s digits). Pure; thread-safe, no allocation.
+ * Returns 0, -EINVAL (NULL, bad @base, empty, a character that is not a
+ * digit of @base, trailing garbage), or -ERANGE (above UINT64_MAX, or
+ * outside @min .. @max).
+ */
+int brk_parse_uint(const char *s, int base, uint64_t min, uint64_t max,
+		   uint64_t *out);
+
+/**
  * brk_kind_name - the word for an enum brk_kind: "breaker", "bucket",
  * "budget", or "unknown" for any other value. Returns a static string;
  * thread-safe.

@@ -2,7 +2,8 @@
  * test_shared_helpers.c - the library helpers bctl and breakerd ask for
  * instead of keeping their own copies: brk_shm_name_validate() (the one
  * segment-name rule, also brk_attach()'s), brk_kind_name(),
- * brk_monotonic_ns(), and the library's one random generator (ident.c),
+ * brk_monotonic_ns(), brk_parse_uint() (the one integer parser), and the
+ * library's one random generator (ident.c),
  * which a fork()ed child must reseed.
  */
 #include <sys/wait.h>
@@ -79,6 +80,71 @@ static void attach_uses_the_same_shm_name_rule(void **state)
 	assert_non_null(strstr(err, "1-253 characters"));
 	o.shm_name = "/a/b";
 	assert_int_equal(brk_attach(&o, &seg), -EINVAL);
+}
+
+static void parse_uint_accepts_digits_of_the_base(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(brk_parse_uint("42", 10, 0, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(brk_parse_uint("0", 10, 0, 0, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(brk_parse_uint("0755", 8, 0, 0777, &v), 0);
+	assert_int_equal(v, 0755);
+	assert_int_equal(brk_parse_uint("ff", 16, 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 255);
+	assert_int_equal(brk_parse_uint("FF", 16, 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 255);
+	assert_int_equal(brk_parse_uint("101", 2, 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(brk_parse_uint("18446744073709551615", 10, 0,
+					UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+}
+
+static void parse_uint_refuses_bad_input_and_keeps_out(void **state)
+{
+	const char *bad[] = { "", "-1", "+1", " 1", "1 ", "1x", "x", "0x1f",
+			      "1.5", "1e3" };
+	uint64_t v = 7;
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		assert_int_equal(brk_parse_uint(bad[k], 10, 0, UINT64_MAX, &v),
+				 -EINVAL);
+		assert_int_equal(v, 7);
+	}
+	assert_int_equal(brk_parse_uint(NULL, 10, 0, 1, &v), -EINVAL);
+	assert_int_equal(brk_parse_uint("1", 10, 0, 1, NULL), -EINVAL);
+	assert_int_equal(brk_parse_uint("1", 1, 0, 1, &v), -EINVAL);
+	assert_int_equal(brk_parse_uint("1", 37, 0, 1, &v), -EINVAL);
+	assert_int_equal(brk_parse_uint("0800", 8, 0, 0777, &v), -EINVAL);
+	assert_int_equal(brk_parse_uint("0x1f", 16, 0, UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(v, 7);
+}
+
+static void parse_uint_range_and_overflow(void **state)
+{
+	uint64_t v = 7;
+
+	(void)state;
+	assert_int_equal(brk_parse_uint("0", 10, 1, 100, &v), -ERANGE);
+	assert_int_equal(brk_parse_uint("101", 10, 1, 100, &v), -ERANGE);
+	assert_int_equal(brk_parse_uint("18446744073709551616", 10, 0,
+					UINT64_MAX, &v), -ERANGE);
+	assert_int_equal(brk_parse_uint("99999999999999999999999", 10, 0,
+					UINT64_MAX, &v), -ERANGE);
+	/* garbage after the digits is said first, as strtoull() did */
+	assert_int_equal(brk_parse_uint("99999999999999999999999x", 10, 0,
+					UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(v, 7);
+	/* durations share the digits: overflow is -ERANGE there too */
+	assert_int_equal(brk_parse_duration("99999999999999999999999ms", &v),
+			 -ERANGE);
+	assert_int_equal(v, 7);
 }
 
 static void kind_names(void **state)
@@ -164,6 +230,9 @@ int main(void)
 		cmocka_unit_test(shm_name_refuses_bad_input),
 		cmocka_unit_test(shm_name_refuses_255_bytes_as_too_long),
 		cmocka_unit_test(attach_uses_the_same_shm_name_rule),
+		cmocka_unit_test(parse_uint_accepts_digits_of_the_base),
+		cmocka_unit_test(parse_uint_refuses_bad_input_and_keeps_out),
+		cmocka_unit_test(parse_uint_range_and_overflow),
 		cmocka_unit_test(kind_names),
 		cmocka_unit_test(monotonic_clock_never_goes_back),
 		cmocka_unit_test(forked_child_draws_other_random_bits),
