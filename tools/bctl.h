@@ -42,6 +42,10 @@ enum {
 
 #define BCTL_CONTINUE (-1)
 
+/* How the inspecting commands (list, inspect, events, metrics) attach:
+ * read-only, and across pid/time namespaces. */
+#define BCTL_ATTACH_INSPECT (BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS)
+
 /* bctl_opts.c */
 /**
  * bctl_getopt - getopt_long() for a command, with opterr off; call

@@ -31,7 +31,6 @@
 #include "bctl.h"
 #include "bctl_out.h"
 
-#define RO_FLAGS (BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS)
 
 /* The numbers printed for one breaker (struct brk_info is ~2 KiB). */
 struct m_snap {
@@ -540,7 +539,7 @@ int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 	rc = bctl_no_args("metrics", argc, argv);
 	if (rc)
 		return rc;
-	rc = bctl_attach(g, RO_FLAGS, NULL, &seg);
+	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
 	brk_segment_info(seg, &si);
@@ -551,8 +550,7 @@ int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 	if (rc == 0) {
 		m_print(stdout, &si, &r);
 		m_recs_free(&r);
-		if (fflush(stdout) == EOF || ferror(stdout))
-			rc = cli_error("write error on standard output");
+		rc = cli_flush_stdout();
 	}
 	brk_detach(seg);
 	return rc;

@@ -41,6 +41,12 @@ json_t *bctl_json_event(const struct brk_event *e);
 int bctl_json_put(json_t *j, int compact);
 
 /* bctl_print.c */
+#define BCTL_KEY_WIDTH 26  /* inspect: "key:" padded to this column */
+#define BCTL_NAME_WIDTH 24 /* list: the NAME column */
+/** bctl_kv - one inspect line: @key indented by @indent, ':', padding to
+ * BCTL_KEY_WIDTH, then the printf-formatted value and a newline. */
+void bctl_kv(FILE *f, int indent, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void bctl_print_breaker(FILE *f, const struct brk_info *in);
 void bctl_print_segment(FILE *f, const struct brk_segment_info *s);
 void bctl_print_list_header(FILE *f);

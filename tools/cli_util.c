@@ -231,6 +231,13 @@ int cli_format_time(uint64_t wall_ms, char *buf, size_t len)
 	return 0;
 }
 
+int cli_flush_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return cli_error("write error on standard output");
+	return 0;
+}
+
 int cli_std_fds_open(void)
 {
 	int fd, got;

@@ -90,6 +90,12 @@ int cli_opt_code_set(const char *opt, const char *s, uint8_t *set);
 int cli_format_time(uint64_t wall_ms, char *buf, size_t len);
 
 /**
+ * cli_flush_stdout - flush stdout; on a write error print "prog: write
+ * error on standard output" and return CLI_EXIT_ERROR, else 0.
+ */
+int cli_flush_stdout(void);
+
+/**
  * cli_std_fds_open - make sure fds 0, 1 and 2 are open (on /dev/null if
  * they were closed), so no later pipe or file lands on them. Returns 0 or
  * -errno.
