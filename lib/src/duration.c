@@ -35,10 +35,8 @@ static int digit_value(char c, int base)
 	return v < base ? v : -1;
 }
 
-/* The digits at *@p in @base, into @v; *@p is left after the last digit
- * (after all of them, also on overflow). Returns 0, -EINVAL (no digit at
- * *@p: empty, sign, space) or -ERANGE (above UINT64_MAX). */
-static int parse_digits(const char **p, int base, uint64_t *v)
+/* The library's one digit loop (internal.h). Async-signal-safe. */
+int brk__parse_digits(const char **p, int base, uint64_t *v)
 {
 	const char *q = *p;
 	uint64_t x = 0, d;
@@ -67,7 +65,7 @@ int brk_parse_uint(const char *s, int base, uint64_t min, uint64_t max,
 
 	if (!s || !out || base < 2 || base > 36)
 		return -EINVAL;
-	rc = parse_digits(&p, base, &v);
+	rc = brk__parse_digits(&p, base, &v);
 	if (rc == -EINVAL || *p != '\0')
 		return -EINVAL; /* nothing may follow the digits */
 	if (rc == -ERANGE || v < min || v > max)
@@ -85,7 +83,7 @@ int brk_parse_duration(const char *s, uint64_t *ms)
 
 	if (!s || !ms)
 		return -EINVAL;
-	rc = parse_digits(&p, 10, &v);
+	rc = brk__parse_digits(&p, 10, &v);
 	if (rc)
 		return rc;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {

@@ -23,9 +23,9 @@ int brk__self_ready;
 static uint32_t nonce_ctr;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
-/* Parse fields 3 (state) and 22 (starttime) of a /proc/PID/stat text:
- * after the last ')' (comm may hold spaces and parentheses), field 3
- * begins. */
+/* Parse fields 3 (state) and 22 (starttime) of a /proc/PID/stat text
+ * (@len bytes, NUL-terminated): after the last ')' (comm may hold spaces
+ * and parentheses), field 3 begins. */
 static int parse_stat(const char *buf, size_t len, uint64_t *ticks,
 		      char *state)
 {
@@ -43,10 +43,8 @@ static int parse_stat(const char *buf, size_t len, uint64_t *ticks,
 	for (q = p + 1; q < end && field < 22; q++)
 		if (*q == ' ')
 			field++;
-	if (field != 22 || q >= end || *q < '0' || *q > '9')
+	if (field != 22 || q >= end || brk__parse_digits(&q, 10, &v) != 0)
 		return -EINVAL;
-	for (; q < end && *q >= '0' && *q <= '9'; q++)
-		v = v * 10 + (uint64_t)(*q - '0');
 	*ticks = v;
 	return 0;
 }
@@ -70,10 +68,11 @@ static int read_stat(int32_t pid, uint64_t *ticks, char *state)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = read(fd, buf, sizeof(buf));
+	got = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (got <= 0)
 		return -EIO;
+	buf[got] = '\0'; /* the digit loop stops at the NUL */
 	return parse_stat(buf, (size_t)got, ticks, state);
 }
 

@@ -132,6 +132,12 @@ static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
  * The internal name stays for the library's own callers. */
 #define brk__monotonic_ns brk_monotonic_ns
 
+/* ---- parsing (duration.c) ---------------------------------------------- */
+/* The digits at *@p in @base (2..36), into @v; *@p is left after the last
+ * digit (after all of them, also on overflow). Pure, async-signal-safe.
+ * Returns 0, -EINVAL (no digit at *@p) or -ERANGE (above UINT64_MAX). */
+int brk__parse_digits(const char **p, int base, uint64_t *v);
+
 /* ---- process identity (ident.c) -------------------------------------- */
 struct brk__ident {
 	int32_t pid;
