@@ -104,8 +104,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->interval_ms = BREAKERD_DEFAULT_INTERVAL_MS;
 	o->gid = -1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":h", longopts)) != -1) {
 		switch (c) {
 		case 's':
 			if (brk_shm_name_validate(optarg) != 0)

@@ -38,6 +38,13 @@ void cli_set_usage_hint(const char *line)
 	cli_hint_line = line;
 }
 
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	opterr = 0;
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
 static void cli_vmsg(const char *fmt, va_list ap)
 {
 	char line[1024];

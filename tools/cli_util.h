@@ -10,6 +10,7 @@
 #ifndef CLI_UTIL_H
 #define CLI_UTIL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,14 @@ const char *cli_prog(void);
  * (a static string, without the newline); NULL: "try 'PROG --help'".
  */
 void cli_set_usage_hint(const char *line);
+
+/**
+ * cli_getopt - getopt_long() with getopt's own messages off (opterr = 0):
+ * the program prints its own one-line usage error for the '?' or ':'
+ * (with a leading ':' in @shortopts) it returns.
+ */
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
 
 /**
  * cli_usage_error - print "prog: <msg>" and the usage hint ("try 'prog
