@@ -1003,8 +1003,9 @@ int brk_jitter_parse(const char *s);
 /* ---------------------------------------------------------------------- */
 
 /* Longest segment name, in bytes, with the leading '/' and without the
- * NUL: '/' and 1..253 further bytes (the shm object is /dev/shm/NAME). */
-#define BRK_SHM_NAME_MAX 254
+ * NUL: '/' and 1..254 further bytes (docs/design.md "The segment"; the
+ * shm object is /dev/shm/NAME, whose file name may have 255 bytes). */
+#define BRK_SHM_NAME_MAX 255
 
 /**
  * brk_shm_name_validate - check that @name is a segment name brk_attach()

@@ -11,7 +11,7 @@
 #include "ut.h"
 #include "internal.h"
 
-static void shm_name_accepts_slash_and_1_to_253_bytes(void **state)
+static void shm_name_accepts_slash_and_1_to_254_bytes(void **state)
 {
 	char name[BRK_SHM_NAME_MAX + 1];
 
@@ -22,7 +22,7 @@ static void shm_name_accepts_slash_and_1_to_253_bytes(void **state)
 	memset(name, 'x', BRK_SHM_NAME_MAX);
 	name[0] = '/';
 	name[BRK_SHM_NAME_MAX] = '\0';
-	assert_int_equal(strlen(name), 254);
+	assert_int_equal(strlen(name), 255);
 	assert_int_equal(brk_shm_name_validate(name), 0);
 }
 
@@ -39,7 +39,7 @@ static void shm_name_refuses_bad_input(void **state)
 	assert_int_equal(brk_shm_name_validate("//"), -EINVAL);
 }
 
-static void shm_name_refuses_255_bytes_as_too_long(void **state)
+static void shm_name_refuses_256_bytes_as_too_long(void **state)
 {
 	char name[BRK_SHM_NAME_MAX + 2];
 	char big[4096];
@@ -48,7 +48,7 @@ static void shm_name_refuses_255_bytes_as_too_long(void **state)
 	memset(name, 'x', sizeof(name) - 1);
 	name[0] = '/';
 	name[sizeof(name) - 1] = '\0';
-	assert_int_equal(strlen(name), 255);
+	assert_int_equal(strlen(name), 256);
 	assert_int_equal(brk_shm_name_validate(name), -ENAMETOOLONG);
 	memset(big, 'y', sizeof(big) - 1);
 	big[0] = '/';
@@ -77,7 +77,7 @@ static void attach_uses_the_same_shm_name_rule(void **state)
 	o.errbuf_len = sizeof(err);
 	assert_int_equal(brk_attach(&o, &seg), -EINVAL);
 	assert_null(seg);
-	assert_non_null(strstr(err, "1-253 characters"));
+	assert_non_null(strstr(err, "1-254 characters"));
 	o.shm_name = "/a/b";
 	assert_int_equal(brk_attach(&o, &seg), -EINVAL);
 }
@@ -145,6 +145,29 @@ static void parse_uint_range_and_overflow(void **state)
 	assert_int_equal(brk_parse_duration("99999999999999999999999ms", &v),
 			 -ERANGE);
 	assert_int_equal(v, 7);
+}
+
+/* docs/design.md: a name is '/' and 1-254 bytes. bctl and breakerd
+ * accepted such a 255-byte name and brk_attach() then refused it. */
+static void attach_accepts_the_longest_name_the_contract_allows(void **state)
+{
+	char name[256];
+	struct brk_attach_opts o;
+	brk_segment *seg = NULL;
+	int n;
+
+	(void)state;
+	n = snprintf(name, sizeof(name), "/brkut-longname-%d-", (int)getpid());
+	memset(name + n, 'n', sizeof(name) - 1 - (size_t)n);
+	name[sizeof(name) - 1] = '\0';
+	assert_int_equal(strlen(name), 255);
+	brk_attach_opts_init(&o);
+	o.shm_name = name;
+	o.capacity = 4;
+	assert_int_equal(brk_attach(&o, &seg), 0);
+	assert_non_null(seg);
+	brk_detach(seg);
+	assert_int_equal(brk_segment_unlink(name), 0);
 }
 
 static void kind_names(void **state)
@@ -226,10 +249,11 @@ static void backoff_uses_the_library_generator(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shm_name_accepts_slash_and_1_to_253_bytes),
+		cmocka_unit_test(shm_name_accepts_slash_and_1_to_254_bytes),
 		cmocka_unit_test(shm_name_refuses_bad_input),
-		cmocka_unit_test(shm_name_refuses_255_bytes_as_too_long),
+		cmocka_unit_test(shm_name_refuses_256_bytes_as_too_long),
 		cmocka_unit_test(attach_uses_the_same_shm_name_rule),
+		cmocka_unit_test(attach_accepts_the_longest_name_the_contract_allows),
 		cmocka_unit_test(parse_uint_accepts_digits_of_the_base),
 		cmocka_unit_test(parse_uint_refuses_bad_input_and_keeps_out),
 		cmocka_unit_test(parse_uint_range_and_overflow),
