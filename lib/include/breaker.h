@@ -66,7 +66,7 @@ extern "C" {
  *    this library cannot do, and silently ignoring it would be worse.
  *    size 0 (a struct zero-initialised by hand, never passed through the
  *    init function) is read as the BREAKER_0 size (BRK_*_SIZE_VER0). A
- *    size that is not a multiple of 8 or above BRK_STRUCT_SIZE_MAX is
+ *    size below 8, not a multiple of 8 or above BRK_STRUCT_SIZE_MAX is
  *    -EINVAL (an uninitialised struct, most likely).
  *    Chosen because the size travels with the struct: every existing call
  *    form (brk_attach(&o, ...), brk_breaker_get(..., &cfg, ...)) keeps its

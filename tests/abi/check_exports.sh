@@ -3,7 +3,8 @@
 #  - SONAME libbreaker.so.0 (readelf -d);
 #  - it defines only brk_* symbols (nm -D --defined-only; the version node
 #    BREAKER_0 itself is the one other entry), each with version BREAKER_0;
-#  - every function breaker.h marks BRK_API is exported, and nothing else.
+#  - every function breaker.h marks BRK_API is exported, and nothing else;
+#  - no function is declared in breaker.h without BRK_API.
 set -u
 lib=$1 hdr=$2
 for t in readelf nm; do
@@ -26,6 +27,12 @@ unversioned=$(nm -D --defined-only --with-symbol-versions "$lib" 2>/dev/null |
 	awk '$3 ~ /^brk_/ && $3 !~ /@@BREAKER_0$/')
 if [ -n "$unversioned" ]; then
 	echo "FAIL: brk_ symbols without version BREAKER_0:"; echo "$unversioned"; fail=1
+fi
+# a public function declared without BRK_API would be hidden (and a
+# program linking libbreaker.so.0 would fail to link against it)
+unmarked=$(grep -nE '^(const |unsigned |struct [a-z_]+ |enum [a-z_]+ )?[a-z_0-9]+[ *]+\(?brk_[a-z0-9_]+\)?[ ]*\(' "$hdr" | grep -v 'BRK_API')
+if [ -n "$unmarked" ]; then
+	echo "FAIL: public functions in breaker.h without BRK_API (add it):"; echo "$unmarked"; fail=1
 fi
 exported=$(nm -D --defined-only "$lib" | awk '$3 ~ /^brk_/ {sub(/@.*/, "", $3); print $3}' | sort -u)
 # BRK_API [type] [(]brk_name[)]( ... : the declared public functions
