@@ -1191,7 +1191,7 @@ BRK_API int brk_jitter_parse(const char *s);
  * Returns 0, -EINVAL (NULL, empty, no leading '/', "/" alone, or another
  * '/'), or -ENAMETOOLONG (longer than BRK_SHM_NAME_MAX bytes).
  */
-int brk_shm_name_validate(const char *name);
+BRK_API int brk_shm_name_validate(const char *name);
 
 /**
  * brk_monotonic_ns - the library's own clock: CLOCK_MONOTONIC in
@@ -1202,7 +1202,7 @@ int brk_shm_name_validate(const char *name);
  * which a test may have injected. Thread-safe, async-signal-safe. Never
  * fails (returns 0 only if the clock cannot be read).
  */
-uint64_t brk_monotonic_ns(void *ctx);
+BRK_API uint64_t brk_monotonic_ns(void *ctx);
 
 /**
  * brk_parse_uint - a strict unsigned integer: only digits of @base (2..36;
@@ -1216,15 +1216,15 @@ uint64_t brk_monotonic_ns(void *ctx);
  * digit of @base, trailing garbage), or -ERANGE (above UINT64_MAX, or
  * outside @min .. @max).
  */
-int brk_parse_uint(const char *s, int base, uint64_t min, uint64_t max,
-		   uint64_t *out);
+BRK_API int brk_parse_uint(const char *s, int base, uint64_t min,
+			   uint64_t max, uint64_t *out);
 
 /**
  * brk_kind_name - the word for an enum brk_kind: "breaker", "bucket",
  * "budget", or "unknown" for any other value. Returns a static string;
  * thread-safe.
  */
-const char *brk_kind_name(int kind);
+BRK_API const char *brk_kind_name(int kind);
 
 #ifdef __cplusplus
 }
