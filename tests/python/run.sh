@@ -56,7 +56,7 @@ if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" >"$venv/.breakerd-stamp"
 fi
 
-export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src
+export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src BRKPY_BUILDDIR=$build
 cd "$build" || exit 1
 # Run from the build dir, with the venv's python: never a python3 on PATH.
 out=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \
