@@ -322,9 +322,13 @@ static PyObject *core_attach(PyObject *mod, PyObject *args, PyObject *kw)
 		if (!PyUnicode_Check(shm))
 			return PyErr_Format(PyExc_TypeError, "shm must be a str or None, not %.100s",
 					    Py_TYPE(shm)->tp_name);
-		name = PyUnicode_AsUTF8(shm);
+		Py_ssize_t len;
+
+		name = PyUnicode_AsUTF8AndSize(shm, &len);
 		if (!name)
 			return NULL;
+		if ((size_t)len != strlen(name))
+			return PyErr_Format(PyExc_ValueError, "shm must not contain NUL");
 	}
 	if (cap && cap != Py_None) {
 		if (get_u64(cap, "capacity", BRK_MAX_CAPACITY, &capacity))
