@@ -121,3 +121,12 @@ def test_fork_context_child_uses_the_inherited_breaker(realseg):
     p.join(60)
     assert p.exitcode == 0
     assert br.state == "open"
+
+
+def test_quorum_needs_failures_from_two_processes(realseg):
+    br = realseg.breaker("f/quorum", failure_threshold=2, min_distinct_processes=2,
+                         window="1h", open="1h", max_open="2h")
+    fail_times(br, 3)
+    assert br.state == "closed"  # one process cannot open it for all
+    assert in_child(lambda: (fail_times(br, 1), br.state)[1]) == "open"
+    assert br.info()["window"]["distinct_failing_processes"] == 2
