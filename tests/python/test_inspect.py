@@ -15,7 +15,8 @@ def without_segment(d):
 
 def test_info_matches_bctl_inspect(realseg, bctl):
     br = realseg.breaker("i/a", failure_threshold=4, open="45s", max_concurrent=3,
-                         failure_rate=60, min_calls=30, slow_call="2s", slow_rate=70)
+                         failure_rate=60, min_calls=30, slow_call="2s", slow_rate=70,
+                         window="1h")  # no bucket rolls over between the two reads
     with br:
         pass
     fail_times(br, 2, TimeoutError)
