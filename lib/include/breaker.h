@@ -546,7 +546,8 @@ struct brk_budget_info {
 	double ratio;           /* stored ratio (rounded to 0.001) */
 	uint32_t floor_burst;   /* retries the floor holds at most */
 	double balance;         /* retries available now: pool + floor */
-	double pool;            /* deposited tokens left (after decay) */
+	double pool;            /* deposited tokens left (unspent, less than
+	                           BRK_BUDGET_TTL_MS old) */
 	double floor_tokens;    /* floor tokens available now */
 	uint64_t deposits;      /* brk_budget_deposit() calls */
 	uint64_t retries;       /* brk_retry_permitted() calls that returned 0 */
@@ -849,11 +850,16 @@ const char *brk_bucket_name(const brk_bucket *k);
  * only if it can withdraw one whole token, else the caller is told
  * "deferred" and gives the work back instead of sleeping on it.
  *
- * Two sources, each one word changed by CAS:
- *  - the pool: deposits, in milli-tokens, tagged with a 10 s epoch of the
- *    segment clock; the pool is halved at every epoch boundary (an
- *    approximation of Finagle's 10 s deposit TTL, so a long healthy spell
- *    cannot be saved up for a retry storm);
+ * Two sources:
+ *  - the pool: deposits expire BRK_BUDGET_TTL_MS after they were made,
+ *    sliding, as Finagle's do (its TokenRetryBudget keeps them in a
+ *    WindowedAdder of 10 time slices): the deposits of each 1 s slice of
+ *    the segment clock sit in one word of a ring of BRK_BUDGET_SLICES
+ *    words (CAS by depositors), and a spend cursor word (CAS by
+ *    withdrawers) says how much of them retries have taken, oldest first.
+ *    A deposit therefore counts for at least TTL - TTL/10 (9 s) and at
+ *    most TTL (10 s): a long healthy spell cannot be saved up for a retry
+ *    storm, and no fixed clock mark wipes a deposit just made;
  *  - the floor: a GCRA bucket of floor_per_s tokens/s with capacity
  *    floor_burst = ceil(floor_per_s) (one second of floor, at least 1),
  *    full at creation.
@@ -861,13 +867,16 @@ const char *brk_bucket_name(const brk_bucket *k);
  *
  * Guarantee (whole fleet, every process sharing the record): over any
  * interval [t0, t1] the retries permitted satisfy
- *   retries <= ratio * deposits(t0, t1) + floor_per_s * (t1 - t0)
- *              + floor_burst + pool(t0)
- * where pool(t0) <= what was deposited before t0 (less decay and
- * withdrawals); from creation (pool 0):
+ *   retries <= ratio * deposits(t0 - TTL, t1) + floor_per_s * (t1 - t0)
+ *              + floor_burst
+ * (each token spent from the pool is a distinct part of a deposit made
+ * less than TTL before it was spent); from creation:
  *   retries <= ratio * first_attempts + floor_per_s * seconds + floor_burst
  * with ratio and floor_per_s the stored (rounded) values; the floor's
- * integer interval adds at most 0.5 ns per token of error.
+ * integer interval adds at most 0.5 ns per token of error. A process
+ * whose clock read is stale by more than the TTL (descheduled between its
+ * clock read and its CAS) can spend a deposit that expired meanwhile, as
+ * any late CAS can.
  */
 typedef struct brk_budget brk_budget;
 
@@ -875,7 +884,8 @@ typedef struct brk_budget brk_budget;
 #define BRK_DEFAULT_BUDGET_RATIO 0.2   /* retries per first attempt */
 #define BRK_BUDGET_MAX_FLOOR 1e6       /* retries/s */
 #define BRK_BUDGET_MAX_RATIO 100.0
-#define BRK_BUDGET_EPOCH_MS 10000u     /* the pool halves every 10 s */
+#define BRK_BUDGET_TTL_MS 10000u       /* a deposit's lifetime (Finagle's) */
+#define BRK_BUDGET_SLICES 10u          /* the TTL's resolution: 10 slices */
 
 /**
  * brk_budget_get - get or create the retry budget @name.
@@ -912,9 +922,11 @@ int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
 /**
  * brk_budget_deposit - record one first attempt (call it for every first
  * attempt, not for retries): adds @ratio of a token to the pool, by
- * CAS(pool word, old -> decayed old + ratio) (saturating at 2^40
- * milli-tokens), and bumps the deposits counter (uatomic_inc).
- * Thread- and process-safe, no syscall, no lock.
+ * CAS(ring word of the current 1 s slice, old -> old + ratio) (a word
+ * still holding an expired slice starts from 0; saturating at 2^40
+ * milli-tokens), and bumps the deposits counter (uatomic_inc). The
+ * deposit can be spent for BRK_BUDGET_TTL_MS less the part of its slice
+ * already gone (9 to 10 s). Thread- and process-safe, no syscall, no lock.
  * Returns 0, -EINVAL (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way),
  * -BRK_ECORRUPT, -BRK_ECONTENDED (the deposit was dropped: the budget
  * errs on the side of fewer retries).
@@ -923,9 +935,10 @@ int brk_budget_deposit(brk_budget *g);
 
 /**
  * brk_retry_permitted - may this retry go? Withdraws one token: from the
- * pool by CAS(pool word, old -> decayed old - 1000 milli-tokens), else
- * from the floor by a GCRA take of 1 (CAS on its TAT word). A refusal
- * writes nothing but the deferred counter.
+ * pool, oldest unexpired deposits first, by CAS(spend cursor, old -> old
+ * moved past 1000 milli-tokens) after reading the BRK_BUDGET_SLICES ring
+ * words; else from the floor by a GCRA take of 1 (CAS on its TAT word).
+ * A refusal writes nothing but the deferred counter.
  * Returns 0 (go: the token is spent), -BRK_EDEFERRED (budget exhausted:
  * do not retry now, give the work back; do not sleep on it), -EINVAL
  * (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way), -BRK_ECORRUPT,
