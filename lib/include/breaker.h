@@ -285,7 +285,7 @@ int brk_name_validate(const char *name);
  * @cfg:  settings used only if this call creates the record (NULL:
  *        defaults). An existing breaker keeps its settings, counters,
  *        state and open period: a worker that starts later never resets
- *        or extends anything. Use brk_breaker_configure() to change them.
+ *        or extends anything. Use brk_breaker_update() to change them.
  * @out:  receives a handle owned by @seg (valid until brk_detach()).
  *
  * Concurrent get-or-create of one name from many processes yields exactly
@@ -306,11 +306,102 @@ int brk_breaker_get(brk_segment *seg, const char *name,
 int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out);
 
 /**
- * brk_breaker_configure - replace the settings of an existing breaker.
- * Each setting is one word written atomically; state and counters are
- * kept. Returns 0, -EINVAL (with brk_config_validate()'s rules), -EROFS.
+ * brk_breaker_configure - replace every setting of an existing breaker:
+ * brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL). State and counters are
+ * kept. Returns what brk_breaker_update() returns.
  */
 int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg);
+
+/*
+ * The settings of struct brk_config, one bit each, for
+ * brk_breaker_update() (and the brk_config_field_* helpers below, which a
+ * settings file or a language binding can use to name them).
+ */
+enum brk_config_field {
+	BRK_CFG_FAILURE_THRESHOLD = 1u << 0,
+	BRK_CFG_FAILURE_RATE_PCT = 1u << 1,
+	BRK_CFG_WINDOW_MS = 1u << 2,
+	BRK_CFG_MIN_CALLS = 1u << 3,
+	BRK_CFG_SLOW_CALL_MS = 1u << 4,
+	BRK_CFG_SLOW_RATE_PCT = 1u << 5,
+	BRK_CFG_OPEN_MS = 1u << 6,
+	BRK_CFG_MAX_OPEN_MS = 1u << 7,
+	BRK_CFG_HALF_OPEN_PROBES = 1u << 8,
+	BRK_CFG_SUCCESS_THRESHOLD = 1u << 9,
+	BRK_CFG_PROBE_TIMEOUT_MS = 1u << 10,
+	BRK_CFG_MAX_WAIT_MS = 1u << 11,
+	BRK_CFG_MAX_CONCURRENT = 1u << 12,
+	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13
+};
+#define BRK_CFG_ALL ((uint64_t)(1u << 14) - 1u) /* every setting */
+
+/**
+ * brk_breaker_update - change only the settings named in @fields.
+ * @b:      the breaker.
+ * @cfg:    the new values; only the members named in @fields are read.
+ * @fields: an OR of enum brk_config_field (0: nothing to do, returns 0).
+ * @what:   optional; on -EINVAL or -BRK_ECONTENDED receives the name of
+ *          the setting that broke a rule (a static string, as
+ *          brk_config_validate() gives), or NULL.
+ *
+ * The other settings are neither read from @cfg nor written: two
+ * operators (processes) changing different settings at the same time
+ * both get their change. The combination (current values of the other
+ * settings plus the given ones) must pass brk_config_validate(): the
+ * cross-setting rules (open_ms <= max_open_ms, slow_call_ms with
+ * slow_rate_pct) are checked against the values stored now.
+ *
+ * Concurrency (lock-free; a process killed at any instruction blocks no
+ * one): the record has a config sequence word. An update reads it, reads
+ * the settings, validates, writes the given settings' words (one atomic
+ * store each) and then CASes the sequence word from the value it read to
+ * the next. If that CAS fails, another update (or withdrawal) committed
+ * in between: the update re-reads and re-validates the combination with
+ * the other's values in place, and commits it if it is still valid (so
+ * concurrent changes of different settings all take effect; of the same
+ * setting, the last to commit wins). If two concurrent updates that are
+ * each valid alone make an invalid combination (one lowers max_open_ms
+ * below the open_ms the other raises), the one that commits second
+ * withdraws its own words (CAS back to the values it overwrote, where
+ * still its own) and returns -BRK_ECONTENDED with @what set: nothing of
+ * it is kept, the other's change is. Readers (brk_acquire() and every
+ * rule) never need a consistent set: a combination seen between two
+ * updates, or left by an updater killed half-way, is clamped where it is
+ * used (max_open_ms below open_ms acts as open_ms; a slow-call rule with
+ * either half 0 is off), as for any word read from the segment.
+ *
+ * Thread- and process-safe; no syscall, no allocation. Returns 0, -EINVAL
+ * (NULL, bits outside BRK_CFG_ALL, or an invalid combination: nothing is
+ * written), -EROFS, -BRK_ECONTENDED (withdrawn, see above; or the bounded
+ * loop of 256 tries gave up: also withdrawn).
+ */
+int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
+		       uint64_t fields, const char **what);
+
+/**
+ * brk_config_field_name - "failure_threshold" ... for one bit of enum
+ * brk_config_field (the struct brk_config member's name); NULL for 0,
+ * several bits or an unknown bit.
+ */
+const char *brk_config_field_name(uint64_t field);
+
+/**
+ * brk_config_field_lookup - the bit of the setting named @name (a struct
+ * brk_config member name, as brk_config_field_name() returns). Returns 0
+ * and sets *@field, or -EINVAL (unknown name, NULL).
+ */
+int brk_config_field_lookup(const char *name, uint64_t *field);
+
+/**
+ * brk_config_field_get / brk_config_field_set - read or write the member
+ * of @c named by the one bit @field, widened to 64 bits (32-bit members
+ * take the low 32 bits; set refuses a larger value). No validation: use
+ * brk_config_validate(). Return 0 or -EINVAL (NULL, not one known bit,
+ * value too large for the member).
+ */
+int brk_config_field_get(const struct brk_config *c, uint64_t field,
+			 uint64_t *value);
+int brk_config_field_set(struct brk_config *c, uint64_t field, uint64_t value);
 
 /** brk_breaker_name - the breaker's name; owned by the handle. */
 const char *brk_breaker_name(const brk_breaker *b);
@@ -786,6 +877,28 @@ int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out);
  */
 int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst);
 
+/* Settings of a bucket, for brk_bucket_update(). */
+enum brk_bucket_field {
+	BRK_BUCKET_RATE = 1u << 0,
+	BRK_BUCKET_BURST = 1u << 1
+};
+
+/**
+ * brk_bucket_update - change only the settings named in @fields (an OR of
+ * enum brk_bucket_field; 0: nothing to do) of an existing bucket; the
+ * other keeps its stored value (@rate_per_s or @burst is then not read).
+ * Rate and burst share one settings word, changed by a bounded CAS loop
+ * that re-reads it on every try, so two processes changing the rate and
+ * the burst at the same time both get their change. Then the TAT is
+ * rescaled as in brk_bucket_configure(). Thread- and process-safe.
+ * Returns 0, -EINVAL (a given value out of range, unknown bits, NULL),
+ * -EROFS, -EAGAIN (settings never stored, and only one of them given),
+ * -BRK_ECORRUPT (the stored word is corrupt and only one given),
+ * -BRK_ECONTENDED (as brk_bucket_configure()).
+ */
+int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
+		      uint64_t fields);
+
 /**
  * brk_bucket_take - take @n tokens now, or learn when they will be there.
  * @k:             the bucket.
@@ -918,6 +1031,25 @@ int brk_budget_find(brk_segment *seg, const char *name, brk_budget **out);
  * -EINVAL, -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED.
  */
 int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
+
+/* Settings of a retry budget, for brk_budget_update(). */
+enum brk_budget_field {
+	BRK_BUDGET_FLOOR = 1u << 0,
+	BRK_BUDGET_RATIO = 1u << 1
+};
+
+/**
+ * brk_budget_update - change only the settings named in @fields (an OR of
+ * enum brk_budget_field; 0: nothing to do); the other keeps its stored
+ * value. Floor and ratio share one word, changed by a bounded CAS loop
+ * that re-reads it on every try, so concurrent changes of the floor and
+ * of the ratio both take effect. Ranges and the floor's rescale as for
+ * brk_budget_configure(). Thread- and process-safe. Returns 0, -EINVAL,
+ * -EROFS, -EAGAIN / -BRK_ECORRUPT (no valid stored word to keep the other
+ * setting from, and only one given), -BRK_ECONTENDED.
+ */
+int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
+		      uint64_t fields);
 
 /**
  * brk_budget_deposit - record one first attempt (call it for every first

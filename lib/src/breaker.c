@@ -753,15 +753,5 @@ int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out)
 
 int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg)
 {
-	int rc;
-
-	if (!b || !cfg)
-		return -EINVAL;
-	if (b->seg->readonly)
-		return -EROFS;
-	rc = brk_config_validate(cfg, NULL);
-	if (rc)
-		return rc;
-	brk__config_store(b->rec, cfg);
-	return 0;
+	return brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL);
 }

@@ -242,26 +242,47 @@ const char *brk_budget_name(const brk_budget *g)
 
 int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio)
 {
+	return brk_budget_update(g, floor_per_s, ratio,
+				 BRK_BUDGET_FLOOR | BRK_BUDGET_RATIO);
+}
+
+int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
+		      uint64_t fields)
+{
+	const uint64_t both = BRK_BUDGET_FLOOR | BRK_BUDGET_RATIO;
 	brk_breaker *b = brk__bg_h(g);
-	uint64_t *cw, nwc;
-	struct budget_cfg nc;
+	uint32_t fm = 0, rm = 0;
+	uint64_t *cw;
 	int i;
 
-	if (!g || budget_cfg_make(floor_per_s, ratio, &nwc))
+	if (!g || (fields & ~both) ||
+	    ((fields & BRK_BUDGET_FLOOR) &&
+	     milli_of(floor_per_s, BRK_BUDGET_MAX_FLOOR, &fm)) ||
+	    ((fields & BRK_BUDGET_RATIO) &&
+	     milli_of(ratio, BRK_BUDGET_MAX_RATIO, &rm)))
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	memset(&nc, 0, sizeof(nc));
-	(void)budget_cfg_parse(nwc, &nc);
+	if (fields == 0)
+		return 0;
 	cw = &b->rec->ext[BRK__BG_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t old = uatomic_read(cw);
-		struct budget_cfg oc;
+		uint64_t old = uatomic_read(cw), nwc;
+		struct budget_cfg oc, nc;
 		int rc;
 
+		memset(&oc, 0, sizeof(oc));
+		rc = budget_cfg_parse(old, &oc);
+		if (rc && fields != both)
+			return rc; /* nothing to keep the other setting from */
+		nwc = BRK__BGC_MAKE(fields & BRK_BUDGET_FLOOR ? fm : oc.floor_milli,
+				    fields & BRK_BUDGET_RATIO ? rm : oc.ratio_milli);
 		if (old == nwc)
 			return 0;
-		rc = budget_cfg_parse(old, &oc);
+		memset(&nc, 0, sizeof(nc));
+		(void)budget_cfg_parse(nwc, &nc);
+		/* one CAS on the one word: a concurrent change of the other
+		 * setting makes it fail, and the retry keeps that change */
 		if (uatomic_cmpxchg(cw, old, nwc) != old) {
 			caa_cpu_relax();
 			continue;

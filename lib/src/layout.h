@@ -203,7 +203,10 @@ _Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
 _Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
 _Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
 _Static_assert(offsetof(struct brk__record, changes) == 176, "rec changes");
-_Static_assert(BRK__CFG_COUNT <= 16, "cfg words");
+/* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
+ * committed (or withdrawn) brk_breaker_update() (config.c). */
+#define BRK__CFG_SEQ 15u
+_Static_assert(BRK__CFG_COUNT <= BRK__CFG_SEQ && BRK__CFG_SEQ < 16, "cfg words");
 _Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
 
 /* ---- event ring ------------------------------------------------------ */

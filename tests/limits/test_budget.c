@@ -547,6 +547,32 @@ static void test_configure_and_readonly(void **state)
 	brk_detach(ro);
 }
 
+/* Regression (issue 9): changing the floor must not write back a stale
+ * ratio (and the other way round): only the given setting changes. */
+static void budget_update_changes_only_the_given_setting(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "upd", 10.0, 0.2), *other;
+	brk_segment *seg2 = lim_attach_other(u, NULL, 0);
+	struct brk_budget_info bi;
+
+	lim_rc(0, brk_budget_find(seg2, "upd", &other));
+	lim_rc(0, brk_budget_update(other, 0.0, 0.5, BRK_BUDGET_RATIO));
+	lim_rc(0, brk_budget_update(g, 3.0, 0.2, BRK_BUDGET_FLOOR));
+	bi = binfo(g);
+	assert_true(bi.ratio == 0.5);
+	assert_true(bi.floor_per_s == 3.0);
+	assert_int_equal(bi.floor_burst, 3);
+	lim_rc(0, brk_budget_update(g, NAN, NAN, 0));
+	lim_rc(-EINVAL, brk_budget_update(g, -1.0, 0.1, BRK_BUDGET_FLOOR));
+	lim_rc(-EINVAL, brk_budget_update(g, 1.0, NAN, BRK_BUDGET_RATIO));
+	lim_rc(-EINVAL, brk_budget_update(g, 1.0, 0.1, 4));
+	lim_rc(0, brk_budget_update(g, 0.0, 0.1, BRK_BUDGET_FLOOR)); /* off */
+	bi = binfo(g);
+	assert_true(bi.ratio == 0.5 && bi.floor_per_s == 0.0);
+	brk_detach(seg2);
+}
+
 static uint64_t *ext_words(struct lim *u, const char *name, void **map,
 			   size_t *len)
 {
@@ -651,6 +677,7 @@ int main(void)
 		LIM_TEST(budget_slice_skew_never_double_spends),
 		LIM_TEST(test_invalid),
 		LIM_TEST(test_configure_and_readonly),
+		LIM_TEST(budget_update_changes_only_the_given_setting),
 		LIM_TEST(test_saturation_and_hostile),
 	};
 	return cmocka_run_group_tests_name("budget", tests, NULL, NULL);
