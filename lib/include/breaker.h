@@ -23,6 +23,10 @@
  * segment, so a process killed at any instruction leaves it consistent.
  * Leases it held (probe slots, bulkhead permits) are reclaimed by breakerd
  * (owner dead) or by later callers (probe older than probe_timeout_ms).
+ * The owner of a lease is the process, not the thread: a thread that
+ * exits holding a permit leaves it held until the process exits or the
+ * permit is released, unless the permit was bound to the thread
+ * (brk_permit_bind_thread()).
  *
  * The circuit-breaker state machine follows Nygard, "Release It!" (2007),
  * as refined by resilience4j and sony/gobreaker (generations, so results
@@ -523,6 +527,46 @@ enum brk_reason {
 int brk_release(brk_permit *p, int outcome, int reason,
 		int64_t retry_after_ms);
 
+/**
+ * brk_permit_bind_thread - make the calling thread the owner of @p's
+ * leases (its probe slot and bulkhead permit): if this thread exits (or is
+ * cancelled) before the permit is released, the leases are reclaimed as
+ * if the process had died, while the process lives on.
+ * @p: a permit admitted in this process and not yet released.
+ *
+ * Default (not bound): a lease belongs to the process. A thread that exits
+ * holding a permit keeps it held, the bulkhead one slot smaller (a probe:
+ * until probe_timeout_ms), until the process exits or some thread calls
+ * brk_release() on it: a permit may be handed to another thread or to
+ * async code, and must then not be taken away. Bind a permit only if the
+ * acquiring thread is the one that will release it; brk_call() and a
+ * pthread_cleanup_push() handler that releases are the other ways to
+ * cover a thread that exits early.
+ *
+ * Binding does not restrict who may release the permit (any thread of the
+ * process may). Reclaim is by breakerd (brk_reclaim()) or by a caller
+ * refused by a full bulkhead / busy probe slots, which check
+ * tgkill(pid, tid, 0) (ESRCH: gone), the thread's /proc state (zombie) and
+ * its start time (a reused tid is not the owner). A reclaimed permit's
+ * brk_release() returns -BRK_ESTALE.
+ *
+ * The first bind in a thread makes two syscalls (gettid, a read of
+ * /proc/thread-self/stat), cached per thread; later binds and brk_acquire()
+ * / brk_release() make none. Thread-safe. Returns 0 (also for a permit
+ * that holds no lease: nothing to leak), -EINVAL (NULL), -BRK_ESTALE
+ * (already released, reclaimed, or admitted in another process), or a
+ * negative errno if /proc/thread-self/stat cannot be read.
+ */
+int brk_permit_bind_thread(brk_permit *p);
+
+/**
+ * brk_permit_unbind_thread - undo brk_permit_bind_thread(): the permit
+ * belongs to the process again, e.g. before handing it to another thread.
+ * Returns 0, -EINVAL (NULL), -BRK_ESTALE (released, reclaimed, another
+ * process's). Thread-safe, no syscall.
+ */
+int brk_permit_unbind_thread(brk_permit *p);
+
 /* What a brk_call() function reports. */
 struct brk_result {
 	int outcome;            /* enum brk_outcome; 0: derive from the
@@ -713,7 +757,8 @@ struct brk_reclaim_stats {
 /**
  * brk_reclaim - one scan over every record: free each lease whose owner
  * died (no such pid, or a pid reused by a process with another start
- * time) and each probe older than probe_timeout_ms. A reclaimed probe
+ * time), each lease bound to a thread that has exited
+ * (brk_permit_bind_thread()), and each probe older than probe_timeout_ms. A reclaimed probe
  * counts as a failed probe: the breaker re-opens with the doubled
  * cooling period. Each reclaim is one CAS(owner, dead token -> free),
  * recorded as an event. Makes syscalls (kill(pid, 0), /proc reads).

@@ -90,7 +90,9 @@ struct brk__lease {
 	uint64_t owner; /* 0: free; else token (see below) */
 	uint64_t meta;  /* claim_ms:40 | nonce:24 (claim time, ms since epoch) */
 	uint64_t start; /* owner start_ticks:40 | nonce:24 */
-	uint64_t pad;
+	uint64_t thread; /* 0, or bound to a thread (brk_permit_bind_thread()):
+	                    tid:22 | thread start_ticks low 18 bits | nonce:24;
+	                    trusted only when its nonce is the owner's */
 };
 _Static_assert(sizeof(struct brk__lease) == 32, "lease");
 
@@ -101,6 +103,13 @@ _Static_assert(sizeof(struct brk__lease) == 32, "lease");
 #define BRK__TOK_MAKE(pid, gen, nonce) \
 	((((uint64_t)(pid) & 0x3fffffu) << 42) | \
 	 (((uint64_t)(gen) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+/* lease thread word: tid:22 | start_ticks:18 | nonce:24 (tid 0: none) */
+#define BRK__THR_TID(w) ((int32_t)((w) >> 42))
+#define BRK__THR_START(w) ((uint32_t)(((w) >> 24) & 0x3ffffu))
+#define BRK__THR_MAKE(tid, start, nonce) \
+	((((uint64_t)(tid) & 0x3fffffu) << 42) | \
+	 (((uint64_t)(start) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+_Static_assert(offsetof(struct brk__lease, thread) == 24, "lease thread word");
 /* meta/start: value:40 | nonce:24 */
 #define BRK__TAG_VAL(w) ((w) >> 24)
 #define BRK__TAG_NONCE(w) ((uint32_t)((w) & 0xffffffu))
