@@ -111,7 +111,7 @@ int main(void)
 	brk_config_init(&cfg);
 	cfg.max_concurrent = 4;
 	if (brk_breaker_get(seg, "thr/api", &cfg, &b) != 0)
-		return CHECK(0, "breaker"), it_finish();
+		return CHECK(0, "breaker"), brk_detach(seg), it_finish();
 
 	/* 1 */
 	run_holder(&j, b, 1, 0);
@@ -152,7 +152,7 @@ int main(void)
 	/* 5: no breakerd, a bulkhead of one */
 	cfg.max_concurrent = 1;
 	if (brk_breaker_get(seg, "thr/one", &cfg, &one) != 0)
-		return CHECK(0, "breaker thr/one"), it_finish();
+		return CHECK(0, "breaker thr/one"), brk_detach(seg), it_finish();
 	run_holder(&j, one, 1, 0);
 	{
 		uint64_t end = it_now_ms() + 5000;
@@ -168,5 +168,6 @@ int main(void)
 	if (rc == 0)
 		CHECK(brk_release(&mine, BRK_SUCCESS, BRK_REASON_NONE, 0) == 0,
 		      "and its permit counts");
+	brk_detach(seg);
 	return it_finish();
 }
