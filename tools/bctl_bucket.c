@@ -172,6 +172,15 @@ static int bucket_configure(brk_bucket *k, double rate, uint32_t burst)
 	return brk_bucket_configure(k, rate, burst);
 }
 
+/* Change only what was given: a concurrent `bctl bucket --burst` keeps
+ * its change while we change the rate (one CAS loop in the library). */
+static int bucket_update(brk_bucket *k, const struct bucket_args *a)
+{
+	return brk_bucket_update(k, a->rate, (uint32_t)a->burst,
+				 (a->has_rate ? BRK_BUCKET_RATE : 0) |
+				 (a->has_burst ? BRK_BUCKET_BURST : 0));
+}
+
 static int bucket_create(const struct bctl *g, brk_segment *seg,
 			 const char *name, const struct bucket_args *a)
 {
@@ -226,7 +235,7 @@ static int bucket_run(const struct bctl *g, brk_segment *seg, const char *name,
 		       name, in.rate_per_s, in.burst);
 		return 0;
 	}
-	rc = bucket_configure(k, rate, burst);
+	rc = bucket_update(k, a);
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
 	printf("%s: bucket updated: rate %g/s (was %g/s), burst %" PRIu32
@@ -500,7 +509,15 @@ static int budget_run(const struct bctl *g, brk_segment *seg, const char *name,
 		budget_line(name, created ? "created" : "unchanged", &in);
 		return 0;
 	}
-	rc = budget_configure(u, floor, ratio);
+	/* an existing budget: change only what was given (a concurrent
+	 * `bctl budget --ratio` keeps its change while we change the floor);
+	 * one we created: ours are the latest, defaults included */
+	if (created)
+		rc = budget_configure(u, floor, ratio);
+	else
+		rc = brk_budget_update(u, floor, ratio,
+				       (a->has_floor ? BRK_BUDGET_FLOOR : 0) |
+				       (a->has_ratio ? BRK_BUDGET_RATIO : 0));
 	if (rc == 0)
 		rc = budget_snapshot(u, &in);
 	if (rc < 0)

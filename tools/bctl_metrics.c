@@ -165,7 +165,7 @@ static const struct m_plain m_budgets[] = {
 	  "Retries available now (pool plus floor, fractional).",
 	  M_DBL, BUD(balance) },
 	{ "breakerd_budget_pool_tokens", M_GAUGE,
-	  "Deposited tokens left in the pool (after decay).", M_DBL, BUD(pool) },
+	  "Deposited tokens left in the pool (unspent, not expired).", M_DBL, BUD(pool) },
 	{ "breakerd_budget_floor_tokens", M_GAUGE,
 	  "Floor tokens available now.", M_DBL, BUD(floor_tokens) },
 	{ "breakerd_budget_floor_per_second", M_GAUGE,

@@ -753,18 +753,5 @@ int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out)
 
 int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg)
 {
-	struct brk_config k;
-	int rc;
-
-	if (!b || !cfg)
-		return -EINVAL;
-	if (b->seg->readonly)
-		return -EROFS;
-	rc = brk__config_in(cfg, &k);
-	if (rc == 0)
-		rc = brk_config_validate(&k, NULL);
-	if (rc)
-		return rc;
-	brk__config_store(b->rec, &k);
-	return 0;
+	return brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL);
 }

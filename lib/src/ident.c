@@ -49,22 +49,27 @@ static int parse_stat(const char *buf, size_t len, uint64_t *ticks,
 	return 0;
 }
 
-/* Async-signal-safe: open/read/close and hand-made formatting only. */
-static int read_stat(int32_t pid, uint64_t *ticks, char *state)
+/* Append the decimal digits of @v to @path at *@pl (hand-made: this runs
+ * in an atfork child hook). */
+static void put_uint(char *path, size_t *pl, uint32_t v)
 {
-	char path[32] = "/proc/", digits[12], buf[1024];
-	int n = 0, fd, i;
-	size_t pl = 6;
-	ssize_t got;
-	uint32_t v = (uint32_t)pid;
+	char digits[12];
+	int n = 0, i;
 
 	do {
 		digits[n++] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v && n < 11);
 	for (i = n - 1; i >= 0; i--)
-		path[pl++] = digits[i];
-	memcpy(path + pl, "/stat", 6);
+		path[(*pl)++] = digits[i];
+}
+
+static int read_stat_path(const char *path, uint64_t *ticks, char *state)
+{
+	char buf[1024];
+	ssize_t got;
+	int fd;
+
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -74,6 +79,30 @@ static int read_stat(int32_t pid, uint64_t *ticks, char *state)
 		return -EIO;
 	buf[got] = '\0'; /* the digit loop stops at the NUL */
 	return parse_stat(buf, (size_t)got, ticks, state);
+}
+
+/* Async-signal-safe: open/read/close and hand-made formatting only. */
+static int read_stat(int32_t pid, uint64_t *ticks, char *state)
+{
+	char path[32] = "/proc/";
+	size_t pl = 6;
+
+	put_uint(path, &pl, (uint32_t)pid);
+	memcpy(path + pl, "/stat", 6);
+	return read_stat_path(path, ticks, state);
+}
+
+int brk__read_task_stat(int32_t pid, int32_t tid, uint64_t *ticks, char *state)
+{
+	char path[64] = "/proc/";
+	size_t pl = 6;
+
+	put_uint(path, &pl, (uint32_t)pid);
+	memcpy(path + pl, "/task/", 6);
+	pl += 6;
+	put_uint(path, &pl, (uint32_t)tid);
+	memcpy(path + pl, "/stat", 6);
+	return read_stat_path(path, ticks, state);
 }
 
 int brk__read_start_ticks(int32_t pid, uint64_t *ticks)

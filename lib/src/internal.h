@@ -162,6 +162,12 @@ uint64_t brk__random(const brk_segment *s);
 /* 0: alive; 1: dead (no such pid or another start time). */
 int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known);
 int brk__read_start_ticks(int32_t pid, uint64_t *ticks);
+/* /proc/PID/task/TID/stat: start time (field 22) and state (field 3). */
+int brk__read_task_stat(int32_t pid, int32_t tid, uint64_t *ticks, char *state);
+/* Leases bound to a thread (lease_thread.c): 1 if @l, owned by the live
+ * process of token @owner, is bound to a thread that has exited (or whose
+ * tid now names another thread). */
+int brk__lease_thread_dead(const struct brk__lease *l, uint64_t owner);
 
 /* ---- config (config.c) ------------------------------------------------ */
 void brk__config_store(struct brk__record *r, const struct brk_config *c);
