@@ -48,7 +48,9 @@ static void bump(uint64_t *p, uint64_t tag, uint32_t a, uint32_t b)
 	}
 }
 
-/* Empty bucket word @p unless its tag is @keep. */
+#define NO_TAG (1ULL << 63) /* no 24-bit tag: clear_word() clears */
+
+/* Empty bucket word @p unless its tag is @keep_tag. */
 static void clear_word(uint64_t *p, uint64_t keep_tag)
 {
 	uint64_t x = uatomic_read(p);
@@ -87,13 +89,16 @@ static int advance_head(struct brk__record *r, uint64_t gen, uint64_t e)
 			return 1;
 		if (uatomic_cmpxchg(hp, h, e) != h)
 			continue;
-		if (e <= h || e - h > BRK_WINDOW_BUCKETS) { /* every bucket */
+		if (e <= h || e - h > BRK_WINDOW_BUCKETS) {
+			/* Every bucket, @e's too: its data is from an epoch
+			 * before the old head, which its 8-bit tag cannot
+			 * tell from @e. (A call of epoch @e counted by
+			 * another caller between our CAS and this clear is
+			 * lost: an undercount of a call, never an alias.) */
 			uint32_t i;
 			for (i = 0; i < BRK_WINDOW_BUCKETS; i++) {
-				if (i == e % BRK_WINDOW_BUCKETS)
-					continue; /* rotated by the caller's bump */
-				clear_word(word(r, i, 0), TAG(gen, e));
-				clear_word(word(r, i, 1), TAG(gen, e));
+				clear_word(word(r, i, 0), NO_TAG);
+				clear_word(word(r, i, 1), NO_TAG);
 			}
 			return 1;
 		}
