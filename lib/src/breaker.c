@@ -89,9 +89,11 @@ uint64_t brk__open_until(const struct brk__record *r, uint64_t w)
 /*
  * Put the deadline @until of OPEN(g + 1) (g: the generation of @old) into
  * its slot before the state CAS, so a reader of OPEN(g + 1) always finds
- * it. A slot already tagged g + 1 holds a racing opener's deadline: it is
- * adopted, never overwritten (whichever opener wins the state CAS, the
- * slot holds the one deadline of g + 1). Returns 0 if @old is no longer
+ * it. A slot already tagged g + 1 holds the deadline of an opener racing
+ * us from the same state: the later of the two is kept (so whichever
+ * opener wins the state CAS, the breaker stays open at least as long as
+ * each of them asked; an opener that loses the race may so lengthen the
+ * winner's open period, never shorten it). Returns 0 if @old is no longer
  * the state (the transition would fail anyway), else 1.
  */
 static int propose_until(struct brk__record *r, uint64_t old, uint64_t until)
@@ -102,9 +104,9 @@ static int propose_until(struct brk__record *r, uint64_t old, uint64_t until)
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t u = uatomic_read(slot);
-		if (BRK__UT_FOR(u, ng))
+		if (BRK__UT_FOR(u, ng) && BRK__UT_UNTIL(u) >= until)
 			return 1;
-		if (uatomic_read(&r->state) != old)
+		if (!BRK__UT_FOR(u, ng) && uatomic_read(&r->state) != old)
 			return 0;
 		if (uatomic_cmpxchg(slot, u, BRK__UT_MAKE(ng, until)) == u)
 			return 1;

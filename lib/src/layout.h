@@ -138,9 +138,9 @@ _Static_assert(sizeof(struct brk__lease) == 32, "lease");
  * (tag = gen & 0x3ffff; until_ms = ms since the segment epoch: 2^45 ms is
  * 1115 years, more than the 584 years of a 64-bit ns clock plus the
  * longest duration, so it never saturates). A transition to OPEN(g + 1)
- * first CASes its deadline into slot (g + 1) & 1 (never a slot tagged
- * g + 1 already: a racing opener's deadline is adopted), then CASes the
- * state word; readers of OPEN(g) read slot g & 1 and accept it only with
+ * first CASes its deadline into slot (g + 1) & 1 (a slot tagged g + 1
+ * already holds a racing opener's deadline: the later one is kept), then
+ * CASes the state word; readers of OPEN(g) read slot g & 1 and accept it only with
  * the tag of g. Each transition's winner then clears the slot of the
  * next parity unless it is tagged for the next generation, so a slot
  * never keeps a tag older than two generations (see breaker.c).
