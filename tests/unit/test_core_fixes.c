@@ -434,6 +434,79 @@ static void counted_probe_release_returns_0_after_slot_taken_over(void **state)
 	brk_detach(hooked);
 }
 
+/*
+ * The other order of the same race: a reclaimer (breakerd's scan) finds
+ * probe A expired while A is counting its verdict. A's success is counted
+ * once (A returns 0) and the reclaim counts no failed probe: one verdict
+ * per probe. The scan runs from A's second clock read in its release
+ * (the slow-call check of the verdict).
+ */
+struct judging_race {
+	struct ut *u;
+	brk_segment *other;
+	struct brk_reclaim_stats st;
+	int armed, reads, fired;
+};
+
+static uint64_t judging_clock(void *ctx)
+{
+	struct judging_race *t = ctx;
+
+	if (t->armed && ++t->reads == 2) {
+		t->armed = 0;
+		t->fired = 1;
+		ut_advance_ms(t->u, 5000); /* past probe_timeout_ms */
+		(void)brk_reclaim(t->other, &t->st);
+	}
+	return ut_clock_fn(&t->u->clk);
+}
+
+static void reclaimed_judging_probe_counts_once(void **state)
+{
+	struct ut *u = *state;
+	struct brk_attach_opts o;
+	struct judging_race t;
+	struct brk_config c;
+	struct brk_info i;
+	brk_segment *hooked = NULL;
+	brk_breaker *b, *other;
+	brk_permit a;
+
+	memset(&t, 0, sizeof t);
+	t.u = u;
+	t.other = u->seg;
+	ut_cfg(&c);
+	c.success_threshold = 2;
+	c.slow_call_ms = 3600 * SEC; /* on, but nothing here is that slow */
+	c.slow_rate_pct = 100;
+	c.min_calls = 1000;
+	other = ut_breaker(u, "svc", &c);
+	ut_opts(u, &o, 0);
+	o.flags = BRK_ATTACH_NOCREATE;
+	o.clock = judging_clock;
+	o.clock_ctx = &t;
+	ut_rc(0, brk_attach(&o, &hooked));
+	b = ut_breaker_on(hooked, "svc", &c);
+	ut_fail_n(b, 3);
+	ut_advance_ms(u, c.open_ms);
+	ut_acquire_ok(b, &a);
+	t.armed = 1;
+	ut_rc(0, brk_release(&a, BRK_SUCCESS, 0, 0));
+	assert_true(t.fired);
+	assert_int_equal(t.st.expired_probe, 1);
+	assert_int_equal(t.st.reopened, 0);
+	ut_info(other, &i);
+	assert_int_equal(i.state, BRK_HALF_OPEN);
+	assert_int_equal(i.half_open_successes, 1);
+	assert_int_equal(i.cooling_level, 0);
+	assert_int_equal(i.counters.reclaimed, 1);
+	assert_int_equal(i.counters.stale, 0);
+	assert_int_equal(i.probes_in_flight, 0);
+	ut_call(other, BRK_SUCCESS, 0); /* the second probe closes it */
+	assert_int_equal(ut_state(other), BRK_CLOSED);
+	brk_detach(hooked);
+}
+
 /* ---- layout version ----------------------------------------------------- */
 
 /* A segment of layout version 1 (before issue 9) is refused, -EPROTO,
@@ -485,6 +558,7 @@ int main(void)
 		UT_TEST(lowered_max_concurrent_counts_permits_beyond_it),
 		UT_TEST(slow_probe_counts_as_failed_probe),
 		UT_TEST(counted_probe_release_returns_0_after_slot_taken_over),
+		UT_TEST(reclaimed_judging_probe_counts_once),
 		UT_TEST(old_layout_segment_refused_with_what_to_do),
 	};
 	return cmocka_run_group_tests_name("core_fixes", tests, NULL, NULL);
