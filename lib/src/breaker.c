@@ -253,10 +253,18 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 {
 	struct brk__record *r = b->rec;
 	uint32_t mc = cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	uint64_t hw = uatomic_read(&r->permit_hw);
 	uint32_t slot;
 
 	if (mc == 0)
 		return 0;
+	while (hw < mc) { /* before the claim: a counter then sees our slot */
+		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
+		if (seen == hw)
+			hw = mc;
+		else
+			hw = seen;
+	}
 	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
 				      PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
@@ -266,9 +274,14 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		return -BRK_EFULL;
 	/* Permits claimed while max_concurrent was higher still count: claim
 	 * first, then count every slot, and give ours back if that is over
-	 * the bound (of racing claimers, the last to claim sees them all). */
-	if (brk__lease_count(r->permits + mc, BRK__PERMIT_SLOTS - mc,
-			     PERMIT_TAG) != 0 &&
+	 * the bound (of racing claimers, the last to claim sees them all).
+	 * Only slots below the high-water mark can be taken: read it after
+	 * our claim, so it covers every claim made before ours. */
+	hw = uatomic_read(&r->permit_hw);
+	if (hw > BRK__PERMIT_SLOTS)
+		hw = BRK__PERMIT_SLOTS; /* untrusted */
+	if (hw > mc &&
+	    brk__lease_count(r->permits + mc, (uint32_t)hw - mc, PERMIT_TAG) != 0 &&
 	    brk__lease_count(r->permits, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
 		brk__lease_free(&r->permits[slot], p->permit_);
 		p->permit_ = 0;

@@ -238,7 +238,10 @@ struct brk__record {
 	                            generation never wraps); 0 */
 	uint64_t open_until[2];  /* deadline of OPEN(gen), slot gen & 1
 	                            (BRK__UT_*) */
-	uint64_t pad1[7];
+	uint64_t permit_hw;      /* permit slots ever used: the largest
+	                            max_concurrent any claimer had (raised
+	                            by CAS before its claim) */
+	uint64_t pad1[6];
 	/* line 2: settings, one word each (enum brk__cfg) */
 	uint64_t cfg[16];
 	/* lines 3-4: counters (enum brk__ctr) */
@@ -262,6 +265,7 @@ _Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
 _Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
 _Static_assert(offsetof(struct brk__record, changes) == 176, "rec changes");
 _Static_assert(offsetof(struct brk__record, open_until) == 184, "rec until");
+_Static_assert(offsetof(struct brk__record, permit_hw) == 200, "rec hw");
 _Static_assert(BRK__CFG_COUNT <= 16, "cfg words");
 _Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
 
