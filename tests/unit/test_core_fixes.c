@@ -209,6 +209,21 @@ static void deadlines_hold_at_age(struct ut *u, uint64_t age_ns)
 	ut_fail_n(b, c.failure_threshold);
 	assert_int_equal(ut_state(b), BRK_OPEN);
 	assert_int_equal(ut_open_remaining(b), c.open_ms);
+
+	/* the window at that age: old calls expire, current ones count */
+	c.failure_threshold = 1000;
+	c.failure_rate_pct = 50;
+	c.window_ms = 10 * SEC;
+	c.min_calls = 4;
+	b = ut_breaker(u, "win", &c);
+	ut_fail_n(b, 3);
+	ut_advance_ms(u, 10 * SEC);
+	ut_call(b, BRK_SUCCESS, 0);
+	ut_info(b, &i);
+	assert_int_equal(i.window_calls, 1);
+	ut_call(b, BRK_SUCCESS, 0);
+	ut_fail_n(b, 2);
+	assert_int_equal(ut_state(b), BRK_OPEN);
 }
 
 static void deadlines_hold_at_segment_age_8_7_years(void **state)
