@@ -31,50 +31,6 @@ enum {
 	OPT_RATIO
 };
 
-/* ---- the kind of a name ------------------------------------------------ */
-
-int bctl_kind_of(brk_segment *seg, const char *name)
-{
-	brk_breaker *b;
-	brk_bucket *k;
-	brk_budget *u;
-	int rc;
-
-	rc = brk_breaker_find(seg, name, &b);
-	if (rc != -EMEDIUMTYPE)
-		return rc == 0 ? BRK_KIND_BREAKER : rc;
-	if (brk_bucket_find(seg, name, &k) == 0)
-		return BRK_KIND_BUCKET;
-	if (brk_budget_find(seg, name, &u) == 0)
-		return BRK_KIND_BUDGET;
-	return -EMEDIUMTYPE;
-}
-
-static const char *kind_word(int kind)
-{
-	switch (kind) {
-	case BRK_KIND_BREAKER:
-		return "breaker";
-	case BRK_KIND_BUCKET:
-		return "bucket";
-	case BRK_KIND_BUDGET:
-		return "retry budget";
-	default:
-		return "record of another kind";
-	}
-}
-
-int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
-		    int want)
-{
-	int kind = bctl_kind_of(seg, name);
-
-	if (kind == want || kind < 0)
-		kind = 0; /* changed under us: say what we can */
-	return cli_error("%s: '%s' is a %s, not a %s", cli_q(bctl_shm(g)),
-			 cli_q(name), kind_word(kind), kind_word(want));
-}
-
 /* ---- strict decimals ----------------------------------------------------- */
 
 enum dec_err { DEC_OK, DEC_GARBAGE, DEC_NONFINITE, DEC_HUGE, DEC_NEGATIVE };

@@ -45,6 +45,10 @@ const char *brk_strerror(int code)
 		return "already in that state";
 	case ETIMEDOUT:
 		return "timed out waiting for the segment to be initialised";
+	case E2BIG:
+		return "struct from a newer breaker.h sets fields this "
+		       "libbreaker does not know (see \"Growing structs\" "
+		       "in breaker.h)";
 	default:
 		return strerror(code);
 	}
@@ -128,6 +132,20 @@ const char *brk_mode_name(int mode)
 		return "disabled";
 	case BRK_MODE_METRICS_ONLY:
 		return "metrics_only";
+	default:
+		return "unknown";
+	}
+}
+
+const char *brk_kind_name(int kind)
+{
+	switch (kind) {
+	case BRK_KIND_BREAKER:
+		return "breaker";
+	case BRK_KIND_BUCKET:
+		return "bucket";
+	case BRK_KIND_BUDGET:
+		return "budget";
 	default:
 		return "unknown";
 	}

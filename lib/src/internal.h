@@ -129,7 +129,15 @@ static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
 	return u > BRK__UNTIL_MASK ? BRK__UNTIL_MASK : u;
 }
 
-uint64_t brk__monotonic_ns(void *ctx);
+/* The library's monotonic clock (ident.c; public as brk_monotonic_ns()).
+ * The internal name stays for the library's own callers. */
+#define brk__monotonic_ns brk_monotonic_ns
+
+/* ---- parsing (duration.c) ---------------------------------------------- */
+/* The digits at *@p in @base (2..36), into @v; *@p is left after the last
+ * digit (after all of them, also on overflow). Pure, async-signal-safe.
+ * Returns 0, -EINVAL (no digit at *@p) or -ERANGE (above UINT64_MAX). */
+int brk__parse_digits(const char **p, int base, uint64_t *v);
 
 /* ---- process identity (ident.c) -------------------------------------- */
 struct brk__ident {
@@ -147,6 +155,10 @@ static inline const struct brk__ident *brk__self(void)
 	return brk__self_slow();
 }
 uint32_t brk__next_nonce(void);
+/* 64 random bits from the library's one generator (ident.c): per-thread
+ * xorshift64*, reseeded in a fork()ed child. Not cryptographic. */
+uint64_t brk__random_u64(void);
+/* The segment's injected random source if any, else brk__random_u64(). */
 uint64_t brk__random(const brk_segment *s);
 /* 0: alive; 1: dead (no such pid or another start time). */
 int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known);
