@@ -559,7 +559,9 @@ enum brk_reason {
  * expired before the verdict, breaker reset or in a newer generation,
  * released twice, or the permit belongs to another process, e.g. a
  * fork()ed parent's; nothing else freed), -EINVAL (unknown outcome or
- * reason: the lease is still freed, no verdict).
+ * reason: the lease is still freed, no verdict), -BRK_ECONTENDED (a
+ * bounded CAS loop of the verdict gave up under extreme contention: the
+ * lease is freed, the verdict not counted).
  */
 BRK_API int brk_release(brk_permit *p, int outcome, int reason,
 		int64_t retry_after_ms);

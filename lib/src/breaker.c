@@ -519,7 +519,10 @@ static int gc_count(const struct brk__record *r, uint64_t c, uint64_t g,
 	return BRK__ST_GEN(uatomic_read(&r->state)) == g;
 }
 
-static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
+/* The verdict helpers return 0 (counted, or overtaken by a transition:
+ * then the result belongs to the generation before it) or
+ * -BRK_ECONTENDED (a bounded CAS loop gave up: not counted). */
+static int closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 {
 	struct brk__record *r = b->rec;
 	uint64_t g = BRK__ST_GEN(w), n;
@@ -531,25 +534,32 @@ static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t f = uatomic_read(&r->fails);
 		if (!gc_count(r, f, g, &n))
-			return; /* a newer generation's count: ours is over */
+			return 0; /* a newer generation's count: ours is over */
 		if (uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, n + 1)) != f)
 			continue;
 		if (n + 1 >= thr)
 			brk__open_by_rule(b->seg, r, w, now, BRK_EV_THRESHOLD);
-		return;
+		return 0;
 	}
+	return -BRK_ECONTENDED;
 }
 
-static void closed_success(brk_breaker *b, uint64_t w)
+static int closed_success(brk_breaker *b, uint64_t w)
 {
 	struct brk__record *r = b->rec;
-	uint64_t f = uatomic_read(&r->fails);
+	uint64_t g = BRK__ST_GEN(w);
+	int tries;
 
-	if (BRK__GC_FOR(f, BRK__ST_GEN(w)) && BRK__GC_COUNT(f) != 0)
-		uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(BRK__ST_GEN(w), 0));
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t f = uatomic_read(&r->fails);
+		if (!BRK__GC_FOR(f, g) || BRK__GC_COUNT(f) == 0 ||
+		    uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, 0)) == f)
+			return 0;
+	}
+	return -BRK_ECONTENDED;
 }
 
-static void probe_success(brk_breaker *b, uint64_t w)
+static int probe_success(brk_breaker *b, uint64_t w)
 {
 	struct brk__record *r = b->rec;
 	uint64_t g = BRK__ST_GEN(w), n;
@@ -559,14 +569,15 @@ static void probe_success(brk_breaker *b, uint64_t w)
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t c = uatomic_read(&r->ho_successes);
 		if (!gc_count(r, c, g, &n))
-			return;
+			return 0;
 		if (uatomic_cmpxchg(&r->ho_successes, c, BRK__GC_MAKE(g, n + 1)) != c)
 			continue;
 		if (n + 1 >= thr)
 			transition(b->seg, r, w, BRK_CLOSED, 0, 0,
 				   BRK_EV_PROBE_OK, n + 1);
-		return;
+		return 0;
 	}
+	return -BRK_ECONTENDED;
 }
 
 static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
@@ -657,8 +668,8 @@ static uint64_t lazy_now(const brk_breaker *b, uint64_t *now)
 	return *now;
 }
 
-static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
-		    int reason, uint64_t w, uint64_t *now)
+static int verdict(brk_breaker *b, const brk_permit *p, int outcome,
+		   int reason, uint64_t w, uint64_t *now)
 {
 	struct brk__record *r = b->rec;
 	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
@@ -666,7 +677,7 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 
 	count_outcome(r, outcome, reason);
 	if (p->flags_ & PERMIT_UNGATED)
-		return;
+		return 0;
 	if (closed && brk__window_active(r) &&
 	    (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
 	     outcome == BRK_FAILURE))
@@ -675,7 +686,7 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 				   is_slow(r, p, lazy_now(b, now)));
 	w = uatomic_read(&r->state); /* the window rule may have opened it */
 	if (BRK__ST_GEN(w) != p->changes_)
-		return;
+		return 0;
 
 	if (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR) {
 		/* With a slow-call rule on, a slow probe is a failed probe: a
@@ -684,15 +695,16 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 		    is_slow(r, p, lazy_now(b, now)))
 			probe_failed(b->seg, r, w, lazy_now(b, now));
 		else if (probe)
-			probe_success(b, w);
+			return probe_success(b, w);
 		else if (closed)
-			closed_success(b, w);
+			return closed_success(b, w);
 	} else if (outcome == BRK_FAILURE) {
 		if (probe)
 			probe_failed(b->seg, r, w, lazy_now(b, now));
 		else if (closed)
-			closed_failure(b, w, lazy_now(b, now));
+			return closed_failure(b, w, lazy_now(b, now));
 	}
+	return 0;
 }
 
 /* Free the probe slot if we still hold it (@judging: with the mark). */
@@ -725,7 +737,8 @@ static int probe_lost(brk_breaker *b, const brk_permit *p)
 
 /*
  * Returns 0 exactly when the verdict was counted, -BRK_ESTALE exactly when
- * it was not. A probe is marked judging (CAS token -> token | judging)
+ * it was not because the permit was stale, -BRK_ECONTENDED when a bounded
+ * CAS loop of the verdict gave up (not counted either). A probe is marked judging (CAS token -> token | judging)
  * before its verdict is counted: a reclaimer or an expiry that takes the
  * slot before the mark wins, and this release is stale; one that takes it
  * after the mark counts nothing, and this release is counted even though
@@ -737,7 +750,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	brk_breaker *b;
 	struct brk__record *r;
 	uint64_t now = 0, w;
-	int stale = 0, judging = 0;
+	int stale = 0, judging = 0, rc;
 
 	if (!p || !p->b_)
 		return -EINVAL;
@@ -777,11 +790,11 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;
 	}
-	verdict(b, p, outcome, reason, w, &now);
+	rc = verdict(b, p, outcome, reason, w, &now);
 	drop_probe(r, p, judging); /* fails harmlessly if taken meanwhile */
 	if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
-		retry_after(b, retry_after_ms, 1, lazy_now(b, &now));
-	return 0;
+		retry_after(b, retry_after_ms, rc == 0, lazy_now(b, &now));
+	return rc;
 }
 
 int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
