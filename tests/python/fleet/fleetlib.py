@@ -9,7 +9,10 @@ import subprocess
 import sys
 import time
 
-PYTHON = "/usr/bin/python3"  # Debian's, which sees Debian's gunicorn/celery
+# The interpreter running the tests: /usr/bin/python3 or the suite's venv
+# made from it with --system-site-packages (both see Debian's gunicorn and
+# celery); never a python3 found on PATH.
+PYTHON = sys.executable or "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
 _seq = itertools.count()
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -77,7 +80,17 @@ def children(pid):
 
 
 def daemon_path():
-    return os.environ.get("BREAKERD_DAEMON")
+    """build/daemon/breakerd: $BREAKERD_DAEMON, else next to the bctl the
+    python suite passes ($BRKPY_BCTL = BUILD/tools/bctl), else
+    ./daemon/breakerd (the suite runs in the build dir)."""
+    path = os.environ.get("BREAKERD_DAEMON")
+    if path:
+        return path
+    bctl = os.environ.get("BRKPY_BCTL")
+    if bctl:
+        return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(bctl))),
+                            "daemon", "breakerd")
+    return os.path.abspath(os.path.join("daemon", "breakerd"))
 
 
 def start_daemon(shm, interval="50ms"):

@@ -11,6 +11,14 @@ before sending and becomes task.retry(countdown=wait). Every task id
 completes exactly once, none is lost.
 """
 
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pyint_fixtures  # noqa: E402,F401  (SIGTERM -> cleanup)
+
+
 import json
 import os
 import subprocess

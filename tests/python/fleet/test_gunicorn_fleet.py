@@ -17,6 +17,14 @@ plus a baseline fleet without any breaker for the "requests while down"
 figure. Figures are printed (pytest -s, or in the meson log on failure).
 """
 
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pyint_fixtures  # noqa: E402,F401  (SIGTERM -> cleanup)
+
+
 import http.client
 import json
 import os
@@ -134,7 +142,8 @@ def run_fleet(with_daemon, report):
         if with_daemon:
             daemon = F.start_daemon(shm)
             if daemon is None:
-                pytest.fail("BREAKERD_DAEMON is not set to build/daemon/breakerd")
+                pytest.fail("no breakerd daemon at %s (set BREAKERD_DAEMON to "
+                            "build/daemon/breakerd)" % F.daemon_path())
         seg = breakerd.attach(shm)
         br = seg.breaker(NAME, **BREAKER)
         _, cursor = seg.events(0)

@@ -3,6 +3,14 @@ requests adapter (429 detection removed, connect failures not counted) is
 caught by the integration tests, after an unmutated copy passed them."""
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pyint_fixtures  # noqa: E402,F401  (SIGTERM -> cleanup)
+
+
+import os
 import subprocess
 import sys
 

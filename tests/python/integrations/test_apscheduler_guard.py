@@ -1,5 +1,13 @@
 """guarded() with a real APScheduler BackgroundScheduler and a real upstream."""
 
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fleet"))
+
+from pyint_fixtures import seg, shm_name, upstream  # noqa: E402,F401
+
+
 import threading
 import time
 

@@ -2,6 +2,14 @@
 retry message goes to an in-memory kombu broker) and raises
 celery.exceptions.Retry whose ``when`` is the countdown."""
 
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fleet"))
+
+from pyint_fixtures import seg, shm_name, upstream  # noqa: E402,F401
+
+
 import pytest
 from celery import Celery
 from celery.exceptions import Retry

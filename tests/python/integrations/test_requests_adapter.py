@@ -1,5 +1,13 @@
 """BreakerAdapter against real requests and a real loopback HTTP server."""
 
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fleet"))
+
+from pyint_fixtures import seg, shm_name, upstream  # noqa: E402,F401
+
+
 import socket
 import threading
 import time
