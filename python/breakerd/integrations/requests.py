@@ -86,13 +86,15 @@ _REJECTED = (
 def host_breaker_name(url, prefix="http"):
     """Breaker name for the upstream of ``url``: ``<prefix>/<host>:<port>``.
 
-    The host is lower-cased, the port is the URL's or the scheme's default
-    (80, 443), so ``http://API.example`` and ``http://api.example:80/x``
-    share one breaker, while two ports of one host do not. An IPv6 literal
-    keeps its colons (``http/::1:8080``). Bytes outside ``[A-Za-z0-9._:/-]``
-    become ``_``; a name longer than 63 bytes is cut and ends in ``.`` plus
-    the first 10 hex digits of the SHA-1 of the full name, so long host
-    names stay distinct. Raises ValueError for a URL without a host.
+    The host is lower-cased (an internationalised one IDNA-encoded,
+    ``xn--...``), the port is the URL's or the scheme's default (80, 443),
+    so ``http://API.example`` and ``http://api.example:80/x`` share one
+    breaker while two ports of one host do not. An IPv6 literal keeps its
+    colons (``http/::1:8080``). If a byte outside ``[A-Za-z0-9._:/-]`` had
+    to become ``_``, or the name is longer than 63 bytes, it is cut to 52
+    bytes and ends in ``.`` plus the first 10 hex digits of the SHA-1 of the
+    full name, so two upstreams never share a breaker by accident. Raises
+    ValueError for a URL without a host or with a bad port.
     """
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname
@@ -104,9 +106,15 @@ def host_breaker_name(url, prefix="http"):
         raise ValueError("url: %s" % e) from None
     if port is None:
         port = _DEFAULT_PORTS.get(parts.scheme.lower(), 0)
-    raw = "%s/%s:%d" % (prefix, host.lower(), port)
+    host = host.lower()
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            pass
+    raw = "%s/%s:%d" % (prefix, host, port)
     name = "".join(c if c in _NAME_CHARS else "_" for c in raw)
-    if len(name) > NAME_MAX:
+    if name != raw or len(name) > NAME_MAX:
         digest = hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:10]
         name = name[:NAME_MAX - 11] + "." + digest
     return name

@@ -22,6 +22,10 @@
 #   connect-lost   a connection error cancels the permit instead of counting
 #                  a connect failure
 #                  -> test_connection_refused_is_a_connect_failure_and_re_raised
+#   celery-429     (integrations/celery.py) retry_countdown no longer sees a
+#                  429/503 response: a rate-limited task is not retried
+#                  -> test_429_response_returned_becomes_retry_after_...,
+#                     test_503_http_error_without_retry_after_...
 #
 # Takes about 10 s (four small pytest runs).
 set -u
@@ -48,9 +52,9 @@ make_copy() {
 	find "$WORK/$1" -name __pycache__ -prune -exec rm -rf {} +
 }
 
-# run_tests NAME SELECTION: the pytest exit status
+# run_tests NAME SELECTION [TEST_FILE]: the pytest exit status
 run_tests() {
-	local where
+	local where file=${3:-test_requests_adapter.py}
 	where=$(cd "$WORK" && PYTHONPATH="$WORK/$1" "$PY" -c \
 		'import breakerd.integrations.requests as m; print(m.__file__)')
 	case "$where" in
@@ -58,7 +62,7 @@ run_tests() {
 	*) echo "BROKEN - $1: the child imported $where, not the copy"; return 2 ;;
 	esac
 	(cd "$WORK" && PYTHONPATH="$WORK/$1" "$PY" -m pytest -q -p no:cacheprovider \
-		-W ignore::DeprecationWarning "$TESTS/test_requests_adapter.py" -k "$2") \
+		-W ignore::DeprecationWarning "$TESTS/$file" -k "$2") \
 		>"$WORK/$1.log" 2>&1
 }
 
@@ -66,11 +70,11 @@ caught=0
 missed=0
 broken=0
 
-# mutant NAME SELECTION SED_EXPR
+# mutant NAME SELECTION SED_EXPR [MODULE TEST_FILE]
 mutant() {
-	local name=$1 sel=$2 expr=$3 f rc
+	local name=$1 sel=$2 expr=$3 module=${4:-requests} tfile=${5:-test_requests_adapter.py} f rc
 	make_copy "$name" || { echo "BROKEN - $name: copy failed"; broken=$((broken + 1)); return; }
-	f="$WORK/$name/breakerd/integrations/requests.py"
+	f="$WORK/$name/breakerd/integrations/$module.py"
 	cp "$f" "$WORK/$name.orig"
 	sed -i -e "$expr" "$f"
 	if cmp -s "$f" "$WORK/$name.orig"; then
@@ -78,7 +82,7 @@ mutant() {
 		broken=$((broken + 1))
 		return
 	fi
-	run_tests "$name" "$sel"
+	run_tests "$name" "$sel" "$tfile"
 	rc=$?
 	if [ $rc -eq 1 ]; then
 		echo "CAUGHT - $name by:"
@@ -97,6 +101,7 @@ mutant() {
 
 SEL_429="429 or retry_after or classifier"
 SEL_CONNECT="connection_refused"
+SEL_CELERY="429_response or 503_http_error"
 
 make_copy baseline || { echo "BROKEN - baseline copy failed"; exit 2; }
 run_tests baseline "$SEL_429 or $SEL_CONNECT"
@@ -107,11 +112,22 @@ if [ $rc -ne 0 ]; then
 	exit 2
 fi
 echo "baseline: $(tail -1 "$WORK/baseline.log")"
+run_tests baseline "$SEL_CELERY" test_celery_retry.py
+rc=$?
+if [ $rc -ne 0 ]; then
+	echo "BROKEN - the baseline (unmutated copy) fails the Celery tests: pytest exit $rc"
+	tail -20 "$WORK/baseline.log"
+	exit 2
+fi
+echo "baseline (celery): $(tail -1 "$WORK/baseline.log")"
 
 mutant 429-detection "$SEL_429" \
 	's/permit\.report_http(response\.status_code, response\.headers)/permit.report_http(200 if response.status_code == 429 else response.status_code, {})/'
 mutant connect-lost "$SEL_CONNECT" \
 	's/permit\.failure(reason="connect")/permit.cancel()/'
+
+mutant celery-429 "$SEL_CELERY" \
+	's/    if reason not in _COOLING_REASONS:/    if True:/' celery test_celery_retry.py
 
 echo "mutants: $caught caught, $missed missed, $broken broken"
 [ $missed -eq 0 ] && [ $broken -eq 0 ]

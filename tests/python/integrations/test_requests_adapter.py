@@ -44,7 +44,7 @@ def counters(br):
     ("http://api.example:8080/", "http/api.example:8080"),
     ("http://user:pw@10.0.0.1:81/", "http/10.0.0.1:81"),
     ("http://[::1]:9000/", "http/::1:9000"),
-    ("http://b%C3%BCcher.example/", "http/b_c3_bccher.example:80"),
+    ("http://b\u00fccher.example/", "http/xn--bcher-kva.example:80"),
 ])
 def test_host_breaker_name_is_per_upstream_and_valid(seg, url, name):
     got = host_breaker_name(url)
@@ -59,6 +59,14 @@ def test_host_breaker_name_long_hosts_stay_distinct_and_short(seg):
     assert len(a) <= NAME_MAX and len(b) <= NAME_MAX
     seg.breaker(a)
     seg.breaker(b)
+
+
+def test_host_breaker_name_replaced_bytes_get_a_digest(seg):
+    a = host_breaker_name("http://a%2Ab.example/")     # '%' is no name byte
+    b = host_breaker_name("http://a%2Bb.example/")
+    assert a != b
+    assert a.startswith("http/a_2ab.example:80.") and len(a) <= NAME_MAX
+    seg.breaker(a)
 
 
 def test_host_breaker_name_without_host_is_an_error():
@@ -300,3 +308,24 @@ def test_threads_share_one_adapter_and_lose_no_count(seg, upstream):
     assert c["successes"] == n_threads * per
     assert c["allowed"] == n_threads * per
     assert len(upstream.requests) == n_threads * per
+
+
+def test_adapter_by_segment_name_pickles_and_works_after(shm_name, upstream):
+    import pickle
+    a = BreakerAdapter(shm_name, breaker_kwargs=FAST)
+    s = requests.Session()
+    s.mount("http://", a)
+    assert s.get(upstream.url, timeout=5).status_code == 200
+    s2 = pickle.loads(pickle.dumps(s))
+    assert s2.get(upstream.url, timeout=5).status_code == 200
+    with breakerd.attach(shm_name) as seg:
+        assert counters(seg.breaker(host_breaker_name(upstream.url)))["successes"] == 2
+
+
+def test_refusal_is_not_sent_even_with_urllib3_retries(seg, upstream):
+    # max_retries lives inside one send(): the permit is taken once, before.
+    s, a = session_for(seg, breaker_kwargs=FAST, max_retries=3)
+    seg.breaker(host_breaker_name(upstream.url), **FAST).trip(for_="30s")
+    with pytest.raises(breakerd.CircuitOpen):
+        s.get(upstream.url, timeout=5)
+    assert upstream.connections == 0
