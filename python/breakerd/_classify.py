@@ -115,23 +115,33 @@ def _retry_after_ms(value, now_unix_ms):
 def _fallback_classify(status, retry_after, now_unix_ms):
     # TEMPORARY pure-Python fallback, used only while the library lacks
     # brk_http_classify() (branch `classify`): remove it when that lands.
-    if 200 <= status < 400:
+    # The status table is that function's (lib/include/breaker.h); the body
+    # text is not scanned here, and status 0 (text only) is not supported.
+    if not 100 <= status <= 999:
+        raise ValueError(f"status {status} is not an HTTP status (100..999)")
+    if status < 400:
         outcome, reason = "success", "none"
+    elif status == 404:
+        outcome, reason = "healthy_error", "none"
+    elif status in (408, 504):
+        outcome, reason = "failure", "timeout"
     elif status == 429:
         outcome, reason = "failure", "rate_limited"
+    elif status < 500:
+        outcome, reason = "rejected_request", "none"
     elif status in (503, 529):
         outcome, reason = "failure", "overloaded"
-    elif 500 <= status < 600:
+    elif status < 600:
         outcome, reason = "failure", "server_error"
-    elif 400 <= status < 500:
-        outcome, reason = "rejected_request", "none"
     else:
-        raise ValueError(f"status {status} cannot be classified")
-    return outcome, reason, _retry_after_ms(retry_after, now_unix_ms)
+        outcome, reason = "failure", "other"
+    ms = _retry_after_ms(retry_after, now_unix_ms) if outcome == "failure" else 0
+    return outcome, reason, ms
 
 
 def classify_http_ms(status, retry_after=None, body=None, now_unix_ms=0):
-    """(outcome, reason, retry_after_ms) of an HTTP status."""
+    """(outcome or None, reason, retry_after_ms) of an HTTP answer; outcome
+    None: no verdict (status 0 and no sign in the text)."""
     if isinstance(status, bool) or not isinstance(status, int):
         raise TypeError(f"status must be an int, not {type(status).__name__}")
     if retry_after is not None and not isinstance(retry_after, str):
@@ -145,18 +155,18 @@ def classify_http_ms(status, retry_after=None, body=None, now_unix_ms=0):
         if isinstance(body, bytearray):
             body = bytes(body)
         o, r, ms = _core.http_classify(status, body, retry_after, int(now_unix_ms))
-        return _OUTCOME_NAMES.get(o, "unknown"), _REASON_NAMES.get(r, "other"), max(ms, 0)
-    if not 100 <= status <= 599:
-        raise ValueError(f"status {status} is not an HTTP status (100..599)")
+        return _OUTCOME_NAMES.get(o), _REASON_NAMES.get(r, "other"), max(ms, 0)
     return _fallback_classify(status, retry_after,
                               int(now_unix_ms) or int(time.time() * 1000))
 
 
 def classify_http(status, retry_after=None, body=None):
-    """(outcome, reason, retry_after_s or None) of an HTTP response:
-    429 -> ("failure", "rate_limited"), 503/529 -> "overloaded", other 5xx
-    -> "server_error", 2xx/3xx -> ("success", "none"), other 4xx ->
-    ("rejected_request", "none")."""
+    """(outcome, reason, retry_after_s or None) of an HTTP response, by the
+    library's table (brk_http_classify): 1xx-3xx success; 404
+    healthy_error; 408, 504 failure/timeout; 429 failure/rate_limited;
+    other 4xx rejected_request; 503, 529 failure/overloaded; other 5xx
+    failure/server_error; 600-999 failure/other. The Retry-After (seconds
+    or an HTTP-date) is kept for failures only. Outcome None: no verdict."""
     o, r, ms = classify_http_ms(status, retry_after, body)
     return o, r, (ms / 1000.0 if ms > 0 else None)
 

@@ -56,6 +56,9 @@ class Permit(_core.Permit):
         """Classify an HTTP response (status, Retry-After from ``headers``,
         ``body`` text) and report it."""
         outcome, reason, ms = classify_http_ms(status, header(headers, "Retry-After"), body)
+        if outcome is None:
+            raise ValueError(f"status {status!r} and the body give no verdict: "
+                             "report the permit yourself")
         return self._release(OUTCOMES[outcome], REASONS[reason], ms)
 
     @property

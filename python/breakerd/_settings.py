@@ -36,9 +36,9 @@ def _pct(name, v):
         return 0
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise TypeError(f"{name} must be a percentage (1..100) or None, not {type(v).__name__}")
-    if not 0 < v <= 100:
-        raise ValueError(f"{name} must be a percentage in (0, 100] or None, not {v!r}")
-    return max(1, round(v))
+    if not 1 <= v <= 100:
+        raise ValueError(f"{name} must be a percentage 1..100 (50 = half) or None, not {v!r}")
+    return round(v)
 
 
 def to_config(settings):

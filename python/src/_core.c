@@ -322,9 +322,13 @@ static PyObject *core_attach(PyObject *mod, PyObject *args, PyObject *kw)
 		if (!PyUnicode_Check(shm))
 			return PyErr_Format(PyExc_TypeError, "shm must be a str or None, not %.100s",
 					    Py_TYPE(shm)->tp_name);
-		name = PyUnicode_AsUTF8(shm);
+		Py_ssize_t len;
+
+		name = PyUnicode_AsUTF8AndSize(shm, &len);
 		if (!name)
 			return NULL;
+		if ((size_t)len != strlen(name))
+			return PyErr_Format(PyExc_ValueError, "shm must not contain NUL");
 	}
 	if (cap && cap != Py_None) {
 		if (get_u64(cap, "capacity", BRK_MAX_CAPACITY, &capacity))
@@ -955,31 +959,35 @@ fail_nox:
 	return NULL;
 }
 
+/* The fields and shape of `bctl inspect --json` for a bucket / budget. */
 static PyObject *make_bucket_info(const struct brk_bucket_info *b)
 {
-	return Py_BuildValue("{s:s,s:s,s:d,s:I,s:K,s:d,s:K,s:K,s:K,s:K,s:O}",
-			     "name", b->name, "kind", "bucket", "rate_per_s", b->rate_per_s,
-			     "burst", (unsigned)b->burst,
+	uint64_t full_ms = b->full_in_ns / 1000000u + (b->full_in_ns % 1000000u != 0);
+
+	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:I,s:K,s:d,s:K,s:{s:K,s:K,s:K}}",
+			     "name", b->name, "kind", "bucket",
+			     "configured", b->configured ? Py_True : Py_False,
+			     "rate_per_s", b->rate_per_s, "burst", (unsigned)b->burst,
 			     "interval_ns", (unsigned long long)b->interval_ns,
-			     "tokens", b->tokens, "full_in_ns", (unsigned long long)b->full_in_ns,
-			     "taken", (unsigned long long)b->taken,
+			     "tokens", b->tokens, "full_in_ms", (unsigned long long)full_ms,
+			     "counters", "taken", (unsigned long long)b->taken,
 			     "denied", (unsigned long long)b->denied,
-			     "tokens_taken", (unsigned long long)b->tokens_taken,
-			     "configured", b->configured ? Py_True : Py_False);
+			     "tokens_taken", (unsigned long long)b->tokens_taken);
 }
 
 static PyObject *make_budget_info(const struct brk_budget_info *g)
 {
-	return Py_BuildValue("{s:s,s:s,s:d,s:d,s:I,s:d,s:d,s:d,s:K,s:K,s:K,s:K,s:O}",
-			     "name", g->name, "kind", "budget", "floor_per_s", g->floor_per_s,
-			     "ratio", g->ratio, "floor_burst", (unsigned)g->floor_burst,
+	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:d,s:I,s:d,s:d,s:d,s:{s:K,s:K,s:K,s:K}}",
+			     "name", g->name, "kind", "budget",
+			     "configured", g->configured ? Py_True : Py_False,
+			     "floor_per_s", g->floor_per_s, "ratio", g->ratio,
+			     "floor_burst", (unsigned)g->floor_burst,
 			     "balance", g->balance, "pool", g->pool,
 			     "floor_tokens", g->floor_tokens,
-			     "deposits", (unsigned long long)g->deposits,
+			     "counters", "deposits", (unsigned long long)g->deposits,
 			     "retries", (unsigned long long)g->retries,
 			     "retries_floor", (unsigned long long)g->retries_floor,
-			     "deferred", (unsigned long long)g->deferred,
-			     "configured", g->configured ? Py_True : Py_False);
+			     "deferred", (unsigned long long)g->deferred);
 }
 
 /* ---- Segment methods ---------------------------------------------------- */
@@ -1048,10 +1056,13 @@ static PyObject *segment_records(SegmentObject *self, PyObject *unused)
 			set_error(rc, "record", NULL);
 			break;
 		}
-		if (in->kind == BRK_KIND_BUCKET)
+		if (in->kind == BRK_KIND_BUCKET) {
+			memcpy(in->bucket.name, in->name, sizeof(in->name));
 			d = make_bucket_info(&in->bucket);
-		else if (in->kind == BRK_KIND_BUDGET)
+		} else if (in->kind == BRK_KIND_BUDGET) {
+			memcpy(in->budget.name, in->name, sizeof(in->name));
 			d = make_budget_info(&in->budget);
+		}
 		else
 			d = make_info(in);
 		if (!d || PyList_Append(l, d))

@@ -37,17 +37,16 @@ fi
 export PKG_CONFIG_PATH=$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-# Reinstall when the package sources or the library changed.
+# Reinstall when the package sources or the library changed. (No
+# builddir= config setting: meson-python 0.12 then fails to reconfigure.)
 stamp=$( { find "$src/python" "$src/lib/include" -type f \
 		\( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.build' -o -name '*.toml' \) \
 		-not -path '*/.mesonpy-*' -print0 | sort -z | xargs -0 sha256sum
 	   find "$build/lib" -maxdepth 1 -name 'libbreaker*' -printf '%f %s %T@\n' | sort; } |
 	 sha256sum | cut -d' ' -f1)
 if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
-	rm -rf "$build/python-build"
 	if ! "$vpy" -m pip install --no-build-isolation --no-index --no-deps --force-reinstall \
 		-q --disable-pip-version-check \
-		--config-settings=builddir="$build/python-build" \
 		--config-settings=setup-args=-Dwerror=true \
 		"$src/python" >"$build/python-install.log" 2>&1; then
 		cat "$build/python-install.log"
@@ -57,7 +56,7 @@ if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" >"$venv/.breakerd-stamp"
 fi
 
-export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src
+export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src BRKPY_BUILDDIR=$build
 cd "$build" || exit 1
 # Run from the build dir, with the venv's python: never a python3 on PATH.
 out=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \

@@ -27,6 +27,7 @@ BAD_BREAKERS = [
     ({"max_concurrent": 65}, ValueError, "max_concurrent"),
     ({"failure_rate": 101}, ValueError, "failure_rate"),
     ({"failure_rate": "50%"}, TypeError, "failure_rate"),
+    ({"failure_rate": 0.5}, ValueError, "failure_rate"),
     ({"min_distinct_processes": 9}, ValueError, "min_distinct_processes"),
     ({"probe_timeout": None}, TypeError, "probe_timeout"),
     ({"failure": 42}, TypeError, "failure"),
@@ -147,6 +148,8 @@ def test_bad_attach_arguments(shm):
         breakerd.attach(shm, capacity=0)
     with pytest.raises(ValueError, match="capacity"):
         breakerd.attach(shm, capacity=-5)
+    with pytest.raises(ValueError, match="shm"):
+        breakerd.attach(shm + "\0x")
     with pytest.raises(TypeError, match="clock"):
         breakerd.attach(shm, clock=lambda: 0)
     import os
@@ -179,3 +182,20 @@ def test_fake_clock_never_goes_back():
         c.advance(-1)
     c.advance("1500ms")
     assert c.now == 6.5
+
+
+def test_readonly_attach_reads_but_never_writes(seg, shm):
+    br = seg.breaker("ro/a")
+    br.acquire().failure()
+    with breakerd.attach(shm, readonly=True) as ro:
+        assert ro.readonly
+        rb = ro.breaker("ro/a")
+        assert rb.info()["counters"]["failures"] == 1
+        with pytest.raises(breakerd.Error) as ei:
+            rb.acquire()
+        assert ei.value.errno == 30  # EROFS
+        with pytest.raises(LookupError):
+            ro.breaker("ro/missing")
+        with pytest.raises(breakerd.Error):
+            rb.reset()
+    assert seg.record_count() == 1

@@ -140,11 +140,15 @@ def test_nested_with_of_one_breaker(seg):
 @pytest.mark.parametrize("status,expect", [
     (200, ("success", "none", None)),
     (302, ("success", "none", None)),
-    (404, ("rejected_request", "none", None)),
+    (404, ("healthy_error", "none", None)),
+    (401, ("rejected_request", "none", None)),
+    (408, ("failure", "timeout", None)),
     (429, ("failure", "rate_limited", None)),
     (500, ("failure", "server_error", None)),
     (503, ("failure", "overloaded", None)),
     (529, ("failure", "overloaded", None)),
+    (504, ("failure", "timeout", None)),
+    (700, ("failure", "other", None)),
 ])
 def test_classify_http(status, expect):
     assert breakerd.classify_http(status) == expect
@@ -155,8 +159,11 @@ def test_classify_http_retry_after():
     o, r, s = breakerd.classify_http(503, "Wed, 21 Oct 2015 07:28:00 GMT")
     assert (o, r) == ("failure", "overloaded")  # a date in the past: no wait
     assert s is None
+    assert breakerd.classify_http(200, "30") == ("success", "none", None)  # kept for failures only
     with pytest.raises(ValueError):
         breakerd.classify_http(99)
+    with pytest.raises(ValueError):
+        breakerd.classify_http(1000)
     with pytest.raises(TypeError):
         breakerd.classify_http("200")
 
@@ -165,8 +172,13 @@ def test_report_http(seg):
     br = seg.breaker("c/h", failure_threshold=2, max_wait="1m")
     assert br.acquire().report_http(200) is True
     br.acquire().report_http(404)
+    br.acquire().report_http(403)
     br.acquire().report_http(500)
-    br.acquire().report_http(503, headers={"Retry-After": "5"})
     c = br.info()["counters"]
-    assert c["successes"] == 1 and c["ignored"] == 1 and c["failures"] == 2
-    assert br.info()["cool_until_remaining_ms"] == 5000 or br.state == "open"
+    assert (c["successes"], c["healthy_errors"], c["ignored"], c["failures"]) == (1, 1, 1, 1)
+    br.acquire().report_http(503, headers={"rEtRy-AfTeR": "5"})  # case-insensitive
+    assert br.state == "open" and br.info()["counters"]["failures"] == 2
+    assert br.info()["counters"]["failures_by_reason"]["overloaded"] == 1
+    br.reset()
+    br.acquire().report_http(429, headers={"Retry-After": "5"}, body=b"slow down")
+    assert br.info()["cool_until_remaining_ms"] == 5000

@@ -165,3 +165,20 @@ def test_configure_changes_an_existing_record(seg):
     assert cfg["failure_threshold"] == 2 and cfg["open_ms"] == 60000
     fail_times(again, 2)
     assert br.state == "open"
+
+
+def test_probe_older_than_probe_timeout_is_reclaimed(seg, clock):
+    br = seg.breaker("svc/l", failure_threshold=1, open="1s", probe_timeout="5s")
+    fail_times(br, 1)
+    clock.advance(1)
+    probe = br.acquire()
+    assert br.info()["probes_in_flight"] == 1
+    clock.advance(5)
+    # the next caller reclaims the stuck probe: a failed probe, cooling doubled
+    with pytest.raises(breakerd.CircuitOpen):
+        br.acquire()
+    info = br.info()
+    assert info["state"] == "open" and info["open_remaining_ms"] == 2000
+    assert info["counters"]["reclaimed"] == 1
+    assert probe.success() is False  # its lease was taken back: not counted
+    assert seg.events()[0][-2]["reason"] == "reclaim_probe_timeout"
