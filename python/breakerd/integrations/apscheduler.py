@@ -41,7 +41,9 @@ Thread-safety: a wrapper may run in many pool threads at once; ``stats`` is
 updated under a lock (``ran``, ``skipped``, ``slept`` seconds).
 """
 
+import asyncio
 import functools
+import inspect
 import threading
 import time
 
@@ -65,12 +67,15 @@ def _is_response(obj):
     return hasattr(obj, "status_code") and hasattr(obj, "headers")
 
 
-def guarded(br=None, max_wait=DEFAULT_MAX_WAIT, *, sleep=time.sleep, on_skip=None):
+def guarded(br=None, max_wait=DEFAULT_MAX_WAIT, *, sleep=time.sleep, asleep=None,
+            on_skip=None):
     """Decorate an APScheduler job function (see the module doc).
 
     ``br``: a breaker, or None (the job guards its own calls).
     ``max_wait``: the longest sleep of one run, seconds or duration string.
-    ``sleep``: the sleep function (tests pass a recording one).
+    ``sleep``: the sleep function (tests pass a recording one); for a
+    coroutine job (AsyncIOScheduler) ``asleep`` (default ``asyncio.sleep``)
+    is awaited instead and the job runs under ``async with br``.
     ``on_skip``: called as ``on_skip(refusal)`` when a run is skipped.
     """
     limit = _seconds(max_wait, "max_wait")
@@ -121,8 +126,37 @@ def guarded(br=None, max_wait=DEFAULT_MAX_WAIT, *, sleep=time.sleep, on_skip=Non
             except breakerd.Refused as refusal:
                 return skip(refusal)
 
-        wrapper.stats = stats
-        wrapper.max_wait = limit
-        return wrapper
+        async def run_once_async(args, kwargs):
+            if br is None:
+                count("ran")
+                return await fn(*args, **kwargs)
+            async with br as permit:
+                count("ran")
+                result = await fn(*args, **kwargs)
+                if _is_response(result):
+                    permit.report_http(int(result.status_code), result.headers)
+            return result
+
+        @functools.wraps(fn)
+        async def wrapper_async(*args, **kwargs):
+            try:
+                return await run_once_async(args, kwargs)
+            except breakerd.Cooling as refusal:
+                wait = float(refusal.wait)
+                if wait > limit:
+                    return skip(refusal)
+                await (asleep(wait) if asleep is not None else asyncio.sleep(wait))
+                count("slept", wait)
+            except breakerd.Refused as refusal:
+                return skip(refusal)
+            try:
+                return await run_once_async(args, kwargs)
+            except breakerd.Refused as refusal:
+                return skip(refusal)
+
+        chosen = wrapper_async if inspect.iscoroutinefunction(fn) else wrapper
+        chosen.stats = stats
+        chosen.max_wait = limit
+        return chosen
 
     return decorate

@@ -165,3 +165,55 @@ def test_max_wait_must_be_a_duration():
         guarded(None, max_wait="soon")
     with pytest.raises(ValueError):
         guarded(None, max_wait=-1)
+
+
+def test_coroutine_job_is_awaited_under_the_breaker(seg):
+    import asyncio
+    br = seg.breaker("sched/async", failure_threshold=2, open="30s", max_wait="30s")
+    slept = []
+
+    class Resp:
+        status_code = 429
+        headers = {"Retry-After": "1"}
+
+    async def asleep(s):
+        slept.append(s)
+
+    @guarded(br, max_wait=5, asleep=asleep)
+    async def job():
+        await asyncio.sleep(0)
+        return Resp()
+
+    assert asyncio.iscoroutinefunction(job)
+    r = asyncio.run(job())
+    assert r.status_code == 429
+    c = br.info()["counters"]
+    assert c["failures_by_reason"]["rate_limited"] == 1   # awaited, then reported
+    # cooling ~1 s <= 5 s: "slept" once (the fake sleep returns at once, so
+    # the second try is still cooling and the run is skipped)
+    assert asyncio.run(job()) is None
+    assert len(slept) == 1 and 0.5 < slept[0] <= 1.3
+    assert job.stats["ran"] == 1 and job.stats["skipped"] == 1
+
+
+def test_coroutine_job_with_an_asyncio_scheduler_skips_while_open(seg):
+    import asyncio
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    br = seg.breaker("sched/async2", open="30s")
+    br.trip(for_="30s")
+    calls = []
+
+    @guarded(br, max_wait=1)
+    async def job():
+        calls.append(1)
+
+    async def main():
+        sched = AsyncIOScheduler()
+        sched.add_job(job, "interval", seconds=0.05)
+        sched.start()
+        await asyncio.sleep(0.4)
+        sched.shutdown(wait=False)
+
+    asyncio.run(main())
+    assert calls == []
+    assert job.stats["skipped"] >= 3
