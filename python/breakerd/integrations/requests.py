@@ -18,7 +18,7 @@
 What is counted, per request (``send``):
 
 - the breaker is chosen before anything else: ``name(request)`` if a naming
-  function was given, else one per upstream, ``http/<host>:<port>`` (see
+  function was given, else one per upstream, ``<scheme>/<host>:<port>`` (see
   :func:`host_breaker_name`);
 - a refusal raises the package's :class:`breakerd.Refused` subclass *before*
   the connection pool is touched: no socket is opened, no byte is sent. The
@@ -83,8 +83,11 @@ _REJECTED = (
 )
 
 
-def host_breaker_name(url, prefix="http"):
-    """Breaker name for the upstream of ``url``: ``<prefix>/<host>:<port>``.
+def host_breaker_name(url, prefix=None):
+    """Breaker name for the upstream of ``url``: ``<scheme>/<host>:<port>``,
+    or ``<prefix>/<scheme>/<host>:<port>`` with a ``prefix`` (a name level
+    of your own: ``br.trip`` of ``payments`` then refuses every host under
+    it, as the library's hierarchy does).
 
     The host is lower-cased (an internationalised one IDNA-encoded,
     ``xn--...``), the port is the URL's or the scheme's default (80, 443),
@@ -112,7 +115,10 @@ def host_breaker_name(url, prefix="http"):
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             pass
-    raw = "%s/%s:%d" % (prefix, host, port)
+    scheme = parts.scheme.lower() or "http"
+    raw = "%s/%s:%d" % (scheme, host, port)
+    if prefix:
+        raw = "%s/%s" % (prefix, raw)
     name = "".join(c if c in _NAME_CHARS else "_" for c in raw)
     if name != raw or len(name) > NAME_MAX:
         digest = hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:10]
@@ -131,11 +137,12 @@ class BreakerAdapter(requests.adapters.HTTPAdapter):
     invalid one raises the package's ValueError before sending).
     ``breaker_kwargs``: settings for ``seg.breaker(name, **breaker_kwargs)``;
     they apply only to breakers this call creates (as in the library).
-    ``prefix``: first name level of the per-host names (default ``http``).
+    ``prefix``: an optional first name level above the per-host names
+    (``<prefix>/<scheme>/<host>:<port>``; default none).
     Remaining keyword arguments go to ``HTTPAdapter`` (pool sizes ...).
     """
 
-    def __init__(self, seg=None, name=None, breaker_kwargs=None, prefix="http", **kwargs):
+    def __init__(self, seg=None, name=None, breaker_kwargs=None, prefix=None, **kwargs):
         if name is not None and not callable(name):
             raise TypeError("name: a callable(request) -> str or None, not %r" % (name,))
         self._seg_arg = seg

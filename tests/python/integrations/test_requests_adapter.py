@@ -40,7 +40,8 @@ def counters(br):
 
 @pytest.mark.parametrize("url,name", [
     ("http://api.example/x", "http/api.example:80"),
-    ("https://API.Example/x?y=1", "http/api.example:443"),
+    ("https://API.Example/x?y=1", "https/api.example:443"),
+    ("https://api.example:80/", "https/api.example:80"),
     ("http://api.example:8080/", "http/api.example:8080"),
     ("http://user:pw@10.0.0.1:81/", "http/10.0.0.1:81"),
     ("http://[::1]:9000/", "http/::1:9000"),
@@ -50,6 +51,17 @@ def test_host_breaker_name_is_per_upstream_and_valid(seg, url, name):
     got = host_breaker_name(url)
     assert got == name
     seg.breaker(got)  # the library accepts it
+
+
+def test_host_breaker_name_prefix_is_a_level_above_the_hosts(seg, upstream):
+    assert host_breaker_name("https://a.example/", "payments") == "payments/https/a.example:443"
+    s, a = session_for(seg, prefix="payments", breaker_kwargs=FAST)
+    assert s.get(upstream.url, timeout=5).status_code == 200
+    seg.breaker("payments").trip(for_="30s")       # the ancestor refuses every host
+    with pytest.raises(breakerd.CircuitOpen) as ei:
+        s.get(upstream.url, timeout=5)
+    assert ei.value.breaker == "payments"
+    assert upstream.connections == 1
 
 
 def test_host_breaker_name_long_hosts_stay_distinct_and_short(seg):
