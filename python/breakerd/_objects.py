@@ -19,6 +19,9 @@ from . import _settings
 _ACTIVE = contextvars.ContextVar("breakerd_active_permits", default=())
 
 
+_SUCCESS = _core.SUCCESS
+
+
 def _retry_ms(retry_after):
     ms = to_ms(retry_after, "retry_after", none_ok=True)
     return ms or 0
@@ -33,9 +36,12 @@ class Permit(_core.Permit):
     __slots__ = ()
 
     def _report(self, outcome, reason="none", retry_after=None):
-        return self._release(OUTCOMES[outcome], REASONS[reason], _retry_ms(retry_after))
+        ms = 0 if retry_after is None else _retry_ms(retry_after)
+        return self._release(OUTCOMES[outcome], REASONS[reason], ms)
 
     def success(self, retry_after=None):
+        if retry_after is None:  # the common path: no lookups
+            return self._release(_SUCCESS, 0, 0)
         return self._report("success", "none", retry_after)
 
     def failure(self, reason="server_error", retry_after=None):
@@ -105,10 +111,10 @@ class Breaker:
         return self._b.acquire(Permit)
 
     def _report_exit(self, permit, exc):
-        if permit.released:
-            return
         if exc is None:
-            permit.success()
+            permit._release(_SUCCESS, 0, 0)  # a no-op if the block reported it
+            return
+        if permit.released:
             return
         outcome, reason = outcome_of(exc, self._failure, self._exclude, self._ignore)
         permit._report(outcome, reason)
@@ -120,6 +126,9 @@ class Breaker:
 
     def _pop(self):
         stack = _ACTIVE.get()
+        if stack and stack[-1][0] is self:  # the innermost: the usual case
+            _ACTIVE.set(stack[:-1])
+            return stack[-1][1]
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][0] is self:
                 _ACTIVE.set(stack[:i] + stack[i + 1:])

@@ -29,12 +29,22 @@
 #include <structmember.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <breaker.h>
+
+/* This process's pid, refreshed in a fork()ed child (getpid() is a
+ * syscall; a permit records its owner on every acquire). */
+static pid_t self_pid;
+
+static void refresh_pid(void)
+{
+	self_pid = getpid();
+}
 
 /* ---- exceptions (classes defined in breakerd/_errors.py) -------------- */
 
@@ -539,7 +549,7 @@ static int permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *w
 		return rc;
 	Py_INCREF(br);
 	p->br = br;
-	p->pid = getpid();
+	p->pid = self_pid;
 	p->released = 0;
 	return 0;
 }
@@ -771,7 +781,7 @@ static void permit_finalize(PyObject *self)
 	if (p->released || !p->br)
 		return;
 	p->released = 1;
-	if (p->pid != getpid())
+	if (p->pid != self_pid)
 		return; /* a fork child's copy of its parent's permit */
 	PyErr_Fetch(&et, &ev, &tb);
 	if (p->br->seg->seg)
@@ -1627,6 +1637,11 @@ PyMODINIT_FUNC PyInit__core(void)
 				 "Permit", "Bucket", "Budget" };
 	size_t i;
 
+	refresh_pid();
+	if (pthread_atfork(NULL, NULL, refresh_pid) != 0) {
+		PyErr_SetString(PyExc_ImportError, "breakerd: pthread_atfork failed");
+		return NULL;
+	}
 	errs = PyImport_ImportModule("breakerd._errors");
 	if (!errs)
 		return NULL;
