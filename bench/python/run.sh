@@ -41,11 +41,10 @@ stamp=$( { find "$src/python" "$src/lib/include" -type f \
 	   find "$build/lib" -maxdepth 1 -name 'libbreaker*' -printf '%f %s %T@\n' | sort; } |
 	 sha256sum | cut -d' ' -f1)
 if [ "$(cat "$site/.stamp" 2>/dev/null)" != "$stamp" ]; then
-	rm -rf "$site" "$build/python-bench-build"
+	rm -rf "$site"
 	echo "run.sh: building the breakerd package into $site" >&2
 	if ! PKG_CONFIG_PATH=$build/meson-uninstalled "$py" -m pip install -q \
 		--no-build-isolation --no-index --no-deps --disable-pip-version-check \
-		--config-settings=builddir="$build/python-bench-build" \
 		--target "$site" "$src/python" >"$build/python-bench-install.log" 2>&1; then
 		cat "$build/python-bench-install.log" >&2
 		echo "run.sh: pip install ./python failed" >&2
