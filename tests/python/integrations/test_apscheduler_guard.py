@@ -73,12 +73,14 @@ def test_3600s_retry_after_opens_the_breaker_and_other_jobs_run_on_time(seg, ups
     assert sync_job.stats["skipped"] >= 8
     assert all(s <= 1.0 for s in sleeps.asked)
     assert sleeps.asked == []                   # an open breaker is never slept on
-    # the ticker kept its 100 ms schedule the whole time
+    # the ticker kept its 100 ms schedule the whole time: no gap near the
+    # 1 s a max_wait sleep would cost (let alone 3600 s), generous for a
+    # loaded machine
     with lock:
         ts = list(ticks)
-    assert len(ts) >= int((t1 - t0) / 0.1) - 3
+    assert len(ts) >= 0.7 * (t1 - t0) / 0.1
     gaps = [b - a for a, b in zip(ts, ts[1:])]
-    assert max(gaps) < 0.35, max(gaps)
+    assert max(gaps) < 0.8, max(gaps)
 
 
 def test_short_cooling_is_slept_once_then_the_job_runs(seg, upstream):

@@ -185,7 +185,7 @@ COUNTER_OF = {"success": "successes", "healthy_error": "healthy_errors",
               "rejected_request": "ignored", "failure": "failures"}
 
 
-@pytest.mark.parametrize("status", [200, 204, 301, 400, 401, 404, 409, 429, 500, 502, 503, 529])
+@pytest.mark.parametrize("status", [200, 204, 301, 400, 401, 404, 408, 409, 429, 500, 502, 503, 504, 529, 799])
 def test_outcome_follows_the_library_classifier(seg, upstream, status):
     """Each status is counted as breakerd.classify_http (the C classifier) says."""
     s, a = session_for(seg, breaker_kwargs={"failure_threshold": 100})
