@@ -151,6 +151,11 @@ class Breaker:
 
     def __call__(self, fn):
         """Decorate a function or a coroutine function."""
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            # the call would only create the generator: the permit would be
+            # reported before the generator ran
+            raise TypeError(f"@{self.name} cannot guard a generator function "
+                            f"({fn.__name__}): use `with br:` inside it")
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def guarded_async(*args, **kwargs):

@@ -182,3 +182,20 @@ def test_report_http(seg):
     br.reset()
     br.acquire().report_http(429, headers={"Retry-After": "5"}, body=b"slow down")
     assert br.info()["cool_until_remaining_ms"] == 5000
+
+
+def test_decorating_a_generator_function_is_refused(seg):
+    br = seg.breaker("c/gen")
+
+    def gen():
+        yield 1
+
+    async def agen():
+        yield 1
+
+    for fn in (gen, agen):
+        with pytest.raises(TypeError, match="generator"):
+            br(fn)
+    with pytest.raises(TypeError):
+        br(42)
+    assert br.info()["counters"]["allowed"] == 0

@@ -6,6 +6,7 @@ import gc
 import json
 import multiprocessing
 import os
+import signal
 import warnings
 
 import pytest
@@ -20,6 +21,7 @@ def in_child(fn):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        signal.alarm(60)  # a hung child dies: the parent then reads EOF
         os.close(r)
         try:
             out = {"ok": fn()}
@@ -102,11 +104,14 @@ def test_multiprocessing_children_open_the_breaker(realseg, method):
     br = realseg.breaker(name, failure_threshold=4, open="1h", max_open="2h")
     ctx = multiprocessing.get_context(method)
     with ctx.Pool(2) as pool:
-        results = pool.starmap(_mp_worker.fail_until_open, [(realseg.shm, name, 2)] * 2)
+        # *_async + timeout: a crashed worker must fail the test, not hang it
+        results = pool.starmap_async(_mp_worker.fail_until_open,
+                                     [(realseg.shm, name, 2)] * 2).get(timeout=120)
         assert len({pid for pid, _ in results}) >= 1
         assert all(pid != os.getpid() for pid, _ in results)
         assert br.state == "open"  # 2 + 2 failures from the children
-        assert pool.apply(_mp_worker.state_of, (realseg.shm, name)) == "open"
+        assert pool.apply_async(_mp_worker.state_of,
+                                (realseg.shm, name)).get(timeout=120) == "open"
     assert br.info()["counters"]["failures"] == 4
 
 
@@ -119,6 +124,9 @@ def test_fork_context_child_uses_the_inherited_breaker(realseg):
     p = multiprocessing.get_context("fork").Process(target=target)
     p.start()
     p.join(60)
+    if p.exitcode is None:
+        p.kill()
+        p.join()
     assert p.exitcode == 0
     assert br.state == "open"
 
