@@ -107,6 +107,74 @@ class LockBreaker:
         return False
 
 
+class _ClosedState:
+    """pybreaker's CircuitClosedState call path, layer by layer."""
+
+    name = "closed"
+
+    def __init__(self, cb):
+        self._breaker = cb
+
+    def before_call(self, func, *args, **kwargs):
+        pass
+
+    def on_success(self):
+        pass
+
+    def on_failure(self, exc):
+        if self._breaker._state_storage.counter >= self._breaker.fail_max:
+            raise CircuitBreakerError("opened")
+
+    def _handle_success(self):
+        self._breaker._state_storage.reset_counter()
+        self.on_success()
+        for listener in self._breaker.listeners:
+            listener.success(self._breaker)
+
+    def call(self, func, *args, **kwargs):
+        self.before_call(func, *args, **kwargs)
+        for listener in self._breaker.listeners:
+            listener.before_call(self._breaker, func, *args, **kwargs)
+        try:
+            ret = func(*args, **kwargs)
+        except BaseException as e:
+            self._breaker._state_storage.increment_counter()
+            self.on_failure(e)
+            raise
+        self._handle_success()
+        return ret
+
+
+class FullPathBreaker:
+    """pybreaker.CircuitBreaker.call(func) on a closed breaker, with every
+    layer of its call path: the RLock, the ``state`` property comparing the
+    storage's state with the cached state object, the state's ``call``,
+    ``before_call``, listener loops, ``_handle_success`` -> storage
+    ``reset_counter``. (pybreaker's ``with breaker.calling():`` adds a
+    generator-based context manager on top.)"""
+
+    def __init__(self, storage):
+        self._lock = threading.RLock()
+        self._state_storage = storage
+        self._state = _ClosedState(self)
+        self.fail_max = 5
+        self.listeners = ()
+
+    @property
+    def current_state(self):
+        return self._state_storage.state
+
+    @property
+    def state(self):
+        if self.current_state != self._state.name:
+            raise RuntimeError("the benchmark keeps the breaker closed")
+        return self._state
+
+    def call(self, func, *args, **kwargs):
+        with self._lock:
+            return self.state.call(func, *args, **kwargs)
+
+
 # ---- (b) pybreaker's CircuitRedisStorage design ----------------------------
 
 class RedisStorage:
@@ -159,6 +227,17 @@ def time_with(cm, n):
     for _ in rng:
         with cm:
             pass
+    return (time.perf_counter_ns() - t0) / n
+
+
+def time_call(call, n):
+    """ns per ``call(noop)`` over n calls."""
+    def noop():
+        return None
+    rng = range(n)
+    t0 = time.perf_counter_ns()
+    for _ in rng:
+        call(noop)
     return (time.perf_counter_ns() - t0) / n
 
 
@@ -242,12 +321,16 @@ def main():
 
         lock_b = LockBreaker(MemoryStorage(), threading.Lock())
         rlock_b = LockBreaker(MemoryStorage(), threading.RLock())
+        full_b = FullPathBreaker(MemoryStorage())
         # (label, function of a call count -> ns per call, calls per run)
         cases = [
             ("breakerd  with br: (closed)", lambda k: time_with(br, k), n),
             ("breakerd  acquire().success()", acq, n),
             ("pybreaker design, threading.Lock", lambda k: time_with(lock_b, k), n),
             ("pybreaker design, threading.RLock", lambda k: time_with(rlock_b, k), n),
+            ("breakerd  br.call(fn)", lambda k: time_call(br.call, k), n),
+            ("pybreaker full call path, call(fn)",
+             lambda k: time_call(full_b.call, k), n),
         ]
         if args.redis_port:
             import redis
