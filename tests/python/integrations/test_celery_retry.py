@@ -163,3 +163,44 @@ def test_retry_countdown_of_things():
     assert retry_countdown(FakeResponse(429, {"Retry-After": "9"})) == 9.0
     assert retry_countdown(FakeResponse(200)) is None
     assert retry_countdown(ValueError("x")) is None
+
+
+def test_decorator_with_a_breaker_runs_the_task_under_it(app, seg):
+    br = seg.breaker("cel/deco", failure_threshold=1, open="20s")
+    ran = []
+
+    @app.task(bind=True, max_retries=None)
+    @retry_on_refusal(br)
+    def t(self, fail):
+        ran.append(fail)
+        if fail:
+            raise TimeoutError("slow upstream")
+        return "ok"
+
+    assert run_as_worker(t, False) == "ok"
+    with pytest.raises(TimeoutError):
+        run_as_worker(t, True)
+    assert br.state == "open"
+    with pytest.raises(Retry) as ei:
+        run_as_worker(t, False)
+    assert ran == [False, True]
+    assert 20.0 * 0.9 <= ei.value.when <= 20.0 * 1.25 + 0.01
+    c = br.info()["counters"]
+    assert c["failures_by_reason"]["timeout"] == 1 and c["successes"] == 1
+
+
+def test_decorator_with_a_breaker_chooser(app, seg):
+    chosen = []
+
+    def pick(task, region):
+        chosen.append(region)
+        return seg.breaker("cel/" + region)
+
+    @app.task(bind=True, max_retries=None)
+    @retry_on_refusal(pick)
+    def t(self, region):
+        return region
+
+    assert run_as_worker(t, "eu") == "eu"
+    assert chosen == ["eu"]
+    assert seg.breaker("cel/eu").info()["counters"]["successes"] == 1
