@@ -116,7 +116,11 @@ class Breaker:
             return
         if permit.released:
             return
-        outcome, reason = outcome_of(exc, self._failure, self._exclude, self._ignore)
+        try:
+            outcome, reason = outcome_of(exc, self._failure, self._exclude, self._ignore)
+        except BaseException:
+            permit.cancel()  # a classifier callable raised: still exactly once
+            raise
         permit._report(outcome, reason)
 
     def _push(self):

@@ -1,6 +1,9 @@
 """Bad arguments raise ValueError/TypeError naming the argument, and nothing
 in the segment changes."""
 
+import errno
+import os
+
 import pytest
 
 import breakerd
@@ -199,3 +202,14 @@ def test_readonly_attach_reads_but_never_writes(seg, shm):
         with pytest.raises(breakerd.Error):
             rb.reset()
     assert seg.record_count() == 1
+
+
+def test_foreign_segment_is_an_error_with_the_librarys_message(shm):
+    fd = os.open("/dev/shm" + shm, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.write(fd, b"not a breakerd segment" * 1000)
+    os.close(fd)
+    with pytest.raises(breakerd.Error) as ei:
+        breakerd.attach(shm)
+    assert ei.value.errno == errno.EPROTO
+    assert shm in str(ei.value)
+    assert open("/dev/shm" + shm, "rb").read(3) == b"not"  # left as it was

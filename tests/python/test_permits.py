@@ -118,3 +118,18 @@ def test_segment_context_manager(shm):
     with breakerd.attach(shm) as s:
         s.breaker("p/i")
     assert s.closed
+
+
+def test_a_raising_classifier_still_releases_once(seg):
+    def broken(exc):
+        raise LookupError("classifier bug")
+
+    br = seg.breaker("p/j", max_concurrent=1, exclude=broken)
+    with pytest.raises(LookupError) as ei:
+        with br:
+            raise ValueError("the call's own error")
+    assert isinstance(ei.value.__context__, ValueError)
+    assert br.info()["in_flight"] == 0
+    assert c(br, "cancelled", "failures", "successes") == (1, 0, 0)
+    with br:  # the bulkhead slot is free
+        pass

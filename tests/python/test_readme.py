@@ -83,7 +83,7 @@ def test_setup_command_installs_the_package():
     # .ci/run's parse: the package list up to the first "&&"
     pkgs = re.match(r"apt-get update && apt-get install -y ([^&]*) &&", line).group(1).split()
     for pkg in ("python3-dev", "python3-mesonpy", "python3-pip", "python3-venv",
-                "python3-pytest", "pkg-config"):
+                "python3-pytest", "python3-gunicorn", "pkg-config"):
         assert pkg in pkgs, pkg
     assert ("ninja -C build install && ldconfig && /usr/bin/python3 -m pip install "
             "--no-build-isolation --break-system-packages ./python") in line
