@@ -24,10 +24,12 @@ What is counted, per request (``send``):
   the connection pool is touched: no socket is opened, no byte is sent. The
   exception gets ``.request`` (the PreparedRequest) set;
 - a response is reported with ``Permit.report_http(status, headers)``: the
-  library's classifier decides (5xx/429/529 failures with reasons, 404 a
-  healthy error, other 4xx rejected requests, Retry-After honoured: up to the
-  breaker's ``max_wait`` it cools every process sharing the segment, a longer
-  one opens the breaker);
+  library's classifier (``breakerd.classify_http``) decides -- 1xx-3xx
+  success, 404 a healthy error, 408/504 failure ``timeout``, 429
+  ``rate_limited``, 503/529 ``overloaded``, other 5xx ``server_error``, other
+  4xx rejected requests (counted neither way); a failure's Retry-After
+  (seconds or an HTTP date) up to the breaker's ``max_wait`` cools every
+  process sharing the segment, a longer one opens the breaker for that long;
 - ``ConnectTimeout``/``ReadTimeout`` count as failure ``timeout``, any other
   ``requests.ConnectionError`` (refused, reset, DNS, TLS, proxy) as failure
   ``connect``; the exception is re-raised unchanged;
