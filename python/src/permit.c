@@ -60,20 +60,13 @@ static void permit_dealloc(PermitObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* _release(outcome, reason, retry_after_ms) -> True (counted) / False. A
- * second call is a no-op returning False. */
-static PyObject *permit_release(PermitObject *self, PyObject *args)
+/* Release @self once with @outcome: True (counted), False (a second
+ * report, stale, contended), NULL with an exception (closed segment, other
+ * library error). The arguments are checked by the caller. */
+PyObject *brkpy_permit_release(PermitObject *self, int outcome, int reason, long long ra)
 {
-	int outcome, reason;
-	long long ra;
 	int rc;
 
-	if (!PyArg_ParseTuple(args, "iiL:_release", &outcome, &reason, &ra))
-		return NULL;
-	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
-		return PyErr_Format(PyExc_ValueError, "outcome %d is unknown", outcome);
-	if (reason < 0 || reason >= BRK_REASON_COUNT)
-		return PyErr_Format(PyExc_ValueError, "reason %d is unknown", reason);
 	if (self->released || !self->br)
 		Py_RETURN_FALSE;
 	if (brkpy_seg_check(self->br->seg))
@@ -86,6 +79,22 @@ static PyObject *permit_release(PermitObject *self, PyObject *args)
 	if (rc == -BRK_ESTALE || rc == -BRK_ECONTENDED)
 		Py_RETURN_FALSE;
 	return brkpy_set_error(rc, brk_breaker_name(self->br->b), NULL);
+}
+
+/* _release(outcome, reason, retry_after_ms) -> True (counted) / False. A
+ * second call is a no-op returning False. */
+static PyObject *permit_release(PermitObject *self, PyObject *args)
+{
+	int outcome, reason;
+	long long ra;
+
+	if (!PyArg_ParseTuple(args, "iiL:_release", &outcome, &reason, &ra))
+		return NULL;
+	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+		return PyErr_Format(PyExc_ValueError, "outcome %d is unknown", outcome);
+	if (reason < 0 || reason >= BRK_REASON_COUNT)
+		return PyErr_Format(PyExc_ValueError, "reason %d is unknown", reason);
+	return brkpy_permit_release(self, outcome, reason, ra);
 }
 
 static PyObject *permit_get_released(PermitObject *self, void *c)
