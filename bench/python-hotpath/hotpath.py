@@ -23,6 +23,11 @@ import timeit
 
 import breakerd
 
+try:
+    from _nullcm import NullCM  # built by run.sh from nullcm.c
+except ImportError:
+    NullCM = None
+
 
 class Open(Exception):
     pass
@@ -102,10 +107,13 @@ def main():
         lock = threading.Lock()
         ecm = EmptyCM()
         ns = dict(br=br, f=f, guarded=guarded, lb=lb, lock=lock, ecm=ecm,
-                  nullcontext=contextlib.nullcontext())
-        cases = [
-            ("f()  (a plain call)", "f()"),
-            ("with lock: pass  (C context manager floor)", "with lock: pass"),
+                  nullcontext=contextlib.nullcontext(), ncm=NullCM and NullCM())
+        cases = [("f()  (a plain call)", "f()")]
+        if NullCM:
+            cases += [("with ncm: pass  (no-op C cm: the floor)", "with ncm: pass"),
+                      ("ncm.call(f)  (no-op C call(): the floor)", "ncm.call(f)")]
+        cases += [
+            ("with lock: pass  (threading.Lock)", "with lock: pass"),
             ("with EmptyCM(): pass  (Python cm)", "with ecm: pass"),
             ("with nullcontext: pass", "with nullcontext: pass"),
             ("lock breaker: with lb: pass", "with lb: pass"),

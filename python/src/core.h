@@ -100,8 +100,8 @@ PyObject *brkpy_raise_acquire(BreakerObject *self, int rc, const struct brk_refu
 /* held.c: the permits of the open `with` blocks of the current context */
 int brkpy_held_init(void);
 int brkpy_guard_init(void);
-const void *brkpy_frame_tag(void);
-brkpy_held *brkpy_held_get(int create);
+const void *brkpy_frame_tag(PyThreadState *ts);
+brkpy_held *brkpy_held_get(PyThreadState *ts, int create);
 void brkpy_held_unref(brkpy_held *h);
 PermitObject *brkpy_held_take_spare(brkpy_held *h, PyTypeObject *cls);
 void brkpy_held_recycle(brkpy_held *h, PermitObject *p);

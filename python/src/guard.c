@@ -53,7 +53,7 @@ static int guard_init(GuardObject *self, PyObject *args, PyObject *kw)
 }
 
 /* Acquire and push; the permit (a new reference) for `as`. */
-static PyObject *guard_enter_at(GuardObject *self, const void *frame)
+static PyObject *guard_enter_at(GuardObject *self, PyThreadState *ts, const void *frame)
 {
 	struct brk_refusal why;
 	brkpy_held *h;
@@ -62,7 +62,7 @@ static PyObject *guard_enter_at(GuardObject *self, const void *frame)
 
 	if (guard_ready(self))
 		return NULL;
-	h = brkpy_held_get(1);
+	h = brkpy_held_get(ts, 1);
 	if (!h)
 		return NULL;
 	p = brkpy_held_take_spare(h, self->permit_cls);
@@ -96,15 +96,18 @@ static PyObject *guard_enter_at(GuardObject *self, const void *frame)
 
 /* Pop this breaker's permit and report it: success if @exc is None (unless
  * the block reported it), else as the Python classifier says. */
-static PyObject *guard_exit_at(GuardObject *self, PyObject *exc, const void *frame)
+static PyObject *guard_exit_at(GuardObject *self, PyObject *exc, PyThreadState *ts,
+			      const void *frame)
 {
 	brkpy_held *h;
 	PermitObject *p;
 	PyObject *r;
 
-	if (!self->core || !self->permit_cls)
-		return guard_ready(self), NULL;
-	h = brkpy_held_get(0);
+	if (!self->core || !self->permit_cls) {
+		guard_ready(self); /* sets the TypeError */
+		return NULL;
+	}
+	h = brkpy_held_get(ts, 0);
 	if (!h && PyErr_Occurred())
 		return NULL;
 	p = h ? brkpy_held_pop(h, (PyObject *)self, frame) : NULL;
@@ -132,15 +135,19 @@ static PyObject *guard_exit_at(GuardObject *self, PyObject *exc, const void *fra
 
 static PyObject *guard_enter(GuardObject *self, PyObject *unused)
 {
+	PyThreadState *ts = PyThreadState_Get();
+
 	(void)unused;
-	return guard_enter_at(self, brkpy_frame_tag());
+	return guard_enter_at(self, ts, brkpy_frame_tag(ts));
 }
 
 static PyObject *guard_exit(GuardObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+	PyThreadState *ts = PyThreadState_Get();
+
 	if (nargs != 3)
 		return PyErr_Format(PyExc_TypeError, "__exit__ takes 3 arguments (%zd given)", nargs);
-	return guard_exit_at(self, args[1], brkpy_frame_tag());
+	return guard_exit_at(self, args[1], ts, brkpy_frame_tag(ts));
 }
 
 /* For `async with`: __aenter__/__aexit__ are coroutines of their own, so
@@ -148,14 +155,14 @@ static PyObject *guard_exit(GuardObject *self, PyObject *const *args, Py_ssize_t
 static PyObject *guard_aenter(GuardObject *self, PyObject *unused)
 {
 	(void)unused;
-	return guard_enter_at(self, NULL);
+	return guard_enter_at(self, PyThreadState_Get(), NULL);
 }
 
 static PyObject *guard_aexit(GuardObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
 	if (nargs != 3)
 		return PyErr_Format(PyExc_TypeError, "_aexit takes 3 arguments (%zd given)", nargs);
-	return guard_exit_at(self, args[1], NULL);
+	return guard_exit_at(self, args[1], PyThreadState_Get(), NULL);
 }
 
 /* A function whose call runs it to the end: a plain Python function (or a

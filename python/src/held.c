@@ -65,10 +65,25 @@ struct brkpy_held {
 
 static PyObject *held_var; /* contextvars.ContextVar("breakerd_held") */
 
+/* brkpy_held_get()'s cache (under the GIL): a borrowed stack */
+static struct {
+	uint64_t tsid, ver;
+	brkpy_held *h;
+} cache;
+
+static void remember(PyThreadState *ts, brkpy_held *h)
+{
+	cache.tsid = ts->id;
+	cache.ver = ts->context_ver;
+	cache.h = h;
+}
+
 static void held_dealloc(brkpy_held *h)
 {
 	Py_ssize_t i;
 
+	if (cache.h == h)
+		cache.h = NULL;
 	/* Blocks never left (a context dropped inside `with`): their permits
 	 * are collected, i.e. released as cancelled with a ResourceWarning. */
 	for (i = h->n - 1; i >= 0; i--) {
@@ -96,40 +111,44 @@ int brkpy_held_init(void)
 	return held_var ? 0 : -1;
 }
 
-/* The current context: the thread state's (CPython's struct _ts field,
- * set by Context.run() and by asyncio for each task step). */
-static const void *current_context(void)
-{
-	return PyThreadState_Get()->context;
-}
-
-/* The Python frame running the current C call, as an identity (never
- * dereferenced). 3.11 and 3.12: the interpreter frame, no object made;
- * otherwise the (public) frame object. */
-const void *brkpy_frame_tag(void)
+/* The Python frame of thread @ts running the current C call, as an
+ * identity (never dereferenced). 3.11 and 3.12: the interpreter frame, no
+ * object made; otherwise the (public) frame object. */
+const void *brkpy_frame_tag(PyThreadState *ts)
 {
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
-	PyThreadState *ts = PyThreadState_Get();
-
 	return ts->cframe ? (const void *)ts->cframe->current_frame : NULL;
 #else
+	(void)ts;
 	return PyEval_GetFrame();
 #endif
 }
 
-/* The current context's stack (a new reference). If it has none yet: a new
- * one if @create, else NULL without an exception. NULL with an exception on
- * failure. */
-brkpy_held *brkpy_held_get(int create)
+/* The current context's stack (a new reference) on thread @ts. If it has
+ * none yet: a new one if @create, else NULL without an exception. NULL with
+ * an exception on failure. The current context is the thread state's
+ * (CPython's struct _ts field `context`, set by Context.run() and by
+ * asyncio for each step of a task). */
+brkpy_held *brkpy_held_get(PyThreadState *ts, int create)
 {
 	PyObject *v = NULL, *tok;
 	brkpy_held *h;
 
+	/* The last stack found, valid while the same thread has not entered or
+	 * left a context since (CPython bumps context_ver on both; nothing but
+	 * this file sets held_var): the context is the same, still current,
+	 * so alive, and its value of held_var is still this stack. */
+	if (cache.h && cache.tsid == ts->id && cache.ver == ts->context_ver) {
+		Py_INCREF(cache.h);
+		return cache.h;
+	}
 	if (PyContextVar_Get(held_var, NULL, &v) < 0)
 		return NULL;
 	if (v) {
-		if (Py_IS_TYPE(v, &brkpy_HeldType) && ((brkpy_held *)v)->owner == current_context())
+		if (Py_IS_TYPE(v, &brkpy_HeldType) && ((brkpy_held *)v)->owner == ts->context) {
+			remember(ts, (brkpy_held *)v);
 			return (brkpy_held *)v;
+		}
 		Py_DECREF(v); /* a copied context's: not ours to change */
 	}
 	if (!create)
@@ -148,7 +167,8 @@ brkpy_held *brkpy_held_get(int create)
 		return NULL;
 	}
 	Py_DECREF(tok);
-	h->owner = current_context(); /* set() made one if the thread had none */
+	h->owner = ts->context; /* set() made one if the thread had none */
+	remember(ts, h);
 	return h;
 }
 
@@ -232,7 +252,8 @@ PermitObject *brkpy_held_pop(brkpy_held *h, PyObject *guard, const void *frame)
 found:
 	p = h->e[i].permit;
 	guard = h->e[i].guard; /* the caller's own object: still referred to */
-	memmove(&h->e[i], &h->e[i + 1], (size_t)(h->n - i - 1) * sizeof(h->e[0]));
+	if (i < h->n - 1)
+		memmove(&h->e[i], &h->e[i + 1], (size_t)(h->n - i - 1) * sizeof(h->e[0]));
 	h->n--;
 	Py_DECREF(guard);
 	return p;
@@ -248,7 +269,7 @@ PyObject *brkpy_held_list(PyObject *mod, PyObject *unused)
 
 	(void)mod;
 	(void)unused;
-	h = brkpy_held_get(0);
+	h = brkpy_held_get(PyThreadState_Get(), 0);
 	if (!h)
 		return PyErr_Occurred() ? NULL : PyList_New(0);
 	l = PyList_New(h->n);
