@@ -7,6 +7,10 @@ fail counter, written here: pybreaker is not packaged in Debian) and the
 floor of the ``with`` statement itself (a C context manager doing almost
 nothing: ``with threading.Lock():``; and an empty Python context manager).
 
+A fuller model of pybreaker's closed-state call path (RLock, the state
+property, the state object's before_call / listeners / success handling)
+is measured too.
+
 Every case runs in the same process, interleaved, ``--repeat`` times; the
 table gives the MIN ns/call (the least disturbed run on a shared machine)
 and the ratio to the lock breaker of the same run. Goals (issue 8):
@@ -80,6 +84,77 @@ class LockBreaker:
             return r
 
 
+class _Storage:
+    """pybreaker.CircuitMemoryStorage: state name, fail counter."""
+
+    def __init__(self):
+        self.state = "closed"
+        self.counter = 0
+
+    def reset_counter(self):
+        self.counter = 0
+
+    def increment_counter(self):
+        self.counter += 1
+
+
+class _Closed:
+    """pybreaker.CircuitClosedState's call path (before_call, listeners,
+    the call, _handle_success / _handle_error)."""
+
+    name = "closed"
+
+    def __init__(self, cb):
+        self._breaker = cb
+
+    def before_call(self, func, *args, **kwargs):
+        pass
+
+    def on_success(self):
+        pass
+
+    def call(self, func, *args, **kwargs):
+        cb = self._breaker
+        self.before_call(func, *args, **kwargs)
+        for listener in cb.listeners:
+            listener.before_call(cb, func, *args, **kwargs)
+        try:
+            ret = func(*args, **kwargs)
+        except BaseException:
+            cb._storage.increment_counter()
+            if cb._storage.counter >= cb.fail_max:
+                cb._storage.state = "open"
+            raise
+        cb._storage.reset_counter()
+        self.on_success()
+        for listener in cb.listeners:
+            listener.success(cb)
+        return ret
+
+
+class PyBreakerModel:
+    """pybreaker.CircuitBreaker.call(func) on a closed breaker: the RLock
+    held across the call, the ``state`` property checking the storage's
+    state name, the state object's call path."""
+
+    def __init__(self, fail_max=5):
+        self._lock = threading.RLock()
+        self._storage = _Storage()
+        self.fail_max = fail_max
+        self.listeners = []
+        self._state = _Closed(self)
+
+    @property
+    def state(self):
+        if self._storage.state != self._state.name:  # another process changed it
+            self._state = _Closed(self)
+        return self._state
+
+    def call(self, func, *args, **kwargs):
+        with self._lock:
+            return self.state.call(func, *args, **kwargs)
+
+
 class EmptyCM:
     def __enter__(self):
         return self
@@ -106,7 +181,7 @@ def main():
         lb = LockBreaker()
         lock = threading.Lock()
         ecm = EmptyCM()
-        ns = dict(br=br, f=f, guarded=guarded, lb=lb, lock=lock, ecm=ecm,
+        ns = dict(br=br, f=f, guarded=guarded, lb=lb, pb=PyBreakerModel(), lock=lock, ecm=ecm,
                   nullcontext=contextlib.nullcontext(), ncm=NullCM and NullCM())
         cases = [("f()  (a plain call)", "f()")]
         if NullCM:
@@ -118,6 +193,7 @@ def main():
             ("with nullcontext: pass", "with nullcontext: pass"),
             ("lock breaker: with lb: pass", "with lb: pass"),
             ("lock breaker: lb.call(f)", "lb.call(f)"),
+            ("pybreaker model: pb.call(f)  (RLock, states)", "pb.call(f)"),
             ("breakerd: with br: pass", "with br: pass"),
             ("breakerd: br.call(f)", "br.call(f)"),
             ("breakerd: @br guarded()", "guarded()"),
@@ -148,6 +224,9 @@ def main():
     print(f"GOAL with br: <= 1000 ns: {'MET' if goal_abs else 'MISSED'} ({w:.0f} ns)")
     print(f"GOAL with br: <= 0.5x lock breaker: {'MET' if goal_rel else 'MISSED'} "
           f"({w / lbw:.2f}x)")
+    print(f"info: with br: is {w - best.get('with ncm: pass', 0):.0f} ns above the no-op C "
+          f"context manager; br.call(f) / pybreaker model: "
+          f"{best['br.call(f)'] / best['pb.call(f)']:.2f}x")
     assert info["state"] == "closed", info
     return 0 if goal_abs and goal_rel else 3
 

@@ -40,8 +40,9 @@ class Permit(_core.Permit):
         ms = 0 if retry_after is None else _retry_ms(retry_after)
         return self._release(OUTCOMES[outcome], REASONS[reason], ms)
 
-    def success(self, retry_after=None):
-        if retry_after is None:  # the common path: no lookups
+    # success(retry_after=None): C (_core.Permit) without an argument, else:
+    def _success_slow(self, retry_after=None):
+        if retry_after is None:
             return self._release(_SUCCESS, 0, 0)
         return self._report("success", "none", retry_after)
 
@@ -113,9 +114,7 @@ class Breaker(_core.Guard):
         return f"<breakerd.Breaker {self.name} {self.state}>"
 
     # ---- permits ----
-    def acquire(self):
-        """A Permit, or raise a Refused subclass."""
-        return self._b.acquire(Permit)
+    # acquire() -> Permit, or raise a Refused subclass: _core.Guard (C)
 
     def _exit_error(self, permit, exc):
         """Report ``permit`` of a block (or call) left by ``exc`` (called by

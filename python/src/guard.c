@@ -1,7 +1,7 @@
 /*
  * guard.c - _core.Guard, the C base of breakerd.Breaker: the hot paths
  * `with br:` (__enter__/__exit__), `async with br:` (_aenter/_aexit, called
- * by the Python coroutines) and br.call(fn, ...).
+ * by the Python coroutines), br.call(fn, ...) and br.acquire().
  *
  * The common case is all C and makes no Python object: __enter__ acquires
  * into a reused permit object and pushes it on the context's stack
@@ -284,6 +284,29 @@ static PyObject *guard_call(GuardObject *self, PyObject *const *args, size_t nar
 	return r;
 }
 
+/* acquire() -> a permit_class object, or raise a Refused subclass. */
+static PyObject *guard_acquire(GuardObject *self, PyObject *unused)
+{
+	struct brk_refusal why;
+	PermitObject *p;
+	int rc;
+
+	(void)unused;
+	if (guard_ready(self))
+		return NULL;
+	/* allocated first: no Python error may come between an admitted
+	 * acquire and the object that releases it */
+	p = (PermitObject *)self->permit_cls->tp_alloc(self->permit_cls, 0);
+	if (!p)
+		return NULL;
+	why.by[0] = '\0';
+	rc = brkpy_permit_fill(p, self->core, &why);
+	if (rc == 0)
+		return (PyObject *)p;
+	Py_DECREF(p);
+	return brkpy_raise_acquire(self->core, rc, &why);
+}
+
 static PyObject *guard_get_core(GuardObject *self, void *c)
 {
 	(void)c;
@@ -297,6 +320,8 @@ static PyMethodDef guard_methods[] = {
 	  "Acquire a permit (or raise a Refused subclass) and return it." },
 	{ "__exit__", (PyCFunction)(void (*)(void))guard_exit, METH_FASTCALL,
 	  "Report the block's permit: success, or as the exception is classified." },
+	{ "acquire", (PyCFunction)guard_acquire, METH_NOARGS,
+	  "acquire() -> Permit, or raise a Refused subclass." },
 	{ "_aenter", (PyCFunction)guard_aenter, METH_NOARGS, "__enter__ for async with." },
 	{ "_aexit", (PyCFunction)(void (*)(void))guard_aexit, METH_FASTCALL,
 	  "__exit__ for async with." },

@@ -126,9 +126,30 @@ static PyObject *permit_get_pid(PermitObject *self, void *c)
 	return PyLong_FromLong((long)self->pid);
 }
 
+/* success(retry_after=None) -> bool counted. The common call (no
+ * argument) is C; a retry_after goes to the Python layer's _report(). */
+static PyObject *permit_success(PermitObject *self, PyObject *const *args, size_t nargsf,
+				PyObject *kwnames)
+{
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	PyObject *meth, *r;
+
+	if (nargs == 0 && !kwnames)
+		return brkpy_permit_release(self, BRK_SUCCESS, BRK_REASON_NONE, 0);
+	meth = PyObject_GetAttrString((PyObject *)self, "_success_slow");
+	if (!meth)
+		return NULL;
+	r = PyObject_Vectorcall(meth, args, (size_t)nargs, kwnames);
+	Py_DECREF(meth);
+	return r;
+}
+
 static PyMethodDef permit_methods[] = {
 	{ "_release", (PyCFunction)permit_release, METH_VARARGS,
 	  "_release(outcome, reason, retry_after_ms) -> bool counted." },
+	{ "success", (PyCFunction)(void (*)(void))permit_success, METH_FASTCALL | METH_KEYWORDS,
+	  "success(retry_after=None) -> True if counted; False if not (a second\n"
+	  "report, stale, inherited from a fork()ed parent)." },
 	{ NULL, NULL, 0, NULL }
 };
 

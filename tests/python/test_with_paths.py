@@ -362,3 +362,25 @@ def test_decorated_function_keeps_its_identity(seg):
     assert K.m.__name__ == "m" and K.m.__doc__ == "doc"
     assert K.m.__wrapped__(k, 2) == (k, 2)
     assert counts(br, "successes") == (1,)
+
+
+# ---- acquire() and success() (C) ----------------------------------------------
+
+def test_acquire_and_success_with_and_without_arguments(seg, clock):
+    br = seg.breaker("w/acq")
+    p = br.acquire()
+    assert isinstance(p, breakerd.Permit) and p.breaker == "w/acq"
+    assert p.success() is True and p.success() is False
+    q = br.acquire()
+    assert q.success(retry_after="250ms") is True  # the Python path: cools everyone
+    with pytest.raises(breakerd.Cooling):
+        br.acquire()
+    clock.advance("1s")
+    r = br.acquire()
+    with pytest.raises(ValueError):
+        r.success(retry_after="soon")
+    assert not r.released and r.success(None) is True
+    assert counts(br, "successes") == (3,)
+    br.trip(for_=60)
+    with pytest.raises(breakerd.CircuitOpen):
+        br.acquire()
