@@ -17,7 +17,11 @@ Fork: a process fork()ed after attach() (gunicorn --preload, multiprocessing
 "fork") shares the parent's segment and sees the same state; a Permit it
 inherited belongs to the parent: reporting it in the child changes nothing
 and returns False. Threads and asyncio tasks: each `with br:` keeps its
-permit in the running context (contextvars), never on the shared Breaker.
+permit on a stack of the running context (contextvars: each thread, each
+task), never on the shared Breaker; each entry records the frame that
+entered it, so a generator suspended inside `with br:` leaves with its own
+permit. `with br:` and `br.call()` are C on the success path (src/guard.c,
+src/held.c).
 """
 
 from . import _errors

@@ -1,7 +1,6 @@
 """Segment, Breaker, Permit, Bucket and Budget: the Python face of
 breakerd._core."""
 
-import contextvars
 import functools
 import inspect
 import time
@@ -13,10 +12,12 @@ from ._durations import to_ms
 from ._errors import NoTokens
 from . import _settings
 
-# The permits of the `with br:` blocks running in this context (thread or
-# asyncio task), innermost last: ((breaker, permit), ...). Per context, not
-# on the shared Breaker object, so threads and tasks never see each other's.
-_ACTIVE = contextvars.ContextVar("breakerd_active_permits", default=())
+
+def _active():
+    """[(breaker, permit), ...]: the open `with br:` blocks of this context
+    (thread or asyncio task), innermost last. Per context, not on the
+    shared Breaker object, so threads and tasks never see each other's."""
+    return _core._held()
 
 
 _SUCCESS = _core.SUCCESS
@@ -39,8 +40,9 @@ class Permit(_core.Permit):
         ms = 0 if retry_after is None else _retry_ms(retry_after)
         return self._release(OUTCOMES[outcome], REASONS[reason], ms)
 
-    def success(self, retry_after=None):
-        if retry_after is None:  # the common path: no lookups
+    # success(retry_after=None): C (_core.Permit) without an argument, else:
+    def _success_slow(self, retry_after=None):
+        if retry_after is None:
             return self._release(_SUCCESS, 0, 0)
         return self._report("success", "none", retry_after)
 
@@ -76,15 +78,21 @@ class Permit(_core.Permit):
         return f"<breakerd.Permit {self.breaker} {state}>"
 
 
-class Breaker:
+class Breaker(_core.Guard):
     """A host-wide circuit breaker. ``with br:``, ``async with br:``,
     ``@br`` and ``br.call(fn)`` run a call under a permit and report it on
-    every path; ``br.acquire()`` gives the explicit permit."""
+    every path; ``br.acquire()`` gives the explicit permit.
 
-    __slots__ = ("_b", "_segment", "_failure", "_exclude", "_ignore", "__weakref__")
+    ``__enter__``/``__exit__`` and ``call`` are C (_core.Guard, see
+    src/guard.c and src/held.c): a `with` block's permit is kept on a stack
+    of the running context (each thread, each asyncio task), never on this
+    shared object; only a block left by an exception comes back to Python
+    (``_exit_error``) to be classified."""
+
+    __slots__ = ("_segment", "_failure", "_exclude", "_ignore", "__weakref__")
 
     def __init__(self, core, segment, failure, exclude, ignore):
-        self._b = core
+        _core.Guard.__init__(self, core, Permit)
         self._segment = segment
         self._failure = failure
         self._exclude = exclude
@@ -106,14 +114,11 @@ class Breaker:
         return f"<breakerd.Breaker {self.name} {self.state}>"
 
     # ---- permits ----
-    def acquire(self):
-        """A Permit, or raise a Refused subclass."""
-        return self._b.acquire(Permit)
+    # acquire() -> Permit, or raise a Refused subclass: _core.Guard (C)
 
-    def _report_exit(self, permit, exc):
-        if exc is None:
-            permit._release(_SUCCESS, 0, 0)  # a no-op if the block reported it
-            return
+    def _exit_error(self, permit, exc):
+        """Report ``permit`` of a block (or call) left by ``exc`` (called by
+        the C __exit__ and call())."""
         if permit.released:
             return
         try:
@@ -123,35 +128,13 @@ class Breaker:
             raise
         permit._report(outcome, reason)
 
-    def _push(self):
-        permit = self.acquire()
-        _ACTIVE.set(_ACTIVE.get() + ((self, permit),))
-        return permit
-
-    def _pop(self):
-        stack = _ACTIVE.get()
-        if stack and stack[-1][0] is self:  # the innermost: the usual case
-            _ACTIVE.set(stack[:-1])
-            return stack[-1][1]
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i][0] is self:
-                _ACTIVE.set(stack[:i] + stack[i + 1:])
-                return stack[i][1]
-        raise RuntimeError(f"breakerd: leaving `with {self.name}` that this context did not enter")
-
-    def __enter__(self):
-        return self._push()
-
-    def __exit__(self, et, ev, tb):
-        self._report_exit(self._pop(), ev)
-        return False
+    # __enter__, __exit__: _core.Guard (C)
 
     async def __aenter__(self):
-        return self._push()
+        return self._aenter()
 
     async def __aexit__(self, et, ev, tb):
-        self._report_exit(self._pop(), ev)
-        return False
+        return self._aexit(et, ev, tb)
 
     def __call__(self, fn):
         """Decorate a function or a coroutine function."""
@@ -168,17 +151,21 @@ class Breaker:
             return guarded_async
         if not callable(fn):
             raise TypeError(f"@{self.name} decorates a callable, not {type(fn).__name__}")
+        call = self.call  # C: no `with` and no stack for the permit
 
         @functools.wraps(fn)
         def guarded(*args, **kwargs):
-            with self:
-                return fn(*args, **kwargs)
+            return call(fn, *args, **kwargs)
         return guarded
 
-    def call(self, fn, *args, **kwargs):
-        """fn(*args, **kwargs) under a permit; for a coroutine function,
-        returns the coroutine to await."""
-        return self(fn)(*args, **kwargs)
+    # call(fn, *args, **kwargs): _core.Guard (C) for plain functions and
+    # builtins; everything else comes here.
+    def _call_slow(self, fn, *args, **kwargs):
+        if inspect.iscoroutinefunction(fn):
+            return self(fn)(*args, **kwargs)  # the coroutine to await
+        self(fn)  # the checks of the decorator (generator functions ...)
+        with self:
+            return fn(*args, **kwargs)
 
     # ---- inspection and steering ----
     def info(self):

@@ -60,6 +60,24 @@ PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args)
 	return (PyObject *)o;
 }
 
+/* The exception for a failed brk_acquire() of @self (rc != 0): a Refused
+ * subclass for a refusal, else breakerd.Error. Always NULL. */
+PyObject *brkpy_raise_acquire(BreakerObject *self, int rc, const struct brk_refusal *why)
+{
+	if (brk_is_refusal(rc) && rc != -BRK_ENOTOKENS && rc != -BRK_EDEFERRED) {
+		const char *by = why->by[0] ? why->by : brk_breaker_name(self->b);
+		double wait = (double)why->wait_ms / 1000.0;
+		PyObject *c = brkpy_CircuitOpen_cls;
+
+		if (rc == -BRK_EFULL)
+			c = brkpy_BulkheadFull_cls;
+		else if (rc == -BRK_ECOOLING)
+			c = brkpy_Cooling_cls;
+		return brkpy_raise_refusal(c, wait, brk_cause_name(why->cause), by);
+	}
+	return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+}
+
 static PyObject *breaker_acquire(BreakerObject *self, PyObject *cls)
 {
 	struct brk_refusal why;
@@ -80,18 +98,7 @@ static PyObject *breaker_acquire(BreakerObject *self, PyObject *cls)
 	if (rc == 0)
 		return po;
 	Py_DECREF(po);
-	if (brk_is_refusal(rc) && rc != -BRK_ENOTOKENS && rc != -BRK_EDEFERRED) {
-		const char *by = why.by[0] ? why.by : brk_breaker_name(self->b);
-		double wait = (double)why.wait_ms / 1000.0;
-		PyObject *c = brkpy_CircuitOpen_cls;
-
-		if (rc == -BRK_EFULL)
-			c = brkpy_BulkheadFull_cls;
-		else if (rc == -BRK_ECOOLING)
-			c = brkpy_Cooling_cls;
-		return brkpy_raise_refusal(c, wait, brk_cause_name(why.cause), by);
-	}
-	return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	return brkpy_raise_acquire(self, rc, &why);
 }
 
 static PyObject *breaker_info(BreakerObject *self, PyObject *unused)

@@ -46,6 +46,16 @@ typedef struct {
 	int counted;    /* -1 not yet released; 0 / 1 */
 } PermitObject;
 
+/* The C base of breakerd.Breaker: `with br:`, `br.call()` (guard.c). */
+typedef struct {
+	PyObject_HEAD
+	BreakerObject *core;      /* the record */
+	PyTypeObject *permit_cls; /* breakerd.Permit: what __enter__ returns */
+} GuardObject;
+
+/* The `with` blocks open in one context (held.c). */
+typedef struct brkpy_held brkpy_held;
+
 typedef struct {
 	PyObject_HEAD
 	SegmentObject *seg;
@@ -59,7 +69,7 @@ typedef struct {
 } BudgetObject;
 
 extern PyTypeObject brkpy_FakeClockType, brkpy_SegmentType, brkpy_BreakerType,
-	brkpy_PermitType, brkpy_BucketType, brkpy_BudgetType;
+	brkpy_PermitType, brkpy_BucketType, brkpy_BudgetType, brkpy_GuardType, brkpy_HeldType;
 
 /* breakerd._errors classes, loaded by PyInit__core() */
 extern PyObject *brkpy_Error_cls, *brkpy_CircuitOpen_cls, *brkpy_Cooling_cls,
@@ -84,6 +94,20 @@ PyObject *brkpy_cfg_to_dict(const struct brk_config *c);
 PyObject *brkpy_config_check(PyObject *mod, PyObject *d);
 PyObject *brkpy_config_defaults(PyObject *mod, PyObject *unused);
 int brkpy_permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *why);
+PyObject *brkpy_permit_release(PermitObject *self, int outcome, int reason, long long ra);
+PyObject *brkpy_raise_acquire(BreakerObject *self, int rc, const struct brk_refusal *why);
+
+/* held.c: the permits of the open `with` blocks of the current context */
+int brkpy_held_init(void);
+int brkpy_guard_init(void);
+const void *brkpy_frame_tag(PyThreadState *ts);
+brkpy_held *brkpy_held_get(PyThreadState *ts, int create);
+void brkpy_held_unref(brkpy_held *h);
+PermitObject *brkpy_held_take_spare(brkpy_held *h, PyTypeObject *cls);
+void brkpy_held_recycle(brkpy_held *h, PermitObject *p);
+int brkpy_held_push(brkpy_held *h, PyObject *guard, PermitObject *p, const void *frame);
+PermitObject *brkpy_held_pop(brkpy_held *h, PyObject *guard, const void *frame);
+PyObject *brkpy_held_list(PyObject *mod, PyObject *unused);
 PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args);
 PyObject *brkpy_make_info(const struct brk_info *in);
 PyObject *brkpy_make_bucket_info(const struct brk_bucket_info *b);

@@ -99,6 +99,8 @@ static PyMethodDef core_methods[] = {
 	  "None, or the C name of the first bad setting." },
 	{ "config_defaults", (PyCFunction)brkpy_config_defaults, METH_NOARGS,
 	  "brk_config_init() as a dict." },
+	{ "_held", (PyCFunction)brkpy_held_list, METH_NOARGS,
+	  "[(breaker, permit), ...]: the open `with` blocks of this context, innermost last." },
 #ifdef BRKPY_HAVE_HTTP_CLASSIFY
 	{ "http_classify", (PyCFunction)core_http_classify, METH_VARARGS,
 	  "brk_http_classify(status, text, retry_after, now_unix_ms)." },
@@ -135,9 +137,10 @@ PyMODINIT_FUNC PyInit__core(void)
 {
 	PyObject *m, *errs;
 	PyTypeObject *types[] = { &brkpy_FakeClockType, &brkpy_SegmentType, &brkpy_BreakerType,
-				  &brkpy_PermitType, &brkpy_BucketType, &brkpy_BudgetType };
+				  &brkpy_PermitType, &brkpy_BucketType, &brkpy_BudgetType,
+				  &brkpy_GuardType };
 	const char *tnames[] = { "FakeClock", "Segment", "Breaker",
-				 "Permit", "Bucket", "Budget" };
+				 "Permit", "Bucket", "Budget", "Guard" };
 	size_t i;
 
 	brkpy_refresh_pid();
@@ -158,6 +161,8 @@ PyMODINIT_FUNC PyInit__core(void)
 		return NULL;
 	}
 	Py_DECREF(errs);
+	if (brkpy_held_init() || brkpy_guard_init() || PyType_Ready(&brkpy_HeldType) < 0)
+		return NULL;
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (PyType_Ready(types[i]) < 0)
 			return NULL;

@@ -60,20 +60,13 @@ static void permit_dealloc(PermitObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* _release(outcome, reason, retry_after_ms) -> True (counted) / False. A
- * second call is a no-op returning False. */
-static PyObject *permit_release(PermitObject *self, PyObject *args)
+/* Release @self once with @outcome: True (counted), False (a second
+ * report, stale, contended), NULL with an exception (closed segment, other
+ * library error). The arguments are checked by the caller. */
+PyObject *brkpy_permit_release(PermitObject *self, int outcome, int reason, long long ra)
 {
-	int outcome, reason;
-	long long ra;
 	int rc;
 
-	if (!PyArg_ParseTuple(args, "iiL:_release", &outcome, &reason, &ra))
-		return NULL;
-	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
-		return PyErr_Format(PyExc_ValueError, "outcome %d is unknown", outcome);
-	if (reason < 0 || reason >= BRK_REASON_COUNT)
-		return PyErr_Format(PyExc_ValueError, "reason %d is unknown", reason);
 	if (self->released || !self->br)
 		Py_RETURN_FALSE;
 	if (brkpy_seg_check(self->br->seg))
@@ -86,6 +79,22 @@ static PyObject *permit_release(PermitObject *self, PyObject *args)
 	if (rc == -BRK_ESTALE || rc == -BRK_ECONTENDED)
 		Py_RETURN_FALSE;
 	return brkpy_set_error(rc, brk_breaker_name(self->br->b), NULL);
+}
+
+/* _release(outcome, reason, retry_after_ms) -> True (counted) / False. A
+ * second call is a no-op returning False. */
+static PyObject *permit_release(PermitObject *self, PyObject *args)
+{
+	int outcome, reason;
+	long long ra;
+
+	if (!PyArg_ParseTuple(args, "iiL:_release", &outcome, &reason, &ra))
+		return NULL;
+	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+		return PyErr_Format(PyExc_ValueError, "outcome %d is unknown", outcome);
+	if (reason < 0 || reason >= BRK_REASON_COUNT)
+		return PyErr_Format(PyExc_ValueError, "reason %d is unknown", reason);
+	return brkpy_permit_release(self, outcome, reason, ra);
 }
 
 static PyObject *permit_get_released(PermitObject *self, void *c)
@@ -117,9 +126,30 @@ static PyObject *permit_get_pid(PermitObject *self, void *c)
 	return PyLong_FromLong((long)self->pid);
 }
 
+/* success(retry_after=None) -> bool counted. The common call (no
+ * argument) is C; a retry_after goes to the Python layer's _report(). */
+static PyObject *permit_success(PermitObject *self, PyObject *const *args, size_t nargsf,
+				PyObject *kwnames)
+{
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	PyObject *meth, *r;
+
+	if (nargs == 0 && !kwnames)
+		return brkpy_permit_release(self, BRK_SUCCESS, BRK_REASON_NONE, 0);
+	meth = PyObject_GetAttrString((PyObject *)self, "_success_slow");
+	if (!meth)
+		return NULL;
+	r = PyObject_Vectorcall(meth, args, (size_t)nargs, kwnames);
+	Py_DECREF(meth);
+	return r;
+}
+
 static PyMethodDef permit_methods[] = {
 	{ "_release", (PyCFunction)permit_release, METH_VARARGS,
 	  "_release(outcome, reason, retry_after_ms) -> bool counted." },
+	{ "success", (PyCFunction)(void (*)(void))permit_success, METH_FASTCALL | METH_KEYWORDS,
+	  "success(retry_after=None) -> True if counted; False if not (a second\n"
+	  "report, stale, inherited from a fork()ed parent)." },
 	{ NULL, NULL, 0, NULL }
 };
 
