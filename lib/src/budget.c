@@ -9,15 +9,18 @@
  *         sliding, as Finagle's TokenRetryBudget's do (its WindowedAdder
  *         keeps 10 time slices of ttl / 10). The segment clock is cut into
  *         slices of BRK__BG_SLICE_MS since the segment's epoch; slice k's
- *         deposits sit in ring word k % BRK__BG_SLICES (slice:24 |
- *         milli:40). brk_budget_deposit() adds ratio_milli to the word of
+ *         deposits sit in ring word k % BRK__BG_SLICES (slice:35 |
+ *         milli:29; k whole, never wrapped: layout.h). A slice's deposits
+ *         saturate at BRK__BGW_MILLI_MAX (536,870.911 tokens; the excess
+ *         is dropped: fewer retries). brk_budget_deposit() adds
+ *         ratio_milli to the word of
  *         the current slice (a word still holding a slice BRK__BG_SLICES
  *         or more back is recycled: those deposits have expired). A slice
  *         counts while it is one of the last BRK__BG_SLICES, so a deposit
  *         lives between TTL - TTL/10 and TTL.
  *
  *         Withdrawals never touch the ring: one spend cursor word
- *         (slice:24 | used:40) says "everything deposited before slice
+ *         (slice:35 | used:29) says "everything deposited before slice
  *         `slice`, and `used` milli-tokens of slice `slice`, is spent or
  *         expired". brk_retry_permitted() walks the live slices from the
  *         cursor (or from the oldest live slice, if the cursor is older),
@@ -25,6 +28,13 @@
  *         by one CAS. Every withdrawal CASes the same word, so they are
  *         serialised; a ring word only grows while it holds one slice, so
  *         a stale read of it can only under-count.
+ *
+ *         Slices are stored and compared whole (35 bits hold the slice
+ *         of any 64-bit ns clock), never modulo a tag width: a ring word
+ *         or a cursor of an older slice is never taken for a newer one,
+ *         however long the budget sat idle (issue 9: with 24-bit tags a
+ *         cursor 2^24 slices old passed for a current one and a ring
+ *         word 5 * 2^24 slices old was counted again).
  *
  *  floor  a GCRA bucket (gcra.c) of floor_per_s tokens/s, capacity
  *         floor_burst = ceil(floor_per_s) >= 1, full at creation.
@@ -49,7 +59,6 @@
 #define MILLI 1000u
 #define SLICE_NS ((uint64_t)BRK__BG_SLICE_MS * 1000000u)
 #define N_SLICES ((uint64_t)BRK__BG_SLICES)
-#define HALF ((BRK__BGW_SLICE_MASK + 1u) / 2u)
 /* A word at most this many slices ahead of our clock was written by a
  * process whose clock is ahead of (or whose read is fresher than) ours;
  * further ahead it is garbage from the (untrusted) segment. */
@@ -119,22 +128,11 @@ static int budget_cfg_parse(uint64_t w, struct budget_cfg *c)
 	return 0;
 }
 
-/* The slice of @now: BRK__BG_SLICE_MS periods since the segment epoch
- * (unwrapped; the words keep its low 24 bits). */
+/* The slice of @now: BRK__BG_SLICE_MS periods since the segment epoch,
+ * whole (<= BRK__BGW_SLICE_MAX for any @now: layout.h). */
 static uint64_t slice_of(const brk_segment *s, uint64_t now)
 {
 	return (now > s->epoch_ns ? now - s->epoch_ns : 0) / SLICE_NS;
-}
-
-static uint32_t tag_of(uint64_t k)
-{
-	return (uint32_t)(k & BRK__BGW_SLICE_MASK);
-}
-
-/* How many slices tag @a is after tag @b (>= HALF: @a is before @b). */
-static uint32_t slices_after(uint32_t a, uint32_t b)
-{
-	return (a - b) & BRK__BGW_SLICE_MASK;
 }
 
 /* Milli-tokens deposited in slice @k, if its ring word still holds it. */
@@ -142,7 +140,7 @@ static uint64_t slice_milli(const struct brk__record *r, uint64_t k)
 {
 	uint64_t w = uatomic_read(&r->ext[BRK__BG_RING + k % N_SLICES]);
 
-	return BRK__BGW_SLICE(w) == tag_of(k) ? BRK__BGW_MILLI(w) : 0;
+	return BRK__BGW_SLICE(w) == k ? BRK__BGW_MILLI(w) : 0;
 }
 
 /*
@@ -155,23 +153,21 @@ static uint64_t slice_milli(const struct brk__record *r, uint64_t k)
 static void spend_start(uint64_t cw, uint64_t *cur, uint64_t *from,
 			uint64_t *used)
 {
+	uint64_t cs = BRK__BGW_SLICE(cw);
 	uint64_t oldest;
-	uint32_t d = slices_after(tag_of(*cur), BRK__BGW_SLICE(cw));
-	uint32_t ahead = slices_after(BRK__BGW_SLICE(cw), tag_of(*cur));
+	int garbage = cs > *cur && cs - *cur > SKEW_SLICES;
 
-	if (d >= HALF && ahead <= SKEW_SLICES) {
-		*cur += ahead;
-		d = 0;
-	}
+	if (cs > *cur && !garbage)
+		*cur = cs;
 	oldest = *cur >= N_SLICES - 1 ? *cur - (N_SLICES - 1) : 0;
-	if (d >= HALF || d > *cur || *cur - d < oldest) {
+	if (garbage || cs < oldest) {
 		/* the cursor's slice expired (or the word is garbage: far
 		 * ahead of any clock) */
 		*from = oldest;
 		*used = 0;
 		return;
 	}
-	*from = *cur - d;
+	*from = cs;
 	*used = BRK__BGW_MILLI(cw);
 }
 
@@ -191,7 +187,7 @@ static uint64_t pool_scan(const struct brk__record *r, uint64_t cw,
 		uint64_t avail = m > used ? m - used : 0;
 
 		if (want && total + avail >= want) {
-			*next = BRK__BGW_MAKE(tag_of(k), used + (want - total));
+			*next = BRK__BGW_MAKE(k, used + (want - total));
 			return want;
 		}
 		total = brk__sat_add(total, avail);
@@ -320,20 +316,20 @@ int brk_budget_deposit(brk_budget *g)
 		uint64_t k = slice_of(b->seg, brk__now(b->seg));
 		uint64_t *slot = &r->ext[BRK__BG_RING + k % N_SLICES];
 		uint64_t w = uatomic_read(slot), m = 0, nw;
-		uint32_t d = slices_after(tag_of(k), BRK__BGW_SLICE(w));
+		uint64_t ws = BRK__BGW_SLICE(w);
 
-		if (d == 0)
+		if (ws == k)
 			m = BRK__BGW_MILLI(w);
-		else if (d >= HALF &&
-			 slices_after(BRK__BGW_SLICE(w), tag_of(k)) <= SKEW_SLICES)
+		else if (ws > k && ws - k <= SKEW_SLICES)
 			return 0; /* a later slice holds the word: our clock read
 				     is most of a TTL stale; the deposit is
 				     dropped (fewer retries, never more) */
-		/* else: an expired slice (or garbage): recycle the word */
+		/* else: an expired slice (or garbage far ahead of any clock):
+		 * recycle the word */
 		m = brk__sat_add(m, c.ratio_milli);
 		if (m > BRK__BGW_MILLI_MAX)
-			m = BRK__BGW_MILLI_MAX;
-		nw = BRK__BGW_MAKE(tag_of(k), m);
+			m = BRK__BGW_MILLI_MAX; /* saturate: the excess is dropped */
+		nw = BRK__BGW_MAKE(k, m);
 		if (nw == w || uatomic_cmpxchg(slot, w, nw) == w)
 			return 0;
 		caa_cpu_relax();

@@ -344,7 +344,7 @@ static inline uint64_t brk__total_size(uint32_t capacity)
  *   ext line 2  counters: taken, denied, tokens_taken
  * Budget:
  *   ext line 0  floor TAT (GCRA as above, unused when floor is 0)
- *   ext line 1  spend cursor: slice:24 | used_milli:40. Deposits of the
+ *   ext line 1  spend cursor: slice:35 | used_milli:29. Deposits of the
  *               slices before `slice` are spent or expired; `used_milli`
  *               of slice `slice`'s are spent. Only withdrawals CAS it.
  *   ext line 2  settings: configured:1 (bit 63) | ratio_milli:17 (bits
@@ -352,9 +352,20 @@ static inline uint64_t brk__total_size(uint32_t capacity)
  *               configured yet
  *   ext line 3  counters: deposits, retries, retries_floor, deferred
  *   ext line 4  deposit ring: BRK__BG_SLICES words; slice k (slices of
- *               BRK__BG_SLICE_MS since the segment epoch, unwrapped) lives
- *               in word k % BRK__BG_SLICES as slice:24 (k mod 2^24) |
- *               milli-tokens:40. Only deposits CAS these.
+ *               BRK__BG_SLICE_MS since the segment epoch) lives in word
+ *               k % BRK__BG_SLICES as slice:35 (k itself) |
+ *               milli-tokens:29. Only deposits CAS these.
+ *
+ * The slice field is wide enough for the slice of any 64-bit ns clock
+ * read (2^64 ns / 1 s < 2^35, static-asserted below), so slices are
+ * compared whole, never modulo: no ring word or cursor of an older slice
+ * is ever taken for a newer one, however long a budget sat idle or far a
+ * clock jumped (issue 9: a 24-bit tag came round every 2^24 s, 194 days).
+ * The price is the milli-token field: a slice holds at most
+ * BRK__BGW_MILLI_MAX = 2^29 - 1 milli-tokens (536,870.911 tokens; at the
+ * largest ratio, 100, the deposits of 5,368 first attempts; at the default
+ * 0.2, of 2,684,354). Deposits past it saturate (are dropped: fewer
+ * retries, never more); the cursor's used_milli never exceeds a slice's.
  */
 #define BRK__EXT_LINE (BRK__LINE / 8u) /* words per line: 16 */
 
@@ -395,14 +406,16 @@ enum brk__budget_ext {
 	 ((uint64_t)(burst) & ((1u << BRK__BKC_BURST_BITS) - 1u)))
 #define BRK__BKC_T_MAX ((1ULL << BRK__BKC_T_BITS) - 1u)
 
-/* budget ring slots and spend cursor: slice:24 | milli:40 */
-#define BRK__BGW_MILLI_BITS 40u
+/* budget ring slots and spend cursor: slice:35 | milli:29 (whole slice
+ * numbers, never wrapped; see above) */
+#define BRK__BGW_MILLI_BITS 29u
+#define BRK__BGW_SLICE_BITS (64u - BRK__BGW_MILLI_BITS)
 #define BRK__BGW_MILLI_MAX ((1ULL << BRK__BGW_MILLI_BITS) - 1u)
-#define BRK__BGW_SLICE_MASK 0xffffffu
+#define BRK__BGW_SLICE_MAX ((1ULL << BRK__BGW_SLICE_BITS) - 1u)
 #define BRK__BGW_MILLI(w) ((w) & BRK__BGW_MILLI_MAX)
-#define BRK__BGW_SLICE(w) ((uint32_t)((w) >> BRK__BGW_MILLI_BITS))
+#define BRK__BGW_SLICE(w) ((uint64_t)(w) >> BRK__BGW_MILLI_BITS)
 #define BRK__BGW_MAKE(slice, milli) \
-	((((uint64_t)(slice) & BRK__BGW_SLICE_MASK) << BRK__BGW_MILLI_BITS) | \
+	((((uint64_t)(slice) & BRK__BGW_SLICE_MAX) << BRK__BGW_MILLI_BITS) | \
 	 ((uint64_t)(milli) & BRK__BGW_MILLI_MAX))
 
 /* budget settings word */
@@ -430,7 +443,12 @@ _Static_assert(BRK__BG_END == BRK__BG_RING + BRK__BG_SLICES &&
 	       BRK__BG_SLICES <= BRK__EXT_LINE, "ring on one line");
 _Static_assert(BRK__BG_SLICE_MS * BRK__BG_SLICES == BRK_BUDGET_TTL_MS &&
 	       BRK__BG_SLICE_MS >= 1, "TTL in whole slices");
-_Static_assert(BRK__BG_SLICES < (BRK__BGW_SLICE_MASK + 1u) / 2u, "slice tags");
+/* every slice of a 64-bit ns clock fits the slice field: nothing wraps */
+_Static_assert(UINT64_MAX / ((uint64_t)BRK__BG_SLICE_MS * 1000000u) <= BRK__BGW_SLICE_MAX,
+	       "slice field holds every slice");
+/* a slice holds at least 5000 deposits at the largest ratio (100) */
+_Static_assert(BRK__BGW_MILLI_MAX >= 5000u * ((uint64_t)BRK_BUDGET_MAX_RATIO * 1000u),
+	       "milli field");
 _Static_assert(BRK__BK_CFG - BRK__BK_TAT >= BRK__EXT_LINE &&
 	       BRK__BG_CURSOR - BRK__BG_TAT >= BRK__EXT_LINE, "TAT alone on its line");
 _Static_assert(offsetof(struct brk__record, ext) + BRK__BK_TAT * 8u == 23u * BRK__LINE,

@@ -463,6 +463,113 @@ static void budget_slice_skew_never_double_spends(void **state)
 	brk_detach(other);
 }
 
+/*
+ * Regression (issue 9, nothing aliases): ring words and the spend cursor
+ * kept the slice number modulo 2^24 (1 s slices: 194 days). Ring word
+ * k % 10 still holding slice j with j == k mod 2^24 (and mod 10: k - j a
+ * multiple of 5 * 2^24 s, 2.66 years) was taken for slice k, so a budget
+ * left idle that long (or on a clock that jumped that far) counted its
+ * old deposits again; and a cursor 2^24 slices old was taken for one of
+ * now or of a few slices ahead, so a fresh deposit counted as spent.
+ * Every idle span below, up to the clock's top, must see nothing old.
+ */
+#define SLICE_S_NS ((uint64_t)BRK_BUDGET_TTL_MS / BRK_BUDGET_SLICES * LIM_MS)
+#define TAG_SPAN (1ULL << 24) /* the old tag's period, in slices */
+
+static const uint64_t idle_spans[] = { 1, 2, 5, 10 }; /* x 2^24 slices */
+#define IDLE_X 3 /* and -IDLE_X .. +IDLE_X slices around each */
+
+/* @name deposits 5 tokens at @t0 and spends @spend of them, then the
+ * clock jumps @idle_slices slices on. */
+static brk_budget *idle_budget(struct lim *u, const char *name, uint64_t t0,
+			       unsigned spend, uint64_t idle_slices)
+{
+	brk_budget *g;
+	unsigned i;
+
+	lim_set(u, t0);
+	g = budget(u->seg, name, 0.0, 1.0);
+	for (i = 0; i < 5; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	for (i = 0; i < spend; i++)
+		lim_rc(0, brk_retry_permitted(g));
+	lim_set(u, t0 + idle_slices * SLICE_S_NS);
+	return g;
+}
+
+static void budget_deposits_not_revived_after_2_24_idle_slices(void **state)
+{
+	struct lim *u = *state;
+	/* mid-slice 7 of the segment clock */
+	uint64_t t0 = LIM_START_NS + 7 * SLICE_S_NS + SLICE_S_NS / 2;
+	unsigned n = 0, spend;
+	brk_budget *top;
+	char name[32];
+
+	for (size_t m = 0; m < sizeof idle_spans / sizeof idle_spans[0]; m++) {
+		for (int x = -IDLE_X; x <= IDLE_X; x++) {
+			uint64_t idle = idle_spans[m] * TAG_SPAN + (uint64_t)(int64_t)x;
+			brk_budget *g;
+			double pool;
+
+			spend = n % 3; /* cursor at 0, 1000, 2000 of slice j */
+			snprintf(name, sizeof name, "rev%u", n++);
+			g = idle_budget(u, name, t0, spend, idle);
+			pool = binfo(g).pool;
+			if (pool != 0.0)
+				fprintf(stderr, "idle %" PRIu64 " x 2^24 %+d slices: "
+					"pool %.3f, want 0\n", idle_spans[m], x, pool);
+			assert_true(pool == 0.0);
+			lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+			t0 += idle * SLICE_S_NS + 20 * LIM_S; /* on, never back */
+		}
+	}
+	/* at the top of a 64-bit clock (10 min short of 2^64 ns) */
+	t0 = UINT64_MAX - 600 * LIM_S - 5 * TAG_SPAN * SLICE_S_NS;
+	t0 -= t0 % SLICE_S_NS;
+	top = idle_budget(u, "rev-top", t0, 1, 5 * TAG_SPAN);
+	assert_true(binfo(top).pool == 0.0);
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(top));
+	/* and the budget still works up there */
+	lim_rc(0, brk_budget_deposit(top));
+	assert_true(binfo(top).pool == 1.0);
+	lim_rc(0, brk_retry_permitted(top));
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(top));
+}
+
+static void budget_fresh_deposit_not_spent_by_2_24_old_cursor(void **state)
+{
+	struct lim *u = *state;
+	uint64_t t0 = LIM_START_NS + 7 * SLICE_S_NS + SLICE_S_NS / 2;
+	unsigned n = 0;
+	char name[32];
+
+	for (size_t m = 0; m < sizeof idle_spans / sizeof idle_spans[0]; m++) {
+		for (int x = -IDLE_X; x <= IDLE_X; x++) {
+			uint64_t idle = idle_spans[m] * TAG_SPAN + (uint64_t)(int64_t)x;
+			brk_budget *g;
+			double pool;
+			int rc;
+
+			snprintf(name, sizeof name, "cur%u", n++);
+			/* all 5 spent: the cursor says (slice j, 5000) */
+			g = idle_budget(u, name, t0, 5, idle);
+			lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+			lim_rc(0, brk_budget_deposit(g)); /* one fresh token */
+			pool = binfo(g).pool;
+			rc = brk_retry_permitted(g);
+			if (pool != 1.0 || rc != 0)
+				fprintf(stderr, "idle %" PRIu64 " x 2^24 %+d slices: "
+					"pool %.3f (want 1), retry %d (want 0)\n",
+					idle_spans[m], x, pool, rc);
+			assert_true(pool == 1.0);
+			lim_rc(0, rc);
+			lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+			t0 += idle * SLICE_S_NS + 20 * LIM_S;
+		}
+	}
+}
+
 static void test_invalid(void **state)
 {
 	struct lim *u = *state;
@@ -614,8 +721,8 @@ static void test_saturation_and_hostile(void **state)
 	ext = ext_words(u, "sat", &map, &len);
 	w = ext[BRK__BG_RING];
 	assert_int_equal(w, BRK__BGW_MAKE(0, 100000));
-	/* near the top of the 40-bit word: saturates, never spills into
-	 * the slice bits */
+	/* near the top of the 29-bit milli field: saturates, never spills
+	 * into the slice bits */
 	ext[BRK__BG_RING] = BRK__BGW_MAKE(0, BRK__BGW_MILLI_MAX - 5);
 	lim_rc(0, brk_budget_deposit(g));
 	assert_int_equal(ext[BRK__BG_RING], BRK__BGW_MAKE(0, BRK__BGW_MILLI_MAX));
@@ -628,10 +735,14 @@ static void test_saturation_and_hostile(void **state)
 	ext[BRK__BG_CURSOR] = BRK__BGW_MAKE(0x800000u, 0);
 	lim_rc(0, brk_retry_permitted(g));
 	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
+	ext[BRK__BG_CURSOR] = BRK__BGW_MAKE(BRK__BGW_SLICE_MAX, BRK__BGW_MILLI_MAX);
+	lim_rc(0, brk_retry_permitted(g));
+	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
 	/* a ring word of a slice far ahead is garbage too: recycled */
 	ext[BRK__BG_RING + 1] = BRK__BGW_MAKE(0x7fffffu, BRK__BGW_MILLI_MAX);
 	lim_adv(u, 1 * LIM_S); /* slice 1 */
-	assert_true(binfo(g).pool > 1e9); /* slice 0's, not the garbage */
+	/* slice 0's (saturated, 1000 spent), not the garbage */
+	assert_true(fabs(binfo(g).pool - (double)(BRK__BGW_MILLI_MAX - 1000) / 1000.0) < 1e-6);
 	lim_rc(0, brk_budget_deposit(g));
 	assert_int_equal(ext[BRK__BG_RING + 1], BRK__BGW_MAKE(1, 100000));
 	lim_set(u, LIM_START_NS);
@@ -675,6 +786,8 @@ int main(void)
 		LIM_TEST(test_defaults_and_floor_burst),
 		LIM_TEST(budget_deposits_expire_after_ttl),
 		LIM_TEST(budget_slice_skew_never_double_spends),
+		LIM_TEST(budget_deposits_not_revived_after_2_24_idle_slices),
+		LIM_TEST(budget_fresh_deposit_not_spent_by_2_24_old_cursor),
 		LIM_TEST(test_invalid),
 		LIM_TEST(test_configure_and_readonly),
 		LIM_TEST(budget_update_changes_only_the_given_setting),
