@@ -1203,7 +1203,12 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  *    withdrawers) says how much of them retries have taken, oldest first.
  *    A deposit therefore counts for at least TTL - TTL/10 (9 s) and at
  *    most TTL (10 s): a long healthy spell cannot be saved up for a retry
- *    storm, and no fixed clock mark wipes a deposit just made;
+ *    storm, and no fixed clock mark wipes a deposit just made. Slices
+ *    are numbered whole (never modulo), so no deposit of an older slice
+ *    counts again after any idle span or clock jump. One slice holds at
+ *    most 536,870.911 tokens of deposits (2^29 - 1 milli-tokens: 5,368
+ *    first attempts/s at ratio 100, 2,684,354/s at 0.2); deposits past
+ *    that in the same slice are dropped (fewer retries, never more);
  *  - the floor: a GCRA bucket of floor_per_s tokens/s with capacity
  *    floor_burst = ceil(floor_per_s) (one second of floor, at least 1),
  *    full at creation.
