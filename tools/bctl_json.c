@@ -1,6 +1,6 @@
 /*
  * bctl_json.c - JSON forms of a breaker snapshot, the segment header and an
- * event, with the field names DESIGN.md promises (durations in _ms).
+ * event, with the field names docs/design.md promises (durations in _ms).
  */
 #include <stdint.h>
 

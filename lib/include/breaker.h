@@ -26,7 +26,7 @@
  *
  * The circuit-breaker state machine follows Nygard, "Release It!" (2007),
  * as refined by resilience4j and sony/gobreaker (generations, so results
- * of an older cycle are not counted): see DESIGN.md.
+ * of an older cycle are not counted): see docs/design.md "Breaker semantics".
  */
 #ifndef BREAKER_H
 #define BREAKER_H
@@ -37,6 +37,79 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---------------------------------------------------------------------- */
+/* ABI: libbreaker.so.0 (symbol version BREAKER_0)                         */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * BRK_API marks the public functions: the library is built with
+ * -fvisibility=hidden and a version script (lib/libbreaker.map), so
+ * libbreaker.so.0 exports exactly the brk_* functions declared here, all
+ * under the symbol version BREAKER_0. The baseline in tests/abi/ is the
+ * frozen ABI; the 'abi' test suite fails on any incompatible change to it.
+ *
+ * Growing structs (how a struct can gain fields without breaking a
+ * program built against an older breaker.h, or a newer one run against an
+ * older libbreaker.so.0). Three rules, one per kind of struct:
+ *
+ * 1. Input structs filled by an init function (brk_config,
+ *    brk_attach_opts) carry their size in the first member, after the
+ *    Linux kernel's extensible structs (openat2's struct open_how, clone3,
+ *    copy_struct_from_user()). brk_config_init(&c) is a macro that stores
+ *    sizeof(c) as the caller's compiler saw it. The library then reads
+ *    only the fields that lie wholly inside that size; a field beyond it
+ *    (the caller was built against an older header) gets its default.
+ *    A size larger than the library's struct is accepted if the unknown
+ *    tail is all zero (the caller left the newer fields at their zero
+ *    default), else refused with -E2BIG: the caller asked for something
+ *    this library cannot do, and silently ignoring it would be worse.
+ *    size 0 (a struct zero-initialised by hand, never passed through the
+ *    init function) is read as the BREAKER_0 size (BRK_*_SIZE_VER0). A
+ *    size below 8, not a multiple of 8 or above BRK_STRUCT_SIZE_MAX is
+ *    -EINVAL (an uninitialised struct, most likely).
+ *    Chosen because the size travels with the struct: every existing call
+ *    form (brk_attach(&o, ...), brk_breaker_get(..., &cfg, ...)) keeps its
+ *    signature, and a struct copied or passed on keeps telling its size.
+ *
+ * 2. Output structs the library fills (brk_info, brk_segment_info,
+ *    brk_bucket_info, brk_budget_info, brk_event) are usually declared
+ *    uninitialised on the stack, so the size cannot live in them: the
+ *    functions that fill them are macros passing sizeof(*out) to a _sz
+ *    function (brk_breaker_info(b, &i) is brk_breaker_info_sz(b, &i,
+ *    sizeof(i))). The library writes exactly that many bytes: its own
+ *    fields up to the caller's size, zeros for any tail it does not know.
+ *    It never writes past the caller's size. brk_events_read() uses the
+ *    size as the array stride. The functions are also exported under
+ *    their plain names (take the address with (brk_breaker_info), or call
+ *    them through dlsym/ctypes); those assume the BREAKER_0 size.
+ *    Structs embedded in brk_info (config, counters, bucket, budget) sit in
+ *    a union with reserved bytes, so they can grow without moving the
+ *    fields after them. brk_lease_info (an array element) is frozen.
+ *
+ * 3. Structs that are neither initialised by the library nor sized by a
+ *    macro keep a fixed size with a reserved tail that new fields are
+ *    carved from: brk_refusal (often passed as NULL or uninitialised;
+ *    the library zeroes it before filling it), brk_result (the library
+ *    allocates and zeroes it for brk_call()), brk_reclaim_stats (may be
+ *    NULL) and brk_permit (opaque). A field added there must mean
+ *    "absent" when 0.
+ *
+ * Maintainers: add fields only at the end (or in reserved space), never
+ * reorder, retype or remove one; add a BRK_*_SIZE_VER<n> when a struct of
+ * rule 1 or 2 grows in a release; when a struct embedded in brk_info
+ * grows, grow brk_info too and add the pair to the table in lib/src/abi.c
+ * (the library tells an older caller's brk_info.config.size from its
+ * sizeof(struct brk_info)). Regenerate tests/abi/libbreaker.abi with
+ * tests/abi/update-baseline.sh only for a deliberate, compatible change.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BRK_API __attribute__((visibility("default")))
+#else
+#define BRK_API
+#endif
+
+#define BRK_STRUCT_SIZE_MAX 65536u /* largest size a caller may declare */
 
 /* ---------------------------------------------------------------------- */
 /* Names, limits and defaults                                               */
@@ -95,7 +168,7 @@ enum {
  *
  * Returns a static string; never NULL. Thread-safe.
  */
-const char *brk_strerror(int code);
+BRK_API const char *brk_strerror(int code);
 
 /**
  * brk_is_refusal - true for the codes that mean "not admitted, do not call
@@ -103,7 +176,7 @@ const char *brk_strerror(int code);
  * -BRK_EDEFERRED, -BRK_ENOTOKENS and -BRK_ECONTENDED. Callers must not
  * retry these immediately.
  */
-int brk_is_refusal(int code);
+BRK_API int brk_is_refusal(int code);
 
 /* ---------------------------------------------------------------------- */
 /* Segment                                                                  */
@@ -131,6 +204,8 @@ enum brk_attach_flags {
 };
 
 struct brk_attach_opts {
+	uint32_t size;          /* sizeof(struct brk_attach_opts) as the caller
+	                           was compiled: set by brk_attach_opts_init() */
 	const char *shm_name;   /* NULL: $BREAKERD_SHM, else "/breakerd" */
 	uint32_t capacity;      /* records, used only when creating; 0: 1024 */
 	uint32_t mode;          /* permission bits when creating; 0: 0600 */
@@ -148,8 +223,16 @@ struct brk_attach_opts {
 	size_t errbuf_len;
 };
 
-/** brk_attach_opts_init - fill @o with the defaults above. */
-void brk_attach_opts_init(struct brk_attach_opts *o);
+#define BRK_ATTACH_OPTS_SIZE_VER0 88u /* sizeof in BREAKER_0 */
+
+/**
+ * brk_attach_opts_init - fill @o with the defaults above and store the
+ * caller's sizeof(*@o) in o->size (a macro over brk_attach_opts_init_sz()).
+ * Thread-safe; writes only @o.
+ */
+BRK_API void brk_attach_opts_init_sz(struct brk_attach_opts *o, size_t size);
+BRK_API void (brk_attach_opts_init)(struct brk_attach_opts *o);
+#define brk_attach_opts_init(o) brk_attach_opts_init_sz((o), sizeof(*(o)))
 
 /**
  * brk_resolve_shm_name - the segment name a program should use.
@@ -160,7 +243,7 @@ void brk_attach_opts_init(struct brk_attach_opts *o);
  * $BREAKERD_SHM if set and non-empty, else BRK_DEFAULT_SHM. The returned pointer is @flag, getenv()'s string or a
  * static string: do not free it.
  */
-const char *brk_resolve_shm_name(const char *flag);
+BRK_API const char *brk_resolve_shm_name(const char *flag);
 
 /**
  * brk_attach - create or attach the shared segment.
@@ -177,7 +260,10 @@ const char *brk_resolve_shm_name(const char *flag);
  *
  * Returns 0, or:
  *  -EINVAL  bad option (name not of the form "/name", capacity 0 or above
- *           BRK_MAX_CAPACITY, mode with bits outside 0777);
+ *           BRK_MAX_CAPACITY, mode with bits outside 0777), or o->size
+ *           not a multiple of 8 or above BRK_STRUCT_SIZE_MAX;
+ *  -E2BIG   o->size is larger than this library's struct and a field it
+ *           does not know is not zero (built against a newer breaker.h);
  *  -ENOENT  absent and READONLY or NOCREATE was asked;
  *  -EACCES  / -EPERM: no permission to open it, or owned by another user
  *           or world-writable (errbuf names the owner);
@@ -189,7 +275,7 @@ const char *brk_resolve_shm_name(const char *flag);
  *  -ENOMEM  out of memory.
  * Thread-safe; each call returns a new handle.
  */
-int brk_attach(const struct brk_attach_opts *o, brk_segment **out);
+BRK_API int brk_attach(const struct brk_attach_opts *o, brk_segment **out);
 
 /**
  * brk_detach - unmap the segment and free the handle and every breaker
@@ -197,17 +283,17 @@ int brk_attach(const struct brk_attach_opts *o, brk_segment **out);
  * every process). Not safe against concurrent use of the same handle.
  * Returns 0; NULL is accepted.
  */
-int brk_detach(brk_segment *seg);
+BRK_API int brk_detach(brk_segment *seg);
 
 /**
  * brk_segment_unlink - remove the shm name. Only breakerd does this: an
  * unlinked-but-mapped segment plus a new one under the same name would
  * split the host in two. Returns 0 or -errno.
  */
-int brk_segment_unlink(const char *shm_name);
+BRK_API int brk_segment_unlink(const char *shm_name);
 
 /** brk_now_ns - the segment handle's clock (injected or monotonic), ns. */
-uint64_t brk_now_ns(const brk_segment *seg);
+BRK_API uint64_t brk_now_ns(const brk_segment *seg);
 
 struct brk_segment_info {
 	char shm_name[256];
@@ -226,19 +312,32 @@ struct brk_segment_info {
 	int readonly;
 };
 
-/** brk_segment_info - a snapshot of the header. Returns 0. Thread-safe. */
-int brk_segment_info(brk_segment *seg, struct brk_segment_info *out);
+#define BRK_SEGMENT_INFO_SIZE_VER0 328u /* sizeof in BREAKER_0 */
+
+/**
+ * brk_segment_info - a snapshot of the header (a macro over
+ * brk_segment_info_sz(seg, out, sizeof(*out)): writes exactly @size bytes
+ * at @out, see "Growing structs"). Returns 0, -EINVAL (NULL). Thread-safe.
+ */
+BRK_API int brk_segment_info_sz(brk_segment *seg,
+				struct brk_segment_info *out, size_t size);
+BRK_API int (brk_segment_info)(brk_segment *seg, struct brk_segment_info *out);
+#define brk_segment_info(seg, out) \
+	brk_segment_info_sz((seg), (out), sizeof(*(out)))
 
 /* ---------------------------------------------------------------------- */
 /* Breakers                                                                 */
 /* ---------------------------------------------------------------------- */
 
 /*
- * Settings of one breaker; see DESIGN.md "Breaker semantics". Durations
+ * Settings of one breaker; see docs/design.md "Breaker semantics". Durations
  * in milliseconds. 0 means "off" for failure_rate_pct, slow_call_ms and
  * max_concurrent.
  */
 struct brk_config {
+	uint32_t size;               /* sizeof(struct brk_config) as the caller
+	                                was compiled: set by brk_config_init();
+	                                0: BRK_CONFIG_SIZE_VER0 */
 	uint32_t failure_threshold;  /* consecutive failures that open; >= 1 */
 	uint32_t failure_rate_pct;   /* 0 = off; 1..100 */
 	uint64_t window_ms;          /* failure-rate window */
@@ -259,24 +358,36 @@ struct brk_config {
 	                                    this many processes */
 };
 
-/** brk_config_init - fill @c with the defaults (BRK_DEFAULT_*). */
-void brk_config_init(struct brk_config *c);
+#define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
+
+/**
+ * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
+ * the caller's sizeof(*@c) in c->size (a macro over brk_config_init_sz()).
+ * Every function that takes a const struct brk_config * reads it by the
+ * rules of "Growing structs": fields beyond c->size get their defaults,
+ * unknown non-zero fields beyond the library's struct are -E2BIG, a bad
+ * size is -EINVAL. Thread-safe; writes only @c.
+ */
+BRK_API void brk_config_init_sz(struct brk_config *c, size_t size);
+BRK_API void (brk_config_init)(struct brk_config *c);
+#define brk_config_init(c) brk_config_init_sz((c), sizeof(*(c)))
 
 /**
  * brk_config_validate - check every setting.
  * @c:    the settings.
  * @what: if not NULL, on error receives the name of the first bad setting
  *        (a static string such as "failure_threshold").
- * Returns 0 or -EINVAL.
+ * Returns 0, -EINVAL (@what is "size" for a bad c->size), -E2BIG (@what
+ * is "size": unknown non-zero fields).
  */
-int brk_config_validate(const struct brk_config *c, const char **what);
+BRK_API int brk_config_validate(const struct brk_config *c, const char **what);
 
 /**
  * brk_name_validate - 0 if @name is 1..63 bytes of [A-Za-z0-9._:/-]
  * (with no empty level: no leading, trailing or double '/'), -EINVAL if
  * it has a bad character, is empty or malformed, -ENAMETOOLONG if too long.
  */
-int brk_name_validate(const char *name);
+BRK_API int brk_name_validate(const char *name);
 
 /**
  * brk_breaker_get - get or create the breaker @name.
@@ -291,11 +402,12 @@ int brk_name_validate(const char *name);
  * Concurrent get-or-create of one name from many processes yields exactly
  * one record (the name index is filled by CAS). After the first call in a
  * process, the lookup is a lock-free rculfhash hit with no syscall.
- * Returns 0, or -EINVAL/-ENAMETOOLONG (name), -EINVAL (cfg), -EROFS
+ * Returns 0, or -EINVAL/-ENAMETOOLONG (name), -EINVAL (cfg), -E2BIG (cfg
+ * from a newer breaker.h with settings this library lacks), -EROFS
  * (read-only attach), -ENOSPC (table full: no record is touched),
  * -EMEDIUMTYPE (the name exists as a bucket), -BRK_ECORRUPT, -ENOMEM.
  */
-int brk_breaker_get(brk_segment *seg, const char *name,
+BRK_API int brk_breaker_get(brk_segment *seg, const char *name,
 		    const struct brk_config *cfg, brk_breaker **out);
 
 /**
@@ -303,17 +415,18 @@ int brk_breaker_get(brk_segment *seg, const char *name,
  * Returns 0, -ENOENT if there is no such breaker, or the errors above.
  * Works on a read-only attach.
  */
-int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out);
+BRK_API int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out);
 
 /**
  * brk_breaker_configure - replace the settings of an existing breaker.
  * Each setting is one word written atomically; state and counters are
- * kept. Returns 0, -EINVAL (with brk_config_validate()'s rules), -EROFS.
+ * kept. Returns 0, -EINVAL, -E2BIG (with brk_config_validate()'s rules),
+ * -EROFS.
  */
-int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg);
+BRK_API int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg);
 
 /** brk_breaker_name - the breaker's name; owned by the handle. */
-const char *brk_breaker_name(const brk_breaker *b);
+BRK_API const char *brk_breaker_name(const brk_breaker *b);
 
 /*
  * A permit: what brk_acquire() admits and brk_release() gives back. The
@@ -329,6 +442,7 @@ typedef struct brk_permit {
 	int32_t pid_;
 	uint16_t probe_slot_, permit_slot_;
 	uint32_t flags_;
+	uint64_t reserved_[5]; /* fixed size: 96 bytes (rule 3) */
 } brk_permit;
 
 /* What refused a call (struct brk_refusal.cause). */
@@ -351,11 +465,13 @@ struct brk_refusal {
 	int cause;                      /* enum brk_cause */
 	char by[BRK_NAME_MAX + 1];      /* the record that refused: this one
 	                                   or an ancestor */
+	uint64_t reserved_[6];          /* fixed size: 128 bytes (rule 3);
+	                                   zeroed on refusal */
 };
 
 /** brk_cause_name - "open", "probes_busy", "forced_open", "cooling",
  * "bulkhead_full", "contended", or "none". */
-const char *brk_cause_name(int cause);
+BRK_API const char *brk_cause_name(int cause);
 
 /**
  * brk_acquire - ask to call the upstream guarded by @b.
@@ -377,7 +493,7 @@ const char *brk_cause_name(int cause);
  * Returns 0, -BRK_EOPEN, -BRK_ECOOLING, -BRK_EFULL, -BRK_ECONTENDED
  * (refuse: treat like open), -EINVAL (NULL), -EROFS.
  */
-int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why);
+BRK_API int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why);
 
 /* Outcomes a caller reports. */
 enum brk_outcome {
@@ -399,7 +515,8 @@ enum brk_reason {
 	BRK_REASON_OVERLOADED = 4,   /* 529 / 503 */
 	BRK_REASON_RATE_LIMITED = 5, /* 429 */
 	BRK_REASON_OTHER = 6,
-	BRK_REASON_COUNT = 7
+	BRK_REASON_COUNT = 7,
+	BRK_REASON_SLOTS = 16 /* fixed array size of counters.failures_by_reason */
 };
 
 /**
@@ -429,7 +546,7 @@ enum brk_reason {
  * -EINVAL (unknown outcome or reason: the lease is still freed, no
  * verdict), -BRK_ECONTENDED (verdict dropped after a bounded CAS loop).
  */
-int brk_release(brk_permit *p, int outcome, int reason,
+BRK_API int brk_release(brk_permit *p, int outcome, int reason,
 		int64_t retry_after_ms);
 
 /* What a brk_call() function reports. */
@@ -438,6 +555,8 @@ struct brk_result {
 	                           function's return (0 success, else failure) */
 	int reason;             /* enum brk_reason */
 	int64_t retry_after_ms; /* <= 0: none */
+	uint64_t reserved_[6];  /* fixed size: 64 bytes (rule 3); zeroed by
+	                           brk_call() before @fn runs */
 };
 
 typedef int (*brk_call_fn)(void *ctx, struct brk_result *res);
@@ -452,7 +571,7 @@ typedef int (*brk_call_fn)(void *ctx, struct brk_result *res);
  * -BRK_ECONTENDED) without calling @fn, or @fn's return value. If
  * @release_rc is not NULL it receives brk_release()'s return.
  */
-int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
+BRK_API int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
 	     struct brk_refusal *why, int *release_rc);
 
 /**
@@ -461,7 +580,7 @@ int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
  * out at the time become stale. Records a "reset" event. Returns 0,
  * -EROFS, -BRK_ECONTENDED.
  */
-int brk_reset(brk_breaker *b);
+BRK_API int brk_reset(brk_breaker *b);
 
 /**
  * brk_trip - force OPEN for @for_ms ms (clamped to BRK_MAX_DURATION_MS).
@@ -469,7 +588,7 @@ int brk_reset(brk_breaker *b);
  * extended, no second transition is recorded): returns -EALREADY.
  * Returns 0, -EALREADY, -EINVAL (0 ms), -EROFS, -BRK_ECONTENDED.
  */
-int brk_trip(brk_breaker *b, uint64_t for_ms);
+BRK_API int brk_trip(brk_breaker *b, uint64_t for_ms);
 
 /* Forced states (operator overrides, as resilience4j and Polly offer). */
 enum brk_mode {
@@ -491,10 +610,10 @@ enum brk_mode {
  * The environment kill-switch BREAKERD_DISABLED=1, read by brk_attach(),
  * makes every breaker of that handle behave as BRK_MODE_DISABLED.
  */
-int brk_set_mode(brk_breaker *b, int mode);
+BRK_API int brk_set_mode(brk_breaker *b, int mode);
 
 /** brk_mode_name - "normal", "forced_open", "disabled", "metrics_only". */
-const char *brk_mode_name(int mode);
+BRK_API const char *brk_mode_name(int mode);
 
 /* ---------------------------------------------------------------------- */
 /* Inspection                                                               */
@@ -509,7 +628,9 @@ struct brk_counters {
 	uint64_t allowed, rejected_open, rejected_cooling, rejected_full;
 	uint64_t successes, failures, healthy_errors, ignored, cancelled;
 	uint64_t probes, reclaimed, transitions, stale;
-	uint64_t failures_by_reason[BRK_REASON_COUNT];
+	/* indexed by enum brk_reason (< BRK_REASON_COUNT); the array has
+	 * room for BRK_REASON_SLOTS so that a new reason moves nothing */
+	uint64_t failures_by_reason[BRK_REASON_SLOTS];
 };
 
 struct brk_lease_info {
@@ -575,38 +696,66 @@ struct brk_info {
 	uint32_t distinct_failing_processes; /* in the last window_ms */
 	uint32_t n_leases;
 	struct brk_lease_info leases[BRK_MAX_PROBES + BRK_MAX_CONCURRENT];
-	struct brk_config config;
-	struct brk_counters counters;
+	/* Embedded structs sit in unions with reserved room (rule 2 of
+	 * "Growing structs"); config.size is filled with the size of the
+	 * brk_config the caller was built with, so config can be copied,
+	 * changed and passed to brk_breaker_configure(). */
+	union {
+		struct brk_config config;
+		uint64_t config_room_[32];      /* 256 bytes */
+	};
+	union {
+		struct brk_counters counters;
+		uint64_t counters_room_[64];    /* 512 bytes */
+	};
 	/* kind BRK_KIND_BUCKET only (zeroed otherwise) */
-	struct brk_bucket_info bucket;
+	union {
+		struct brk_bucket_info bucket;
+		uint64_t bucket_room_[32];      /* 256 bytes */
+	};
 	/* kind BRK_KIND_BUDGET only (zeroed otherwise) */
-	struct brk_budget_info budget;
+	union {
+		struct brk_budget_info budget;
+		uint64_t budget_room_[32];      /* 256 bytes */
+	};
 };
+
+#define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read
  * atomically; the snapshot as a whole is not (counters may move while it
- * is taken). Works on a read-only attach. Returns 0.
+ * is taken). Works on a read-only attach. A macro over
+ * brk_breaker_info_sz(b, out, sizeof(*out)): writes exactly @size bytes at
+ * @out (see "Growing structs"). Returns 0, -EINVAL (NULL).
  */
-int brk_breaker_info(brk_breaker *b, struct brk_info *out);
+BRK_API int brk_breaker_info_sz(brk_breaker *b, struct brk_info *out,
+				size_t size);
+BRK_API int (brk_breaker_info)(brk_breaker *b, struct brk_info *out);
+#define brk_breaker_info(b, out) brk_breaker_info_sz((b), (out), sizeof(*(out)))
 
 /**
  * brk_record_count - records allocated so far (bounded by the capacity).
  */
-uint32_t brk_record_count(brk_segment *seg);
+BRK_API uint32_t brk_record_count(brk_segment *seg);
 
 /**
  * brk_info_at - snapshot the record at index @idx (0 .. count-1).
  * Returns 0, -ENOENT (index not a published record), -BRK_ECORRUPT.
  * Buckets and budgets fill name, index, kind and their own member
- * (.bucket, .budget) here.
+ * (.bucket, .budget) here. A macro over brk_info_at_sz(seg, idx, out,
+ * sizeof(*out)) (see "Growing structs"); -EINVAL (NULL) too.
  */
-int brk_info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
+BRK_API int brk_info_at_sz(brk_segment *seg, uint32_t idx,
+			   struct brk_info *out, size_t size);
+BRK_API int (brk_info_at)(brk_segment *seg, uint32_t idx, struct brk_info *out);
+#define brk_info_at(seg, idx, out) \
+	brk_info_at_sz((seg), (idx), (out), sizeof(*(out)))
 
-const char *brk_state_name(int state);     /* "closed", "open", "half_open" */
-const char *brk_outcome_name(int outcome); /* "success", ... or "unknown" */
-const char *brk_reason_name(int reason);   /* "timeout", ... */
-const char *brk_lease_kind_name(int kind); /* "probe", "permit" */
+BRK_API const char *brk_state_name(int state);     /* "closed", "open", "half_open" */
+BRK_API const char *brk_outcome_name(int outcome); /* "success", ... or "unknown" */
+BRK_API const char *brk_reason_name(int reason);   /* "timeout", ... */
+BRK_API const char *brk_lease_kind_name(int kind); /* "probe", "permit" */
 
 /* ---------------------------------------------------------------------- */
 /* Supervisor (breakerd) and lease reclaim                                  */
@@ -616,6 +765,7 @@ struct brk_reclaim_stats {
 	uint32_t dead_owner;    /* leases freed because the owner died */
 	uint32_t expired_probe; /* probes older than probe_timeout_ms */
 	uint32_t reopened;      /* breakers re-opened by a reclaimed probe */
+	uint32_t reserved_[13]; /* fixed size: 64 bytes (rule 3); zeroed */
 };
 
 /**
@@ -627,21 +777,21 @@ struct brk_reclaim_stats {
  * recorded as an event. Makes syscalls (kill(pid, 0), /proc reads).
  * Safe to run from several processes at once. Returns 0, -EROFS.
  */
-int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
+BRK_API int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
 
 /**
  * brk_heartbeat - publish this process as the supervisor: its pid, scan
  * interval (ms) and the current time. bctl shows the heartbeat's age.
  * Returns 0, -EROFS.
  */
-int brk_heartbeat(brk_segment *seg, uint64_t interval_ms);
+BRK_API int brk_heartbeat(brk_segment *seg, uint64_t interval_ms);
 
 /**
  * brk_daemon_leave - the supervisor stops: clear its pid and heartbeat
  * (only if they are this process's), so brk_segment_info() reports no
  * daemon rather than a stale pid. Returns 0, -EROFS.
  */
-int brk_daemon_leave(brk_segment *seg);
+BRK_API int brk_daemon_leave(brk_segment *seg);
 
 /* ---------------------------------------------------------------------- */
 /* Events                                                                   */
@@ -675,6 +825,8 @@ struct brk_event {
 	uint64_t value;      /* reason-specific: open period ms, wait ms */
 };
 
+#define BRK_EVENT_SIZE_VER0 112u /* sizeof in BREAKER_0 */
+
 /**
  * brk_events_read - copy events with sequence numbers >= *@cursor, oldest
  * first, up to @max of them.
@@ -683,12 +835,20 @@ struct brk_event {
  * @lost:   optional; receives how many wanted events were overwritten
  *          before they could be read (the ring is a fixed size).
  * Lock-free: a slot being written is skipped and read on the next call.
- * Returns the number copied (>= 0).
+ * A macro over brk_events_read_sz(..., sizeof(*out)): @size is the size of
+ * one element as the caller was compiled and the stride of @out; each
+ * element gets exactly @size bytes (see "Growing structs").
+ * Returns the number copied (>= 0), -EINVAL (NULL, or @size 0 with @max).
  */
-int brk_events_read(brk_segment *seg, uint64_t *cursor, struct brk_event *out,
-		    size_t max, uint64_t *lost);
+BRK_API int brk_events_read_sz(brk_segment *seg, uint64_t *cursor,
+			       struct brk_event *out, size_t max,
+			       uint64_t *lost, size_t size);
+BRK_API int (brk_events_read)(brk_segment *seg, uint64_t *cursor,
+			      struct brk_event *out, size_t max, uint64_t *lost);
+#define brk_events_read(seg, cursor, out, max, lost) \
+	brk_events_read_sz((seg), (cursor), (out), (max), (lost), sizeof(*(out)))
 
-const char *brk_event_reason_name(int reason);
+BRK_API const char *brk_event_reason_name(int reason);
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */
@@ -700,7 +860,7 @@ const char *brk_event_reason_name(int reason);
  * negative value, garbage or an overflow is -EINVAL (-ERANGE above
  * BRK_MAX_DURATION_MS). Thread-safe, no allocation.
  */
-int brk_parse_duration(const char *s, uint64_t *ms);
+BRK_API int brk_parse_duration(const char *s, uint64_t *ms);
 
 /* ---------------------------------------------------------------------- */
 /* Token buckets (GCRA)                                                     */
@@ -755,7 +915,7 @@ typedef struct brk_bucket brk_bucket;
  * -EMEDIUMTYPE (the name is a breaker or a budget), -BRK_ECORRUPT,
  * -BRK_ECONTENDED, -ENOMEM.
  */
-int brk_bucket_get(brk_segment *seg, const char *name, double rate_per_s,
+BRK_API int brk_bucket_get(brk_segment *seg, const char *name, double rate_per_s,
 		   uint32_t burst, brk_bucket **out);
 
 /**
@@ -763,7 +923,7 @@ int brk_bucket_get(brk_segment *seg, const char *name, double rate_per_s,
  * read-only attach. Returns 0, -ENOENT (no such record), or the errors of
  * brk_bucket_get().
  */
-int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out);
+BRK_API int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out);
 
 /**
  * brk_bucket_configure - change an existing bucket's rate and burst.
@@ -783,7 +943,7 @@ int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out);
  * -BRK_ECONTENDED (settings unchanged, or changed but the TAT not
  * rescaled: call again).
  */
-int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst);
+BRK_API int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst);
 
 /**
  * brk_bucket_take - take @n tokens now, or learn when they will be there.
@@ -809,7 +969,7 @@ int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst);
  * -BRK_ECORRUPT (settings word out of range), -BRK_ECONTENDED (nothing
  * taken).
  */
-int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns);
+BRK_API int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns);
 
 /**
  * brk_bucket_wake_ns - when a refused caller that wants to wait should
@@ -826,17 +986,24 @@ int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns);
  * each slot go to a uniformly random waiter. Reads no shared word.
  * Returns the wake time, or @not_before_ns if @k is NULL or unconfigured.
  */
-uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns);
+BRK_API uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns);
+
+#define BRK_BUCKET_INFO_SIZE_VER0 136u /* sizeof in BREAKER_0 */
 
 /**
  * brk_bucket_info - a snapshot: settings, tokens available now, counters.
  * Each word is read atomically, the snapshot as a whole is not. Works on
- * a read-only attach. Returns 0, -EINVAL (NULL), -BRK_ECORRUPT.
+ * a read-only attach. A macro over brk_bucket_info_sz(k, out,
+ * sizeof(*out)) (see "Growing structs").
+ * Returns 0, -EINVAL (NULL), -BRK_ECORRUPT.
  */
-int brk_bucket_info(brk_bucket *k, struct brk_bucket_info *out);
+BRK_API int brk_bucket_info_sz(brk_bucket *k, struct brk_bucket_info *out,
+			       size_t size);
+BRK_API int (brk_bucket_info)(brk_bucket *k, struct brk_bucket_info *out);
+#define brk_bucket_info(k, out) brk_bucket_info_sz((k), (out), sizeof(*(out)))
 
 /** brk_bucket_name - the bucket's name; owned by the handle. */
-const char *brk_bucket_name(const brk_bucket *k);
+BRK_API const char *brk_bucket_name(const brk_bucket *k);
 
 /* ---------------------------------------------------------------------- */
 /* Retry budgets                                                            */
@@ -894,12 +1061,12 @@ typedef struct brk_budget brk_budget;
  * -EINVAL/-ENAMETOOLONG (name), -EROFS, -ENOSPC, -EMEDIUMTYPE (the name
  * is a breaker or a bucket), -BRK_ECORRUPT, -ENOMEM.
  */
-int brk_budget_get(brk_segment *seg, const char *name, double floor_per_s,
+BRK_API int brk_budget_get(brk_segment *seg, const char *name, double floor_per_s,
 		   double ratio, brk_budget **out);
 
 /** brk_budget_find - like brk_budget_get() but never creates. Returns 0,
  * -ENOENT, or the errors above. Works on a read-only attach. */
-int brk_budget_find(brk_segment *seg, const char *name, brk_budget **out);
+BRK_API int brk_budget_find(brk_segment *seg, const char *name, brk_budget **out);
 
 /**
  * brk_budget_configure - change floor and ratio (same ranges as
@@ -907,7 +1074,7 @@ int brk_budget_find(brk_segment *seg, const char *name, brk_budget **out);
  * is rescaled as in brk_bucket_configure(); the pool is kept. Returns 0,
  * -EINVAL, -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED.
  */
-int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
+BRK_API int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
 
 /**
  * brk_budget_deposit - record one first attempt (call it for every first
@@ -919,7 +1086,7 @@ int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
  * -BRK_ECORRUPT, -BRK_ECONTENDED (the deposit was dropped: the budget
  * errs on the side of fewer retries).
  */
-int brk_budget_deposit(brk_budget *g);
+BRK_API int brk_budget_deposit(brk_budget *g);
 
 /**
  * brk_retry_permitted - may this retry go? Withdraws one token: from the
@@ -931,14 +1098,20 @@ int brk_budget_deposit(brk_budget *g);
  * (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way), -BRK_ECORRUPT,
  * -BRK_ECONTENDED (treat as deferred). Thread- and process-safe.
  */
-int brk_retry_permitted(brk_budget *g);
+BRK_API int brk_retry_permitted(brk_budget *g);
+
+#define BRK_BUDGET_INFO_SIZE_VER0 152u /* sizeof in BREAKER_0 */
 
 /** brk_budget_info - a snapshot (see struct brk_budget_info). Works on a
- * read-only attach. Returns 0, -EINVAL, -BRK_ECORRUPT. */
-int brk_budget_info(brk_budget *g, struct brk_budget_info *out);
+ * read-only attach. A macro over brk_budget_info_sz(g, out, sizeof(*out))
+ * (see "Growing structs"). Returns 0, -EINVAL, -BRK_ECORRUPT. */
+BRK_API int brk_budget_info_sz(brk_budget *g, struct brk_budget_info *out,
+			       size_t size);
+BRK_API int (brk_budget_info)(brk_budget *g, struct brk_budget_info *out);
+#define brk_budget_info(g, out) brk_budget_info_sz((g), (out), sizeof(*(out)))
 
 /** brk_budget_name - the budget's name; owned by the handle. */
-const char *brk_budget_name(const brk_budget *g);
+BRK_API const char *brk_budget_name(const brk_budget *g);
 
 /* ---------------------------------------------------------------------- */
 /* Backoff with jitter                                                      */
@@ -985,18 +1158,18 @@ enum brk_jitter {
  * the internal generator, once per thread), thread-safe.
  * Returns the wait in ms, 0 .. cap_ms.
  */
-uint64_t brk_backoff_ms(int jitter, uint64_t base_ms, uint64_t cap_ms,
+BRK_API uint64_t brk_backoff_ms(int jitter, uint64_t base_ms, uint64_t cap_ms,
 			uint32_t attempt, uint64_t prev_ms, brk_random_fn rnd,
 			void *rnd_ctx);
 
 /** brk_jitter_name - "equal", "full", "decorrelated", or "unknown". */
-const char *brk_jitter_name(int jitter);
+BRK_API const char *brk_jitter_name(int jitter);
 
 /**
  * brk_jitter_parse - "equal", "full" or "decorrelated" to enum brk_jitter.
  * Returns the value (>= 0) or -EINVAL.
  */
-int brk_jitter_parse(const char *s);
+BRK_API int brk_jitter_parse(const char *s);
 
 /* ---------------------------------------------------------------------- */
 /* HTTP classification                                                      */
@@ -1107,8 +1280,9 @@ enum brk_http_sign {
  * Returns 0, or -EINVAL (@out NULL, @status neither 0 nor 100..999, @text
  * NULL with @text_len > 0; *@out is then untouched).
  */
-int brk_http_classify(int status, const char *retry_after, const char *text,
-		      size_t text_len, int64_t now_unix_ms, struct brk_result *out);
+BRK_API int brk_http_classify(int status, const char *retry_after,
+			      const char *text, size_t text_len,
+			      int64_t now_unix_ms, struct brk_result *out);
 
 /**
  * brk_http_scan_text - the signs in @text, for callers that read a
@@ -1124,8 +1298,8 @@ int brk_http_classify(int status, const char *retry_after, const char *text,
  * Returns the mask of enum brk_http_sign (>= 0), or -EINVAL (@text NULL
  * with @text_len > 0).
  */
-int brk_http_scan_text(const char *text, size_t text_len, int64_t now_unix_ms,
-		       int64_t *retry_after_ms);
+BRK_API int brk_http_scan_text(const char *text, size_t text_len,
+			       int64_t now_unix_ms, int64_t *retry_after_ms);
 
 /**
  * brk_http_verdict - the status table above, applied to what is known.
@@ -1139,8 +1313,8 @@ int brk_http_scan_text(const char *text, size_t text_len, int64_t now_unix_ms,
  * Pure, thread-safe. Returns 0, or -EINVAL (@out NULL, @status out of
  * range, unknown bits in @signs).
  */
-int brk_http_verdict(int status, unsigned signs, int64_t retry_after_ms,
-		     struct brk_result *out);
+BRK_API int brk_http_verdict(int status, unsigned signs,
+			     int64_t retry_after_ms, struct brk_result *out);
 
 #ifdef __cplusplus
 }

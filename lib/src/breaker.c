@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "abi.h"
 #include "internal.h"
 #include "window.h"
 
@@ -137,6 +138,7 @@ int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
 {
 	brk__count(b->rec, c);
 	if (why) {
+		memset(why, 0, sizeof(*why)); /* reserved_ too */
 		why->cause = cause;
 		why->wait_ms = wait_ms ? jitter_ms(b->seg, wait_ms) : 0;
 		if (!by || brk__record_name(by, why->by) != 0)
@@ -732,17 +734,15 @@ int brk_breaker_get(brk_segment *seg, const char *name,
 		    const struct brk_config *cfg, brk_breaker **out)
 {
 	struct brk__init init = { NULL, 0, { { 0, 0 } } };
-	struct brk_config def;
+	struct brk_config k;
 	int rc;
 
-	if (!cfg) {
-		brk_config_init(&def);
-		cfg = &def;
-	}
-	rc = brk_config_validate(cfg, NULL);
+	rc = brk__config_in(cfg, &k); /* NULL: the defaults */
+	if (rc == 0)
+		rc = brk_config_validate(&k, NULL);
 	if (rc)
 		return rc;
-	init.cfg = cfg;
+	init.cfg = &k;
 	return brk__handle(seg, name, 1, BRK_KIND_BREAKER, &init, out);
 }
 
@@ -753,15 +753,18 @@ int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out)
 
 int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg)
 {
+	struct brk_config k;
 	int rc;
 
 	if (!b || !cfg)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	rc = brk_config_validate(cfg, NULL);
+	rc = brk__config_in(cfg, &k);
+	if (rc == 0)
+		rc = brk_config_validate(&k, NULL);
 	if (rc)
 		return rc;
-	brk__config_store(b->rec, cfg);
+	brk__config_store(b->rec, &k);
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "abi.h"
 #include "limits.h"
 
 #define MILLI 1000u
@@ -316,7 +317,7 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
 	return 0;
 }
 
-int brk_budget_info(brk_budget *g, struct brk_budget_info *out)
+int brk__budget_info(brk_budget *g, struct brk_budget_info *out)
 {
 	brk_breaker *b = brk__bg_h(g);
 

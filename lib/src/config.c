@@ -1,11 +1,26 @@
 /* config.c - breaker settings: defaults, validation, shm words. */
 #include <string.h>
 
+#include "abi.h"
 #include "internal.h"
 
-void brk_config_init(struct brk_config *c)
+void brk_config_init_sz(struct brk_config *c, size_t size)
 {
-	memset(c, 0, sizeof(*c));
+	struct brk_config d;
+
+	if (!c)
+		return;
+	memset(&d, 0, sizeof(d));
+	brk__config_defaults(&d);
+	brk__struct_out(c, size, &d, sizeof(d));
+	if (size >= sizeof(c->size))
+		c->size = (uint32_t)(size < BRK_STRUCT_SIZE_MAX ? size
+							: BRK_STRUCT_SIZE_MAX);
+}
+
+/* The defaults (BRK_DEFAULT_*), the one place they are set. */
+void brk__config_defaults(struct brk_config *c)
+{
 	c->failure_threshold = BRK_DEFAULT_FAILURE_THRESHOLD;
 	c->failure_rate_pct = 0;
 	c->window_ms = BRK_DEFAULT_WINDOW_MS;
@@ -30,9 +45,19 @@ void brk_config_init(struct brk_config *c)
 		} \
 	} while (0)
 
-int brk_config_validate(const struct brk_config *c, const char **what)
+int brk_config_validate(const struct brk_config *user, const char **what)
 {
-	CHECK(c != NULL, "config");
+	struct brk_config k;
+	const struct brk_config *c = &k;
+	int rc;
+
+	CHECK(user != NULL, "config");
+	rc = brk__config_in(user, &k);
+	if (rc) {
+		if (what)
+			*what = "size";
+		return rc;
+	}
 	CHECK(c->failure_threshold >= 1 && c->failure_threshold <= 1000000,
 	      "failure_threshold");
 	CHECK(c->failure_rate_pct <= 100, "failure_rate_pct");

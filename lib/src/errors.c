@@ -45,6 +45,10 @@ const char *brk_strerror(int code)
 		return "already in that state";
 	case ETIMEDOUT:
 		return "timed out waiting for the segment to be initialised";
+	case E2BIG:
+		return "struct from a newer breaker.h sets fields this "
+		       "libbreaker does not know (see \"Growing structs\" "
+		       "in breaker.h)";
 	default:
 		return strerror(code);
 	}

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "abi.h"
 #include "internal.h"
 
 #define HOLE_SKIP 64u
@@ -89,14 +90,16 @@ static int read_slot(brk_segment *s, uint64_t want, uint64_t head,
 	return 1;
 }
 
-int brk_events_read(brk_segment *s, uint64_t *cursor, struct brk_event *out,
-		    size_t max, uint64_t *lost)
+int brk_events_read_sz(brk_segment *s, uint64_t *cursor,
+		       struct brk_event *out, size_t max, uint64_t *lost,
+		       size_t size)
 {
 	uint64_t head, want, gone = 0;
+	struct brk_event ev;
 	size_t n = 0;
 	int rc;
 
-	if (!s || !cursor || (!out && max))
+	if (!s || !cursor || (max && (!out || size == 0)))
 		return -EINVAL;
 	head = uatomic_read(&s->hdr->event_head);
 	want = *cursor ? *cursor : 1;
@@ -105,13 +108,18 @@ int brk_events_read(brk_segment *s, uint64_t *cursor, struct brk_event *out,
 		want = head - s->event_slots + 1;
 	}
 	while (want <= head && n < max) {
-		rc = read_slot(s, want, head, &out[n]);
+		memset(&ev, 0, sizeof(ev));
+		rc = read_slot(s, want, head, &ev);
 		if (rc == 0)
 			break;
-		if (rc < 0)
+		if (rc < 0) {
 			gone++;
-		else
+		} else {
+			/* the caller's element size is the stride */
+			brk__struct_out((unsigned char *)out + n * size, size,
+					&ev, sizeof(ev));
 			n++;
+		}
 		want++;
 	}
 	*cursor = want;

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "abi.h"
 #include "limits.h"
 
 /* Largest interval accepted: 1e9 / BRK_BUCKET_MIN_RATE, rounded. */
@@ -302,7 +303,7 @@ int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
 	return 0;
 }
 
-int brk_bucket_info(brk_bucket *k, struct brk_bucket_info *out)
+int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out)
 {
 	brk_breaker *b = brk__bk_h(k);
 

@@ -1,6 +1,7 @@
 /* info.c - snapshots of records for bctl and tests (read-only safe). */
 #include <string.h>
 
+#include "abi.h"
 #include "internal.h"
 #include "limits.h"
 #include "window.h"
@@ -116,14 +117,14 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	return 0;
 }
 
-int brk_breaker_info(brk_breaker *b, struct brk_info *out)
+int brk__breaker_info(brk_breaker *b, struct brk_info *out)
 {
 	if (!b || !out)
 		return -EINVAL;
 	return fill(b->seg, b->idx, out);
 }
 
-int brk_info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
+int brk__info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
 	uint32_t found;
 	int rc;

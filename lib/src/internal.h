@@ -43,7 +43,8 @@
 
 #include <urcu/rculfhash.h>
 
-/* A bounded CAS loop gives up after this many tries (DESIGN.md): enough
+/* A bounded CAS loop gives up after this many tries (docs/design.md
+ * "Atomics"): enough
  * that 8 processes preempting each other on 2 cores never exhaust it (64
  * did, about once per million GCRA takes), small enough (tens of µs) that
  * a misbehaving writer cannot livelock anyone. */

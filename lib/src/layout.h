@@ -1,7 +1,7 @@
 /*
  * layout.h - the shared-memory segment layout (private).
  *
- * Rules (DESIGN.md "Atomics"): every shared fact is one aligned 64-bit
+ * Rules (docs/design.md "Atomics"): every shared fact is one aligned 64-bit
  * word changed by one CAS (liburcu uatomic_cmpxchg, a full barrier); no
  * pointers, locks or bitfields; fixed-width types only; records padded to
  * the cache line. Every size and offset is static-asserted: a change here

@@ -6,6 +6,8 @@
  * released it (or someone else claimed it) in between, the CAS fails and
  * nothing is touched. Owner identity is pid + start time (ident.c).
  */
+#include <string.h>
+
 #include "internal.h"
 
 static int lease_owner_dead(const struct brk__lease *l, uint64_t o)
@@ -76,10 +78,11 @@ static void scan_permits(brk_segment *s, struct brk__record *r,
 
 int brk__caller_reclaim(brk_breaker *b)
 {
-	struct brk_reclaim_stats st = { 0, 0, 0 };
+	struct brk_reclaim_stats st;
 	brk_segment *s = b->seg;
 	uint64_t now = brk__monotonic_ns(NULL), last = uatomic_read(&s->last_scan_ns);
 
+	memset(&st, 0, sizeof(st));
 	if (s->readonly || (last && now - last < CALLER_SCAN_NS) ||
 	    uatomic_cmpxchg(&s->last_scan_ns, last, now) != last)
 		return 0;
@@ -90,9 +93,10 @@ int brk__caller_reclaim(brk_breaker *b)
 
 int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 {
-	struct brk_reclaim_stats local = { 0, 0, 0 };
+	struct brk_reclaim_stats local;
 	uint32_t n, i;
 
+	memset(&local, 0, sizeof(local)); /* reserved_ too */
 	if (!s)
 		return -EINVAL;
 	if (s->readonly)

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "internal.h"
 
 struct attach_ctx {
@@ -48,10 +49,18 @@ static int fail(const struct attach_ctx *c, int code, const char *fmt, ...)
 	return code;
 }
 
-void brk_attach_opts_init(struct brk_attach_opts *o)
+void brk_attach_opts_init_sz(struct brk_attach_opts *o, size_t size)
 {
-	memset(o, 0, sizeof(*o));
-	o->gid = -1;
+	struct brk_attach_opts d;
+
+	if (!o)
+		return;
+	memset(&d, 0, sizeof(d));
+	d.gid = -1;
+	brk__struct_out(o, size, &d, sizeof(d));
+	if (size >= sizeof(o->size))
+		o->size = (uint32_t)(size < BRK_STRUCT_SIZE_MAX ? size
+							: BRK_STRUCT_SIZE_MAX);
 }
 
 const char *brk_resolve_shm_name(const char *flag)
@@ -378,9 +387,10 @@ static void adopt_geometry(brk_segment *s)
 	s->epoch_wall_ns = h->created_wall_ns;
 }
 
-int brk_attach(const struct brk_attach_opts *opts, brk_segment **out)
+int brk_attach(const struct brk_attach_opts *user, brk_segment **out)
 {
-	struct brk_attach_opts defaults;
+	struct brk_attach_opts k;
+	const struct brk_attach_opts *opts = &k;
 	struct attach_ctx c;
 	brk_segment *s;
 	int rc;
@@ -388,10 +398,12 @@ int brk_attach(const struct brk_attach_opts *opts, brk_segment **out)
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!opts) {
-		brk_attach_opts_init(&defaults);
-		opts = &defaults;
-	}
+	/* Fields the caller's struct lacks get their defaults; a field it
+	 * has and this library does not know is -E2BIG. Nothing is written
+	 * (not even errbuf) before the struct is known to be well-formed. */
+	rc = brk__attach_opts_in(user, &k); /* NULL: the defaults */
+	if (rc)
+		return rc;
 	c.o = opts;
 	c.name = brk_resolve_shm_name(opts->shm_name);
 	if (opts->errbuf && opts->errbuf_len)
@@ -459,7 +471,7 @@ uint32_t brk_record_count(brk_segment *s)
 	return n > s->capacity ? s->capacity : (uint32_t)n;
 }
 
-int brk_segment_info(brk_segment *s, struct brk_segment_info *out)
+int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 {
 	uint64_t hb, now = brk__now(s);
 	uint64_t dpid = uatomic_read(&s->hdr->daemon_pid);

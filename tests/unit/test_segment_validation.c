@@ -1,5 +1,5 @@
 /*
- * test_segment_validation.c - the segment is untrusted (DESIGN.md "The
+ * test_segment_validation.c - the segment is untrusted (docs/design.md "The
  * segment"): a corrupt or hostile /dev/shm object gives a clear error
  * (-EPROTO at attach, -BRK_ECORRUPT / -ENOENT on records), never a crash
  * or an out-of-bounds access.

@@ -331,7 +331,8 @@ static void release_after_refusal_not_counted(void **state)
 	assert_int_equal(ut_state(b), BRK_OPEN);
 }
 
-/* DESIGN.md: "a result from an older generation is not counted". The
+/* docs/design.md "Atomics": "a result from an older generation is not
+ * counted". The
  * generation is 18 bits in the state word (layout.h): a permit held
  * across exactly 2^18 transitions (131072 trip+reset pairs here, a few
  * minutes of a flapping breaker) must still be stale, not mistaken for

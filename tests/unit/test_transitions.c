@@ -1,5 +1,5 @@
 /*
- * test_transitions.c - every state transition of DESIGN.md "Breaker
+ * test_transitions.c - every state transition of docs/design.md "Breaker
  * semantics", on the fake clock.
  *
  * ut_cfg(): failure_threshold 3, open_ms 1000, max_open_ms 8000,
