@@ -1193,6 +1193,9 @@ BRK_API int brk_jitter_parse(const char *s);
  *   504           BRK_FAILURE           TIMEOUT        honoured
  *   other 5xx     BRK_FAILURE           SERVER_ERROR   honoured
  *   600-999       BRK_FAILURE           OTHER          honoured
+ *   any of the non-failures above, with a wait in the text ("try again
+ *                 in 20 seconds", "retry_after": 3 in the body)
+ *                 BRK_FAILURE           RATE_LIMITED   honoured
  *   0 (unknown)   from the signs in the text and the Retry-After, first
  *                 match wins:
  *                   a 429 status sign      -> as 429
@@ -1213,7 +1216,14 @@ BRK_API int brk_jitter_parse(const char *s);
  * a gateway in time: the same fact as our own timeout. Codes above 599
  * have no class in RFC 9110; a server that sends one is misbehaving.
  *
- * Retry-After (RFC 9110 section 10.2.3) is honoured only with a failure:
+ * A body that asks to wait is a rate limit whatever the status said (APIs
+ * answer 200 or 403 with "rate limit exceeded, try again in 60 seconds").
+ * Status lines and status fields in the text are read only when the
+ * status is unknown (0): with a known status they are mostly data (a
+ * monitoring API's list of checks says "status": 503 in a healthy 200).
+ *
+ * The Retry-After header (RFC 9110 section 10.2.3) is honoured only with
+ * a failure:
  * there it is the upstream's own estimate of when to come back, and
  * brk_release() turns it into a shared cool-until. With 2xx and 3xx it
  * paces the polling of one job (202 + Retry-After) or the following of one
@@ -1244,7 +1254,7 @@ BRK_API int brk_jitter_parse(const char *s);
  *    and the phrases "try again in N unit", "try again after N unit",
  *    "retry after N unit", "retry in N unit" (unit: ms/msec/millisecond(s),
  *    s/sec(s)/second(s), m/min(s)/minute(s)). The longest wait wins.
- * Only the RETRY_AFTER sign is used when the status is known.
+ * Only the RETRY_AFTER sign of the text is used when the status is known.
  */
 
 /* Signs found in text (a bit mask). */
@@ -1273,7 +1283,8 @@ enum brk_http_sign {
  *               brk_release() or a brk_call() function.
  *
  * The wait is the longest of the header's and the text's, kept only when
- * the outcome is BRK_FAILURE. Pure: reads nothing but its arguments (and
+ * the outcome is BRK_FAILURE (a wait in the text makes any status a
+ * rate_limited failure; the header alone does not, see above). Pure: reads nothing but its arguments (and
  * the clock, as said), writes only *@out, no allocation, no lock;
  * thread-safe; touches no segment, so no other process can observe it.
  * The caller keeps ownership of every buffer.
@@ -1304,9 +1315,12 @@ BRK_API int brk_http_scan_text(const char *text, size_t text_len,
 /**
  * brk_http_verdict - the status table above, applied to what is known.
  * @status:         as for brk_http_classify().
- * @signs:          enum brk_http_sign bits (from brk_http_scan_text(),
- *                  plus BRK_HTTP_SIGN_RETRY_AFTER if a Retry-After header
- *                  was read); the status bits count only if @status is 0.
+ * @signs:          enum brk_http_sign bits from brk_http_scan_text(); with
+ *                  @status 0 add BRK_HTTP_SIGN_RETRY_AFTER for a valid
+ *                  Retry-After header too. With a known @status only
+ *                  BRK_HTTP_SIGN_RETRY_AFTER counts (a wait in the text:
+ *                  a non-failure becomes rate_limited); a header's wait
+ *                  then goes in @retry_after_ms only.
  * @retry_after_ms: the wait in ms (< 0 counts as 0; clamped to
  *                  BRK_MAX_DURATION_MS), kept only with a failure.
  * @out:            as for brk_http_classify().

@@ -108,6 +108,12 @@ int brk_http_verdict(int status, unsigned signs, int64_t retry_after_ms,
 	out->retry_after_ms = 0;
 	if (status != 0) {
 		failure = by_status(status, out);
+		if (!failure && (signs & BRK_HTTP_SIGN_RETRY_AFTER)) {
+			/* the body asked to wait: rate limited, whatever the
+			 * status said */
+			set(out, BRK_FAILURE, BRK_REASON_RATE_LIMITED);
+			failure = 1;
+		}
 	} else if (signs & BRK_HTTP_SIGN_RATE_LIMITED) {
 		failure = by_status(429, out);
 	} else if (signs & BRK_HTTP_SIGN_OVERLOADED) {
@@ -154,12 +160,15 @@ int brk_http_classify(int status, const char *retry_after, const char *text,
 	brk__wall_init(&w, now_unix_ms);
 	if (text_len > 0)
 		signs = brk__scan_text(text, text_len, &w, &ms);
+	if (status != 0)
+		signs &= BRK_HTTP_SIGN_RETRY_AFTER; /* the status is known */
 	if (retry_after && header_wait(retry_after, &w, &hdr_ms)) {
-		signs |= BRK_HTTP_SIGN_RETRY_AFTER;
+		/* with a known status the header's wait counts only with a
+		 * failure: it is no sign by itself (breaker.h says why) */
+		if (status == 0)
+			signs |= BRK_HTTP_SIGN_RETRY_AFTER;
 		if (hdr_ms > ms)
 			ms = hdr_ms;
 	}
-	if (status != 0)
-		signs &= BRK_HTTP_SIGN_RETRY_AFTER; /* the status is known */
 	return brk_http_verdict(status, signs, (int64_t)ms, out);
 }

@@ -11,8 +11,8 @@
  * Checks besides "no crash, no sanitizer report":
  *  - -EINVAL exactly for a status outside 0 and 100..999;
  *  - outcome, reason and wait in range; a wait only with a failure, a
- *    failure always with a reason; a known status decides the outcome
- *    alone (the text can only add a wait);
+ *    failure always with a reason; a known status decides the outcome,
+ *    except that a wait in the text may make a non-failure rate_limited;
  *  - classify == scan_text + header + verdict (the halves compose);
  *  - bctl's stream scanner, fed in pieces of 1..256 bytes, reports no sign
  *    the whole text does not hold (its windows are never misread), the
@@ -142,20 +142,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		bad("valid call refused", status);
 	check_result(&r, status);
 
-	/* a known status decides alone */
-	if (status != 0) {
-		if (brk_http_verdict(status, 0, 0, &v) != 0 || v.outcome != r.outcome ||
-		    v.reason != r.reason)
-			bad("the text changed a known status's outcome", status);
-	}
-	/* the halves compose */
 	s = brk_http_scan_text(tlen ? text : NULL, tlen, now, &ms);
 	if (s < 0)
 		bad("scan_text refused", status);
 	signs = (unsigned)s;
+	/* a known status decides, except that a wait in the text makes a
+	 * non-failure a rate_limited failure */
+	if (status != 0) {
+		if (brk_http_verdict(status, 0, 0, &v) != 0)
+			bad("verdict refused a valid status", status);
+		if ((v.outcome != r.outcome || v.reason != r.reason) &&
+		    !(v.outcome != BRK_FAILURE && r.outcome == BRK_FAILURE &&
+		      r.reason == BRK_REASON_RATE_LIMITED &&
+		      (signs & BRK_HTTP_SIGN_RETRY_AFTER)))
+			bad("the text changed a known status's outcome", status);
+		signs &= BRK_HTTP_SIGN_RETRY_AFTER;
+	}
+	/* the halves compose */
 	if (rap && brk_http_classify(0, rap, NULL, 0, now, &h) == 0 &&
 	    h.outcome != 0) {
-		signs |= BRK_HTTP_SIGN_RETRY_AFTER;
+		if (status == 0)
+			signs |= BRK_HTTP_SIGN_RETRY_AFTER;
 		hms = h.retry_after_ms;
 		ms = hms > ms ? hms : ms;
 	}

@@ -152,10 +152,22 @@ static void test_retry_after_only_with_failures(void **state)
 		assert_int_equal(r.retry_after_ms, 120000);
 	}
 	for (i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
-		r = classify(dropped[i], "120", "try again in 5 seconds", NOW_2026);
+		r = classify(dropped[i], "120", "all is well", NOW_2026);
 		assert_int_not_equal(r.outcome, BRK_FAILURE);
 		assert_int_equal(r.retry_after_ms, 0);
+		/* but a body that asks to wait is a rate limit, whatever the
+		 * status; the wait is then the longest seen */
+		expect(dropped[i], "120", "try again in 5 seconds", NOW_2026,
+		       BRK_FAILURE, BRK_REASON_RATE_LIMITED, 120000);
+		expect(dropped[i], NULL, "{\"retry_after\": 5}", NOW_2026,
+		       BRK_FAILURE, BRK_REASON_RATE_LIMITED, 5000);
 	}
+	expect(403, NULL, "You have exceeded a secondary rate limit. Please "
+	       "try again in 60 seconds.", NOW_2026, BRK_FAILURE,
+	       BRK_REASON_RATE_LIMITED, 60000);
+	/* a failure keeps its own reason */
+	expect(503, NULL, "try again in 5 seconds", NOW_2026, BRK_FAILURE,
+	       BRK_REASON_OVERLOADED, 5000);
 }
 
 /* ---- delta-seconds ----------------------------------------------------- */
@@ -460,6 +472,8 @@ static void test_status_zero_from_text(void **state)
 	       BRK_REASON_SERVER_ERROR, 0);
 	expect(404, NULL, "HTTP/2 503", NOW_2026, BRK_HEALTHY_ERROR,
 	       BRK_REASON_NONE, 0);
+	expect(200, NULL, "{\"checks\":[{\"name\":\"db\",\"status\":503}]}",
+	       NOW_2026, BRK_SUCCESS, BRK_REASON_NONE, 0);
 }
 
 /* classify == scan_text + verdict, also when the text comes in pieces cut
