@@ -254,8 +254,9 @@ size_t brk__http_date(const char *p, size_t n, struct brk__wall *w,
 uint64_t brk__date_wait_ms(int64_t unix_s, struct brk__wall *w)
 {
 	int64_t now = brk__wall_ms(w);
-	/* |unix_s| < 2.6e11 (4-digit years): * 1000 cannot overflow */
-	int64_t at = unix_s * 1000;
+	/* an RFC 850 year comes from now, which may be any int64: saturate */
+	int64_t at = unix_s > INT64_MAX / 1000 ? INT64_MAX
+		     : unix_s < INT64_MIN / 1000 ? INT64_MIN : unix_s * 1000;
 
 	if (now < 0 && at > INT64_MAX + now)
 		return BRK_MAX_DURATION_MS;

@@ -316,6 +316,36 @@ static void test_rfc850_century(void **state)
 	expect_header("Friday, 01-Jan-99 00:00:00 GMT", NOW_2026, 0);
 }
 
+/*
+ * An RFC 850 date takes its century from now, so with a now millions of
+ * years away its seconds times 1000 overflowed int64 (UBSan: signed
+ * overflow in httpdate.c; found by tests/fuzz/fuzz_classify). Any now
+ * must give a wait in 0 .. BRK_MAX_DURATION_MS, never undefined
+ * behaviour.
+ */
+static void test_rfc850_date_with_extreme_now_saturates(void **state)
+{
+	static const int64_t nows[] = { INT64_MIN, INT64_MIN + 1,
+					-9223372036854775807LL / 2, -1, 1,
+					INT64_MAX / 2, INT64_MAX - 1, INT64_MAX };
+	struct brk_result r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nows) / sizeof(nows[0]); i++) {
+		r = classify(429, "Sunday, 06-Nov-02 08:49:37 GMT", NULL, nows[i]);
+		assert_true(r.retry_after_ms >= 0 && r.retry_after_ms <= CAP);
+		r = classify(0, NULL, "Retry-After: Sunday, 06-Nov-02 08:49:37 GMT",
+			     nows[i]);
+		assert_int_equal(r.reason, BRK_REASON_RATE_LIMITED);
+		assert_true(r.retry_after_ms >= 0 && r.retry_after_ms <= CAP);
+	}
+	/* the 4-digit forms against the extremes: far future, far past */
+	expect_header("Sun, 06 Nov 1994 08:49:37 GMT", INT64_MIN, CAP);
+	expect_header("Sun, 06 Nov 1994 08:49:37 GMT", INT64_MAX, 0);
+	expect_header("Sun Nov  6 08:49:37 1994", INT64_MIN, CAP);
+}
+
 /* now_unix_ms 0 reads CLOCK_REALTIME (any clock between 1994 and 9990
  * gives these answers). */
 static void test_now_zero_reads_the_clock(void **state)
@@ -528,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_http_date_invalid),
 		cmocka_unit_test(test_leap_day),
 		cmocka_unit_test(test_rfc850_century),
+		cmocka_unit_test(test_rfc850_date_with_extreme_now_saturates),
 		cmocka_unit_test(test_now_zero_reads_the_clock),
 		cmocka_unit_test(test_text_phrases),
 		cmocka_unit_test(test_text_not_signs),
