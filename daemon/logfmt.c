@@ -3,6 +3,8 @@
  */
 #include "logfmt.h"
 
+#include "cli_util.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,22 +46,16 @@ static void putc_(struct logline *l, char c)
 	put(l, &c, 1);
 }
 
+/* The one RFC 3339 formatter of the programs (tools/cli_util.c). */
 static void put_rfc3339(struct logline *l, uint64_t wall_ms)
 {
 	char tmp[40];
-	struct tm tm;
-	time_t sec = (time_t)(wall_ms / 1000u);
-	int n;
 
-	if (!gmtime_r(&sec, &tm)) {
+	if (cli_format_time(wall_ms, tmp, sizeof(tmp)) != 0) {
 		put(l, "invalid", 7);
 		return;
 	}
-	n = snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ",
-		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		     tm.tm_min, tm.tm_sec, (unsigned)(wall_ms % 1000u));
-	if (n > 0)
-		put(l, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+	put(l, tmp, strlen(tmp));
 }
 
 static int needs_quotes(const char *v)

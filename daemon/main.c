@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include "breaker.h"
+#include "cli_util.h"
 #include "logfmt.h"
 #include "supervise.h"
 
 #define BREAKERD_DEFAULT_INTERVAL_MS 100u
-#define EXIT_USAGE 2
 
 struct options {
 	const char *shm_flag;  /* --shm, or NULL */
@@ -58,59 +58,29 @@ static const char usage_text[] =
 	"Exit status: 0 stopped by a signal, 1 segment or system error,\n"
 	"2 usage error.\n";
 
-static void usage_error(const char *fmt, const char *arg)
-{
-	fputs("breakerd: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'breakerd --help' for more information.\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-/* Strict unsigned integer in @base: digits only, no sign, no overflow. */
-static int parse_uint(const char *s, int base, unsigned long long max,
-		      unsigned long long *out)
-{
-	const char *p;
-	unsigned long long v = 0, d;
-
-	if (!s || !*s)
-		return -EINVAL;
-	for (p = s; *p; p++) {
-		if (*p < '0' || *p > '9' || (unsigned long long)(*p - '0') >= (unsigned)base)
-			return -EINVAL;
-		d = (unsigned long long)(*p - '0');
-		if (v > (max - d) / (unsigned)base)
-			return -ERANGE;
-		v = v * (unsigned)base + d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* "/name": a leading slash, then 1..254 bytes with no further slash. */
-static int valid_shm_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n >= 2 && n < 256 && s[0] == '/' && !strchr(s + 1, '/');
-}
+/* The usage errors of breakerd: "breakerd: <msg>" and this hint, exit 2
+ * (cli_usage_error() of the shared CLI helpers prints both). */
+#define USAGE_HINT "Try 'breakerd --help' for more information."
+#define usage_error(...) exit(cli_usage_error(__VA_ARGS__))
 
 static void parse_group(struct options *o, const char *arg)
 {
-	unsigned long long v;
+	uint64_t v;
 	struct group *gr;
+	int err;
 
 	errno = 0;
 	gr = getgrnam(arg);
+	err = errno; /* the parser below may change errno */
 	if (gr) {
 		o->gid = gr->gr_gid;
-	} else if (parse_uint(arg, 10, 0xfffffffeull, &v) == 0) {
+	} else if (parse_uint_arg(arg, 0, 0xfffffffeull, &v) == 0) {
 		o->gid = (int64_t)v; /* a numeric gid */
-	} else if (errno && errno != ENOENT && errno != ESRCH &&
-		   errno != EBADF && errno != EPERM) {
+	} else if (err && err != ENOENT && err != ESRCH &&
+		   err != EBADF && err != EPERM) {
 		fprintf(stderr, "breakerd: --group: cannot look up '%s': %s\n",
-			arg, strerror(errno));
-		exit(EXIT_USAGE);
+			arg, strerror(err));
+		exit(CLI_EXIT_USAGE);
 	} else {
 		usage_error("--group: no such group '%s'", arg);
 	}
@@ -128,23 +98,22 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	unsigned long long v;
+	uint64_t v;
 	int c, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_ms = BREAKERD_DEFAULT_INTERVAL_MS;
 	o->gid = -1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":h", longopts)) != -1) {
 		switch (c) {
 		case 's':
-			if (!valid_shm_name(optarg))
+			if (brk_shm_name_validate(optarg) != 0)
 				usage_error("--shm: '%s' is not a segment name "
 					    "of the form /name", optarg);
 			o->shm_flag = optarg;
 			break;
 		case 'i':
-			rc = brk_parse_duration(optarg, &o->interval_ms);
+			rc = parse_duration_arg(optarg, &o->interval_ms);
 			if (rc == -ERANGE)
 				usage_error("--interval: '%s' is too long", optarg);
 			if (rc < 0)
@@ -156,14 +125,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 					    optarg);
 			break;
 		case 'c':
-			rc = parse_uint(optarg, 10, BRK_MAX_CAPACITY, &v);
-			if (rc < 0 || v == 0)
+			rc = parse_uint_arg(optarg, 1, BRK_MAX_CAPACITY, &v);
+			if (rc < 0)
 				usage_error("--capacity: '%s' is not a number of "
 					    "records from 1 to 1048576", optarg);
 			o->capacity = (uint32_t)v;
 			break;
 		case 'm':
-			rc = parse_uint(optarg, 8, 0777, &v);
+			rc = parse_uint_arg_base(optarg, 8, 0, 0777, &v);
 			if (rc < 0)
 				usage_error("--mode: '%s' is not an octal mode "
 					    "from 0 to 0777", optarg);
@@ -219,21 +188,6 @@ static int attach(const struct options *o, const char *shm, brk_segment **seg)
 	return rc;
 }
 
-/* fds 0-2 open (on /dev/null if closed), so the segment's fd can never
- * become "stderr" and receive log lines. */
-static int std_fds_open(void)
-{
-	int fd;
-
-	for (fd = 0; fd <= 2; fd++) {
-		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
-			continue;
-		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
-			return -errno;
-	}
-	return 0;
-}
-
 static void log_start(const struct options *o, brk_segment *seg)
 {
 	struct brk_segment_info si;
@@ -278,14 +232,16 @@ int main(int argc, char **argv)
 	const char *shm;
 	int rc, sig;
 
-	if (std_fds_open() < 0)
-		return 1;
+	if (cli_std_fds_open() < 0)
+		return CLI_EXIT_ERROR;
+	cli_set_prog("breakerd");
+	cli_set_usage_hint(USAGE_HINT);
 	parse_options(argc, argv, &o);
 	shm = brk_resolve_shm_name(o.shm_flag);
-	if (!valid_shm_name(shm)) {
+	if (brk_shm_name_validate(shm) != 0) {
 		fprintf(stderr, "breakerd: segment name '%s' (from $%s) is not "
 			"of the form /name\n", shm, BRK_SHM_ENV);
-		return EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
 	rc = supervise_signals_init();
 	if (rc < 0) {

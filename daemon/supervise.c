@@ -49,14 +49,6 @@ int supervise_signals_init(void)
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -69,7 +61,7 @@ static void sleep_until(uint64_t deadline_ns)
 	uint64_t now, left;
 
 	while (!stop_signal) {
-		now = mono_ns();
+		now = brk_monotonic_ns(NULL);
 		if (now >= deadline_ns)
 			return;
 		left = deadline_ns - now;
@@ -126,13 +118,13 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms)
 	interval_ns = interval_ms > UINT64_MAX / 1000000u ? UINT64_MAX
 							  : interval_ms * 1000000u;
 	follow_init(&f, seg);
-	next = mono_ns();
+	next = brk_monotonic_ns(NULL);
 	while (!stop_signal) {
 		scan(seg, interval_ms, &f, &last_rc);
 		/* Fixed rate; after an overrun (a slow scan, a stopped
 		 * process) start again from now instead of catching up. */
 		next = sat_add(next, interval_ns);
-		now = mono_ns();
+		now = brk_monotonic_ns(NULL);
 		if (next < now)
 			next = sat_add(now, interval_ns);
 		sleep_until(next);

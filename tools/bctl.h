@@ -42,6 +42,10 @@ enum {
 
 #define BCTL_CONTINUE (-1)
 
+/* How the inspecting commands (list, inspect, events, metrics) attach:
+ * read-only, and across pid/time namespaces. */
+#define BCTL_ATTACH_INSPECT (BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS)
+
 /* bctl_opts.c */
 /**
  * bctl_getopt - getopt_long() for a command, with opterr off; call
@@ -78,6 +82,13 @@ int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
 	      brk_breaker **b);
 /** bctl_fail - print "bctl: SHM: NAME: cause" for @rc. Returns 1. */
 int bctl_fail(const struct bctl *g, const char *name, int rc);
+/** bctl_kind_of - the enum brk_kind of the record @name, or -ENOENT or
+ * another negative code. */
+int bctl_kind_of(brk_segment *seg, const char *name);
+/** bctl_wrong_kind - print "SHM: 'NAME' is a bucket, not a breaker" (with
+ * the record's actual kind) for a -EMEDIUMTYPE. Returns 1. */
+int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
+		    int want);
 
 /* bctl_help.c */
 void bctl_help(void);
@@ -97,14 +108,5 @@ int bctl_cmd_metrics_only(struct bctl *g, int argc, char **argv);
 int bctl_cmd_bucket(struct bctl *g, int argc, char **argv);
 int bctl_cmd_take(struct bctl *g, int argc, char **argv);
 int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
-
-/* bctl_bucket.c */
-/** bctl_kind_of - the enum brk_kind of the record @name, or -ENOENT or
- * another negative code. */
-int bctl_kind_of(brk_segment *seg, const char *name);
-/** bctl_wrong_kind - print "SHM: 'NAME' is a bucket, not a breaker" (with
- * the record's actual kind) for a -EMEDIUMTYPE. Returns 1. */
-int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
-		    int want);
 
 #endif /* BCTL_H */

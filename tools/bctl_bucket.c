@@ -31,50 +31,6 @@ enum {
 	OPT_RATIO
 };
 
-/* ---- the kind of a name ------------------------------------------------ */
-
-int bctl_kind_of(brk_segment *seg, const char *name)
-{
-	brk_breaker *b;
-	brk_bucket *k;
-	brk_budget *u;
-	int rc;
-
-	rc = brk_breaker_find(seg, name, &b);
-	if (rc != -EMEDIUMTYPE)
-		return rc == 0 ? BRK_KIND_BREAKER : rc;
-	if (brk_bucket_find(seg, name, &k) == 0)
-		return BRK_KIND_BUCKET;
-	if (brk_budget_find(seg, name, &u) == 0)
-		return BRK_KIND_BUDGET;
-	return -EMEDIUMTYPE;
-}
-
-static const char *kind_word(int kind)
-{
-	switch (kind) {
-	case BRK_KIND_BREAKER:
-		return "breaker";
-	case BRK_KIND_BUCKET:
-		return "bucket";
-	case BRK_KIND_BUDGET:
-		return "retry budget";
-	default:
-		return "record of another kind";
-	}
-}
-
-int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
-		    int want)
-{
-	int kind = bctl_kind_of(seg, name);
-
-	if (kind == want || kind < 0)
-		kind = 0; /* changed under us: say what we can */
-	return cli_error("%s: '%s' is a %s, not a %s", cli_q(bctl_shm(g)),
-			 cli_q(name), kind_word(kind), kind_word(want));
-}
-
 /* ---- strict decimals ----------------------------------------------------- */
 
 enum dec_err { DEC_OK, DEC_GARBAGE, DEC_NONFINITE, DEC_HUGE, DEC_NEGATIVE };
@@ -216,6 +172,15 @@ static int bucket_configure(brk_bucket *k, double rate, uint32_t burst)
 	return brk_bucket_configure(k, rate, burst);
 }
 
+/* Change only what was given: a concurrent `bctl bucket --burst` keeps
+ * its change while we change the rate (one CAS loop in the library). */
+static int bucket_update(brk_bucket *k, const struct bucket_args *a)
+{
+	return brk_bucket_update(k, a->rate, (uint32_t)a->burst,
+				 (a->has_rate ? BRK_BUCKET_RATE : 0) |
+				 (a->has_burst ? BRK_BUCKET_BURST : 0));
+}
+
 static int bucket_create(const struct bctl *g, brk_segment *seg,
 			 const char *name, const struct bucket_args *a)
 {
@@ -270,7 +235,7 @@ static int bucket_run(const struct bctl *g, brk_segment *seg, const char *name,
 		       name, in.rate_per_s, in.burst);
 		return 0;
 	}
-	rc = bucket_configure(k, rate, burst);
+	rc = bucket_update(k, a);
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
 	printf("%s: bucket updated: rate %g/s (was %g/s), burst %" PRIu32
@@ -544,7 +509,15 @@ static int budget_run(const struct bctl *g, brk_segment *seg, const char *name,
 		budget_line(name, created ? "created" : "unchanged", &in);
 		return 0;
 	}
-	rc = budget_configure(u, floor, ratio);
+	/* an existing budget: change only what was given (a concurrent
+	 * `bctl budget --ratio` keeps its change while we change the floor);
+	 * one we created: ours are the latest, defaults included */
+	if (created)
+		rc = budget_configure(u, floor, ratio);
+	else
+		rc = brk_budget_update(u, floor, ratio,
+				       (a->has_floor ? BRK_BUDGET_FLOOR : 0) |
+				       (a->has_ratio ? BRK_BUDGET_RATIO : 0));
 	if (rc == 0)
 		rc = budget_snapshot(u, &in);
 	if (rc < 0)

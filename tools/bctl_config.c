@@ -14,32 +14,36 @@ enum cfg_kind { CFG_UINT, CFG_DUR, CFG_PCT };
 
 struct cfg_field {
 	const char *opt;  /* long option */
-	const char *key;  /* struct brk_config field */
+	const char *key;  /* struct brk_config member (the library's name) */
 	int kind;
 	uint64_t min, max;
-	size_t off, size;
+	uint64_t bit;     /* enum brk_config_field */
 };
 
-#define CFG_F(opt, kind, min, max, field)                               \
-	{ opt, #field, kind, min, max, offsetof(struct brk_config, field), \
-	  sizeof(((struct brk_config *)0)->field) }
+#define CFG_F(opt, kind, min, max, field, bit) { opt, #field, kind, min, max, bit }
 
 static const struct cfg_field cfg_fields[] = {
-	CFG_F("failure-threshold", CFG_UINT, 1, UINT32_MAX, failure_threshold),
-	CFG_F("open", CFG_DUR, 0, 0, open_ms),
-	CFG_F("max-open", CFG_DUR, 0, 0, max_open_ms),
-	CFG_F("half-open-probes", CFG_UINT, 1, BRK_MAX_PROBES, half_open_probes),
-	CFG_F("success-threshold", CFG_UINT, 1, 1000000, success_threshold),
-	CFG_F("probe-timeout", CFG_DUR, 0, 0, probe_timeout_ms),
-	CFG_F("max-wait", CFG_DUR, 0, 0, max_wait_ms),
-	CFG_F("max-concurrent", CFG_UINT, 0, BRK_MAX_CONCURRENT, max_concurrent),
-	CFG_F("failure-rate", CFG_PCT, 0, 100, failure_rate_pct),
-	CFG_F("window", CFG_DUR, 0, 0, window_ms),
-	CFG_F("min-calls", CFG_UINT, 1, UINT32_MAX, min_calls),
-	CFG_F("slow-call", CFG_DUR, 0, 0, slow_call_ms),
-	CFG_F("slow-rate", CFG_PCT, 0, 100, slow_rate_pct),
+	CFG_F("failure-threshold", CFG_UINT, 1, UINT32_MAX, failure_threshold,
+	      BRK_CFG_FAILURE_THRESHOLD),
+	CFG_F("open", CFG_DUR, 0, 0, open_ms, BRK_CFG_OPEN_MS),
+	CFG_F("max-open", CFG_DUR, 0, 0, max_open_ms, BRK_CFG_MAX_OPEN_MS),
+	CFG_F("half-open-probes", CFG_UINT, 1, BRK_MAX_PROBES, half_open_probes,
+	      BRK_CFG_HALF_OPEN_PROBES),
+	CFG_F("success-threshold", CFG_UINT, 1, 1000000, success_threshold,
+	      BRK_CFG_SUCCESS_THRESHOLD),
+	CFG_F("probe-timeout", CFG_DUR, 0, 0, probe_timeout_ms,
+	      BRK_CFG_PROBE_TIMEOUT_MS),
+	CFG_F("max-wait", CFG_DUR, 0, 0, max_wait_ms, BRK_CFG_MAX_WAIT_MS),
+	CFG_F("max-concurrent", CFG_UINT, 0, BRK_MAX_CONCURRENT, max_concurrent,
+	      BRK_CFG_MAX_CONCURRENT),
+	CFG_F("failure-rate", CFG_PCT, 0, 100, failure_rate_pct,
+	      BRK_CFG_FAILURE_RATE_PCT),
+	CFG_F("window", CFG_DUR, 0, 0, window_ms, BRK_CFG_WINDOW_MS),
+	CFG_F("min-calls", CFG_UINT, 1, UINT32_MAX, min_calls, BRK_CFG_MIN_CALLS),
+	CFG_F("slow-call", CFG_DUR, 0, 0, slow_call_ms, BRK_CFG_SLOW_CALL_MS),
+	CFG_F("slow-rate", CFG_PCT, 0, 100, slow_rate_pct, BRK_CFG_SLOW_RATE_PCT),
 	CFG_F("min-distinct-processes", CFG_UINT, 0, BRK_MAX_QUORUM,
-	      min_distinct_processes),
+	      min_distinct_processes, BRK_CFG_MIN_DISTINCT_PROCESSES),
 };
 
 #define CFG_N (sizeof(cfg_fields) / sizeof(cfg_fields[0]))
@@ -52,25 +56,27 @@ struct cfg_set {
 
 static uint64_t cfg_get(const struct brk_config *c, const struct cfg_field *f)
 {
-	uint32_t v32;
-	uint64_t v64;
+	uint64_t v = 0;
 
-	if (f->size == sizeof(v32)) {
-		memcpy(&v32, (const char *)c + f->off, sizeof(v32));
-		return v32;
-	}
-	memcpy(&v64, (const char *)c + f->off, sizeof(v64));
-	return v64;
+	(void)brk_config_field_get(c, f->bit, &v);
+	return v;
 }
 
 static void cfg_put(struct brk_config *c, const struct cfg_field *f, uint64_t v)
 {
-	uint32_t v32 = (uint32_t)v;
+	(void)brk_config_field_set(c, f->bit, v); /* values are range-checked */
+}
 
-	if (f->size == sizeof(v32))
-		memcpy((char *)c + f->off, &v32, sizeof(v32));
-	else
-		memcpy((char *)c + f->off, &v, sizeof(v));
+/* The library's bits of the settings given. */
+static uint64_t cfg_bits(const struct cfg_set *set)
+{
+	uint64_t bits = 0;
+	size_t i;
+
+	for (i = 0; i < CFG_N; i++)
+		if (set->mask & (1u << i))
+			bits |= cfg_fields[i].bit;
+	return bits;
 }
 
 /* Apply @set to @c; returns how many settings changed. */
@@ -162,13 +168,12 @@ static const char *cfg_hint(const char *key)
 	return "";
 }
 
-static int cfg_validate(const char *name, const struct brk_config *c)
+/* "invalid setting KEY = VALUE" for the setting @what of @c. */
+static int cfg_invalid(const char *name, const struct brk_config *c,
+		       const char *what)
 {
-	const char *what = NULL;
 	size_t i;
 
-	if (brk_config_validate(c, &what) == 0)
-		return 0;
 	for (i = 0; what && i < CFG_N; i++)
 		if (strcmp(cfg_fields[i].key, what) == 0)
 			return cli_usage_error("config %s: invalid setting %s = %llu%s",
@@ -177,6 +182,15 @@ static int cfg_validate(const char *name, const struct brk_config *c)
 					       cfg_hint(what));
 	return cli_usage_error("config %s: invalid setting %s", cli_q(name),
 			       what ? what : "(unknown)");
+}
+
+static int cfg_validate(const char *name, const struct brk_config *c)
+{
+	const char *what = NULL;
+
+	if (brk_config_validate(c, &what) == 0)
+		return 0;
+	return cfg_invalid(name, c, what);
 }
 
 /* Create @name with the defaults plus @set. */
@@ -197,11 +211,18 @@ static int cfg_create(const struct bctl *g, brk_segment *seg, const char *name,
 	return rc < 0 ? bctl_fail(g, name, rc) : 0;
 }
 
+/*
+ * Change only the settings given (brk_breaker_update()): another operator
+ * changing other settings at the same time keeps his change. The
+ * snapshot read here only decides "unchanged" and fills the message of an
+ * invalid combination; the library validates against the stored values.
+ */
 static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 		   const struct cfg_set *set)
 {
 	struct brk_info in;
 	struct brk_config c;
+	const char *what = NULL;
 	brk_breaker *b;
 	int rc, created = 0;
 
@@ -222,10 +243,14 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 		printf("%s: %s\n", name, created ? "created" : "unchanged");
 		return 0;
 	}
-	rc = cfg_validate(name, &c);
-	if (rc)
-		return rc;
-	rc = brk_breaker_configure(b, &c);
+	rc = brk_breaker_update(b, &c, cfg_bits(set), &what);
+	if (rc == -EINVAL)
+		return cfg_invalid(name, &c, what);
+	if (rc == -BRK_ECONTENDED && what)
+		return cli_error("config %s: a concurrent change of another setting "
+				 "conflicts with this one (%s%s); nothing was "
+				 "changed: look (bctl inspect) and try again",
+				 cli_q(name), what, cfg_hint(what));
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
 	printf("%s: updated\n", name);

@@ -149,7 +149,7 @@ int bctl_cmd_events(struct bctl *g, int argc, char **argv)
 	rc = bctl_no_args("events", argc, argv);
 	if (rc)
 		return rc;
-	rc = bctl_attach(g, BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS, NULL, &seg);
+	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
 	rc = events_run(seg, json, follow);

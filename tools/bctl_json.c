@@ -52,21 +52,14 @@ static json_t *json_config(const struct brk_config *c)
 
 static json_t *json_reasons(const struct brk_counters *c)
 {
-	static const struct { const char *key; int reason; } keys[] = {
-		{ "timeout", BRK_REASON_TIMEOUT },
-		{ "connect", BRK_REASON_CONNECT },
-		{ "server_error", BRK_REASON_SERVER_ERROR },
-		{ "overloaded", BRK_REASON_OVERLOADED },
-		{ "rate_limited", BRK_REASON_RATE_LIMITED },
-		{ "other", BRK_REASON_OTHER },
-	};
 	json_t *o = json_object();
-	size_t i;
+	int r;
 
 	if (!o)
 		return NULL;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		set(o, keys[i].key, ju(c->failures_by_reason[keys[i].reason]));
+	/* every reason but "none", named by the library */
+	for (r = BRK_REASON_NONE + 1; r < BRK_REASON_COUNT; r++)
+		set(o, brk_reason_name(r), ju(c->failures_by_reason[r]));
 	return o;
 }
 
@@ -134,7 +127,7 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 		return NULL;
 	set(o, "name", json_name(in->name, sizeof(in->name)));
 	if (in->kind != BRK_KIND_BREAKER) {
-		set(o, "kind", json_string(bctl_kind_name(in->kind)));
+		set(o, "kind", json_string(brk_kind_name(in->kind)));
 		return o;
 	}
 	set(o, "kind", json_string("breaker"));

@@ -14,13 +14,10 @@
  * Counters are always printed, zeros included.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "bctl_out.h"
 
-#define KEY_WIDTH 26
-#define NAME_WIDTH 24
 
 /* JSON integers are signed 64-bit: clamp, never wrap. */
 static json_t *ju(uint64_t v)
@@ -120,29 +117,14 @@ json_t *bctl_json_record(const struct brk_info *in)
 
 /* ---- human form ---------------------------------------------------------- */
 
-static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
-{
-	int pad = KEY_WIDTH - indent - (int)strlen(key);
-	va_list ap;
-
-	fprintf(f, "%*s%s:%*s", indent, "", key, pad < 1 ? 1 : pad, "");
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fputc('\n', f);
-}
-
 static void print_head(FILE *f, const struct brk_info *in, const char *kind,
 		       int configured)
 {
 	char name[BRK_NAME_MAX + 1];
 
 	bctl_safe_name(in->name, sizeof(in->name), name);
-	kv(f, 0, "name", "%s", name);
-	kv(f, 0, "kind", "%s%s", kind,
+	bctl_kv(f, 0, "name", "%s", name);
+	bctl_kv(f, 0, "kind", "%s%s", kind,
 	   configured ? "" : " (being created: no settings yet)");
 }
 
@@ -151,16 +133,16 @@ void bctl_print_bucket(FILE *f, const struct brk_info *in)
 	const struct brk_bucket_info *k = &in->bucket;
 
 	print_head(f, in, "bucket", k->configured);
-	kv(f, 0, "tokens", "%.3f of %" PRIu32 " available now", k->tokens,
+	bctl_kv(f, 0, "tokens", "%.3f of %" PRIu32 " available now", k->tokens,
 	   k->burst);
-	kv(f, 0, "rate_per_s", "%g", k->rate_per_s);
-	kv(f, 0, "burst", "%" PRIu32, k->burst);
-	kv(f, 0, "interval_ns", "%" PRIu64, k->interval_ns);
-	kv(f, 0, "full_in_ms", "%" PRIu64, ns_to_ms_up(k->full_in_ns));
+	bctl_kv(f, 0, "rate_per_s", "%g", k->rate_per_s);
+	bctl_kv(f, 0, "burst", "%" PRIu32, k->burst);
+	bctl_kv(f, 0, "interval_ns", "%" PRIu64, k->interval_ns);
+	bctl_kv(f, 0, "full_in_ms", "%" PRIu64, ns_to_ms_up(k->full_in_ns));
 	fprintf(f, "counters:\n");
-	kv(f, 2, "taken", "%" PRIu64, k->taken);
-	kv(f, 2, "denied", "%" PRIu64, k->denied);
-	kv(f, 2, "tokens_taken", "%" PRIu64, k->tokens_taken);
+	bctl_kv(f, 2, "taken", "%" PRIu64, k->taken);
+	bctl_kv(f, 2, "denied", "%" PRIu64, k->denied);
+	bctl_kv(f, 2, "tokens_taken", "%" PRIu64, k->tokens_taken);
 }
 
 void bctl_print_budget(FILE *f, const struct brk_info *in)
@@ -168,16 +150,16 @@ void bctl_print_budget(FILE *f, const struct brk_info *in)
 	const struct brk_budget_info *u = &in->budget;
 
 	print_head(f, in, "budget", u->configured);
-	kv(f, 0, "balance", "%.3f retries available now (pool %.3f + floor %.3f)",
+	bctl_kv(f, 0, "balance", "%.3f retries available now (pool %.3f + floor %.3f)",
 	   u->balance, u->pool, u->floor_tokens);
-	kv(f, 0, "floor_per_s", "%g", u->floor_per_s);
-	kv(f, 0, "floor_burst", "%" PRIu32, u->floor_burst);
-	kv(f, 0, "ratio", "%g per first attempt", u->ratio);
+	bctl_kv(f, 0, "floor_per_s", "%g", u->floor_per_s);
+	bctl_kv(f, 0, "floor_burst", "%" PRIu32, u->floor_burst);
+	bctl_kv(f, 0, "ratio", "%g per first attempt", u->ratio);
 	fprintf(f, "counters:\n");
-	kv(f, 2, "deposits", "%" PRIu64, u->deposits);
-	kv(f, 2, "retries", "%" PRIu64, u->retries);
-	kv(f, 2, "retries_floor", "%" PRIu64, u->retries_floor);
-	kv(f, 2, "deferred", "%" PRIu64, u->deferred);
+	bctl_kv(f, 2, "deposits", "%" PRIu64, u->deposits);
+	bctl_kv(f, 2, "retries", "%" PRIu64, u->retries);
+	bctl_kv(f, 2, "retries_floor", "%" PRIu64, u->retries_floor);
+	bctl_kv(f, 2, "deferred", "%" PRIu64, u->deferred);
 }
 
 void bctl_print_record(FILE *f, const struct brk_info *in)
@@ -204,13 +186,13 @@ void bctl_print_record_row(FILE *f, const struct brk_info *in)
 	bctl_safe_name(in->name, sizeof(in->name), name);
 	if (in->kind == BRK_KIND_BUCKET)
 		fprintf(f, "%-*s %-9s tokens %.3f of %" PRIu32 ", rate %g/s, "
-			"taken %" PRIu64 ", denied %" PRIu64 "\n", NAME_WIDTH,
+			"taken %" PRIu64 ", denied %" PRIu64 "\n", BCTL_NAME_WIDTH,
 			name, "bucket", k->tokens, k->burst, k->rate_per_s,
 			k->taken, k->denied);
 	else
 		fprintf(f, "%-*s %-9s balance %.3f, floor %g/s, ratio %g, "
 			"deposits %" PRIu64 ", retries %" PRIu64 ", deferred %"
-			PRIu64 "\n", NAME_WIDTH, name, "budget", u->balance,
+			PRIu64 "\n", BCTL_NAME_WIDTH, name, "budget", u->balance,
 			u->floor_per_s, u->ratio, u->deposits, u->retries,
 			u->deferred);
 }

@@ -31,7 +31,6 @@
 #include "bctl.h"
 #include "bctl_out.h"
 
-#define RO_FLAGS (BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS)
 
 /* The numbers printed for one breaker (struct brk_info is ~2 KiB). */
 struct m_snap {
@@ -166,7 +165,7 @@ static const struct m_plain m_budgets[] = {
 	  "Retries available now (pool plus floor, fractional).",
 	  M_DBL, BUD(balance) },
 	{ "breakerd_budget_pool_tokens", M_GAUGE,
-	  "Deposited tokens left in the pool (after decay).", M_DBL, BUD(pool) },
+	  "Deposited tokens left in the pool (unspent, not expired).", M_DBL, BUD(pool) },
 	{ "breakerd_budget_floor_tokens", M_GAUGE,
 	  "Floor tokens available now.", M_DBL, BUD(floor_tokens) },
 	{ "breakerd_budget_floor_per_second", M_GAUGE,
@@ -178,18 +177,11 @@ static const struct m_plain m_budgets[] = {
 	  "Tokens deposited per first attempt.", M_DBL, BUD(ratio) },
 };
 
-static const char *const m_states[] = { "closed", "open", "half_open" };
-static const char *const m_modes[] = { "normal", "forced_open", "disabled",
-				       "metrics_only" };
+/* State, mode and reason labels are the library's brk_*_name() words.
+ * The cause labels are this exposition's own coarse grouping of the
+ * rejected_* counters (not enum brk_cause: "open" also counts probes_busy
+ * and forced_open). */
 static const char *const m_causes[] = { "open", "cooling", "full" };
-static const struct { const char *label; int reason; } m_reasons[] = {
-	{ "timeout", BRK_REASON_TIMEOUT },
-	{ "connect", BRK_REASON_CONNECT },
-	{ "server_error", BRK_REASON_SERVER_ERROR },
-	{ "overloaded", BRK_REASON_OVERLOADED },
-	{ "rate_limited", BRK_REASON_RATE_LIMITED },
-	{ "other", BRK_REASON_OTHER },
-};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -297,20 +289,22 @@ static void m_plain_all(FILE *f, const struct m_plain *fams, size_t nfams,
 }
 
 /* An enum as labels: 1 for the current value, 0 for the others. */
+/* One series per value 0 .. @nv - 1 of an enum, labelled @name(value). */
 static void m_enum_family(FILE *f, const char *family, const char *help,
-			  const char *label, const char *const *values,
-			  size_t nv, int which_mode, const struct m_snap *snaps,
+			  const char *label, const char *(*name)(int),
+			  int nv, int which_mode, const struct m_snap *snaps,
 			  size_t n)
 {
-	size_t i, k;
+	size_t i;
+	int k;
 
 	m_head(f, family, M_GAUGE, help);
 	for (i = 0; i < n; i++) {
 		int cur = which_mode ? snaps[i].mode : snaps[i].state;
 		for (k = 0; k < nv; k++) {
 			m_open(f, family, snaps[i].name);
-			fprintf(f, ",%s=\"%s\"", label, values[k]);
-			m_value(f, (size_t)cur == k, 0);
+			fprintf(f, ",%s=\"%s\"", label, name(k));
+			m_value(f, cur == k, 0);
 		}
 	}
 }
@@ -337,15 +331,16 @@ static void m_rejected(FILE *f, const struct m_snap *snaps, size_t n)
 
 static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
 {
-	size_t i, k;
+	size_t i;
+	int r;
 
 	m_head(f, "breakerd_failures_total", M_COUNTER,
 	       "Calls reported as failure, by reason.");
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < N_OF(m_reasons); k++) {
+		for (r = BRK_REASON_NONE + 1; r < BRK_REASON_COUNT; r++) {
 			m_open(f, "breakerd_failures_total", snaps[i].name);
-			fprintf(f, ",reason=\"%s\"", m_reasons[k].label);
-			m_value(f, snaps[i].c.failures_by_reason[m_reasons[k].reason], 0);
+			fprintf(f, ",reason=\"%s\"", brk_reason_name(r));
+			m_value(f, snaps[i].c.failures_by_reason[r], 0);
 		}
 	}
 }
@@ -501,11 +496,12 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 
 	m_enum_family(f, "breakerd_state",
 		      "Breaker state: 1 for the current one, 0 for the others.",
-		      "state", m_states, N_OF(m_states), 0, snaps, n);
+		      "state", brk_state_name, BRK_HALF_OPEN + 1, 0, snaps, n);
 	m_enum_family(f, "breakerd_mode",
 		      "Operator mode (bctl force-open, disable, metrics-only; "
 		      "reset returns to normal): 1 for the current one.",
-		      "mode", m_modes, N_OF(m_modes), 1, snaps, n);
+		      "mode", brk_mode_name, BRK_MODE_METRICS_ONLY + 1, 1,
+		      snaps, n);
 	m_plain_family(f, &m_counters[0], snaps, z, n); /* allowed */
 	m_rejected(f, snaps, n);
 	m_plain_family(f, &m_counters[1], snaps, z, n); /* successes */
@@ -543,7 +539,7 @@ int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 	rc = bctl_no_args("metrics", argc, argv);
 	if (rc)
 		return rc;
-	rc = bctl_attach(g, RO_FLAGS, NULL, &seg);
+	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
 	brk_segment_info(seg, &si);
@@ -554,8 +550,7 @@ int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 	if (rc == 0) {
 		m_print(stdout, &si, &r);
 		m_recs_free(&r);
-		if (fflush(stdout) == EOF || ferror(stdout))
-			rc = cli_error("write error on standard output");
+		rc = cli_flush_stdout();
 	}
 	brk_detach(seg);
 	return rc;

@@ -11,8 +11,7 @@
 int bctl_getopt(int argc, char **argv, const char *shortopts,
 		const struct option *longopts)
 {
-	opterr = 0;
-	return getopt_long(argc, argv, shortopts, longopts, NULL);
+	return cli_getopt(argc, argv, shortopts, longopts);
 }
 
 /* The argument getopt just complained about. */

@@ -28,8 +28,9 @@ enum bctl_daemon {
 
 enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s);
 
-/** bctl_kind_name - "breaker", "bucket", "budget" or "unknown". */
-const char *bctl_kind_name(int kind);
+/* The record-kind words are the library's brk_kind_name(); the old name
+ * stays for code written against it. */
+#define bctl_kind_name brk_kind_name
 
 /* bctl_json.c: new references, NULL on allocation failure. */
 json_t *bctl_json_breaker(const struct brk_info *in);
@@ -40,6 +41,12 @@ json_t *bctl_json_event(const struct brk_event *e);
 int bctl_json_put(json_t *j, int compact);
 
 /* bctl_print.c */
+#define BCTL_KEY_WIDTH 26  /* inspect: "key:" padded to this column */
+#define BCTL_NAME_WIDTH 24 /* list: the NAME column */
+/** bctl_kv - one inspect line: @key indented by @indent, ':', padding to
+ * BCTL_KEY_WIDTH, then the printf-formatted value and a newline. */
+void bctl_kv(FILE *f, int indent, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void bctl_print_breaker(FILE *f, const struct brk_info *in);
 void bctl_print_segment(FILE *f, const struct brk_segment_info *s);
 void bctl_print_list_header(FILE *f);

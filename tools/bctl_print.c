@@ -9,8 +9,6 @@
 #include "bctl_out.h"
 #include "cli_util.h"
 
-#define KEY_WIDTH 26
-#define NAME_WIDTH 24
 
 void bctl_safe_name(const char *src, size_t cap, char *dst)
 {
@@ -26,26 +24,9 @@ void bctl_safe_name(const char *src, size_t cap, char *dst)
 	dst[n] = '\0';
 }
 
-const char *bctl_kind_name(int kind)
+void bctl_kv(FILE *f, int indent, const char *key, const char *fmt, ...)
 {
-	switch (kind) {
-	case BRK_KIND_BREAKER:
-		return "breaker";
-	case BRK_KIND_BUCKET:
-		return "bucket";
-	case BRK_KIND_BUDGET:
-		return "budget";
-	default:
-		return "unknown";
-	}
-}
-
-static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void kv(FILE *f, int indent, const char *key, const char *fmt, ...)
-{
-	int pad = KEY_WIDTH - indent - (int)strlen(key);
+	int pad = BCTL_KEY_WIDTH - indent - (int)strlen(key);
 	va_list ap;
 
 	fprintf(f, "%*s%s:%*s", indent, "", key, pad < 1 ? 1 : pad, "");
@@ -63,23 +44,23 @@ static const char *off_or_on(uint64_t v)
 static void print_config(FILE *f, const struct brk_config *c)
 {
 	fprintf(f, "config:\n");
-	kv(f, 2, "failure_threshold", "%" PRIu32, c->failure_threshold);
-	kv(f, 2, "failure_rate_pct", "%" PRIu32 "%s", c->failure_rate_pct,
+	bctl_kv(f, 2, "failure_threshold", "%" PRIu32, c->failure_threshold);
+	bctl_kv(f, 2, "failure_rate_pct", "%" PRIu32 "%s", c->failure_rate_pct,
 	   off_or_on(c->failure_rate_pct));
-	kv(f, 2, "window_ms", "%" PRIu64, c->window_ms);
-	kv(f, 2, "min_calls", "%" PRIu32, c->min_calls);
-	kv(f, 2, "slow_call_ms", "%" PRIu64 "%s", c->slow_call_ms,
+	bctl_kv(f, 2, "window_ms", "%" PRIu64, c->window_ms);
+	bctl_kv(f, 2, "min_calls", "%" PRIu32, c->min_calls);
+	bctl_kv(f, 2, "slow_call_ms", "%" PRIu64 "%s", c->slow_call_ms,
 	   off_or_on(c->slow_call_ms));
-	kv(f, 2, "slow_rate_pct", "%" PRIu32, c->slow_rate_pct);
-	kv(f, 2, "open_ms", "%" PRIu64, c->open_ms);
-	kv(f, 2, "max_open_ms", "%" PRIu64, c->max_open_ms);
-	kv(f, 2, "half_open_probes", "%" PRIu32, c->half_open_probes);
-	kv(f, 2, "success_threshold", "%" PRIu32, c->success_threshold);
-	kv(f, 2, "probe_timeout_ms", "%" PRIu64, c->probe_timeout_ms);
-	kv(f, 2, "max_wait_ms", "%" PRIu64, c->max_wait_ms);
-	kv(f, 2, "max_concurrent", "%" PRIu32 "%s", c->max_concurrent,
+	bctl_kv(f, 2, "slow_rate_pct", "%" PRIu32, c->slow_rate_pct);
+	bctl_kv(f, 2, "open_ms", "%" PRIu64, c->open_ms);
+	bctl_kv(f, 2, "max_open_ms", "%" PRIu64, c->max_open_ms);
+	bctl_kv(f, 2, "half_open_probes", "%" PRIu32, c->half_open_probes);
+	bctl_kv(f, 2, "success_threshold", "%" PRIu32, c->success_threshold);
+	bctl_kv(f, 2, "probe_timeout_ms", "%" PRIu64, c->probe_timeout_ms);
+	bctl_kv(f, 2, "max_wait_ms", "%" PRIu64, c->max_wait_ms);
+	bctl_kv(f, 2, "max_concurrent", "%" PRIu32 "%s", c->max_concurrent,
 	   c->max_concurrent ? "" : " (no bulkhead)");
-	kv(f, 2, "min_distinct_processes", "%" PRIu32 "%s",
+	bctl_kv(f, 2, "min_distinct_processes", "%" PRIu32 "%s",
 	   c->min_distinct_processes,
 	   c->min_distinct_processes > 1 ? "" : " (off)");
 }
@@ -89,25 +70,25 @@ static void print_counters(FILE *f, const struct brk_counters *c)
 	const uint64_t *r = c->failures_by_reason;
 
 	fprintf(f, "counters:\n");
-	kv(f, 2, "allowed", "%" PRIu64, c->allowed);
-	kv(f, 2, "rejected_open", "%" PRIu64, c->rejected_open);
-	kv(f, 2, "rejected_cooling", "%" PRIu64, c->rejected_cooling);
-	kv(f, 2, "rejected_full", "%" PRIu64, c->rejected_full);
-	kv(f, 2, "successes", "%" PRIu64, c->successes);
-	kv(f, 2, "failures", "%" PRIu64, c->failures);
-	kv(f, 2, "failures_by_reason",
+	bctl_kv(f, 2, "allowed", "%" PRIu64, c->allowed);
+	bctl_kv(f, 2, "rejected_open", "%" PRIu64, c->rejected_open);
+	bctl_kv(f, 2, "rejected_cooling", "%" PRIu64, c->rejected_cooling);
+	bctl_kv(f, 2, "rejected_full", "%" PRIu64, c->rejected_full);
+	bctl_kv(f, 2, "successes", "%" PRIu64, c->successes);
+	bctl_kv(f, 2, "failures", "%" PRIu64, c->failures);
+	bctl_kv(f, 2, "failures_by_reason",
 	   "timeout %" PRIu64 ", connect %" PRIu64 ", server_error %" PRIu64
 	   ", overloaded %" PRIu64 ", rate_limited %" PRIu64 ", other %" PRIu64,
 	   r[BRK_REASON_TIMEOUT], r[BRK_REASON_CONNECT],
 	   r[BRK_REASON_SERVER_ERROR], r[BRK_REASON_OVERLOADED],
 	   r[BRK_REASON_RATE_LIMITED], r[BRK_REASON_OTHER]);
-	kv(f, 2, "healthy_errors", "%" PRIu64, c->healthy_errors);
-	kv(f, 2, "ignored", "%" PRIu64, c->ignored);
-	kv(f, 2, "cancelled", "%" PRIu64, c->cancelled);
-	kv(f, 2, "probes", "%" PRIu64, c->probes);
-	kv(f, 2, "reclaimed", "%" PRIu64, c->reclaimed);
-	kv(f, 2, "transitions", "%" PRIu64, c->transitions);
-	kv(f, 2, "stale", "%" PRIu64, c->stale);
+	bctl_kv(f, 2, "healthy_errors", "%" PRIu64, c->healthy_errors);
+	bctl_kv(f, 2, "ignored", "%" PRIu64, c->ignored);
+	bctl_kv(f, 2, "cancelled", "%" PRIu64, c->cancelled);
+	bctl_kv(f, 2, "probes", "%" PRIu64, c->probes);
+	bctl_kv(f, 2, "reclaimed", "%" PRIu64, c->reclaimed);
+	bctl_kv(f, 2, "transitions", "%" PRIu64, c->transitions);
+	bctl_kv(f, 2, "stale", "%" PRIu64, c->stale);
 }
 
 static void print_leases(FILE *f, const struct brk_info *in)
@@ -115,7 +96,7 @@ static void print_leases(FILE *f, const struct brk_info *in)
 	size_t max = sizeof(in->leases) / sizeof(in->leases[0]), i;
 	size_t n = in->n_leases < max ? in->n_leases : max;
 
-	kv(f, 0, "leases", "%zu", n);
+	bctl_kv(f, 0, "leases", "%zu", n);
 	for (i = 0; i < n; i++)
 		fprintf(f, "  %-7s pid %" PRId32 ", age %" PRIu64 " ms\n",
 			brk_lease_kind_name(in->leases[i].kind),
@@ -127,19 +108,19 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	char name[BRK_NAME_MAX + 1];
 
 	bctl_safe_name(in->name, sizeof(in->name), name);
-	kv(f, 0, "name", "%s", name);
-	kv(f, 0, "state", "%s", brk_state_name(in->state));
-	kv(f, 0, "mode", "%s", brk_mode_name(in->mode));
-	kv(f, 0, "generation", "%" PRIu32, in->generation);
-	kv(f, 0, "consecutive_failures", "%" PRIu64, in->consecutive_failures);
-	kv(f, 0, "cooling_level", "%" PRIu32, in->cooling_level);
-	kv(f, 0, "open_remaining_ms", "%" PRIu64, in->open_remaining_ms);
-	kv(f, 0, "cool_until_remaining_ms", "%" PRIu64,
+	bctl_kv(f, 0, "name", "%s", name);
+	bctl_kv(f, 0, "state", "%s", brk_state_name(in->state));
+	bctl_kv(f, 0, "mode", "%s", brk_mode_name(in->mode));
+	bctl_kv(f, 0, "generation", "%" PRIu32, in->generation);
+	bctl_kv(f, 0, "consecutive_failures", "%" PRIu64, in->consecutive_failures);
+	bctl_kv(f, 0, "cooling_level", "%" PRIu32, in->cooling_level);
+	bctl_kv(f, 0, "open_remaining_ms", "%" PRIu64, in->open_remaining_ms);
+	bctl_kv(f, 0, "cool_until_remaining_ms", "%" PRIu64,
 	   in->cool_until_remaining_ms);
-	kv(f, 0, "half_open_successes", "%" PRIu32, in->half_open_successes);
-	kv(f, 0, "probes_in_flight", "%" PRIu32, in->probes_in_flight);
-	kv(f, 0, "in_flight", "%" PRIu32, in->in_flight);
-	kv(f, 0, "window", "%" PRIu64 " calls, %" PRIu64 " failures, %" PRIu64
+	bctl_kv(f, 0, "half_open_successes", "%" PRIu32, in->half_open_successes);
+	bctl_kv(f, 0, "probes_in_flight", "%" PRIu32, in->probes_in_flight);
+	bctl_kv(f, 0, "in_flight", "%" PRIu32, in->in_flight);
+	bctl_kv(f, 0, "window", "%" PRIu64 " calls, %" PRIu64 " failures, %" PRIu64
 	   " slow, %" PRIu32 " failing processes", in->window_calls,
 	   in->window_failures, in->window_slow, in->distinct_failing_processes);
 	print_leases(f, in);
@@ -152,19 +133,19 @@ void bctl_print_segment(FILE *f, const struct brk_segment_info *s)
 	char shm[BRK_NAME_MAX + 1];
 
 	bctl_safe_name(s->shm_name, sizeof(s->shm_name), shm);
-	kv(f, 0, "segment", "%s, %" PRIu32 " of %" PRIu32 " records used",
+	bctl_kv(f, 0, "segment", "%s, %" PRIu32 " of %" PRIu32 " records used",
 	   shm, s->used, s->capacity);
 	switch (bctl_daemon_state(s)) {
 	case BCTL_DAEMON_NEVER:
-		kv(f, 0, "breakerd", "not running");
+		bctl_kv(f, 0, "breakerd", "not running");
 		break;
 	case BCTL_DAEMON_EXITED:
-		kv(f, 0, "breakerd", "not running (pid %" PRId32 " exited, last "
+		bctl_kv(f, 0, "breakerd", "not running (pid %" PRId32 " exited, last "
 		   "heartbeat %" PRIu64 " ms ago)", s->daemon_pid,
 		   s->heartbeat_age_ms);
 		break;
 	default:
-		kv(f, 0, "breakerd", "pid %" PRId32 ", heartbeat %" PRIu64
+		bctl_kv(f, 0, "breakerd", "pid %" PRId32 ", heartbeat %" PRIu64
 		   " ms ago%s", s->daemon_pid, s->heartbeat_age_ms,
 		   bctl_daemon_state(s) == BCTL_DAEMON_STALE ?
 		   " (stale: stuck or stopped?)" : "");
@@ -174,7 +155,7 @@ void bctl_print_segment(FILE *f, const struct brk_segment_info *s)
 void bctl_print_list_header(FILE *f)
 {
 	fprintf(f, "%-*s %-9s %5s %4s %10s %10s %9s %10s %10s %10s %10s\n",
-		NAME_WIDTH, "NAME", "STATE", "FAILS", "COOL", "OPEN_MS",
+		BCTL_NAME_WIDTH, "NAME", "STATE", "FAILS", "COOL", "OPEN_MS",
 		"COOLING_MS", "IN_FLIGHT", "ALLOWED", "REJECTED", "SUCCESSES",
 		"FAILURES");
 }
@@ -186,13 +167,13 @@ void bctl_print_list_row(FILE *f, const struct brk_info *in)
 
 	bctl_safe_name(in->name, sizeof(in->name), name);
 	if (in->kind != BRK_KIND_BREAKER) {
-		fprintf(f, "%-*s (%s)\n", NAME_WIDTH, name,
-			bctl_kind_name(in->kind));
+		fprintf(f, "%-*s (%s)\n", BCTL_NAME_WIDTH, name,
+			brk_kind_name(in->kind));
 		return;
 	}
 	fprintf(f, "%-*s %-9s %5" PRIu64 " %4" PRIu32 " %10" PRIu64 " %10" PRIu64
 		" %9" PRIu32 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		"\n", NAME_WIDTH, name, brk_state_name(in->state),
+		"\n", BCTL_NAME_WIDTH, name, brk_state_name(in->state),
 		in->consecutive_failures, in->cooling_level,
 		in->open_remaining_ms, in->cool_until_remaining_ms, in->in_flight,
 		c->allowed, c->rejected_open + c->rejected_cooling + c->rejected_full,

@@ -9,6 +9,7 @@
  */
 #include "bctl_run.h"
 
+#include "breaker.h"
 #include "cli_util.h"
 
 #include <errno.h>
@@ -39,14 +40,6 @@ struct run_state {
 	uint64_t idle_since_ns;
 	struct run_stream st[2];
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void close_fd(int *fd)
 {
@@ -169,7 +162,7 @@ static void run_try_reap(struct run_state *rs, struct run_result *r)
 		}
 		rs->reaped = true;
 		r->status = status;
-		rs->idle_since_ns = mono_ns();
+		rs->idle_since_ns = brk_monotonic_ns(NULL);
 	}
 }
 
@@ -215,7 +208,7 @@ static void stream_pump(struct run_state *rs, struct run_stream *st,
 	/* Our reader is gone: close the pipe so the command sees it too. */
 	if (write_all(st->out, buf, (size_t)n) < 0)
 		stream_close(st, r);
-	rs->idle_since_ns = mono_ns(); /* after a slow write, too */
+	rs->idle_since_ns = brk_monotonic_ns(NULL); /* after a slow write, too */
 }
 
 static void run_signals(struct run_state *rs, struct run_result *r)
@@ -234,7 +227,7 @@ static void run_signals(struct run_state *rs, struct run_result *r)
 /* Timeout, kill grace and the drain after exit. */
 static void run_timers(struct run_state *rs, struct run_result *r)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = brk_monotonic_ns(NULL);
 
 	if (rs->deadline_ns && !r->timed_out && now >= rs->deadline_ns) {
 		r->timed_out = true;
@@ -263,7 +256,7 @@ static uint64_t min_nonzero(uint64_t a, uint64_t b)
 /* How long poll() may sleep: until the next timer, or forever. */
 static int run_poll_ms(const struct run_state *rs, const struct run_result *r)
 {
-	uint64_t next = 0, now = mono_ns();
+	uint64_t next = 0, now = brk_monotonic_ns(NULL);
 
 	if (rs->deadline_ns && !r->timed_out)
 		next = rs->deadline_ns;
@@ -345,7 +338,7 @@ int bctl_run(const struct run_opts *o, struct run_result *r)
 		return rc;
 	}
 	if (o->timeout_ms)
-		rs.deadline_ns = mono_ns() + o->timeout_ms * 1000000ull;
+		rs.deadline_ns = brk_monotonic_ns(NULL) + o->timeout_ms * 1000000ull;
 	rc = run_spawn(o, &old_pipe, &rs, r);
 	if (rc == 0)
 		run_loop(&rs, r);

@@ -1,6 +1,6 @@
 /*
- * bctl_seg.c - attaching the segment and finding breakers, with one-line
- * errors that name the segment and the cause.
+ * bctl_seg.c - attaching the segment and finding records (and what kind a
+ * name is), with one-line errors that name the segment and the cause.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,12 +19,10 @@ const char *bctl_shm(const struct bctl *g)
 	return brk_resolve_shm_name(g->shm_flag);
 }
 
-/* A shm name is "/NAME" with no other '/'. */
+/* A shm name is "/NAME" with no other '/' (the library's rule). */
 static int bctl_check_shm(const char *shm)
 {
-	size_t n = strlen(shm);
-
-	if (n < 2 || n > 255 || shm[0] != '/' || strchr(shm + 1, '/'))
+	if (brk_shm_name_validate(shm) != 0)
 		return cli_usage_error("invalid segment name '%s': expected /NAME",
 				       cli_q(shm));
 	return 0;
@@ -98,6 +96,49 @@ int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
 	if (rc == -EMEDIUMTYPE)
 		return bctl_wrong_kind(g, seg, name, BRK_KIND_BREAKER);
 	return bctl_fail(g, name, rc);
+}
+
+int bctl_kind_of(brk_segment *seg, const char *name)
+{
+	brk_breaker *b;
+	brk_bucket *k;
+	brk_budget *u;
+	int rc;
+
+	rc = brk_breaker_find(seg, name, &b);
+	if (rc != -EMEDIUMTYPE)
+		return rc == 0 ? BRK_KIND_BREAKER : rc;
+	if (brk_bucket_find(seg, name, &k) == 0)
+		return BRK_KIND_BUCKET;
+	if (brk_budget_find(seg, name, &u) == 0)
+		return BRK_KIND_BUDGET;
+	return -EMEDIUMTYPE;
+}
+
+/* The kind in a sentence: the library's word, but "retry budget" for the
+ * short "budget". */
+static const char *kind_word(int kind)
+{
+	switch (kind) {
+	case BRK_KIND_BREAKER:
+	case BRK_KIND_BUCKET:
+		return brk_kind_name(kind);
+	case BRK_KIND_BUDGET:
+		return "retry budget";
+	default:
+		return "record of another kind";
+	}
+}
+
+int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
+		    int want)
+{
+	int kind = bctl_kind_of(seg, name);
+
+	if (kind == want || kind < 0)
+		kind = 0; /* changed under us: say what we can */
+	return cli_error("%s: '%s' is a %s, not a %s", cli_q(bctl_shm(g)),
+			 cli_q(name), kind_word(kind), kind_word(want));
 }
 
 enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s)

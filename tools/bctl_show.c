@@ -11,7 +11,6 @@
 #include "bctl.h"
 #include "bctl_out.h"
 
-#define RO_FLAGS (BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS)
 
 static const struct option show_opts[] = {
 	{ "json", no_argument, NULL, BCTL_OPT_JSON },
@@ -35,13 +34,6 @@ static int show_parse(struct bctl *g, int argc, char **argv, int *json)
 			return rc;
 	}
 	return BCTL_CONTINUE;
-}
-
-static int finish_output(void)
-{
-	if (fflush(stdout) == EOF || ferror(stdout))
-		return cli_error("write error on standard output");
-	return 0;
 }
 
 /* One record of the list; returns 0, or 1 after printing a warning. */
@@ -87,7 +79,7 @@ static int list_all(const struct bctl *g, brk_segment *seg, int json)
 		fputc('\n', stdout);
 		bctl_print_segment(stdout, &si);
 	}
-	return finish_output() ? CLI_EXIT_ERROR : bad;
+	return cli_flush_stdout() ? CLI_EXIT_ERROR : bad;
 }
 
 int bctl_cmd_list(struct bctl *g, int argc, char **argv)
@@ -101,7 +93,7 @@ int bctl_cmd_list(struct bctl *g, int argc, char **argv)
 	rc = bctl_no_args("list", argc, argv);
 	if (rc)
 		return rc;
-	rc = bctl_attach(g, RO_FLAGS, NULL, &seg);
+	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
 	rc = list_all(g, seg, json);
@@ -161,7 +153,7 @@ static int inspect_one(const struct bctl *g, brk_segment *seg,
 		bctl_print_record(stdout, &in);
 		bctl_print_segment(stdout, &si);
 	}
-	return finish_output();
+	return cli_flush_stdout();
 }
 
 int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
@@ -176,7 +168,7 @@ int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
 	rc = bctl_name_arg("inspect", argc, argv, &name);
 	if (rc)
 		return rc;
-	rc = bctl_attach(g, RO_FLAGS, name, &seg);
+	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, name, &seg);
 	if (rc)
 		return rc;
 	rc = inspect_one(g, seg, name, json);

@@ -20,6 +20,7 @@
 #define CLI_Q_MAX 80
 
 static const char *cli_prog_name = "bctl";
+static const char *cli_hint_line; /* NULL: "try 'PROG --help'" */
 
 void cli_set_prog(const char *prog)
 {
@@ -30,6 +31,18 @@ void cli_set_prog(const char *prog)
 const char *cli_prog(void)
 {
 	return cli_prog_name;
+}
+
+void cli_set_usage_hint(const char *line)
+{
+	cli_hint_line = line;
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	opterr = 0;
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
 }
 
 static void cli_vmsg(const char *fmt, va_list ap)
@@ -47,7 +60,10 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	cli_vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "try '%s --help'\n", cli_prog_name);
+	if (cli_hint_line)
+		fprintf(stderr, "%s\n", cli_hint_line);
+	else
+		fprintf(stderr, "try '%s --help'\n", cli_prog_name);
 	return CLI_EXIT_USAGE;
 }
 
@@ -92,37 +108,10 @@ const char *cli_q(const char *s)
 	return b;
 }
 
-static int digit_value(char c, int base)
-{
-	int v;
-
-	if (c >= '0' && c <= '9')
-		v = c - '0';
-	else if (c >= 'a' && c <= 'z')
-		v = c - 'a' + 10;
-	else if (c >= 'A' && c <= 'Z')
-		v = c - 'A' + 10;
-	else
-		return -1;
-	return v < base ? v : -1;
-}
-
 int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
 			uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!s || !out || base < 2 || base > 36 || digit_value(*s, base) < 0)
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (*end != '\0')
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return brk_parse_uint(s, base, min, max, out);
 }
 
 int parse_uint_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -249,15 +238,27 @@ int cli_format_time(uint64_t wall_ms, char *buf, size_t len)
 	return 0;
 }
 
+int cli_flush_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return cli_error("write error on standard output");
+	return 0;
+}
+
 int cli_std_fds_open(void)
 {
-	int fd;
+	int fd, got;
 
 	for (fd = 0; fd <= 2; fd++) {
 		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
-		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+		got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (got < 0)
 			return -errno;
+		if (got != fd) { /* cannot happen: fd is the lowest free one */
+			close(got);
+			return -EBADF;
+		}
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #ifndef CLI_UTIL_H
 #define CLI_UTIL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,9 +24,23 @@
 /** cli_set_prog - the program name used as the prefix of every message. */
 void cli_set_prog(const char *prog);
 const char *cli_prog(void);
+/**
+ * cli_set_usage_hint - the line cli_usage_error() prints after the message
+ * (a static string, without the newline); NULL: "try 'PROG --help'".
+ */
+void cli_set_usage_hint(const char *line);
 
 /**
- * cli_usage_error - print "prog: <msg>" and "try 'prog --help'" on stderr.
+ * cli_getopt - getopt_long() with getopt's own messages off (opterr = 0):
+ * the program prints its own one-line usage error for the '?' or ':'
+ * (with a leading ':' in @shortopts) it returns.
+ */
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+
+/**
+ * cli_usage_error - print "prog: <msg>" and the usage hint ("try 'prog
+ * --help'" unless cli_set_usage_hint() said otherwise) on stderr.
  * Returns CLI_EXIT_USAGE.
  */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -45,8 +60,9 @@ const char *cli_q(const char *s);
 
 /**
  * parse_uint_arg_base - strict unsigned integer: digits only in @base (no
- * sign, no space, no prefix, nothing after), within [@min, @max].
- * Returns 0, -EINVAL (empty, sign, garbage) or -ERANGE (out of range).
+ * sign, no space, no prefix, nothing after), within [@min, @max]: the
+ * library's brk_parse_uint(). Returns 0, -EINVAL (empty, sign, garbage)
+ * or -ERANGE (out of range).
  */
 int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
 			uint64_t *out);
@@ -81,6 +97,12 @@ int cli_opt_code_set(const char *opt, const char *s, uint8_t *set);
  * milliseconds, "2024-05-01T10:00:00.123Z". Returns 0 or -EINVAL.
  */
 int cli_format_time(uint64_t wall_ms, char *buf, size_t len);
+
+/**
+ * cli_flush_stdout - flush stdout; on a write error print "prog: write
+ * error on standard output" and return CLI_EXIT_ERROR, else 0.
+ */
+int cli_flush_stdout(void);
 
 /**
  * cli_std_fds_open - make sure fds 0, 1 and 2 are open (on /dev/null if

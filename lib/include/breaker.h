@@ -23,6 +23,10 @@
  * segment, so a process killed at any instruction leaves it consistent.
  * Leases it held (probe slots, bulkhead permits) are reclaimed by breakerd
  * (owner dead) or by later callers (probe older than probe_timeout_ms).
+ * The owner of a lease is the process, not the thread: a thread that
+ * exits holding a permit leaves it held until the process exits or the
+ * permit is released, unless the permit was bound to the thread
+ * (brk_permit_bind_thread()).
  *
  * The circuit-breaker state machine follows Nygard, "Release It!" (2007),
  * as refined by resilience4j and sony/gobreaker (generations, so results
@@ -396,7 +400,7 @@ BRK_API int brk_name_validate(const char *name);
  * @cfg:  settings used only if this call creates the record (NULL:
  *        defaults). An existing breaker keeps its settings, counters,
  *        state and open period: a worker that starts later never resets
- *        or extends anything. Use brk_breaker_configure() to change them.
+ *        or extends anything. Use brk_breaker_update() to change them.
  * @out:  receives a handle owned by @seg (valid until brk_detach()).
  *
  * Concurrent get-or-create of one name from many processes yields exactly
@@ -418,12 +422,102 @@ BRK_API int brk_breaker_get(brk_segment *seg, const char *name,
 BRK_API int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out);
 
 /**
- * brk_breaker_configure - replace the settings of an existing breaker.
- * Each setting is one word written atomically; state and counters are
- * kept. Returns 0, -EINVAL, -E2BIG (with brk_config_validate()'s rules),
- * -EROFS.
+ * brk_breaker_configure - replace every setting of an existing breaker:
+ * brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL). State and counters are
+ * kept. Returns what brk_breaker_update() returns.
  */
 BRK_API int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg);
+
+/*
+ * The settings of struct brk_config, one bit each, for
+ * brk_breaker_update() (and the brk_config_field_* helpers below, which a
+ * settings file or a language binding can use to name them).
+ */
+enum brk_config_field {
+	BRK_CFG_FAILURE_THRESHOLD = 1u << 0,
+	BRK_CFG_FAILURE_RATE_PCT = 1u << 1,
+	BRK_CFG_WINDOW_MS = 1u << 2,
+	BRK_CFG_MIN_CALLS = 1u << 3,
+	BRK_CFG_SLOW_CALL_MS = 1u << 4,
+	BRK_CFG_SLOW_RATE_PCT = 1u << 5,
+	BRK_CFG_OPEN_MS = 1u << 6,
+	BRK_CFG_MAX_OPEN_MS = 1u << 7,
+	BRK_CFG_HALF_OPEN_PROBES = 1u << 8,
+	BRK_CFG_SUCCESS_THRESHOLD = 1u << 9,
+	BRK_CFG_PROBE_TIMEOUT_MS = 1u << 10,
+	BRK_CFG_MAX_WAIT_MS = 1u << 11,
+	BRK_CFG_MAX_CONCURRENT = 1u << 12,
+	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13
+};
+#define BRK_CFG_ALL ((uint64_t)(1u << 14) - 1u) /* every setting */
+
+/**
+ * brk_breaker_update - change only the settings named in @fields.
+ * @b:      the breaker.
+ * @cfg:    the new values; only the members named in @fields are read.
+ * @fields: an OR of enum brk_config_field (0: nothing to do, returns 0).
+ * @what:   optional; on -EINVAL or -BRK_ECONTENDED receives the name of
+ *          the setting that broke a rule (a static string, as
+ *          brk_config_validate() gives), or NULL.
+ *
+ * The other settings are neither read from @cfg nor written: two
+ * operators (processes) changing different settings at the same time
+ * both get their change. The combination (current values of the other
+ * settings plus the given ones) must pass brk_config_validate(): the
+ * cross-setting rules (open_ms <= max_open_ms, slow_call_ms with
+ * slow_rate_pct) are checked against the values stored now.
+ *
+ * Concurrency (lock-free; a process killed at any instruction blocks no
+ * one): the record has a config sequence word. An update reads it, reads
+ * the settings, validates, writes the given settings' words (one atomic
+ * store each) and then CASes the sequence word from the value it read to
+ * the next. If that CAS fails, another update (or withdrawal) committed
+ * in between: the update re-reads and re-validates the combination with
+ * the other's values in place, and commits it if it is still valid (so
+ * concurrent changes of different settings all take effect; of the same
+ * setting, the last to commit wins). If two concurrent updates that are
+ * each valid alone make an invalid combination (one lowers max_open_ms
+ * below the open_ms the other raises), the one that commits second
+ * withdraws its own words (CAS back to the values it overwrote, where
+ * still its own) and returns -BRK_ECONTENDED with @what set: nothing of
+ * it is kept, the other's change is. Readers (brk_acquire() and every
+ * rule) never need a consistent set: a combination seen between two
+ * updates, or left by an updater killed half-way, is clamped where it is
+ * used (max_open_ms below open_ms acts as open_ms; a slow-call rule with
+ * either half 0 is off), as for any word read from the segment.
+ *
+ * Thread- and process-safe; no syscall, no allocation. Returns 0, -EINVAL
+ * (NULL, bits outside BRK_CFG_ALL, or an invalid combination: nothing is
+ * written), -EROFS, -BRK_ECONTENDED (withdrawn, see above; or the bounded
+ * loop of 256 tries gave up: also withdrawn).
+ */
+BRK_API int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
+		       uint64_t fields, const char **what);
+
+/**
+ * brk_config_field_name - "failure_threshold" ... for one bit of enum
+ * brk_config_field (the struct brk_config member's name); NULL for 0,
+ * several bits or an unknown bit.
+ */
+BRK_API const char *brk_config_field_name(uint64_t field);
+
+/**
+ * brk_config_field_lookup - the bit of the setting named @name (a struct
+ * brk_config member name, as brk_config_field_name() returns). Returns 0
+ * and sets *@field, or -EINVAL (unknown name, NULL).
+ */
+BRK_API int brk_config_field_lookup(const char *name, uint64_t *field);
+
+/**
+ * brk_config_field_get / brk_config_field_set - read or write the member
+ * of @c named by the one bit @field, widened to 64 bits (32-bit members
+ * take the low 32 bits; set refuses a larger value). No validation: use
+ * brk_config_validate(). Return 0 or -EINVAL (NULL, not one known bit,
+ * value too large for the member).
+ */
+BRK_API int brk_config_field_get(const struct brk_config *c, uint64_t field,
+			 uint64_t *value);
+BRK_API int brk_config_field_set(struct brk_config *c, uint64_t field, uint64_t value);
 
 /** brk_breaker_name - the breaker's name; owned by the handle. */
 BRK_API const char *brk_breaker_name(const brk_breaker *b);
@@ -549,6 +643,46 @@ enum brk_reason {
 BRK_API int brk_release(brk_permit *p, int outcome, int reason,
 		int64_t retry_after_ms);
 
+/**
+ * brk_permit_bind_thread - make the calling thread the owner of @p's
+ * leases (its probe slot and bulkhead permit): if this thread exits (or is
+ * cancelled) before the permit is released, the leases are reclaimed as
+ * if the process had died, while the process lives on.
+ * @p: a permit admitted in this process and not yet released.
+ *
+ * Default (not bound): a lease belongs to the process. A thread that exits
+ * holding a permit keeps it held, the bulkhead one slot smaller (a probe:
+ * until probe_timeout_ms), until the process exits or some thread calls
+ * brk_release() on it: a permit may be handed to another thread or to
+ * async code, and must then not be taken away. Bind a permit only if the
+ * acquiring thread is the one that will release it; brk_call() and a
+ * pthread_cleanup_push() handler that releases are the other ways to
+ * cover a thread that exits early.
+ *
+ * Binding does not restrict who may release the permit (any thread of the
+ * process may). Reclaim is by breakerd (brk_reclaim()) or by a caller
+ * refused by a full bulkhead / busy probe slots, which check
+ * tgkill(pid, tid, 0) (ESRCH: gone), the thread's /proc state (zombie) and
+ * its start time (a reused tid is not the owner). A reclaimed permit's
+ * brk_release() returns -BRK_ESTALE.
+ *
+ * The first bind in a thread makes two syscalls (gettid, a read of
+ * /proc/thread-self/stat), cached per thread; later binds and brk_acquire()
+ * / brk_release() make none. Thread-safe. Returns 0 (also for a permit
+ * that holds no lease: nothing to leak), -EINVAL (NULL), -BRK_ESTALE
+ * (already released, reclaimed, or admitted in another process), or a
+ * negative errno if /proc/thread-self/stat cannot be read.
+ */
+BRK_API int brk_permit_bind_thread(brk_permit *p);
+
+/**
+ * brk_permit_unbind_thread - undo brk_permit_bind_thread(): the permit
+ * belongs to the process again, e.g. before handing it to another thread.
+ * Returns 0, -EINVAL (NULL), -BRK_ESTALE (released, reclaimed, another
+ * process's). Thread-safe, no syscall.
+ */
+BRK_API int brk_permit_unbind_thread(brk_permit *p);
+
 /* What a brk_call() function reports. */
 struct brk_result {
 	int outcome;            /* enum brk_outcome; 0: derive from the
@@ -667,7 +801,8 @@ struct brk_budget_info {
 	double ratio;           /* stored ratio (rounded to 0.001) */
 	uint32_t floor_burst;   /* retries the floor holds at most */
 	double balance;         /* retries available now: pool + floor */
-	double pool;            /* deposited tokens left (after decay) */
+	double pool;            /* deposited tokens left (unspent, less than
+	                           BRK_BUDGET_TTL_MS old) */
 	double floor_tokens;    /* floor tokens available now */
 	uint64_t deposits;      /* brk_budget_deposit() calls */
 	uint64_t retries;       /* brk_retry_permitted() calls that returned 0 */
@@ -771,7 +906,8 @@ struct brk_reclaim_stats {
 /**
  * brk_reclaim - one scan over every record: free each lease whose owner
  * died (no such pid, or a pid reused by a process with another start
- * time) and each probe older than probe_timeout_ms. A reclaimed probe
+ * time), each lease bound to a thread that has exited
+ * (brk_permit_bind_thread()), and each probe older than probe_timeout_ms. A reclaimed probe
  * counts as a failed probe: the breaker re-opens with the doubled
  * cooling period. Each reclaim is one CAS(owner, dead token -> free),
  * recorded as an event. Makes syscalls (kill(pid, 0), /proc reads).
@@ -945,6 +1081,28 @@ BRK_API int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out
  */
 BRK_API int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst);
 
+/* Settings of a bucket, for brk_bucket_update(). */
+enum brk_bucket_field {
+	BRK_BUCKET_RATE = 1u << 0,
+	BRK_BUCKET_BURST = 1u << 1
+};
+
+/**
+ * brk_bucket_update - change only the settings named in @fields (an OR of
+ * enum brk_bucket_field; 0: nothing to do) of an existing bucket; the
+ * other keeps its stored value (@rate_per_s or @burst is then not read).
+ * Rate and burst share one settings word, changed by a bounded CAS loop
+ * that re-reads it on every try, so two processes changing the rate and
+ * the burst at the same time both get their change. Then the TAT is
+ * rescaled as in brk_bucket_configure(). Thread- and process-safe.
+ * Returns 0, -EINVAL (a given value out of range, unknown bits, NULL),
+ * -EROFS, -EAGAIN (settings never stored, and only one of them given),
+ * -BRK_ECORRUPT (the stored word is corrupt and only one given),
+ * -BRK_ECONTENDED (as brk_bucket_configure()).
+ */
+BRK_API int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
+		      uint64_t fields);
+
 /**
  * brk_bucket_take - take @n tokens now, or learn when they will be there.
  * @k:             the bucket.
@@ -1016,11 +1174,16 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * only if it can withdraw one whole token, else the caller is told
  * "deferred" and gives the work back instead of sleeping on it.
  *
- * Two sources, each one word changed by CAS:
- *  - the pool: deposits, in milli-tokens, tagged with a 10 s epoch of the
- *    segment clock; the pool is halved at every epoch boundary (an
- *    approximation of Finagle's 10 s deposit TTL, so a long healthy spell
- *    cannot be saved up for a retry storm);
+ * Two sources:
+ *  - the pool: deposits expire BRK_BUDGET_TTL_MS after they were made,
+ *    sliding, as Finagle's do (its TokenRetryBudget keeps them in a
+ *    WindowedAdder of 10 time slices): the deposits of each 1 s slice of
+ *    the segment clock sit in one word of a ring of BRK_BUDGET_SLICES
+ *    words (CAS by depositors), and a spend cursor word (CAS by
+ *    withdrawers) says how much of them retries have taken, oldest first.
+ *    A deposit therefore counts for at least TTL - TTL/10 (9 s) and at
+ *    most TTL (10 s): a long healthy spell cannot be saved up for a retry
+ *    storm, and no fixed clock mark wipes a deposit just made;
  *  - the floor: a GCRA bucket of floor_per_s tokens/s with capacity
  *    floor_burst = ceil(floor_per_s) (one second of floor, at least 1),
  *    full at creation.
@@ -1028,13 +1191,16 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  *
  * Guarantee (whole fleet, every process sharing the record): over any
  * interval [t0, t1] the retries permitted satisfy
- *   retries <= ratio * deposits(t0, t1) + floor_per_s * (t1 - t0)
- *              + floor_burst + pool(t0)
- * where pool(t0) <= what was deposited before t0 (less decay and
- * withdrawals); from creation (pool 0):
+ *   retries <= ratio * deposits(t0 - TTL, t1) + floor_per_s * (t1 - t0)
+ *              + floor_burst
+ * (each token spent from the pool is a distinct part of a deposit made
+ * less than TTL before it was spent); from creation:
  *   retries <= ratio * first_attempts + floor_per_s * seconds + floor_burst
  * with ratio and floor_per_s the stored (rounded) values; the floor's
- * integer interval adds at most 0.5 ns per token of error.
+ * integer interval adds at most 0.5 ns per token of error. A process
+ * whose clock read is stale by more than the TTL (descheduled between its
+ * clock read and its CAS) can spend a deposit that expired meanwhile, as
+ * any late CAS can.
  */
 typedef struct brk_budget brk_budget;
 
@@ -1042,7 +1208,8 @@ typedef struct brk_budget brk_budget;
 #define BRK_DEFAULT_BUDGET_RATIO 0.2   /* retries per first attempt */
 #define BRK_BUDGET_MAX_FLOOR 1e6       /* retries/s */
 #define BRK_BUDGET_MAX_RATIO 100.0
-#define BRK_BUDGET_EPOCH_MS 10000u     /* the pool halves every 10 s */
+#define BRK_BUDGET_TTL_MS 10000u       /* a deposit's lifetime (Finagle's) */
+#define BRK_BUDGET_SLICES 10u          /* the TTL's resolution: 10 slices */
 
 /**
  * brk_budget_get - get or create the retry budget @name.
@@ -1076,12 +1243,33 @@ BRK_API int brk_budget_find(brk_segment *seg, const char *name, brk_budget **out
  */
 BRK_API int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio);
 
+/* Settings of a retry budget, for brk_budget_update(). */
+enum brk_budget_field {
+	BRK_BUDGET_FLOOR = 1u << 0,
+	BRK_BUDGET_RATIO = 1u << 1
+};
+
+/**
+ * brk_budget_update - change only the settings named in @fields (an OR of
+ * enum brk_budget_field; 0: nothing to do); the other keeps its stored
+ * value. Floor and ratio share one word, changed by a bounded CAS loop
+ * that re-reads it on every try, so concurrent changes of the floor and
+ * of the ratio both take effect. Ranges and the floor's rescale as for
+ * brk_budget_configure(). Thread- and process-safe. Returns 0, -EINVAL,
+ * -EROFS, -EAGAIN / -BRK_ECORRUPT (no valid stored word to keep the other
+ * setting from, and only one given), -BRK_ECONTENDED.
+ */
+BRK_API int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
+		      uint64_t fields);
+
 /**
  * brk_budget_deposit - record one first attempt (call it for every first
  * attempt, not for retries): adds @ratio of a token to the pool, by
- * CAS(pool word, old -> decayed old + ratio) (saturating at 2^40
- * milli-tokens), and bumps the deposits counter (uatomic_inc).
- * Thread- and process-safe, no syscall, no lock.
+ * CAS(ring word of the current 1 s slice, old -> old + ratio) (a word
+ * still holding an expired slice starts from 0; saturating at 2^40
+ * milli-tokens), and bumps the deposits counter (uatomic_inc). The
+ * deposit can be spent for BRK_BUDGET_TTL_MS less the part of its slice
+ * already gone (9 to 10 s). Thread- and process-safe, no syscall, no lock.
  * Returns 0, -EINVAL (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way),
  * -BRK_ECORRUPT, -BRK_ECONTENDED (the deposit was dropped: the budget
  * errs on the side of fewer retries).
@@ -1090,9 +1278,10 @@ BRK_API int brk_budget_deposit(brk_budget *g);
 
 /**
  * brk_retry_permitted - may this retry go? Withdraws one token: from the
- * pool by CAS(pool word, old -> decayed old - 1000 milli-tokens), else
- * from the floor by a GCRA take of 1 (CAS on its TAT word). A refusal
- * writes nothing but the deferred counter.
+ * pool, oldest unexpired deposits first, by CAS(spend cursor, old -> old
+ * moved past 1000 milli-tokens) after reading the BRK_BUDGET_SLICES ring
+ * words; else from the floor by a GCRA take of 1 (CAS on its TAT word).
+ * A refusal writes nothing but the deferred counter.
  * Returns 0 (go: the token is spent), -BRK_EDEFERRED (budget exhausted:
  * do not retry now, give the work back; do not sleep on it), -EINVAL
  * (NULL), -EROFS, -EAGAIN (settings never stored: creator died half-way), -BRK_ECORRUPT,
@@ -1329,6 +1518,61 @@ BRK_API int brk_http_scan_text(const char *text, size_t text_len,
  */
 BRK_API int brk_http_verdict(int status, unsigned signs,
 			     int64_t retry_after_ms, struct brk_result *out);
+
+/* ---------------------------------------------------------------------- */
+/* Shared helpers for programs (bctl, breakerd): ask the library            */
+/* ---------------------------------------------------------------------- */
+
+/* Longest segment name, in bytes, with the leading '/' and without the
+ * NUL: '/' and 1..254 further bytes (docs/design.md "The segment"; the
+ * shm object is /dev/shm/NAME, whose file name may have 255 bytes). */
+#define BRK_SHM_NAME_MAX 255
+
+/**
+ * brk_shm_name_validate - check that @name is a segment name brk_attach()
+ * accepts: '/' followed by 1 .. BRK_SHM_NAME_MAX - 1 bytes, none of them
+ * '/'. Pure: reads only @name, no shared memory, no syscall; thread- and
+ * process-safe.
+ *
+ * The one rule used by brk_attach(), bctl and breakerd, so a program can
+ * refuse a bad --shm or $BREAKERD_SHM before it touches /dev/shm.
+ * Returns 0, -EINVAL (NULL, empty, no leading '/', "/" alone, or another
+ * '/'), or -ENAMETOOLONG (longer than BRK_SHM_NAME_MAX bytes).
+ */
+BRK_API int brk_shm_name_validate(const char *name);
+
+/**
+ * brk_monotonic_ns - the library's own clock: CLOCK_MONOTONIC in
+ * nanoseconds (vDSO, no syscall). @ctx is ignored; the signature is a
+ * brk_clock_fn, the one brk_attach() uses when brk_attach_opts.clock is
+ * NULL. For programs that need "now" without a segment (timeouts,
+ * deadlines); with a segment, brk_now_ns() gives the segment's clock,
+ * which a test may have injected. Thread-safe, async-signal-safe. Never
+ * fails (returns 0 only if the clock cannot be read).
+ */
+BRK_API uint64_t brk_monotonic_ns(void *ctx);
+
+/**
+ * brk_parse_uint - a strict unsigned integer: only digits of @base (2..36;
+ * letters a-z or A-Z for digits above 9), no sign, space, "0x" prefix or
+ * anything after them, within @min .. @max.
+ * @out: receives the value; left untouched on error.
+ *
+ * The one integer parser of the library, bctl and breakerd (also
+ * brk_parse_duration()'s digits). Pure; thread-safe, no allocation.
+ * Returns 0, -EINVAL (NULL, bad @base, empty, a character that is not a
+ * digit of @base, trailing garbage), or -ERANGE (above UINT64_MAX, or
+ * outside @min .. @max).
+ */
+BRK_API int brk_parse_uint(const char *s, int base, uint64_t min,
+			   uint64_t max, uint64_t *out);
+
+/**
+ * brk_kind_name - the word for an enum brk_kind: "breaker", "bucket",
+ * "budget", or "unknown" for any other value. Returns a static string;
+ * thread-safe.
+ */
+BRK_API const char *brk_kind_name(int kind);
 
 #ifdef __cplusplus
 }

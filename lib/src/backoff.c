@@ -17,62 +17,19 @@
  * 128-bit multiply (Lemire's method without rejection: bias below
  * (b - a + 1) / 2^64, far below anything a backoff can notice).
  *
- * The internal generator (rnd == NULL) is a per-thread xorshift64*
- * (Vigna 2016) seeded lazily from the pid, the address of the thread's
- * state and CLOCK_MONOTONIC; a fork()ed child reseeds (atfork hook), so
- * parent and child never draw the same jitter. Not cryptographic.
+ * The internal generator (rnd == NULL) is the library's one generator,
+ * brk__random_u64() in ident.c: a per-thread xorshift64* (Vigna 2016)
+ * that a fork()ed child reseeds. Not cryptographic.
  */
-#include <pthread.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "internal.h"
-
-static __thread uint64_t rng_state;
-static pthread_once_t rng_once = PTHREAD_ONCE_INIT;
-
-static void rng_atfork_child(void)
-{
-	rng_state = 0; /* the child's only thread is the forking one */
-}
-
-static void rng_init_once(void)
-{
-	pthread_atfork(NULL, NULL, rng_atfork_child);
-}
-
-static uint64_t internal_random(void)
-{
-	uint64_t x = rng_state;
-
-	if (x == 0) {
-		struct timespec ts;
-
-		pthread_once(&rng_once, rng_init_once);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		x = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&rng_state ^
-		    (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
-		/* one splitmix64 step spreads the seed's bits */
-		x += 0x9E3779B97F4A7C15ULL;
-		x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-		x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-		x ^= x >> 31;
-		if (x == 0)
-			x = 0x9E3779B97F4A7C15ULL;
-	}
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	rng_state = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
 
 /* Uniform over a..b inclusive (a <= b). */
 static uint64_t between(uint64_t a, uint64_t b, brk_random_fn rnd, void *ctx)
 {
 	uint64_t span = b - a;
-	uint64_t r = rnd ? rnd(ctx) : internal_random();
+	uint64_t r = rnd ? rnd(ctx) : brk__random_u64();
 
 	if (span == UINT64_MAX)
 		return r;

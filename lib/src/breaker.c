@@ -18,6 +18,7 @@
 
 #include "abi.h"
 #include "internal.h"
+#include "killpoint.h"
 #include "window.h"
 
 #define PERMIT_RELEASED 1u
@@ -194,6 +195,7 @@ static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 	p->gen_ = BRK__ST_GEN(w);
 	p->start_ns_ = start_time(b, now);
 	brk__count(b->rec, BRK__CTR_ALLOWED);
+	BRK__KILLPOINT(BRK__KP_PERMIT_ADMITTED);
 	return 0;
 }
 
@@ -247,6 +249,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		p->token_ = 0;
 		return -EAGAIN;
 	}
+	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
 	if (take_permit(b, p) != 0) {
 		brk__lease_free(&r->probes[slot], p->token_);
 		p->token_ = 0;
@@ -257,6 +260,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	p->start_ns_ = now;
 	brk__count(r, BRK__CTR_PROBES);
 	brk__count(r, BRK__CTR_ALLOWED);
+	BRK__KILLPOINT(BRK__KP_PROBE_ADMITTED);
 	return 0;
 }
 
@@ -292,6 +296,7 @@ static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 					      BRK__ST_UNTIL(w) - rel, BRK_CAUSE_OPEN);
 			transition(b->seg, r, w, BRK_HALF_OPEN, BRK__ST_LEVEL(w),
 				   0, BRK_EV_COOLED, 0);
+			BRK__KILLPOINT(BRK__KP_COOLED);
 			continue;
 		}
 		if (BRK__ST_STATE(w) != BRK_CLOSED &&
@@ -598,6 +603,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	p->flags_ |= PERMIT_RELEASED;
 	if (p->permit_ && brk__lease_free(&r->permits[p->permit_slot_], p->permit_))
 		stale = 1;
+	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
 	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT) {
 		drop_probe(r, p);
@@ -607,6 +613,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	 * of this generation is admitted in between. */
 	if (p->token_ && probe_lost(b, p))
 		stale = 1;
+	BRK__KILLPOINT(BRK__KP_REL_CHECKED);
 	w = uatomic_read(&r->state);
 	if (uatomic_read(&r->changes) - p->changes_ >= (BRK__GEN_MASK + 1) / 2)
 		stale = 1; /* the 18-bit generation may have wrapped */
@@ -618,8 +625,10 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		return -BRK_ESTALE;
 	}
 	verdict(b, p, outcome, reason, w, &now);
+	BRK__KILLPOINT(BRK__KP_REL_VERDICT);
 	if (p->token_ && brk__lease_free(&r->probes[p->probe_slot_], p->token_))
 		stale = 1; /* reclaimed while the verdict was recorded */
+	BRK__KILLPOINT(BRK__KP_REL_FREED);
 	if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
 		retry_after(b, retry_after_ms, 1, lazy_now(b, &now));
 	return stale ? -BRK_ESTALE : 0;
@@ -753,18 +762,5 @@ int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out)
 
 int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg)
 {
-	struct brk_config k;
-	int rc;
-
-	if (!b || !cfg)
-		return -EINVAL;
-	if (b->seg->readonly)
-		return -EROFS;
-	rc = brk__config_in(cfg, &k);
-	if (rc == 0)
-		rc = brk_config_validate(&k, NULL);
-	if (rc)
-		return rc;
-	brk__config_store(b->rec, &k);
-	return 0;
+	return brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL);
 }

@@ -2,31 +2,43 @@
  * budget.c - retry budgets (after Finagle's RetryBudget: a floor of
  * retries per second plus a ratio of the first attempts).
  *
- * A budget record (kind BRK_KIND_BUDGET) has two token sources, each one
- * 64-bit word changed by one CAS (layout.h):
+ * A budget record (kind BRK_KIND_BUDGET) has two token sources, each
+ * changed only by CAS on aligned 64-bit words (layout.h):
  *
- *  pool   epoch:24 | milli:40. brk_budget_deposit() adds ratio_milli per
- *         first attempt; brk_retry_permitted() takes 1000. The epoch is
- *         the number of BRK_BUDGET_EPOCH_MS periods of the segment clock
- *         since the segment's epoch (mod 2^24); the pool is halved for
- *         every period boundary crossed since it was last written, read
- *         lazily by whoever comes next (k >= 40 periods: empty). This is
- *         a one-word approximation of Finagle's 10 s deposit TTL: a long
- *         healthy spell cannot be banked for a later retry storm, while
- *         steady traffic keeps its deposits (at most ~2x what 10 s of
- *         deposits bring). A word whose epoch is ahead of the reader's
- *         (a process that read its clock just before a boundary) is taken
- *         as current, never decayed by 2^24 - 1 periods.
+ *  pool   deposits that expire BRK_BUDGET_TTL_MS after they were made,
+ *         sliding, as Finagle's TokenRetryBudget's do (its WindowedAdder
+ *         keeps 10 time slices of ttl / 10). The segment clock is cut into
+ *         slices of BRK__BG_SLICE_MS since the segment's epoch; slice k's
+ *         deposits sit in ring word k % BRK__BG_SLICES (slice:24 |
+ *         milli:40). brk_budget_deposit() adds ratio_milli to the word of
+ *         the current slice (a word still holding a slice BRK__BG_SLICES
+ *         or more back is recycled: those deposits have expired). A slice
+ *         counts while it is one of the last BRK__BG_SLICES, so a deposit
+ *         lives between TTL - TTL/10 and TTL.
+ *
+ *         Withdrawals never touch the ring: one spend cursor word
+ *         (slice:24 | used:40) says "everything deposited before slice
+ *         `slice`, and `used` milli-tokens of slice `slice`, is spent or
+ *         expired". brk_retry_permitted() walks the live slices from the
+ *         cursor (or from the oldest live slice, if the cursor is older),
+ *         finds 1000 unspent milli-tokens, and moves the cursor past them
+ *         by one CAS. Every withdrawal CASes the same word, so they are
+ *         serialised; a ring word only grows while it holds one slice, so
+ *         a stale read of it can only under-count.
  *
  *  floor  a GCRA bucket (gcra.c) of floor_per_s tokens/s, capacity
  *         floor_burst = ceil(floor_per_s) >= 1, full at creation.
  *
- * The bound (breaker.h "Retry budgets"): every token a retry spends came
- * either from a deposit (ratio_milli / 1000 per first attempt, never more:
- * decay and the saturating cap only remove tokens) or from the floor
- * bucket (GCRA: at most floor_burst + d / T_floor in any interval d). So
- * over any interval retries <= ratio * deposits + floor * d + floor_burst
- * + the pool at its start.
+ * The bound (breaker.h "Retry budgets"): the cursor only moves forward,
+ * over milli-tokens that were deposited in a slice still live at the
+ * withdrawal's clock read, so every token a retry takes from the pool is a
+ * distinct 1000 milli-tokens of deposits made less than TTL before it
+ * (ratio_milli / 1000 per first attempt, never more: saturation, a
+ * recycled word and a deposit into a slice the cursor has passed only
+ * remove tokens); every other token came from the floor bucket (GCRA: at
+ * most floor_burst + d / T_floor in any interval d). So over [t0, t1]
+ * retries <= ratio * deposits(t0 - TTL, t1) + floor * (t1 - t0) +
+ * floor_burst.
  */
 #include <math.h>
 #include <string.h>
@@ -35,7 +47,13 @@
 #include "limits.h"
 
 #define MILLI 1000u
-#define EPOCH_NS ((uint64_t)BRK_BUDGET_EPOCH_MS * 1000000u)
+#define SLICE_NS ((uint64_t)BRK__BG_SLICE_MS * 1000000u)
+#define N_SLICES ((uint64_t)BRK__BG_SLICES)
+#define HALF ((BRK__BGW_SLICE_MASK + 1u) / 2u)
+/* A word at most this many slices ahead of our clock was written by a
+ * process whose clock is ahead of (or whose read is fresher than) ours;
+ * further ahead it is garbage from the (untrusted) segment. */
+#define SKEW_SLICES (2u * BRK__BG_SLICES)
 
 struct budget_cfg {
 	uint32_t floor_milli; /* retries per 1000 s */
@@ -101,28 +119,85 @@ static int budget_cfg_parse(uint64_t w, struct budget_cfg *c)
 	return 0;
 }
 
-static uint32_t epoch_of(const brk_segment *s, uint64_t now)
+/* The slice of @now: BRK__BG_SLICE_MS periods since the segment epoch
+ * (unwrapped; the words keep its low 24 bits). */
+static uint64_t slice_of(const brk_segment *s, uint64_t now)
 {
-	uint64_t rel = now > s->epoch_ns ? now - s->epoch_ns : 0;
-
-	return (uint32_t)((rel / EPOCH_NS) & BRK__POOL_EPOCH_MASK);
+	return (now > s->epoch_ns ? now - s->epoch_ns : 0) / SLICE_NS;
 }
 
-/* The pool as of epoch @cur: (epoch to write back, milli-tokens left). */
-static uint64_t pool_decayed(uint64_t w, uint32_t cur, uint32_t *ep_out)
+static uint32_t tag_of(uint64_t k)
 {
-	uint32_t e = BRK__POOL_EPOCH(w);
-	uint32_t k = (cur - e) & BRK__POOL_EPOCH_MASK;
-	uint64_t m = BRK__POOL_MILLI(w);
+	return (uint32_t)(k & BRK__BGW_SLICE_MASK);
+}
 
-	if (k >= (BRK__POOL_EPOCH_MASK + 1u) / 2u) {
-		/* written by someone whose clock is already past a
-		 * boundary we have not reached: current, keep its epoch */
-		*ep_out = e;
-		return m;
+/* How many slices tag @a is after tag @b (>= HALF: @a is before @b). */
+static uint32_t slices_after(uint32_t a, uint32_t b)
+{
+	return (a - b) & BRK__BGW_SLICE_MASK;
+}
+
+/* Milli-tokens deposited in slice @k, if its ring word still holds it. */
+static uint64_t slice_milli(const struct brk__record *r, uint64_t k)
+{
+	uint64_t w = uatomic_read(&r->ext[BRK__BG_RING + k % N_SLICES]);
+
+	return BRK__BGW_SLICE(w) == tag_of(k) ? BRK__BGW_MILLI(w) : 0;
+}
+
+/*
+ * Where spending starts at slice @cur given the cursor word @cw: the first
+ * live slice not wholly spent (*from) and how much of it is spent (*used).
+ * A cursor ahead of @cur (a process whose clock is already in a later
+ * slice moved it) moves @cur up to it: slices are never spent twice. A
+ * word more than SKEW_SLICES ahead is no clock's: garbage, ignored.
+ */
+static void spend_start(uint64_t cw, uint64_t *cur, uint64_t *from,
+			uint64_t *used)
+{
+	uint64_t oldest;
+	uint32_t d = slices_after(tag_of(*cur), BRK__BGW_SLICE(cw));
+	uint32_t ahead = slices_after(BRK__BGW_SLICE(cw), tag_of(*cur));
+
+	if (d >= HALF && ahead <= SKEW_SLICES) {
+		*cur += ahead;
+		d = 0;
 	}
-	*ep_out = cur;
-	return k >= BRK__POOL_MILLI_BITS ? 0 : m >> k;
+	oldest = *cur >= N_SLICES - 1 ? *cur - (N_SLICES - 1) : 0;
+	if (d >= HALF || d > *cur || *cur - d < oldest) {
+		/* the cursor's slice expired (or the word is garbage: far
+		 * ahead of any clock) */
+		*from = oldest;
+		*used = 0;
+		return;
+	}
+	*from = *cur - d;
+	*used = BRK__BGW_MILLI(cw);
+}
+
+/*
+ * The unspent live deposits at slice @cur (milli-tokens, saturating), and
+ * if @want > 0 and they hold @want, the cursor word that spends @want of
+ * them, oldest first (*next; 0 returned if they do not).
+ */
+static uint64_t pool_scan(const struct brk__record *r, uint64_t cw,
+			  uint64_t cur, uint64_t want, uint64_t *next)
+{
+	uint64_t from, used, k, total = 0;
+
+	spend_start(cw, &cur, &from, &used);
+	for (k = from; k <= cur; k++) {
+		uint64_t m = slice_milli(r, k);
+		uint64_t avail = m > used ? m - used : 0;
+
+		if (want && total + avail >= want) {
+			*next = BRK__BGW_MAKE(tag_of(k), used + (want - total));
+			return want;
+		}
+		total = brk__sat_add(total, avail);
+		used = 0;
+	}
+	return want ? 0 : total;
 }
 
 static int budget_handle(brk_segment *seg, const char *name, int create,
@@ -168,26 +243,47 @@ const char *brk_budget_name(const brk_budget *g)
 
 int brk_budget_configure(brk_budget *g, double floor_per_s, double ratio)
 {
+	return brk_budget_update(g, floor_per_s, ratio,
+				 BRK_BUDGET_FLOOR | BRK_BUDGET_RATIO);
+}
+
+int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
+		      uint64_t fields)
+{
+	const uint64_t both = BRK_BUDGET_FLOOR | BRK_BUDGET_RATIO;
 	brk_breaker *b = brk__bg_h(g);
-	uint64_t *cw, nwc;
-	struct budget_cfg nc;
+	uint32_t fm = 0, rm = 0;
+	uint64_t *cw;
 	int i;
 
-	if (!g || budget_cfg_make(floor_per_s, ratio, &nwc))
+	if (!g || (fields & ~both) ||
+	    ((fields & BRK_BUDGET_FLOOR) &&
+	     milli_of(floor_per_s, BRK_BUDGET_MAX_FLOOR, &fm)) ||
+	    ((fields & BRK_BUDGET_RATIO) &&
+	     milli_of(ratio, BRK_BUDGET_MAX_RATIO, &rm)))
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	memset(&nc, 0, sizeof(nc));
-	(void)budget_cfg_parse(nwc, &nc);
+	if (fields == 0)
+		return 0;
 	cw = &b->rec->ext[BRK__BG_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t old = uatomic_read(cw);
-		struct budget_cfg oc;
+		uint64_t old = uatomic_read(cw), nwc;
+		struct budget_cfg oc, nc;
 		int rc;
 
+		memset(&oc, 0, sizeof(oc));
+		rc = budget_cfg_parse(old, &oc);
+		if (rc && fields != both)
+			return rc; /* nothing to keep the other setting from */
+		nwc = BRK__BGC_MAKE(fields & BRK_BUDGET_FLOOR ? fm : oc.floor_milli,
+				    fields & BRK_BUDGET_RATIO ? rm : oc.ratio_milli);
 		if (old == nwc)
 			return 0;
-		rc = budget_cfg_parse(old, &oc);
+		memset(&nc, 0, sizeof(nc));
+		(void)budget_cfg_parse(nwc, &nc);
+		/* one CAS on the one word: a concurrent change of the other
+		 * setting makes it fail, and the retry keeps that change */
 		if (uatomic_cmpxchg(cw, old, nwc) != old) {
 			caa_cpu_relax();
 			continue;
@@ -221,16 +317,24 @@ int brk_budget_deposit(brk_budget *g)
 	if (c.ratio_milli == 0)
 		return 0;
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t now = brk__now(b->seg);
-		uint64_t w = uatomic_read(&r->ext[BRK__BG_POOL]), m, nw;
-		uint32_t ep;
+		uint64_t k = slice_of(b->seg, brk__now(b->seg));
+		uint64_t *slot = &r->ext[BRK__BG_RING + k % N_SLICES];
+		uint64_t w = uatomic_read(slot), m = 0, nw;
+		uint32_t d = slices_after(tag_of(k), BRK__BGW_SLICE(w));
 
-		m = pool_decayed(w, epoch_of(b->seg, now), &ep);
+		if (d == 0)
+			m = BRK__BGW_MILLI(w);
+		else if (d >= HALF &&
+			 slices_after(BRK__BGW_SLICE(w), tag_of(k)) <= SKEW_SLICES)
+			return 0; /* a later slice holds the word: our clock read
+				     is most of a TTL stale; the deposit is
+				     dropped (fewer retries, never more) */
+		/* else: an expired slice (or garbage): recycle the word */
 		m = brk__sat_add(m, c.ratio_milli);
-		if (m > BRK__POOL_MILLI_MAX)
-			m = BRK__POOL_MILLI_MAX;
-		nw = BRK__POOL_MAKE(ep, m);
-		if (nw == w || uatomic_cmpxchg(&r->ext[BRK__BG_POOL], w, nw) == w)
+		if (m > BRK__BGW_MILLI_MAX)
+			m = BRK__BGW_MILLI_MAX;
+		nw = BRK__BGW_MAKE(tag_of(k), m);
+		if (nw == w || uatomic_cmpxchg(slot, w, nw) == w)
 			return 0;
 		caa_cpu_relax();
 	}
@@ -253,17 +357,15 @@ int brk_retry_permitted(brk_budget *g)
 	rc = budget_cfg_parse(uatomic_read(&r->ext[BRK__BG_CFG]), &c);
 	if (rc)
 		return rc;
-	/* 1. the pool (deposits decay anyway: spend them first) */
+	/* 1. the pool (deposits expire anyway: spend them first). The
+	 * cursor first, then the clock, as in brk__gcra_take(). */
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t w = uatomic_read(&r->ext[BRK__BG_POOL]), m;
-		uint32_t ep;
+		uint64_t cw = uatomic_read(&r->ext[BRK__BG_CURSOR]), next = 0;
 
 		now = brk__now(b->seg);
-		m = pool_decayed(w, epoch_of(b->seg, now), &ep);
-		if (m < MILLI)
+		if (pool_scan(r, cw, slice_of(b->seg, now), MILLI, &next) == 0)
 			break;
-		if (uatomic_cmpxchg(&r->ext[BRK__BG_POOL], w,
-				    BRK__POOL_MAKE(ep, m - MILLI)) == w) {
+		if (uatomic_cmpxchg(&r->ext[BRK__BG_CURSOR], cw, next) == cw) {
 			uatomic_inc(&r->ext[BRK__BG_RETRIES]);
 			return 0;
 		}
@@ -288,7 +390,6 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
 {
 	struct budget_cfg c;
 	uint64_t now, m;
-	uint32_t ep;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -307,8 +408,8 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
 	out->ratio = c.ratio_milli / 1000.0;
 	out->floor_burst = c.burst;
 	now = brk__now(s);
-	m = pool_decayed(uatomic_read(&r->ext[BRK__BG_POOL]), epoch_of(s, now),
-			 &ep);
+	m = pool_scan(r, uatomic_read(&r->ext[BRK__BG_CURSOR]), slice_of(s, now),
+		      0, NULL);
 	out->pool = (double)m / 1000.0;
 	if (c.t)
 		out->floor_tokens = brk__gcra_tokens(

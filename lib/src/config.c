@@ -1,4 +1,5 @@
 /* config.c - breaker settings: defaults, validation, shm words. */
+#include <stddef.h>
 #include <string.h>
 
 #include "abi.h"
@@ -131,4 +132,205 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 					    BRK_MAX_CONCURRENT);
 	c->min_distinct_processes = (uint32_t)clamp(
 		brk__cfg(r, BRK__CFG_MIN_DISTINCT), 0, BRK_MAX_QUORUM);
+}
+
+/* ---- partial updates (brk_breaker_update) ------------------------------ */
+
+/* The struct member of each setting, in enum brk__cfg order: bit i of
+ * enum brk_config_field is word cfg[i]. */
+static const struct cfg_member {
+	const char *name;
+	size_t off, size;
+} members[BRK__CFG_COUNT] = {
+#define M(k, f) [k] = { #f, offsetof(struct brk_config, f), \
+			sizeof(((struct brk_config *)0)->f) }
+	M(BRK__CFG_FAILURE_THRESHOLD, failure_threshold),
+	M(BRK__CFG_FAILURE_RATE, failure_rate_pct),
+	M(BRK__CFG_WINDOW_MS, window_ms),
+	M(BRK__CFG_MIN_CALLS, min_calls),
+	M(BRK__CFG_SLOW_CALL_MS, slow_call_ms),
+	M(BRK__CFG_SLOW_RATE, slow_rate_pct),
+	M(BRK__CFG_OPEN_MS, open_ms),
+	M(BRK__CFG_MAX_OPEN_MS, max_open_ms),
+	M(BRK__CFG_HALF_OPEN_PROBES, half_open_probes),
+	M(BRK__CFG_SUCCESS_THRESHOLD, success_threshold),
+	M(BRK__CFG_PROBE_TIMEOUT_MS, probe_timeout_ms),
+	M(BRK__CFG_MAX_WAIT_MS, max_wait_ms),
+	M(BRK__CFG_MAX_CONCURRENT, max_concurrent),
+	M(BRK__CFG_MIN_DISTINCT, min_distinct_processes),
+#undef M
+};
+
+#define BIT(k) (1ULL << (k))
+_Static_assert(BRK_CFG_FAILURE_THRESHOLD == BIT(BRK__CFG_FAILURE_THRESHOLD) &&
+	       BRK_CFG_FAILURE_RATE_PCT == BIT(BRK__CFG_FAILURE_RATE) &&
+	       BRK_CFG_WINDOW_MS == BIT(BRK__CFG_WINDOW_MS) &&
+	       BRK_CFG_MIN_CALLS == BIT(BRK__CFG_MIN_CALLS) &&
+	       BRK_CFG_SLOW_CALL_MS == BIT(BRK__CFG_SLOW_CALL_MS) &&
+	       BRK_CFG_SLOW_RATE_PCT == BIT(BRK__CFG_SLOW_RATE) &&
+	       BRK_CFG_OPEN_MS == BIT(BRK__CFG_OPEN_MS) &&
+	       BRK_CFG_MAX_OPEN_MS == BIT(BRK__CFG_MAX_OPEN_MS) &&
+	       BRK_CFG_HALF_OPEN_PROBES == BIT(BRK__CFG_HALF_OPEN_PROBES) &&
+	       BRK_CFG_SUCCESS_THRESHOLD == BIT(BRK__CFG_SUCCESS_THRESHOLD) &&
+	       BRK_CFG_PROBE_TIMEOUT_MS == BIT(BRK__CFG_PROBE_TIMEOUT_MS) &&
+	       BRK_CFG_MAX_WAIT_MS == BIT(BRK__CFG_MAX_WAIT_MS) &&
+	       BRK_CFG_MAX_CONCURRENT == BIT(BRK__CFG_MAX_CONCURRENT) &&
+	       BRK_CFG_MIN_DISTINCT_PROCESSES == BIT(BRK__CFG_MIN_DISTINCT) &&
+	       BRK_CFG_ALL == BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
+
+/* The index of a single known bit, or -1. */
+static int field_index(uint64_t field)
+{
+	if (field == 0 || (field & (field - 1)) || (field & ~BRK_CFG_ALL))
+		return -1;
+	return __builtin_ctzll(field);
+}
+
+const char *brk_config_field_name(uint64_t field)
+{
+	int i = field_index(field);
+
+	return i < 0 ? NULL : members[i].name;
+}
+
+int brk_config_field_lookup(const char *name, uint64_t *field)
+{
+	int i;
+
+	if (!name || !field)
+		return -EINVAL;
+	for (i = 0; i < BRK__CFG_COUNT; i++)
+		if (strcmp(members[i].name, name) == 0) {
+			*field = BIT(i);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static uint64_t member_get(const struct brk_config *c, int i)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (members[i].size == sizeof(v32)) {
+		memcpy(&v32, (const char *)c + members[i].off, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, (const char *)c + members[i].off, sizeof(v64));
+	return v64;
+}
+
+static void member_put(struct brk_config *c, int i, uint64_t v)
+{
+	uint32_t v32 = (uint32_t)v;
+
+	if (members[i].size == sizeof(v32))
+		memcpy((char *)c + members[i].off, &v32, sizeof(v32));
+	else
+		memcpy((char *)c + members[i].off, &v, sizeof(v));
+}
+
+int brk_config_field_get(const struct brk_config *c, uint64_t field,
+			 uint64_t *value)
+{
+	int i = field_index(field);
+
+	if (!c || !value || i < 0)
+		return -EINVAL;
+	*value = member_get(c, i);
+	return 0;
+}
+
+int brk_config_field_set(struct brk_config *c, uint64_t field, uint64_t value)
+{
+	int i = field_index(field);
+
+	if (!c || i < 0 || (members[i].size == 4 && value > UINT32_MAX))
+		return -EINVAL;
+	member_put(c, i, value);
+	return 0;
+}
+
+/* Give back the words this update wrote (@wrote) and still owns: CAS each
+ * from our value to the one we overwrote; then bump the sequence word so
+ * an update that validated against our values looks again. */
+static void withdraw(struct brk__record *r, uint64_t wrote,
+		     const uint64_t *ours, const uint64_t *before)
+{
+	int i;
+
+	for (i = 0; i < BRK__CFG_COUNT; i++)
+		if (wrote & BIT(i))
+			(void)uatomic_cmpxchg(&r->cfg[i], ours[i], before[i]);
+	(void)uatomic_add_return(&r->cfg[BRK__CFG_SEQ], 1);
+}
+
+int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
+		       uint64_t fields, const char **what)
+{
+	uint64_t ours[BRK__CFG_COUNT], before[BRK__CFG_COUNT], wrote = 0;
+	struct brk__record *r;
+	struct brk_config cur, in;
+	int i, tries, rc;
+
+	if (what)
+		*what = NULL;
+	if (!b || !cfg || (fields & ~BRK_CFG_ALL)) {
+		if (what)
+			*what = !b || !cfg ? "config" : "fields";
+		return -EINVAL;
+	}
+	if (b->seg->readonly)
+		return -EROFS;
+	if (fields == 0)
+		return 0;
+	rc = brk__config_in(cfg, &in); /* the caller's size (-E2BIG) */
+	if (rc) {
+		if (what)
+			*what = "size";
+		return rc;
+	}
+	r = b->rec;
+	for (i = 0; i < BRK__CFG_COUNT; i++)
+		ours[i] = member_get(&in, i);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t seq = uatomic_read(&r->cfg[BRK__CFG_SEQ]);
+
+		cmm_smp_rmb(); /* the settings as of @seq, or newer */
+		brk_config_init(&cur);
+		brk__config_load(r, &cur);
+		for (i = 0; i < BRK__CFG_COUNT; i++)
+			if (fields & BIT(i))
+				member_put(&cur, i, ours[i]);
+		rc = brk_config_validate(&cur, what);
+		if (rc) {
+			if (!wrote)
+				return rc; /* invalid against the stored values */
+			/* a concurrent update made ours invalid: withdraw */
+			withdraw(r, wrote, ours, before);
+			return -BRK_ECONTENDED;
+		}
+		for (i = 0; i < BRK__CFG_COUNT; i++) {
+			uint64_t w;
+
+			if (!(fields & BIT(i)))
+				continue;
+			w = uatomic_read(&r->cfg[i]);
+			if (w == ours[i])
+				continue;
+			if (!(wrote & BIT(i)))
+				before[i] = w;
+			wrote |= BIT(i);
+			uatomic_set(&r->cfg[i], ours[i]);
+		}
+		/* full barrier: our words are visible before the commit */
+		if (uatomic_cmpxchg(&r->cfg[BRK__CFG_SEQ], seq, seq + 1) == seq)
+			return 0;
+		caa_cpu_relax();
+	}
+	if (wrote)
+		withdraw(r, wrote, ours, before);
+	if (what)
+		*what = NULL;
+	return -BRK_ECONTENDED;
 }

@@ -137,6 +137,20 @@ const char *brk_mode_name(int mode)
 	}
 }
 
+const char *brk_kind_name(int kind)
+{
+	switch (kind) {
+	case BRK_KIND_BREAKER:
+		return "breaker";
+	case BRK_KIND_BUCKET:
+		return "bucket";
+	case BRK_KIND_BUDGET:
+		return "budget";
+	default:
+		return "unknown";
+	}
+}
+
 const char *brk_lease_kind_name(int kind)
 {
 	return kind == BRK_LEASE_PROBE ? "probe"

@@ -197,25 +197,45 @@ const char *brk_bucket_name(const brk_bucket *k)
 
 int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst)
 {
+	return brk_bucket_update(k, rate_per_s, burst,
+				 BRK_BUCKET_RATE | BRK_BUCKET_BURST);
+}
+
+int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
+		      uint64_t fields)
+{
+	const uint64_t both = BRK_BUCKET_RATE | BRK_BUCKET_BURST;
 	brk_breaker *b = brk__bk_h(k);
-	uint64_t *cw, nwc;
+	uint64_t *cw, t_given = 0;
 	int i, rc;
 
-	if (!k)
+	if (!k || (fields & ~both))
 		return -EINVAL;
-	rc = bucket_cfg_make(rate_per_s, burst, &nwc);
-	if (rc)
-		return rc;
+	if ((fields & BRK_BUCKET_RATE) &&
+	    (t_given = brk__interval_ns(rate_per_s)) == 0)
+		return -EINVAL;
+	if ((fields & BRK_BUCKET_BURST) &&
+	    (burst < 1 || burst > BRK_BUCKET_MAX_BURST))
+		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
+	if (fields == 0)
+		return 0;
 	cw = &b->rec->ext[BRK__BK_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t old = uatomic_read(cw), t_old = 0;
-		uint32_t burst_old = 0;
+		uint64_t old = uatomic_read(cw), t_old = 0, t_new, nwc;
+		uint32_t burst_old = 0, burst_new;
 
+		rc = bucket_cfg_parse(old, &t_old, &burst_old);
+		if (rc && fields != both)
+			return rc; /* nothing to keep the other setting from */
+		t_new = fields & BRK_BUCKET_RATE ? t_given : t_old;
+		burst_new = fields & BRK_BUCKET_BURST ? burst : burst_old;
+		nwc = BRK__BKC_MAKE(t_new, burst_new);
 		if (old == nwc)
 			return 0;
-		rc = bucket_cfg_parse(old, &t_old, &burst_old);
+		/* one CAS on the one word: a concurrent change of the other
+		 * setting makes it fail, and the retry keeps that change */
 		if (uatomic_cmpxchg(cw, old, nwc) != old) {
 			caa_cpu_relax();
 			continue;
@@ -223,11 +243,10 @@ int brk_bucket_configure(brk_bucket *k, double rate_per_s, uint32_t burst)
 		if (rc == -EAGAIN)
 			return 0; /* never configured: nothing was taken */
 		if (rc) /* corrupt: clamp the TAT to the new bucket */
-			t_old = BRK__BKC_T(nwc), burst_old = burst;
+			t_old = t_new, burst_old = burst_new;
 		return brk__gcra_rescale(b->seg, &b->rec->ext[BRK__BK_TAT],
-					 t_old, t_old * burst_old,
-					 BRK__BKC_T(nwc),
-					 BRK__BKC_T(nwc) * burst);
+					 t_old, t_old * burst_old, t_new,
+					 t_new * burst_new);
 	}
 	return -BRK_ECONTENDED;
 }

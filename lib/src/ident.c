@@ -23,9 +23,9 @@ int brk__self_ready;
 static uint32_t nonce_ctr;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
-/* Parse fields 3 (state) and 22 (starttime) of a /proc/PID/stat text:
- * after the last ')' (comm may hold spaces and parentheses), field 3
- * begins. */
+/* Parse fields 3 (state) and 22 (starttime) of a /proc/PID/stat text
+ * (@len bytes, NUL-terminated): after the last ')' (comm may hold spaces
+ * and parentheses), field 3 begins. */
 static int parse_stat(const char *buf, size_t len, uint64_t *ticks,
 		      char *state)
 {
@@ -43,38 +43,66 @@ static int parse_stat(const char *buf, size_t len, uint64_t *ticks,
 	for (q = p + 1; q < end && field < 22; q++)
 		if (*q == ' ')
 			field++;
-	if (field != 22 || q >= end || *q < '0' || *q > '9')
+	if (field != 22 || q >= end || brk__parse_digits(&q, 10, &v) != 0)
 		return -EINVAL;
-	for (; q < end && *q >= '0' && *q <= '9'; q++)
-		v = v * 10 + (uint64_t)(*q - '0');
 	*ticks = v;
 	return 0;
 }
 
-/* Async-signal-safe: open/read/close and hand-made formatting only. */
-static int read_stat(int32_t pid, uint64_t *ticks, char *state)
+/* Append the decimal digits of @v to @path at *@pl (hand-made: this runs
+ * in an atfork child hook). */
+static void put_uint(char *path, size_t *pl, uint32_t v)
 {
-	char path[32] = "/proc/", digits[12], buf[1024];
-	int n = 0, fd, i;
-	size_t pl = 6;
-	ssize_t got;
-	uint32_t v = (uint32_t)pid;
+	char digits[12];
+	int n = 0, i;
 
 	do {
 		digits[n++] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v && n < 11);
 	for (i = n - 1; i >= 0; i--)
-		path[pl++] = digits[i];
-	memcpy(path + pl, "/stat", 6);
+		path[(*pl)++] = digits[i];
+}
+
+static int read_stat_path(const char *path, uint64_t *ticks, char *state)
+{
+	char buf[1024];
+	ssize_t got;
+	int fd;
+
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = read(fd, buf, sizeof(buf));
+	got = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (got <= 0)
 		return -EIO;
+	buf[got] = '\0'; /* the digit loop stops at the NUL */
 	return parse_stat(buf, (size_t)got, ticks, state);
+}
+
+/* Async-signal-safe: open/read/close and hand-made formatting only. */
+static int read_stat(int32_t pid, uint64_t *ticks, char *state)
+{
+	char path[32] = "/proc/";
+	size_t pl = 6;
+
+	put_uint(path, &pl, (uint32_t)pid);
+	memcpy(path + pl, "/stat", 6);
+	return read_stat_path(path, ticks, state);
+}
+
+int brk__read_task_stat(int32_t pid, int32_t tid, uint64_t *ticks, char *state)
+{
+	char path[64] = "/proc/";
+	size_t pl = 6;
+
+	put_uint(path, &pl, (uint32_t)pid);
+	memcpy(path + pl, "/task/", 6);
+	pl += 6;
+	put_uint(path, &pl, (uint32_t)tid);
+	memcpy(path + pl, "/stat", 6);
+	return read_stat_path(path, ticks, state);
 }
 
 int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
@@ -86,7 +114,6 @@ int brk__read_start_ticks(int32_t pid, uint64_t *ticks)
 
 static void compute_self(void)
 {
-	struct timespec ts;
 	uint64_t t = 0;
 
 	brk__self_id.pid = (int32_t)getpid();
@@ -95,9 +122,9 @@ static void compute_self(void)
 	brk__self_id.start_ticks = t & 0xffffffffffULL;
 	/* Nonces start at a per-process random point, so a new owner's nonce
 	 * does not match the words a previous owner left in a slot. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = brk__monotonic_ns(NULL);
 	nonce_ctr = (uint32_t)(((uint64_t)brk__self_id.pid * 2654435761u) ^
-			       (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 16));
+			       t ^ (t >> 32));
 }
 
 static void atfork_child(void)
@@ -143,21 +170,40 @@ int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known)
 	return start_known && (t & 0xffffffffffULL) != start_ticks;
 }
 
-/* xorshift64* (Vigna 2016), one state per thread. */
+/*
+ * The library's one random generator: xorshift64* (Vigna 2016, "An
+ * experimental exploration of Marsaglia's xorshift generators,
+ * scrambled"), one state per thread, seeded lazily from the pid, the
+ * address of the thread's state and the monotonic clock, spread by one
+ * splitmix64 step. A fork()ed child reseeds (atfork hook), so parent and
+ * child never draw the same jitter. Not cryptographic.
+ */
 static __thread uint64_t rng_state;
+static pthread_once_t rng_once = PTHREAD_ONCE_INIT;
 
-uint64_t brk__random(const brk_segment *s)
+static void rng_atfork_child(void)
 {
-	uint64_t x;
+	rng_state = 0; /* the child's only thread is the forking one */
+}
 
-	if (s->random)
-		return s->random(s->random_ctx);
-	x = rng_state;
+static void rng_init_once(void)
+{
+	pthread_atfork(NULL, NULL, rng_atfork_child);
+}
+
+uint64_t brk__random_u64(void)
+{
+	uint64_t x = rng_state;
+
 	if (x == 0) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		pthread_once(&rng_once, rng_init_once);
 		x = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&rng_state ^
-		    (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+		    brk__monotonic_ns(NULL);
+		/* one splitmix64 step spreads the seed's bits */
+		x += 0x9E3779B97F4A7C15ULL;
+		x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+		x ^= x >> 31;
 		if (x == 0)
 			x = 0x9E3779B97F4A7C15ULL;
 	}
@@ -168,11 +214,19 @@ uint64_t brk__random(const brk_segment *s)
 	return x * 0x2545F4914F6CDD1DULL;
 }
 
-uint64_t brk__monotonic_ns(void *ctx)
+uint64_t brk__random(const brk_segment *s)
+{
+	if (s->random)
+		return s->random(s->random_ctx);
+	return brk__random_u64();
+}
+
+uint64_t brk_monotonic_ns(void *ctx)
 {
 	struct timespec ts;
 
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

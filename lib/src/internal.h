@@ -128,7 +128,15 @@ static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
 	return u > BRK__UNTIL_MASK ? BRK__UNTIL_MASK : u;
 }
 
-uint64_t brk__monotonic_ns(void *ctx);
+/* The library's monotonic clock (ident.c; public as brk_monotonic_ns()).
+ * The internal name stays for the library's own callers. */
+#define brk__monotonic_ns brk_monotonic_ns
+
+/* ---- parsing (duration.c) ---------------------------------------------- */
+/* The digits at *@p in @base (2..36), into @v; *@p is left after the last
+ * digit (after all of them, also on overflow). Pure, async-signal-safe.
+ * Returns 0, -EINVAL (no digit at *@p) or -ERANGE (above UINT64_MAX). */
+int brk__parse_digits(const char **p, int base, uint64_t *v);
 
 /* ---- process identity (ident.c) -------------------------------------- */
 struct brk__ident {
@@ -146,10 +154,20 @@ static inline const struct brk__ident *brk__self(void)
 	return brk__self_slow();
 }
 uint32_t brk__next_nonce(void);
+/* 64 random bits from the library's one generator (ident.c): per-thread
+ * xorshift64*, reseeded in a fork()ed child. Not cryptographic. */
+uint64_t brk__random_u64(void);
+/* The segment's injected random source if any, else brk__random_u64(). */
 uint64_t brk__random(const brk_segment *s);
 /* 0: alive; 1: dead (no such pid or another start time). */
 int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known);
 int brk__read_start_ticks(int32_t pid, uint64_t *ticks);
+/* /proc/PID/task/TID/stat: start time (field 22) and state (field 3). */
+int brk__read_task_stat(int32_t pid, int32_t tid, uint64_t *ticks, char *state);
+/* Leases bound to a thread (lease_thread.c): 1 if @l, owned by the live
+ * process of token @owner, is bound to a thread that has exited (or whose
+ * tid now names another thread). */
+int brk__lease_thread_dead(const struct brk__lease *l, uint64_t owner);
 
 /* ---- config (config.c) ------------------------------------------------ */
 void brk__config_store(struct brk__record *r, const struct brk_config *c);

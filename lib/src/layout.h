@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "breaker.h" /* BRK_BUDGET_TTL_MS */
+
 #define BRK__MAGIC 0x3176644B52425242ULL /* "BRBRKdv1" little-endian */
-#define BRK__LAYOUT_VERSION 1u
+#define BRK__LAYOUT_VERSION 2u /* 2: budget deposit ring (issue 9) */
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
 #define BRK__RECORD_SIZE 4096u
@@ -88,7 +90,9 @@ struct brk__lease {
 	uint64_t owner; /* 0: free; else token (see below) */
 	uint64_t meta;  /* claim_ms:40 | nonce:24 (claim time, ms since epoch) */
 	uint64_t start; /* owner start_ticks:40 | nonce:24 */
-	uint64_t pad;
+	uint64_t thread; /* 0, or bound to a thread (brk_permit_bind_thread()):
+	                    tid:22 | thread start_ticks low 18 bits | nonce:24;
+	                    trusted only when its nonce is the owner's */
 };
 _Static_assert(sizeof(struct brk__lease) == 32, "lease");
 
@@ -99,6 +103,13 @@ _Static_assert(sizeof(struct brk__lease) == 32, "lease");
 #define BRK__TOK_MAKE(pid, gen, nonce) \
 	((((uint64_t)(pid) & 0x3fffffu) << 42) | \
 	 (((uint64_t)(gen) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+/* lease thread word: tid:22 | start_ticks:18 | nonce:24 (tid 0: none) */
+#define BRK__THR_TID(w) ((int32_t)((w) >> 42))
+#define BRK__THR_START(w) ((uint32_t)(((w) >> 24) & 0x3ffffu))
+#define BRK__THR_MAKE(tid, start, nonce) \
+	((((uint64_t)(tid) & 0x3fffffu) << 42) | \
+	 (((uint64_t)(start) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+_Static_assert(offsetof(struct brk__lease, thread) == 24, "lease thread word");
 /* meta/start: value:40 | nonce:24 */
 #define BRK__TAG_VAL(w) ((w) >> 24)
 #define BRK__TAG_NONCE(w) ((uint32_t)((w) & 0xffffffu))
@@ -201,7 +212,10 @@ _Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
 _Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
 _Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
 _Static_assert(offsetof(struct brk__record, changes) == 176, "rec changes");
-_Static_assert(BRK__CFG_COUNT <= 16, "cfg words");
+/* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
+ * committed (or withdrawn) brk_breaker_update() (config.c). */
+#define BRK__CFG_SEQ 15u
+_Static_assert(BRK__CFG_COUNT <= BRK__CFG_SEQ && BRK__CFG_SEQ < 16, "cfg words");
 _Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
 
 /* ---- event ring ------------------------------------------------------ */
@@ -264,12 +278,17 @@ static inline uint64_t brk__total_size(uint32_t capacity)
  *   ext line 2  counters: taken, denied, tokens_taken
  * Budget:
  *   ext line 0  floor TAT (GCRA as above, unused when floor is 0)
- *   ext line 1  pool: epoch:24 | milli-tokens:40 (epoch = 10 s periods of
- *               the segment clock since the segment epoch, mod 2^24)
+ *   ext line 1  spend cursor: slice:24 | used_milli:40. Deposits of the
+ *               slices before `slice` are spent or expired; `used_milli`
+ *               of slice `slice`'s are spent. Only withdrawals CAS it.
  *   ext line 2  settings: configured:1 (bit 63) | ratio_milli:17 (bits
  *               30..46) | floor_milli_per_s:30 (bits 0..29); 0 = not
  *               configured yet
  *   ext line 3  counters: deposits, retries, retries_floor, deferred
+ *   ext line 4  deposit ring: BRK__BG_SLICES words; slice k (slices of
+ *               BRK__BG_SLICE_MS since the segment epoch, unwrapped) lives
+ *               in word k % BRK__BG_SLICES as slice:24 (k mod 2^24) |
+ *               milli-tokens:40. Only deposits CAS these.
  */
 #define BRK__EXT_LINE (BRK__LINE / 8u) /* words per line: 16 */
 
@@ -284,14 +303,21 @@ enum brk__bucket_ext {
 
 enum brk__budget_ext {
 	BRK__BG_TAT = 0 * BRK__EXT_LINE,
-	BRK__BG_POOL = 1 * BRK__EXT_LINE,
+	BRK__BG_CURSOR = 1 * BRK__EXT_LINE,
 	BRK__BG_CFG = 2 * BRK__EXT_LINE,
 	BRK__BG_DEPOSITS = 3 * BRK__EXT_LINE,
 	BRK__BG_RETRIES,
 	BRK__BG_RETRIES_FLOOR,
 	BRK__BG_DEFERRED,
-	BRK__BG_END
+	BRK__BG_RING = 4 * BRK__EXT_LINE,
+	BRK__BG_END = BRK__BG_RING + BRK_BUDGET_SLICES
 };
+
+/* The deposit ring: a deposit counts while its slice is one of the last
+ * BRK__BG_SLICES, so it expires between TTL - TTL/10 and TTL after it was
+ * made (Finagle's WindowedAdder: 10 slices of ttl / 10). */
+#define BRK__BG_SLICES BRK_BUDGET_SLICES
+#define BRK__BG_SLICE_MS (BRK_BUDGET_TTL_MS / BRK__BG_SLICES)
 
 /* bucket settings word */
 #define BRK__BKC_BURST_BITS 20u
@@ -303,15 +329,15 @@ enum brk__budget_ext {
 	 ((uint64_t)(burst) & ((1u << BRK__BKC_BURST_BITS) - 1u)))
 #define BRK__BKC_T_MAX ((1ULL << BRK__BKC_T_BITS) - 1u)
 
-/* budget pool word */
-#define BRK__POOL_MILLI_BITS 40u
-#define BRK__POOL_MILLI_MAX ((1ULL << BRK__POOL_MILLI_BITS) - 1u)
-#define BRK__POOL_EPOCH_MASK 0xffffffu
-#define BRK__POOL_MILLI(w) ((w) & BRK__POOL_MILLI_MAX)
-#define BRK__POOL_EPOCH(w) ((uint32_t)((w) >> BRK__POOL_MILLI_BITS))
-#define BRK__POOL_MAKE(ep, milli) \
-	((((uint64_t)(ep) & BRK__POOL_EPOCH_MASK) << BRK__POOL_MILLI_BITS) | \
-	 ((uint64_t)(milli) & BRK__POOL_MILLI_MAX))
+/* budget ring slots and spend cursor: slice:24 | milli:40 */
+#define BRK__BGW_MILLI_BITS 40u
+#define BRK__BGW_MILLI_MAX ((1ULL << BRK__BGW_MILLI_BITS) - 1u)
+#define BRK__BGW_SLICE_MASK 0xffffffu
+#define BRK__BGW_MILLI(w) ((w) & BRK__BGW_MILLI_MAX)
+#define BRK__BGW_SLICE(w) ((uint32_t)((w) >> BRK__BGW_MILLI_BITS))
+#define BRK__BGW_MAKE(slice, milli) \
+	((((uint64_t)(slice) & BRK__BGW_SLICE_MASK) << BRK__BGW_MILLI_BITS) | \
+	 ((uint64_t)(milli) & BRK__BGW_MILLI_MAX))
 
 /* budget settings word */
 #define BRK__BGC_SET (1ULL << 63)
@@ -329,11 +355,18 @@ _Static_assert(sizeof(((struct brk__record *)0)->ext) == 144 * 8, "ext words");
 _Static_assert(BRK__BK_END <= 144 && BRK__BG_END <= 144, "ext fits");
 _Static_assert(BRK__BK_TAT % BRK__EXT_LINE == 0 && BRK__BK_CFG % BRK__EXT_LINE == 0 &&
 	       BRK__BK_TAKEN % BRK__EXT_LINE == 0, "bucket lines");
-_Static_assert(BRK__BG_TAT % BRK__EXT_LINE == 0 && BRK__BG_POOL % BRK__EXT_LINE == 0 &&
+_Static_assert(BRK__BG_TAT % BRK__EXT_LINE == 0 && BRK__BG_CURSOR % BRK__EXT_LINE == 0 &&
 	       BRK__BG_CFG % BRK__EXT_LINE == 0 &&
-	       BRK__BG_DEPOSITS % BRK__EXT_LINE == 0, "budget lines");
+	       BRK__BG_DEPOSITS % BRK__EXT_LINE == 0 &&
+	       BRK__BG_RING % BRK__EXT_LINE == 0, "budget lines");
+_Static_assert(BRK__BG_RETRIES + 3 < BRK__BG_RING, "counters before the ring");
+_Static_assert(BRK__BG_END == BRK__BG_RING + BRK__BG_SLICES &&
+	       BRK__BG_SLICES <= BRK__EXT_LINE, "ring on one line");
+_Static_assert(BRK__BG_SLICE_MS * BRK__BG_SLICES == BRK_BUDGET_TTL_MS &&
+	       BRK__BG_SLICE_MS >= 1, "TTL in whole slices");
+_Static_assert(BRK__BG_SLICES < (BRK__BGW_SLICE_MASK + 1u) / 2u, "slice tags");
 _Static_assert(BRK__BK_CFG - BRK__BK_TAT >= BRK__EXT_LINE &&
-	       BRK__BG_POOL - BRK__BG_TAT >= BRK__EXT_LINE, "TAT alone on its line");
+	       BRK__BG_CURSOR - BRK__BG_TAT >= BRK__EXT_LINE, "TAT alone on its line");
 _Static_assert(offsetof(struct brk__record, ext) + BRK__BK_TAT * 8u == 23u * BRK__LINE,
 	       "bucket TAT at record line 23");
 _Static_assert(BRK__BKC_T_BITS + BRK__BKC_BURST_BITS == 64, "bucket cfg word");

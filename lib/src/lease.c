@@ -15,6 +15,7 @@
  * by its pid alone).
  */
 #include "internal.h"
+#include "killpoint.h"
 
 uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 			  uint32_t n, uint32_t gen, uint32_t cur_tag,
@@ -30,9 +31,12 @@ uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 			continue;
 		if (uatomic_cmpxchg(&slots[i].owner, o, token) != o)
 			continue;
+		BRK__KILLPOINT(BRK__KP_LEASE_CLAIMED);
 		uatomic_set(&slots[i].meta,
 			    BRK__TAG_MAKE(brk__rel_ms(s, brk__now(s)), nonce));
+		BRK__KILLPOINT(BRK__KP_LEASE_META);
 		uatomic_set(&slots[i].start, BRK__TAG_MAKE(me->start_ticks, nonce));
+		BRK__KILLPOINT(BRK__KP_LEASE_START);
 		*slot_out = i;
 		return token;
 	}

@@ -4,18 +4,22 @@
  *
  * A lease is freed by CAS(owner, observed dead token -> 0): if the owner
  * released it (or someone else claimed it) in between, the CAS fails and
- * nothing is touched. Owner identity is pid + start time (ident.c).
+ * nothing is touched. Owner identity is pid + start time (ident.c), and
+ * for a lease bound to a thread, tid + its start time (lease_thread.c).
  */
 #include <string.h>
 
 #include "internal.h"
 
+/* Dead: the owner process died, or the lease was bound to a thread
+ * (brk_permit_bind_thread()) that has exited. */
 static int lease_owner_dead(const struct brk__lease *l, uint64_t o)
 {
 	uint64_t st = uatomic_read(&l->start);
 	int known = BRK__TAG_NONCE(st) == BRK__TOK_NONCE(o);
 
-	return brk__owner_dead((int32_t)BRK__TOK_PID(o), BRK__TAG_VAL(st), known);
+	return brk__owner_dead((int32_t)BRK__TOK_PID(o), BRK__TAG_VAL(st), known) ||
+	       brk__lease_thread_dead(l, o);
 }
 
 static void scan_probes(brk_segment *s, struct brk__record *r,

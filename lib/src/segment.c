@@ -75,11 +75,18 @@ const char *brk_resolve_shm_name(const char *flag)
 	return BRK_DEFAULT_SHM;
 }
 
-static int valid_shm_name(const char *n)
+int brk_shm_name_validate(const char *name)
 {
-	size_t len = strlen(n);
+	size_t len;
 
-	return n[0] == '/' && len >= 2 && len < 255 && !strchr(n + 1, '/');
+	if (!name || name[0] != '/')
+		return -EINVAL;
+	len = strnlen(name, BRK_SHM_NAME_MAX + 1);
+	if (len > BRK_SHM_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (len < 2 || strchr(name + 1, '/'))
+		return -EINVAL;
+	return 0;
 }
 
 static uint64_t ns_inode(const char *which)
@@ -408,9 +415,10 @@ int brk_attach(const struct brk_attach_opts *user, brk_segment **out)
 	c.name = brk_resolve_shm_name(opts->shm_name);
 	if (opts->errbuf && opts->errbuf_len)
 		opts->errbuf[0] = '\0';
-	if (!valid_shm_name(c.name))
+	if (brk_shm_name_validate(c.name) != 0)
 		return fail(&c, -EINVAL, "bad segment name: it must be '/' "
-			    "followed by 1-253 characters without '/'");
+			    "followed by 1-%d characters without '/'",
+			    BRK_SHM_NAME_MAX - 1);
 	if (opts->capacity > BRK_MAX_CAPACITY || (opts->mode & ~0777u))
 		return fail(&c, -EINVAL, "capacity above %u or mode outside 0777",
 			    BRK_MAX_CAPACITY);

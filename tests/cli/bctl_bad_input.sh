@@ -157,6 +157,14 @@ expect "exec without -- CMD" 2 "^bctl: exec: missing '-- CMD \\[ARG\\.\\.\\.\\]'
 	exec keep/me sh -c true
 run -- --shm "bad name" list
 check "bad --shm name" 2 "^bctl: invalid segment name 'bad name': expected /NAME\$"
+# The longest name the contract allows ('/' and 254 bytes) works; one
+# byte more is refused before /dev/shm is touched (one rule: the library's).
+LONG_SHM=$(printf '%s-%0*d' "$SHM" $((254 - ${#SHM})) 0)
+run -- --shm "$LONG_SHM" config long/name
+check "255-byte --shm name works" 0 ""
+rm -f "/dev/shm$LONG_SHM"
+run -- --shm "${LONG_SHM}x" list
+check "256-byte --shm name" 2 "^bctl: invalid segment name '/.*\\.\\.\\.': expected /NAME\$"
 run -- --shm "$SHM-absent" inspect x
 check "absent segment" 1 "^bctl: $SHM-absent: no breaker named 'x' \\(the segment does not exist\\)\$"
 rm -f "/dev/shm$SHM-absent"

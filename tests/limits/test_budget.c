@@ -1,7 +1,8 @@
 /*
  * test_budget.c - retry budgets on a fake clock: the fleet bound over a
  * simulated minute with 8 workers (Finagle's defaults and ratio 0 /
- * floor 0), pool decay, clock skew at an epoch boundary, validation,
+ * floor 0) and over random runs of many seeds, deposit expiry, clock skew
+ * at a slice boundary, validation,
  * configure, saturation and hostile words.
  */
 #include <fcntl.h>
@@ -161,6 +162,139 @@ static void test_bound_zero(void **state)
 	assert_int_equal(s.deferred, s.deposits);
 }
 
+/*
+ * The bound over random runs: for each of RAND_SEEDS seeds, 2-4 "processes"
+ * (handles) on fake clocks up to RAND_SKEW_NS behind the reference one,
+ * a random floor and ratio, and a minute of random traffic (steps of 0-50
+ * ms with a few jumps of up to 15 s; each step a deposit or a retry by a
+ * random process). Then for every pair of granted retries i <= j at
+ * reference times t_i <= t_j:
+ *   j - i + 1 <= ratio * deposits[t_i - TTL - 2 skew, t_j]
+ *                + floor * (t_j - t_i + 2 skew) + floor_burst
+ * and from creation: retries <= ratio * deposits + floor * T + burst.
+ */
+#define RAND_SEEDS 150
+#define RAND_STEPS 4000
+#define RAND_SKEW_NS (2 * LIM_MS)
+
+struct rand_run {
+	uint64_t dep_t[RAND_STEPS], ret_t[RAND_STEPS];
+	uint64_t dep_before[RAND_STEPS]; /* deposits at or before ret_t[j] */
+	size_t nd, nr;
+};
+
+/* Deposits made at reference times < @t. */
+static size_t deposits_before(const struct rand_run *run, uint64_t t)
+{
+	size_t lo = 0, hi = run->nd;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (run->dep_t[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void rand_check(const struct rand_run *run, double ratio, double fl,
+		       uint32_t burst, uint64_t t_end)
+{
+	uint64_t ttl_ns = (uint64_t)BRK_BUDGET_TTL_MS * LIM_MS;
+	size_t i, j;
+
+	assert_true((double)run->nr <=
+		    ratio * (double)run->nd + fl * (double)t_end / 1e9 + burst + 1e-6);
+	for (i = 0; i < run->nr; i++) {
+		uint64_t t0 = run->ret_t[i];
+		uint64_t from = t0 > ttl_ns + 2 * RAND_SKEW_NS ?
+					t0 - ttl_ns - 2 * RAND_SKEW_NS : 0;
+		size_t d0 = deposits_before(run, from);
+
+		for (j = i; j < run->nr; j++) {
+			double dt = (double)(run->ret_t[j] - t0 + 2 * RAND_SKEW_NS) / 1e9;
+			double bound = ratio * (double)(run->dep_before[j] - d0) +
+				       fl * dt + burst + 1e-6;
+
+			if ((double)(j - i + 1) > bound) {
+				fprintf(stderr, "retries %zu..%zu (%.6f s .. %.6f s): "
+					"%zu > bound %.3f\n", i, j, t0 / 1e9,
+					run->ret_t[j] / 1e9, j - i + 1, bound);
+				fail();
+			}
+		}
+	}
+}
+
+static void budget_bound_holds_randomized(void **state)
+{
+	static const double floors[] = { 0.0, 0.5, 1.0, 3.0, 10.0 };
+	static const double ratios[] = { 0.0, 0.1, 0.2, 0.5, 1.0, 2.0 };
+	struct rand_run *run = calloc(1, sizeof *run);
+	struct lim *u0 = *state;
+	uint64_t total_retries = 0;
+
+	assert_non_null(run);
+	for (uint64_t seed = 1; seed <= RAND_SEEDS; seed++) {
+		struct lim *u = lim_new("budget-rand", 0);
+		struct lim_clock clk[4];
+		uint64_t skew[4], rs = seed * 0x9e3779b97f4a7c15ULL, t = 0;
+		brk_segment *seg[4];
+		brk_budget *g[4];
+		struct brk_budget_info bi;
+		int np = 2 + (int)(lim_splitmix(&rs) % 3), p;
+		double fl = floors[lim_splitmix(&rs) % 5];
+		double ratio = ratios[lim_splitmix(&rs) % 6];
+
+		run->nd = run->nr = 0;
+		for (p = 0; p < np; p++) {
+			skew[p] = p == 0 ? 0 : lim_splitmix(&rs) % (RAND_SKEW_NS + 1);
+			clk[p].ns = LIM_START_NS;
+			seg[p] = lim_attach_other(u, &clk[p], 0);
+			g[p] = budget(seg[p], "rand", fl, ratio);
+		}
+		bi = binfo(g[0]);
+		for (int step = 0; step < RAND_STEPS; step++) {
+			uint64_t r = lim_splitmix(&rs);
+
+			if (r % 200 == 0)
+				t += lim_splitmix(&rs) % (15 * LIM_S);
+			else
+				t += lim_splitmix(&rs) % (50 * LIM_MS);
+			lim_set(u, LIM_START_NS + t);
+			for (p = 0; p < np; p++)
+				__atomic_store_n(&clk[p].ns, LIM_START_NS +
+						 (t > skew[p] ? t - skew[p] : 0),
+						 __ATOMIC_RELEASE);
+			p = (int)((r >> 8) % (uint64_t)np);
+			if ((r >> 16) % 3 == 0) {
+				lim_rc(0, brk_budget_deposit(g[p]));
+				run->dep_t[run->nd++] = t;
+			} else {
+				int rc = brk_retry_permitted(g[p]);
+
+				if (rc == 0) {
+					run->ret_t[run->nr] = t;
+					run->dep_before[run->nr++] = run->nd;
+				} else {
+					lim_rc(-BRK_EDEFERRED, rc);
+				}
+			}
+		}
+		rand_check(run, bi.ratio, bi.floor_per_s, bi.floor_burst, t);
+		total_retries += run->nr;
+		for (p = 0; p < np; p++)
+			brk_detach(seg[p]);
+		lim_free(u);
+	}
+	fprintf(stderr, "randomized: %d seeds, %" PRIu64 " retries checked\n",
+		RAND_SEEDS, total_retries);
+	assert_true(total_retries > 1000); /* the budgets were really used */
+	(void)u0;
+	free(run);
+}
+
 /* Deposits of a long healthy spell cannot be banked for a storm. */
 static void test_no_banking(void **state)
 {
@@ -175,14 +309,38 @@ static void test_no_banking(void **state)
 		lim_rc(0, brk_budget_deposit(g));
 	}
 	bi = binfo(g);
-	/* 50 s deposited 10000 tokens; the pool holds at most about two
-	 * epochs' worth (2000 per 10 s, halved at each boundary) */
-	assert_true(bi.pool <= 4000.0 + 1e-9);
-	assert_true(bi.pool >= 2000.0);
+	/* 50 s deposited 10000 tokens; the pool holds only the last TTL's
+	 * (at 49.999 s: slices 40..49, 200 tokens each) */
+	assert_true(fabs(bi.pool - 0.2 * 1000.0 * (BRK_BUDGET_TTL_MS / 1000)) < 1e-6);
 	assert_int_equal(bi.deposits, 50000);
 	i = retries_now(g);
-	assert_true(i <= 4000);
 	assert_int_equal(i, (unsigned)bi.pool);
+}
+
+/*
+ * Regression (issue 9): deposits used to be halved at fixed 10 s epochs of
+ * the segment clock, so a first attempt at 9.998 s whose retry came at
+ * 10.002 s was refused (ratio 1.0, floor 0: the retry needs exactly the
+ * one token its first attempt deposited). A deposit now lives for the
+ * TTL, sliding: the segment clock's 10 s marks mean nothing.
+ */
+static void budget_deposit_survives_epoch_boundary(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "edge", 0.0, 1.0);
+
+	lim_set(u, LIM_START_NS + 9998 * LIM_MS); /* the segment epoch + 9.998 s */
+	lim_rc(0, brk_budget_deposit(g));
+	lim_set(u, LIM_START_NS + 10002 * LIM_MS);
+	lim_rc(0, brk_retry_permitted(g));
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	/* the same across every other 10 s mark of the first minute */
+	for (uint64_t s = 20; s <= 60; s += 10) {
+		lim_set(u, LIM_START_NS + s * LIM_S - 2 * LIM_MS);
+		lim_rc(0, brk_budget_deposit(g));
+		lim_set(u, LIM_START_NS + s * LIM_S + 2 * LIM_MS);
+		lim_rc(0, brk_retry_permitted(g));
+	}
 }
 
 /* ---- small cases ---------------------------------------------------------- */
@@ -228,53 +386,80 @@ static void test_defaults_and_floor_burst(void **state)
 	assert_int_equal(retries_now(g), 10);
 }
 
-static void test_decay(void **state)
+/* A deposit counts until its 1 s slice is TTL old: it lives between
+ * TTL - TTL/10 and TTL; retries spend the oldest deposits first. */
+static void budget_deposits_expire_after_ttl(void **state)
 {
 	struct lim *u = *state;
-	brk_budget *g = budget(u->seg, "decay", 0.0, 0.2);
+	brk_budget *g = budget(u->seg, "ttl", 0.0, 0.2);
 	unsigned i;
 
-	/* the segment epoch is the fake clock's start: epoch 0 now */
+	assert_true(BRK_BUDGET_TTL_MS == 10000 && BRK_BUDGET_SLICES == 10);
+	/* the segment epoch is the fake clock's start: slice 0 now */
 	for (i = 0; i < 100; i++)
 		lim_rc(0, brk_budget_deposit(g));
 	assert_true(binfo(g).pool == 20.0);
 	lim_adv(u, 10 * LIM_S - 1);
-	assert_true(binfo(g).pool == 20.0);
+	assert_true(binfo(g).pool == 20.0); /* all of it, 1 ns before the TTL */
 	lim_adv(u, 1);
-	assert_true(binfo(g).pool == 10.0);
-	lim_adv(u, 10 * LIM_S);
-	assert_true(binfo(g).pool == 5.0);
-	lim_adv(u, 25 * LIM_S); /* two more boundaries */
-	assert_true(binfo(g).pool == 1.25);
-	assert_int_equal(retries_now(g), 1);
-	assert_true(fabs(binfo(g).pool - 0.25) < 1e-9);
-	for (i = 0; i < 100; i++)
-		lim_rc(0, brk_budget_deposit(g));
-	lim_adv(u, 400 * LIM_S);
 	assert_true(binfo(g).pool == 0.0);
 	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+
+	/* half-way into a slice: it lives 9.5 s */
+	lim_set(u, LIM_START_NS + 20500 * LIM_MS);
+	for (i = 0; i < 10; i++)
+		lim_rc(0, brk_budget_deposit(g)); /* 2 tokens, slice 20 */
+	lim_set(u, LIM_START_NS + 25000 * LIM_MS);
+	for (i = 0; i < 10; i++)
+		lim_rc(0, brk_budget_deposit(g)); /* 2 tokens, slice 25 */
+	lim_rc(0, brk_retry_permitted(g)); /* from slice 20 (the oldest) */
+	lim_set(u, LIM_START_NS + 29999 * LIM_MS);
+	assert_true(fabs(binfo(g).pool - 3.0) < 1e-9);
+	lim_set(u, LIM_START_NS + 30000 * LIM_MS); /* slice 20 expired */
+	assert_true(fabs(binfo(g).pool - 2.0) < 1e-9);
+	assert_int_equal(retries_now(g), 2);
+	/* the ring word of slice 20 is reused by slice 30 (same index) */
+	for (i = 0; i < 5; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	assert_int_equal(retries_now(g), 1);
+	/* a long silence: nothing left, and a fresh deposit is whole */
+	lim_adv(u, 400 * LIM_S);
+	assert_true(binfo(g).pool == 0.0);
+	for (i = 0; i < 5; i++)
+		lim_rc(0, brk_budget_deposit(g));
+	assert_int_equal(retries_now(g), 1);
 }
 
-/* A process whose clock read is just before a boundary must not wipe a
- * pool written just after it (the epoch difference is "negative"). */
-static void test_epoch_skew(void **state)
+/* Two processes whose clocks straddle a slice boundary: the one behind
+ * still deposits (into its slice, seen by both), and the cursor moved by
+ * the one ahead is never re-spent by the one behind. */
+static void budget_slice_skew_never_double_spends(void **state)
 {
 	struct lim *u = *state;
 	struct lim_clock behind;
 	brk_segment *other;
 	brk_budget *a, *b;
+	unsigned got = 0;
+	int i;
 
-	lim_set(u, LIM_START_NS + 10 * LIM_S); /* epoch 1 */
-	behind.ns = LIM_START_NS + 10 * LIM_S - 1; /* still epoch 0 */
+	lim_set(u, LIM_START_NS + 10 * LIM_S); /* slice 10 */
+	behind.ns = LIM_START_NS + 10 * LIM_S - 1; /* still slice 9 */
 	other = lim_attach_other(u, &behind, 0);
 	a = budget(u->seg, "skew", 0.0, 0.2);
 	b = budget(other, "skew", 0.0, 0.2);
-	for (int i = 0; i < 50; i++)
-		lim_rc(0, brk_budget_deposit(a));
-	assert_true(binfo(b).pool == 10.0);
-	lim_rc(0, brk_budget_deposit(b));
-	assert_true(fabs(binfo(a).pool - 10.2) < 1e-9);
-	assert_int_equal(retries_now(b), 10);
+	for (i = 0; i < 50; i++)
+		lim_rc(0, brk_budget_deposit(a)); /* 10 tokens in slice 10 */
+	for (i = 0; i < 50; i++)
+		lim_rc(0, brk_budget_deposit(b)); /* 10 tokens in slice 9 */
+	assert_true(fabs(binfo(a).pool - 20.0) < 1e-9);
+	assert_true(fabs(binfo(b).pool - 10.0) < 1e-9); /* 10 is its future */
+	for (i = 0; i < 15; i++) /* all of slice 9, 5 of slice 10 */
+		lim_rc(0, brk_retry_permitted(a));
+	while (brk_retry_permitted(b) == 0)
+		got++;
+	assert_int_equal(got, 5);
+	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(a));
+	assert_int_equal(binfo(a).retries, 20); /* = the deposits, no more */
 	brk_detach(other);
 }
 
@@ -362,6 +547,32 @@ static void test_configure_and_readonly(void **state)
 	brk_detach(ro);
 }
 
+/* Regression (issue 9): changing the floor must not write back a stale
+ * ratio (and the other way round): only the given setting changes. */
+static void budget_update_changes_only_the_given_setting(void **state)
+{
+	struct lim *u = *state;
+	brk_budget *g = budget(u->seg, "upd", 10.0, 0.2), *other;
+	brk_segment *seg2 = lim_attach_other(u, NULL, 0);
+	struct brk_budget_info bi;
+
+	lim_rc(0, brk_budget_find(seg2, "upd", &other));
+	lim_rc(0, brk_budget_update(other, 0.0, 0.5, BRK_BUDGET_RATIO));
+	lim_rc(0, brk_budget_update(g, 3.0, 0.2, BRK_BUDGET_FLOOR));
+	bi = binfo(g);
+	assert_true(bi.ratio == 0.5);
+	assert_true(bi.floor_per_s == 3.0);
+	assert_int_equal(bi.floor_burst, 3);
+	lim_rc(0, brk_budget_update(g, NAN, NAN, 0));
+	lim_rc(-EINVAL, brk_budget_update(g, -1.0, 0.1, BRK_BUDGET_FLOOR));
+	lim_rc(-EINVAL, brk_budget_update(g, 1.0, NAN, BRK_BUDGET_RATIO));
+	lim_rc(-EINVAL, brk_budget_update(g, 1.0, 0.1, 4));
+	lim_rc(0, brk_budget_update(g, 0.0, 0.1, BRK_BUDGET_FLOOR)); /* off */
+	bi = binfo(g);
+	assert_true(bi.ratio == 0.5 && bi.floor_per_s == 0.0);
+	brk_detach(seg2);
+}
+
 static uint64_t *ext_words(struct lim *u, const char *name, void **map,
 			   size_t *len)
 {
@@ -399,22 +610,32 @@ static void test_saturation_and_hostile(void **state)
 	void *map;
 	size_t len;
 
-	lim_rc(0, brk_budget_deposit(g));
+	lim_rc(0, brk_budget_deposit(g)); /* slice 0 */
 	ext = ext_words(u, "sat", &map, &len);
-	w = ext[BRK__BG_POOL];
-	assert_int_equal(BRK__POOL_MILLI(w), 100000);
-	/* near the top of the 40-bit pool: saturates, never spills into
-	 * the epoch bits */
-	ext[BRK__BG_POOL] = BRK__POOL_MAKE(BRK__POOL_EPOCH(w),
-					   BRK__POOL_MILLI_MAX - 5);
+	w = ext[BRK__BG_RING];
+	assert_int_equal(w, BRK__BGW_MAKE(0, 100000));
+	/* near the top of the 40-bit word: saturates, never spills into
+	 * the slice bits */
+	ext[BRK__BG_RING] = BRK__BGW_MAKE(0, BRK__BGW_MILLI_MAX - 5);
 	lim_rc(0, brk_budget_deposit(g));
-	assert_int_equal(ext[BRK__BG_POOL],
-			 BRK__POOL_MAKE(BRK__POOL_EPOCH(w), BRK__POOL_MILLI_MAX));
+	assert_int_equal(ext[BRK__BG_RING], BRK__BGW_MAKE(0, BRK__BGW_MILLI_MAX));
 	lim_rc(0, brk_budget_deposit(g));
-	assert_int_equal(BRK__POOL_MILLI(ext[BRK__BG_POOL]), BRK__POOL_MILLI_MAX);
+	assert_int_equal(BRK__BGW_MILLI(ext[BRK__BG_RING]), BRK__BGW_MILLI_MAX);
 	lim_rc(0, brk_retry_permitted(g));
-	assert_int_equal(BRK__POOL_MILLI(ext[BRK__BG_POOL]),
-			 BRK__POOL_MILLI_MAX - 1000);
+	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
+	/* a cursor far ahead of every clock is garbage: ignored, so the
+	 * deposits stay spendable */
+	ext[BRK__BG_CURSOR] = BRK__BGW_MAKE(0x800000u, 0);
+	lim_rc(0, brk_retry_permitted(g));
+	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
+	/* a ring word of a slice far ahead is garbage too: recycled */
+	ext[BRK__BG_RING + 1] = BRK__BGW_MAKE(0x7fffffu, BRK__BGW_MILLI_MAX);
+	lim_adv(u, 1 * LIM_S); /* slice 1 */
+	assert_true(binfo(g).pool > 1e9); /* slice 0's, not the garbage */
+	lim_rc(0, brk_budget_deposit(g));
+	assert_int_equal(ext[BRK__BG_RING + 1], BRK__BGW_MAKE(1, 100000));
+	lim_set(u, LIM_START_NS);
+	ext[BRK__BG_RING + 1] = 0;
 
 	/* settings: not stored yet, corrupt, repaired */
 	w = ext[BRK__BG_CFG];
@@ -434,7 +655,8 @@ static void test_saturation_and_hostile(void **state)
 	lim_rc(0, brk_retry_permitted(g));
 	/* a floor TAT far in the future: deferred, no wrap */
 	lim_rc(0, brk_budget_configure(g, 0.0, 1.0));
-	ext[BRK__BG_POOL] = 0;
+	ext[BRK__BG_RING] = 0;
+	ext[BRK__BG_CURSOR] = 0;
 	lim_rc(0, brk_budget_configure(g, 1.0, 1.0));
 	ext[BRK__BG_TAT] = UINT64_MAX;
 	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
@@ -444,15 +666,18 @@ static void test_saturation_and_hostile(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		LIM_TEST(budget_deposit_survives_epoch_boundary),
 		LIM_TEST(test_bound_finagle_defaults),
 		LIM_TEST(test_bound_ratio_only),
 		LIM_TEST(test_bound_zero),
+		LIM_TEST(budget_bound_holds_randomized),
 		LIM_TEST(test_no_banking),
 		LIM_TEST(test_defaults_and_floor_burst),
-		LIM_TEST(test_decay),
-		LIM_TEST(test_epoch_skew),
+		LIM_TEST(budget_deposits_expire_after_ttl),
+		LIM_TEST(budget_slice_skew_never_double_spends),
 		LIM_TEST(test_invalid),
 		LIM_TEST(test_configure_and_readonly),
+		LIM_TEST(budget_update_changes_only_the_given_setting),
 		LIM_TEST(test_saturation_and_hostile),
 	};
 	return cmocka_run_group_tests_name("budget", tests, NULL, NULL);

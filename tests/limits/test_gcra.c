@@ -581,9 +581,38 @@ static void test_hostile_words(void **state)
 	munmap(map, len);
 }
 
+/* Regression (issue 9): changing the rate must not write back a stale
+ * burst (and the other way round): only the given setting changes. */
+static void bucket_update_changes_only_the_given_setting(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "upd", 100.0, 10), *other;
+	brk_segment *seg2 = lim_attach_other(u, NULL, 0);
+	struct brk_bucket_info bi;
+
+	lim_rc(0, brk_bucket_find(seg2, "upd", &other));
+	/* B changes the burst; A then changes the rate with a stale burst
+	 * argument (what a read-modify-write would pass): ignored */
+	lim_rc(0, brk_bucket_update(other, 0.0, 25, BRK_BUCKET_BURST));
+	lim_rc(0, brk_bucket_update(k, 200.0, 10, BRK_BUCKET_RATE));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_int_equal(bi.burst, 25);
+	assert_int_equal(bi.interval_ns, 5000000);
+	lim_rc(0, brk_bucket_update(k, NAN, 0, 0));
+	lim_rc(-EINVAL, brk_bucket_update(k, 0.0, 5, BRK_BUCKET_RATE));
+	lim_rc(-EINVAL, brk_bucket_update(k, 5.0, 0, BRK_BUCKET_BURST));
+	lim_rc(-EINVAL, brk_bucket_update(k, 5.0, 5, 4));
+	lim_rc(-EINVAL, brk_bucket_update(NULL, 5.0, 5, BRK_BUCKET_RATE));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_int_equal(bi.burst, 25);
+	assert_int_equal(bi.interval_ns, 5000000);
+	brk_detach(seg2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		LIM_TEST(bucket_update_changes_only_the_given_setting),
 		LIM_TEST(test_burst_then_rate),
 		LIM_TEST(test_big_steps_exact),
 		LIM_TEST(test_not_before_n),

@@ -1,0 +1,73 @@
+"""Breaker settings: the Python keyword names and their brk_config fields."""
+
+from . import _core
+from ._durations import to_ms
+
+# python name -> (brk_config field, kind)
+SETTINGS = {
+    "failure_threshold": ("failure_threshold", "count"),
+    "open": ("open_ms", "duration"),
+    "max_open": ("max_open_ms", "duration"),
+    "half_open_probes": ("half_open_probes", "count"),
+    "success_threshold": ("success_threshold", "count"),
+    "probe_timeout": ("probe_timeout_ms", "duration"),
+    "max_wait": ("max_wait_ms", "duration"),
+    "max_concurrent": ("max_concurrent", "count"),
+    "failure_rate": ("failure_rate_pct", "pct"),
+    "window": ("window_ms", "duration"),
+    "min_calls": ("min_calls", "count"),
+    "slow_call": ("slow_call_ms", "duration_or_none"),
+    "slow_rate": ("slow_rate_pct", "pct"),
+    "min_distinct_processes": ("min_distinct_processes", "count"),
+}
+_BY_FIELD = {field: py for py, (field, _) in SETTINGS.items()}
+
+
+def _count(name, v):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+    if v < 0:
+        raise ValueError(f"{name} must not be negative, not {v}")
+    return v
+
+
+def _pct(name, v):
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{name} must be a percentage (1..100) or None, not {type(v).__name__}")
+    if not 1 <= v <= 100:
+        raise ValueError(f"{name} must be a percentage 1..100 (50 = half) or None, not {v!r}")
+    return round(v)
+
+
+def to_config(settings):
+    """Validate ``settings`` (Python names) and return a dict of brk_config
+    fields; raises TypeError / ValueError naming the setting."""
+    out = {}
+    for name, value in settings.items():
+        try:
+            field, kind = SETTINGS[name]
+        except KeyError:
+            raise TypeError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})") from None
+        if kind == "count":
+            out[field] = _count(name, value)
+        elif kind == "pct":
+            out[field] = _pct(name, value)
+        elif kind == "duration":
+            if value is None:
+                raise TypeError(f"{name} must be a duration, not None")
+            out[field] = to_ms(value, name)
+        else:  # duration_or_none
+            out[field] = to_ms(value, name, none_ok=True) or 0
+    return out
+
+
+def check(config, given):
+    """Raise ValueError naming the first bad setting of a full config."""
+    bad = _core.config_check(config)
+    if bad is not None:
+        py = _BY_FIELD.get(bad, bad)
+        shown = f"{py}={given[py]!r}" if py in given else py
+        raise ValueError(f"bad setting {shown} (see lib/include/breaker.h brk_config "
+                         f"for the ranges; given: {given!r})")

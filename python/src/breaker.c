@@ -1,0 +1,233 @@
+/*
+ * breaker.c - Breaker: get or create, acquire, inspect and steer one
+ * breaker record.
+ */
+#include "core.h"
+
+/* ---- Breaker ------------------------------------------------------------ */
+
+static void breaker_dealloc(BreakerObject *self)
+{
+	Py_CLEAR(self->seg);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int brk_check(BreakerObject *self)
+{
+	return brkpy_seg_check(self->seg);
+}
+
+/* Segment.breaker(name, settings=None) */
+PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args)
+{
+	PyObject *nameo, *d = Py_None;
+	const char *name;
+	struct brk_config c;
+	const char *what = NULL;
+	brk_breaker *b;
+	BreakerObject *o;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "O|O:breaker", &nameo, &d))
+		return NULL;
+	if (brkpy_seg_check(self))
+		return NULL;
+	name = brkpy_get_name(nameo, "name");
+	if (!name)
+		return NULL;
+	brk_config_init(&c);
+	if (brkpy_cfg_from_dict(d, &c))
+		return NULL;
+	if (brk_config_validate(&c, &what))
+		return PyErr_Format(PyExc_ValueError, "bad setting %s", what ? what : "?");
+	o = (BreakerObject *)brkpy_BreakerType.tp_alloc(&brkpy_BreakerType, 0);
+	if (!o)
+		return NULL;
+	if (self->readonly)
+		rc = brk_breaker_find(self->seg, name, &b);
+	else
+		rc = brk_breaker_get(self->seg, name, &c, &b);
+	if (rc) {
+		Py_DECREF(o);
+		if (rc == -ENOENT)
+			return PyErr_Format(PyExc_LookupError,
+					    "no breaker %R in a read-only segment", nameo);
+		return brkpy_set_error(rc, name, NULL);
+	}
+	Py_INCREF(self);
+	o->seg = self;
+	o->b = b;
+	return (PyObject *)o;
+}
+
+static PyObject *breaker_acquire(BreakerObject *self, PyObject *cls)
+{
+	struct brk_refusal why;
+	PyObject *po;
+	int rc;
+
+	if (brk_check(self))
+		return NULL;
+	if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &brkpy_PermitType))
+		return PyErr_Format(PyExc_TypeError, "acquire() needs a Permit class");
+	/* Allocate first: no Python error may come between an admitted
+	 * acquire and the object that releases it. */
+	po = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+	if (!po)
+		return NULL;
+	memset(&why, 0, sizeof(why));
+	rc = brkpy_permit_fill((PermitObject *)po, self, &why);
+	if (rc == 0)
+		return po;
+	Py_DECREF(po);
+	if (brk_is_refusal(rc) && rc != -BRK_ENOTOKENS && rc != -BRK_EDEFERRED) {
+		const char *by = why.by[0] ? why.by : brk_breaker_name(self->b);
+		double wait = (double)why.wait_ms / 1000.0;
+		PyObject *c = brkpy_CircuitOpen_cls;
+
+		if (rc == -BRK_EFULL)
+			c = brkpy_BulkheadFull_cls;
+		else if (rc == -BRK_ECOOLING)
+			c = brkpy_Cooling_cls;
+		return brkpy_raise_refusal(c, wait, brk_cause_name(why.cause), by);
+	}
+	return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+}
+
+static PyObject *breaker_info(BreakerObject *self, PyObject *unused)
+{
+	struct brk_info in;
+	int rc;
+
+	(void)unused;
+	if (brk_check(self))
+		return NULL;
+	rc = brk_breaker_info(self->b, &in);
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	return brkpy_make_info(&in);
+}
+
+static PyObject *breaker_state(BreakerObject *self, void *c)
+{
+	struct brk_info in;
+	int rc;
+
+	(void)c;
+	if (brk_check(self))
+		return NULL;
+	rc = brk_breaker_info(self->b, &in);
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	return PyUnicode_FromString(brk_state_name(in.state));
+}
+
+static PyObject *breaker_name(BreakerObject *self, void *c)
+{
+	(void)c;
+	if (brk_check(self))
+		return NULL;
+	return PyUnicode_FromString(brk_breaker_name(self->b));
+}
+
+static PyObject *breaker_reset(BreakerObject *self, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
+	if (brk_check(self))
+		return NULL;
+	rc = brk_reset(self->b);
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	Py_RETURN_NONE;
+}
+
+/* trip(ms) -> True, or False if it was already open. */
+static PyObject *breaker_trip(BreakerObject *self, PyObject *arg)
+{
+	uint64_t ms;
+	int rc;
+
+	if (brk_check(self))
+		return NULL;
+	if (brkpy_get_u64(arg, "for_", UINT64_MAX, &ms))
+		return NULL;
+	if (ms == 0)
+		return PyErr_Format(PyExc_ValueError, "for_ must be at least 1 ms");
+	rc = brk_trip(self->b, ms);
+	if (rc == -EALREADY)
+		Py_RETURN_FALSE;
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	Py_RETURN_TRUE;
+}
+
+/* set_mode(int) -> True, or False if already in that mode. */
+static PyObject *breaker_set_mode(BreakerObject *self, PyObject *arg)
+{
+	uint64_t m;
+	int rc;
+
+	if (brk_check(self))
+		return NULL;
+	if (brkpy_get_u64(arg, "mode", BRK_MODE_METRICS_ONLY, &m))
+		return NULL;
+	rc = brk_set_mode(self->b, (int)m);
+	if (rc == -EALREADY)
+		Py_RETURN_FALSE;
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	Py_RETURN_TRUE;
+}
+
+/* configure(settings): the current settings with @settings applied. */
+static PyObject *breaker_configure(BreakerObject *self, PyObject *d)
+{
+	struct brk_info in;
+	const char *what = NULL;
+	int rc;
+
+	if (brk_check(self))
+		return NULL;
+	rc = brk_breaker_info(self->b, &in);
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	if (brkpy_cfg_from_dict(d, &in.config))
+		return NULL;
+	if (brk_config_validate(&in.config, &what))
+		return PyErr_Format(PyExc_ValueError, "bad setting %s", what ? what : "?");
+	rc = brk_breaker_configure(self->b, &in.config);
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef breaker_methods[] = {
+	{ "acquire", (PyCFunction)breaker_acquire, METH_O,
+	  "acquire(permit_class) -> permit, or raise a Refused subclass." },
+	{ "info", (PyCFunction)breaker_info, METH_NOARGS, "A snapshot as a dict." },
+	{ "reset", (PyCFunction)breaker_reset, METH_NOARGS, "brk_reset()." },
+	{ "trip", (PyCFunction)breaker_trip, METH_O, "trip(ms) -> bool (False: already open)." },
+	{ "set_mode", (PyCFunction)breaker_set_mode, METH_O, "set_mode(int) -> bool." },
+	{ "configure", (PyCFunction)breaker_configure, METH_O,
+	  "configure(dict of C setting names)." },
+	{ NULL, NULL, 0, NULL }
+};
+
+static PyGetSetDef breaker_getset[] = {
+	{ "name", (getter)breaker_name, NULL, "The breaker's name.", NULL },
+	{ "state", (getter)breaker_state, NULL, "closed, open or half_open.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL }
+};
+
+PyTypeObject brkpy_BreakerType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "breakerd._core.Breaker",
+	.tp_basicsize = sizeof(BreakerObject),
+	.tp_dealloc = (destructor)breaker_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "A breaker record of a segment (brk_breaker).",
+	.tp_methods = breaker_methods,
+	.tp_getset = breaker_getset,
+};

@@ -1,0 +1,118 @@
+/*
+ * info.c - snapshots as dicts with the fields of `bctl inspect --json`.
+ */
+#include "core.h"
+
+/* ---- info dicts --------------------------------------------------------- */
+
+PyObject *brkpy_make_info(const struct brk_info *in)
+{
+	static const struct { const char *key; int reason; } rk[] = {
+		{ "timeout", BRK_REASON_TIMEOUT },
+		{ "connect", BRK_REASON_CONNECT },
+		{ "server_error", BRK_REASON_SERVER_ERROR },
+		{ "overloaded", BRK_REASON_OVERLOADED },
+		{ "rate_limited", BRK_REASON_RATE_LIMITED },
+		{ "other", BRK_REASON_OTHER },
+	};
+	const struct brk_counters *c = &in->counters;
+	PyObject *d = PyDict_New(), *x = NULL, *l, *r;
+	size_t i, n;
+
+	if (!d)
+		return NULL;
+	if (PUTS(d, "name", in->name) || PUTS(d, "kind", "breaker") ||
+	    PUTS(d, "state", brk_state_name(in->state)) ||
+	    PUTS(d, "mode", brk_mode_name(in->mode)) ||
+	    PUTU(d, "generation", in->generation) ||
+	    PUTU(d, "consecutive_failures", in->consecutive_failures) ||
+	    PUTU(d, "cooling_level", in->cooling_level) ||
+	    PUTU(d, "open_remaining_ms", in->open_remaining_ms) ||
+	    PUTU(d, "cool_until_remaining_ms", in->cool_until_remaining_ms) ||
+	    PUTU(d, "half_open_successes", in->half_open_successes) ||
+	    PUTU(d, "probes_in_flight", in->probes_in_flight) ||
+	    PUTU(d, "in_flight", in->in_flight))
+		goto fail;
+	if (!(x = PyList_New(0)))
+		goto fail;
+	n = in->n_leases < sizeof(in->leases) / sizeof(in->leases[0])
+		    ? in->n_leases : sizeof(in->leases) / sizeof(in->leases[0]);
+	for (i = 0; i < n; i++) {
+		l = PyDict_New();
+		if (!l || PUTI(l, "pid", in->leases[i].pid) ||
+		    PUTS(l, "kind", brk_lease_kind_name(in->leases[i].kind)) ||
+		    PUTU(l, "age_ms", in->leases[i].age_ms) || PyList_Append(x, l)) {
+			Py_XDECREF(l);
+			goto fail;
+		}
+		Py_DECREF(l);
+	}
+	if (brkpy_put(d, "leases", x))
+		goto fail_nox;
+	if (!(x = PyDict_New()) || PUTU(x, "calls", in->window_calls) ||
+	    PUTU(x, "failures", in->window_failures) || PUTU(x, "slow", in->window_slow) ||
+	    PUTU(x, "distinct_failing_processes", in->distinct_failing_processes))
+		goto fail;
+	if (brkpy_put(d, "window", x))
+		goto fail_nox;
+	if (brkpy_put(d, "config", brkpy_cfg_to_dict(&in->config)))
+		goto fail_nox;
+	if (!(x = PyDict_New()) || PUTU(x, "allowed", c->allowed) ||
+	    PUTU(x, "rejected_open", c->rejected_open) ||
+	    PUTU(x, "rejected_cooling", c->rejected_cooling) ||
+	    PUTU(x, "rejected_full", c->rejected_full) ||
+	    PUTU(x, "successes", c->successes) || PUTU(x, "failures", c->failures) ||
+	    PUTU(x, "healthy_errors", c->healthy_errors) ||
+	    PUTU(x, "ignored", c->ignored) || PUTU(x, "cancelled", c->cancelled) ||
+	    PUTU(x, "probes", c->probes) || PUTU(x, "reclaimed", c->reclaimed) ||
+	    PUTU(x, "transitions", c->transitions) || PUTU(x, "stale", c->stale))
+		goto fail;
+	if (!(r = PyDict_New()))
+		goto fail;
+	for (i = 0; i < sizeof(rk) / sizeof(rk[0]); i++)
+		if (PUTU(r, rk[i].key, c->failures_by_reason[rk[i].reason])) {
+			Py_DECREF(r);
+			goto fail;
+		}
+	if (brkpy_put(x, "failures_by_reason", r))
+		goto fail;
+	if (brkpy_put(d, "counters", x))
+		goto fail_nox;
+	return d;
+fail:
+	Py_XDECREF(x);
+fail_nox:
+	Py_DECREF(d);
+	return NULL;
+}
+
+/* The fields and shape of `bctl inspect --json` for a bucket / budget. */
+PyObject *brkpy_make_bucket_info(const struct brk_bucket_info *b)
+{
+	uint64_t full_ms = b->full_in_ns / 1000000u + (b->full_in_ns % 1000000u != 0);
+
+	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:I,s:K,s:d,s:K,s:{s:K,s:K,s:K}}",
+			     "name", b->name, "kind", "bucket",
+			     "configured", b->configured ? Py_True : Py_False,
+			     "rate_per_s", b->rate_per_s, "burst", (unsigned)b->burst,
+			     "interval_ns", (unsigned long long)b->interval_ns,
+			     "tokens", b->tokens, "full_in_ms", (unsigned long long)full_ms,
+			     "counters", "taken", (unsigned long long)b->taken,
+			     "denied", (unsigned long long)b->denied,
+			     "tokens_taken", (unsigned long long)b->tokens_taken);
+}
+
+PyObject *brkpy_make_budget_info(const struct brk_budget_info *g)
+{
+	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:d,s:I,s:d,s:d,s:d,s:{s:K,s:K,s:K,s:K}}",
+			     "name", g->name, "kind", "budget",
+			     "configured", g->configured ? Py_True : Py_False,
+			     "floor_per_s", g->floor_per_s, "ratio", g->ratio,
+			     "floor_burst", (unsigned)g->floor_burst,
+			     "balance", g->balance, "pool", g->pool,
+			     "floor_tokens", g->floor_tokens,
+			     "counters", "deposits", (unsigned long long)g->deposits,
+			     "retries", (unsigned long long)g->retries,
+			     "retries_floor", (unsigned long long)g->retries_floor,
+			     "deferred", (unsigned long long)g->deferred);
+}

@@ -1,0 +1,145 @@
+/*
+ * permit.c - Permit: an admitted call, released at most once; released
+ * as cancelled with a ResourceWarning if collected unreported.
+ */
+#include "core.h"
+
+/* This process's pid, refreshed in a fork()ed child (getpid() is a
+ * syscall; a permit records its owner on every acquire). */
+pid_t brkpy_self_pid;
+
+void brkpy_refresh_pid(void)
+{
+	brkpy_self_pid = getpid();
+}
+
+/* ---- Permit ------------------------------------------------------------- */
+
+int brkpy_permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *why)
+{
+	int rc;
+
+	p->released = 1; /* until admitted: nothing to release */
+	p->counted = -1;
+	rc = brk_acquire(br->b, &p->p, why);
+	if (rc)
+		return rc;
+	Py_INCREF(br);
+	p->br = br;
+	p->pid = brkpy_self_pid;
+	p->released = 0;
+	return 0;
+}
+
+static void permit_finalize(PyObject *self)
+{
+	PermitObject *p = (PermitObject *)self;
+	PyObject *et, *ev, *tb;
+
+	if (p->released || !p->br)
+		return;
+	p->released = 1;
+	if (p->pid != brkpy_self_pid)
+		return; /* a fork child's copy of its parent's permit */
+	PyErr_Fetch(&et, &ev, &tb);
+	if (p->br->seg->seg)
+		p->counted = brk_release(&p->p, BRK_CANCELLED, BRK_REASON_NONE, 0) == 0;
+	if (PyErr_WarnFormat(PyExc_ResourceWarning, 1,
+			     "breakerd: a permit of %s was garbage-collected unreported; "
+			     "released as cancelled",
+			     p->br->seg->seg ? brk_breaker_name(p->br->b) : "a closed segment"))
+		PyErr_WriteUnraisable(self);
+	PyErr_Restore(et, ev, tb);
+}
+
+static void permit_dealloc(PermitObject *self)
+{
+	if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
+		return; /* resurrected */
+	Py_CLEAR(self->br);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* _release(outcome, reason, retry_after_ms) -> True (counted) / False. A
+ * second call is a no-op returning False. */
+static PyObject *permit_release(PermitObject *self, PyObject *args)
+{
+	int outcome, reason;
+	long long ra;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "iiL:_release", &outcome, &reason, &ra))
+		return NULL;
+	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+		return PyErr_Format(PyExc_ValueError, "outcome %d is unknown", outcome);
+	if (reason < 0 || reason >= BRK_REASON_COUNT)
+		return PyErr_Format(PyExc_ValueError, "reason %d is unknown", reason);
+	if (self->released || !self->br)
+		Py_RETURN_FALSE;
+	if (brkpy_seg_check(self->br->seg))
+		return NULL;
+	self->released = 1;
+	rc = brk_release(&self->p, outcome, reason, ra);
+	self->counted = rc == 0;
+	if (rc == 0)
+		Py_RETURN_TRUE;
+	if (rc == -BRK_ESTALE || rc == -BRK_ECONTENDED)
+		Py_RETURN_FALSE;
+	return brkpy_set_error(rc, brk_breaker_name(self->br->b), NULL);
+}
+
+static PyObject *permit_get_released(PermitObject *self, void *c)
+{
+	(void)c;
+	return PyBool_FromLong(self->released);
+}
+
+static PyObject *permit_get_counted(PermitObject *self, void *c)
+{
+	(void)c;
+	if (self->counted < 0)
+		Py_RETURN_NONE;
+	return PyBool_FromLong(self->counted);
+}
+
+static PyObject *permit_get_breaker(PermitObject *self, void *c)
+{
+	(void)c;
+	if (!self->br)
+		Py_RETURN_NONE;
+	Py_INCREF(self->br);
+	return (PyObject *)self->br;
+}
+
+static PyObject *permit_get_pid(PermitObject *self, void *c)
+{
+	(void)c;
+	return PyLong_FromLong((long)self->pid);
+}
+
+static PyMethodDef permit_methods[] = {
+	{ "_release", (PyCFunction)permit_release, METH_VARARGS,
+	  "_release(outcome, reason, retry_after_ms) -> bool counted." },
+	{ NULL, NULL, 0, NULL }
+};
+
+static PyGetSetDef permit_getset[] = {
+	{ "released", (getter)permit_get_released, NULL, "Reported (once).", NULL },
+	{ "counted", (getter)permit_get_counted, NULL,
+	  "None before the report; then whether the library counted it.", NULL },
+	{ "_core_breaker", (getter)permit_get_breaker, NULL, "The _core.Breaker.", NULL },
+	{ "pid", (getter)permit_get_pid, NULL, "The process that acquired it.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL }
+};
+
+PyTypeObject brkpy_PermitType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "breakerd._core.Permit",
+	.tp_basicsize = sizeof(PermitObject),
+	.tp_dealloc = (destructor)permit_dealloc,
+	.tp_finalize = permit_finalize,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc = "An admitted call (brk_permit): release it exactly once.",
+	.tp_methods = permit_methods,
+	.tp_getset = permit_getset,
+};

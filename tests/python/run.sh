@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# tests/python/run.sh - build the breakerd Python package against this build
+# tree and run its pytest suite.
+#   run.sh SRCDIR BUILDDIR BCTL SANITIZE PROJECT_VERSION
+# Installs ./python into a venv made once per build dir from /usr/bin/python3
+# (--system-site-packages: Debian's mesonpy and pytest), with
+# PKG_CONFIG_PATH=BUILDDIR/meson-uninstalled so dependency('breaker') finds
+# this tree's libbreaker, and reinstalls only when a source changed.
+# Exit 77 (skipped) in a sanitizer build (the extension would need the
+# sanitizer runtime preloaded into python) or without mesonpy/pytest/venv.
+set -u
+src=$1 build=$2 bctl=$3 sanitize=${4:-none} version=${5:-}
+py=/usr/bin/python3
+
+if [ -n "$sanitize" ] && [ "$sanitize" != none ]; then
+	echo "SKIP: a sanitizer build ($sanitize): the Python tests run in the plain build"
+	exit 77
+fi
+if ! [ -x "$py" ] || ! "$py" -c 'import mesonpy, pytest, venv, ensurepip' 2>/dev/null; then
+	echo "SKIP: $py lacks mesonpy, pytest or venv (apt-get install python3-mesonpy python3-pytest python3-venv python3-pip)"
+	exit 77
+fi
+
+# One definition of the version: the package's must be the project's.
+pyver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$src/python/meson.build" | head -1)
+if [ -n "$version" ] && [ "$pyver" != "$version" ]; then
+	echo "FAIL: python/meson.build has version '$pyver', the project '$version'"
+	exit 1
+fi
+
+venv=$build/python-venv
+vpy=$venv/bin/python
+if ! [ -x "$vpy" ]; then
+	rm -rf "$venv"
+	"$py" -m venv --system-site-packages "$venv" || { echo "FAIL: venv"; exit 1; }
+fi
+export PKG_CONFIG_PATH=$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+# Reinstall when the package sources or the library changed. (No
+# builddir= config setting: meson-python 0.12 then fails to reconfigure.)
+stamp=$( { find "$src/python" "$src/lib/include" -type f \
+		\( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.build' -o -name '*.toml' \) \
+		-not -path '*/.mesonpy-*' -print0 | sort -z | xargs -0 sha256sum
+	   find "$build/lib" -maxdepth 1 -name 'libbreaker*' -printf '%f %s %T@\n' | sort; } |
+	 sha256sum | cut -d' ' -f1)
+if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
+	if ! "$vpy" -m pip install --no-build-isolation --no-index --no-deps --force-reinstall \
+		-q --disable-pip-version-check \
+		--config-settings=setup-args=-Dwerror=true \
+		"$src/python" >"$build/python-install.log" 2>&1; then
+		cat "$build/python-install.log"
+		echo "FAIL: pip install ./python"
+		exit 1
+	fi
+	echo "$stamp" >"$venv/.breakerd-stamp"
+fi
+
+export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src BRKPY_BUILDDIR=$build
+cd "$build" || exit 1
+# Run from the build dir, with the venv's python: never a python3 on PATH.
+out=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \
+	"$src/tests/python" 2>&1); rc=$?
+echo "$out"
+summary=$(printf '%s\n' "$out" | grep -E '^(=+ )?[0-9]+ (passed|failed|error)' | tail -1)
+echo "pytest: ${summary:-no summary}"
+exit $rc
