@@ -142,8 +142,9 @@ extern "C" {
 #define BRK_WINDOW_BUCKETS 10u            /* sliding window resolution */
 #define BRK_DISABLED_ENV "BREAKERD_DISABLED" /* "1": admit everything */
 
-/* Largest duration accepted anywhere (about 8.7 years, the range of the
- * breaker's open-until field). Longer values are clamped to it. */
+/* Largest single duration accepted anywhere (2^38 - 1 ms, about 8.7
+ * years). Longer values are clamped to it. Deadlines built from it never
+ * saturate, at any segment age (docs/design.md "Atomics"). */
 #define BRK_MAX_DURATION_MS ((1ULL << 38) - 1)
 
 /* ---------------------------------------------------------------------- */
@@ -424,7 +425,9 @@ BRK_API int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **o
 /**
  * brk_breaker_configure - replace every setting of an existing breaker:
  * brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL). State and counters are
- * kept. Returns what brk_breaker_update() returns.
+ * kept. A lowered max_concurrent counts the permits already out: new
+ * calls are refused (-BRK_EFULL) until fewer than the new bound are out.
+ * Returns what brk_breaker_update() returns.
  */
 BRK_API int brk_breaker_configure(brk_breaker *b, const struct brk_config *cfg);
 
@@ -579,8 +582,12 @@ BRK_API const char *brk_cause_name(int cause);
  * the cooling period has passed, then the first caller moves the breaker
  * to HALF_OPEN with one CAS. HALF_OPEN: a caller that claims one of the
  * half_open_probes probe slots (CAS(owner, free -> token)) is admitted as
- * a probe; everyone else gets -BRK_EOPEN. A probe older than
- * probe_timeout_ms is reclaimed here and counted as a failed probe.
+ * a probe; everyone else gets -BRK_EOPEN. Every half-open acquire first
+ * reclaims the probes older than probe_timeout_ms, as failed probes,
+ * whatever the other slots hold (a free slot does not let a hung probe
+ * linger). With max_concurrent set, a permit is claimed only while fewer
+ * than max_concurrent are out, counting permits out across resets,
+ * transitions and a lowered max_concurrent.
  *
  * The fast path (closed, no bulkhead) reads the clock (vDSO) and two
  * words and adds one counter: no syscall, no lock, no allocation.
@@ -628,17 +635,27 @@ enum brk_reason {
  *           fact about the upstream and is applied even from a stale
  *           permit, but only as a cool-until.
  *
- * The lease is freed first, by CAS(owner, my token -> free), so a permit
- * whose lease was reclaimed can never free someone else's. Then the
- * verdict is counted only if the breaker is still in the generation the
- * permit was admitted under: a late failure from before a trip neither
- * re-opens nor extends it.
+ * The bulkhead permit is freed first, by CAS(owner, my token -> free), so
+ * a permit whose lease was reclaimed can never free someone else's; a
+ * permit that was out across a reset or a transition frees its slot here
+ * and counts no verdict. Then the verdict is counted only if the breaker
+ * is still in the generation the permit was admitted under: a late
+ * failure from before a trip neither re-opens nor extends it. A probe is
+ * marked "judging" in its slot while its verdict is counted (a reclaimer
+ * that frees it meanwhile counts nothing), then its slot is freed. While
+ * a slow-call rule is on (slow_call_ms set), a probe that held its permit
+ * for at least slow_call_ms is a failed probe even if @outcome is a
+ * success.
  *
- * Returns 0 (counted), -BRK_ESTALE (lease reclaimed, breaker reset or in
- * a newer generation, released twice, or the permit belongs to another
- * process, e.g. a fork()ed parent's: not counted, nothing else freed),
- * -EINVAL (unknown outcome or reason: the lease is still freed, no
- * verdict), -BRK_ECONTENDED (verdict dropped after a bounded CAS loop).
+ * Returns 0 exactly when the verdict was counted (also when the probe
+ * slot was taken over after it was counted: the final free then frees
+ * nothing else), -BRK_ESTALE exactly when it was not (lease reclaimed or
+ * expired before the verdict, breaker reset or in a newer generation,
+ * released twice, or the permit belongs to another process, e.g. a
+ * fork()ed parent's; nothing else freed), -EINVAL (unknown outcome or
+ * reason: the lease is still freed, no verdict), -BRK_ECONTENDED (a
+ * bounded CAS loop of the verdict gave up under extreme contention: the
+ * lease is freed, the verdict not counted).
  */
 BRK_API int brk_release(brk_permit *p, int outcome, int reason,
 		int64_t retry_after_ms);
@@ -709,10 +726,13 @@ BRK_API int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
 	     struct brk_refusal *why, int *release_rc);
 
 /**
- * brk_reset - force CLOSED; clear consecutive failures, cooling level,
- * cool-until and every lease (probe slots and bulkhead permits). Permits
- * out at the time become stale. Records a "reset" event. Returns 0,
- * -EROFS, -BRK_ECONTENDED.
+ * brk_reset - force CLOSED and normal mode; clear consecutive failures,
+ * cooling level, cool-until, the trip quorum, the window and the probe
+ * leases. Bulkhead permits out at the time stay counted against
+ * max_concurrent until released (or their owner dies): a reset never
+ * lets more than max_concurrent calls run at once. Their results are not
+ * counted (their brk_release() returns -BRK_ESTALE and frees the slot).
+ * Records a "reset" event. Returns 0, -EROFS, -BRK_ECONTENDED.
  */
 BRK_API int brk_reset(brk_breaker *b);
 

@@ -1,9 +1,20 @@
 /*
  * breaker.c - the circuit-breaker state machine over one shm state word.
  *
- * state word = state:2 | level:6 | gen:18 | until_ms:38 (layout.h). Every
- * transition is one CAS that bumps gen, so a reader never sees half of
- * one and a result admitted under an older gen is not counted.
+ * state word = state:2 | level:6 | gen:56 (layout.h). Every transition is
+ * one CAS that bumps gen, so a reader never sees half of one and a result
+ * admitted under an older gen is not counted. An OPEN state's deadline is
+ * written, tagged with its generation, before that CAS (open_until[]).
+ *
+ * Nothing aliases (issue 9). The generation is 56 bits, so a state word
+ * never repeats; every shorter tag (counters 44 bits, window buckets 16,
+ * probe tokens 17, deadline slots 18) is backed by "clear on
+ * transition": the winner of each transition resets the words that
+ * belong to older generations (after_transition()), so a tag never has to
+ * tell apart two generations far apart, and a late writer that read an
+ * older state cannot add to a newer count (its tag differs). We chose
+ * clearing over tags of the full 56 bits because a count and its tag
+ * must stay one word (one CAS), and 44 + 20 bits is what fits.
  *
  *   CLOSED --failure_threshold consecutive failures--> OPEN(cooling(level))
  *   OPEN --cooling period over, first caller--> HALF_OPEN
@@ -25,10 +36,9 @@
 #define PERMIT_UNGATED 2u /* admitted by a disabled breaker: no verdict */
 #define PERMIT_REFUSED (PERMIT_RELEASED | 4u) /* never admitted */
 
-static uint32_t epoch_tag(const struct brk__record *r)
-{
-	return (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK);
-}
+/* Bulkhead permits carry tag 0 (layout.h): a permit counts until it is
+ * released or its owner dies, whatever resets or transitions happen. */
+#define PERMIT_TAG 0u
 
 static uint32_t cfg_u32(const struct brk__record *r, enum brk__cfg k,
 			uint32_t lo, uint32_t hi)
@@ -69,16 +79,96 @@ static void record_event(brk_segment *s, struct brk__record *r, int from,
 	brk__event(s, brk__rec_index(s, r), name, from, to, reason, pid, value);
 }
 
-/* One CAS from @old to (@to, @level, gen + 1, @until). 1 if we did it. */
+uint64_t brk__open_until(const struct brk__record *r, uint64_t w)
+{
+	uint64_t g = BRK__ST_GEN(w), u;
+
+	cmm_smp_rmb(); /* the slot was written before the state word */
+	u = uatomic_read(&r->open_until[g & 1]);
+	return BRK__UT_FOR(u, g) ? BRK__UT_UNTIL(u) : 0;
+}
+
+/*
+ * Put the deadline @until of OPEN(g + 1) (g: the generation of @old) into
+ * its slot before the state CAS, so a reader of OPEN(g + 1) always finds
+ * it. A slot already tagged g + 1 holds the deadline of an opener racing
+ * us from the same state: the later of the two is kept (so whichever
+ * opener wins the state CAS, the breaker stays open at least as long as
+ * each of them asked; an opener that loses the race may so lengthen the
+ * winner's open period, never shorten it). Returns 0 if @old is no longer
+ * the state (the transition would fail anyway), else 1.
+ */
+static int propose_until(struct brk__record *r, uint64_t old, uint64_t until)
+{
+	uint64_t ng = (BRK__ST_GEN(old) + 1) & BRK__GEN_MASK;
+	uint64_t *slot = &r->open_until[ng & 1];
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t u = uatomic_read(slot);
+		if (BRK__UT_FOR(u, ng) && BRK__UT_UNTIL(u) >= until)
+			return 1;
+		if (!BRK__UT_FOR(u, ng) && uatomic_read(&r->state) != old)
+			return 0;
+		if (uatomic_cmpxchg(slot, u, BRK__UT_MAKE(ng, until)) == u)
+			return 1;
+	}
+	return 0;
+}
+
+/* A gen-tagged counter that is not of generation @g becomes (g, 0). */
+static void counter_clear(uint64_t *c, uint64_t g)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t x = uatomic_read(c);
+		if (BRK__GC_FOR(x, g) ||
+		    uatomic_cmpxchg(c, x, BRK__GC_MAKE(g, 0)) == x)
+			return;
+	}
+}
+
+/*
+ * Clear on transition: the winner of the CAS to @nw resets what belongs
+ * to older generations, with one CAS per word that leaves alone anything
+ * already of the new generation (a racing caller of the new generation
+ * loses nothing). A winner that dies before this leaves old words that
+ * the next transition's winner clears; their tags do not match the new
+ * generation meanwhile. Bulkhead permits are not touched (a permit counts
+ * until released or its owner dies).
+ */
+static void after_transition(struct brk__record *r, uint64_t nw)
+{
+	uint64_t g = BRK__ST_GEN(nw), *next = &r->open_until[(g + 1) & 1], u;
+	uint32_t i, tag = BRK__ST_TAG(nw);
+
+	u = uatomic_read(next); /* OPEN(g - 1)'s slot: keep only g + 1's */
+	if (u && !BRK__UT_FOR(u, (g + 1) & BRK__GEN_MASK))
+		uatomic_cmpxchg(next, u, 0);
+	counter_clear(&r->fails, g);
+	counter_clear(&r->ho_successes, g);
+	for (i = 0; i < BRK__PROBE_SLOTS; i++) { /* stale probe leases */
+		uint64_t o = uatomic_read(&r->probes[i].owner);
+		if (o != 0 && BRK__TOK_GEN(o) != tag)
+			uatomic_cmpxchg(&r->probes[i].owner, o, 0);
+	}
+	brk__window_clear(r, g);
+}
+
+/* One CAS from @old to (@to, @level, gen + 1), an OPEN state with the
+ * deadline @until (ms since the segment epoch). 1 if we did it. */
 static int transition(brk_segment *s, struct brk__record *r, uint64_t old,
 		      int to, uint32_t level, uint64_t until, int reason,
 		      uint64_t value)
 {
-	uint64_t nw = BRK__ST_MAKE(to, level, BRK__ST_GEN(old) + 1, until);
+	uint64_t nw = BRK__ST_MAKE(to, level, BRK__ST_GEN(old) + 1);
 
+	if (to == BRK_OPEN && !propose_until(r, old, until))
+		return 0;
 	if (uatomic_cmpxchg(&r->state, old, nw) != old)
 		return 0;
-	uatomic_inc(&r->changes);
+	after_transition(r, nw);
 	brk__count(r, BRK__CTR_TRANSITIONS);
 	record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
 		     value);
@@ -117,8 +207,10 @@ int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
 	w = uatomic_read(&r->state);
 	record_event(s, r, BRK__ST_STATE(w), BRK__ST_STATE(w), reason,
 		     (int32_t)BRK__TOK_PID(owner), 0);
-	if (BRK__ST_STATE(w) == BRK_HALF_OPEN &&
-	    BRK__ST_GEN(w) == BRK__TOK_GEN(owner))
+	/* A judging probe's owner is counting its own verdict (or died doing
+	 * so): freeing its slot counts nothing, so no probe counts twice. */
+	if (!(owner & BRK__TOK_JUDGING) && BRK__ST_STATE(w) == BRK_HALF_OPEN &&
+	    BRK__ST_TAG(w) == BRK__TOK_GEN(owner))
 		probe_failed(s, r, w, brk__now(s));
 	return 1;
 }
@@ -164,17 +256,40 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 {
 	struct brk__record *r = b->rec;
 	uint32_t mc = cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
-	uint32_t tag, slot;
+	uint64_t hw = uatomic_read(&r->permit_hw);
+	uint32_t slot;
 
 	if (mc == 0)
 		return 0;
-	tag = epoch_tag(r);
-	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, tag, tag, &slot);
+	while (hw < mc) { /* before the claim: a counter then sees our slot */
+		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
+		if (seen == hw)
+			hw = mc;
+		else
+			hw = seen;
+	}
+	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
+				      PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, r->permits, mc, tag, tag,
-					      &slot);
+		p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
+					      PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
+	/* Permits claimed while max_concurrent was higher still count: claim
+	 * first, then count every slot, and give ours back if that is over
+	 * the bound (of racing claimers, the last to claim sees them all).
+	 * Only slots below the high-water mark can be taken: read it after
+	 * our claim, so it covers every claim made before ours. */
+	hw = uatomic_read(&r->permit_hw);
+	if (hw > BRK__PERMIT_SLOTS)
+		hw = BRK__PERMIT_SLOTS; /* untrusted */
+	if (hw > mc &&
+	    brk__lease_count(r->permits + mc, (uint32_t)hw - mc, PERMIT_TAG) != 0 &&
+	    brk__lease_count(r->permits, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
+		brk__lease_free(&r->permits[slot], p->permit_);
+		p->permit_ = 0;
+		return -BRK_EFULL;
+	}
 	p->permit_slot_ = (uint16_t)slot;
 	return 0;
 }
@@ -192,15 +307,17 @@ static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 	if (take_permit(b, p) != 0)
 		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
 			      BRK_CAUSE_FULL);
-	p->gen_ = BRK__ST_GEN(w);
+	p->changes_ = BRK__ST_GEN(w); /* the 56-bit generation */
+	p->gen_ = (uint32_t)BRK__ST_GEN(w);
 	p->start_ns_ = start_time(b, now);
 	brk__count(b->rec, BRK__CTR_ALLOWED);
 	BRK__KILLPOINT(BRK__KP_PERMIT_ADMITTED);
 	return 0;
 }
 
-/* Reclaim probes of this generation older than probe_timeout_ms.
- * Returns 1 if one was reclaimed (the state has moved on). */
+/* Reclaim probes of this generation older than probe_timeout_ms, as
+ * failed probes. Returns 1 if one was reclaimed (the state may have
+ * moved on). */
 static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
 			   uint64_t now, uint32_t n)
 {
@@ -210,11 +327,11 @@ static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
 
 	for (i = 0; i < n; i++) {
 		uint64_t o = uatomic_read(&r->probes[i].owner);
-		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_GEN(w))
+		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
 			continue;
 		if (brk__lease_claim_ms(&r->probes[i], o, &claim) != 0)
 			continue;
-		if (rel >= claim && rel - claim >= timeout &&
+		if (BRK__CLAIM_AGE(rel, claim) >= timeout &&
 		    brk__reclaim_probe(s, r, i, o, BRK_EV_RECLAIM_TIMEOUT))
 			return 1;
 	}
@@ -228,13 +345,16 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	uint64_t now = brk__lazy_now(b->seg, nowp);
 	struct brk__record *r = b->rec;
 	uint32_t n = cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
-	uint32_t g = BRK__ST_GEN(w), slot;
+	uint32_t g = BRK__ST_TAG(w), slot;
 	uint64_t wait;
 
+	/* An expired probe is reclaimed (as failed) whatever the other slots
+	 * hold: a free slot must not let a hung probe linger. */
+	if (reclaim_expired(b->seg, r, w, now, n))
+		return -EAGAIN;
 	p->token_ = brk__lease_claim(b->seg, r->probes, n, g, g, &slot);
 	if (!p->token_) {
-		if (reclaim_expired(b->seg, r, w, now, n) ||
-		    brk__caller_reclaim(b))
+		if (brk__caller_reclaim(b))
 			return -EAGAIN;
 		wait = brk__cooling_ms(r, BRK__ST_LEVEL(w));
 		if (wait > cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
@@ -256,7 +376,20 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
 			      BRK_CAUSE_FULL);
 	}
-	p->gen_ = g;
+	/* Owning the slot is the last check before admission: a caller that
+	 * stalled past probe_timeout_ms since its claim may have been
+	 * reclaimed as an expired probe (counted as failed), and must not run
+	 * as a probe without a lease beside a new one (the spin model's
+	 * BUG_ADMIT_UNOWNED). */
+	if (uatomic_read(&r->probes[slot].owner) != p->token_) {
+		if (p->permit_)
+			brk__lease_free(&r->permits[p->permit_slot_], p->permit_);
+		p->permit_ = 0;
+		p->token_ = 0;
+		return -EAGAIN;
+	}
+	p->changes_ = BRK__ST_GEN(w);
+	p->gen_ = (uint32_t)BRK__ST_GEN(w);
 	p->start_ns_ = now;
 	brk__count(r, BRK__CTR_PROBES);
 	brk__count(r, BRK__CTR_ALLOWED);
@@ -290,10 +423,11 @@ static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
+			uint64_t until = brk__open_until(r, w);
 			rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
-			if (rel < BRK__ST_UNTIL(w))
+			if (rel < until)
 				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
-					      BRK__ST_UNTIL(w) - rel, BRK_CAUSE_OPEN);
+					      until - rel, BRK_CAUSE_OPEN);
 			transition(b->seg, r, w, BRK_HALF_OPEN, BRK__ST_LEVEL(w),
 				   0, BRK_EV_COOLED, 0);
 			BRK__KILLPOINT(BRK__KP_COOLED);
@@ -323,7 +457,8 @@ static int admit_ungated(brk_breaker *b, brk_permit *p, uint64_t *now,
 {
 	p->token_ = 0;
 	p->permit_ = 0;
-	p->gen_ = BRK__ST_GEN(uatomic_read(&b->rec->state));
+	p->changes_ = BRK__ST_GEN(uatomic_read(&b->rec->state));
+	p->gen_ = (uint32_t)p->changes_;
 	p->start_ns_ = start_time(b, now);
 	p->flags_ = flags;
 	brk__count(b->rec, BRK__CTR_ALLOWED);
@@ -354,7 +489,6 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	p->flags_ = 0;
 	p->b_ = b;
 	p->pid_ = brk__self()->pid;
-	p->changes_ = uatomic_read(&b->rec->changes);
 	mode = effective_mode(b);
 	if (mode == BRK_MODE_FORCED_OPEN) {
 		p->flags_ = PERMIT_REFUSED;
@@ -388,10 +522,27 @@ void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 		   brk__until_add(brk__rel_ms(s, now), ms), reason, ms);
 }
 
-static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
+/* The count of generation @g in counter word @c (0 if it is still an
+ * older generation's that the transition's winner has not cleared yet).
+ * Returns 0 if @c may belong to a newer generation: do not write. */
+static int gc_count(const struct brk__record *r, uint64_t c, uint64_t g,
+		    uint64_t *n)
+{
+	if (BRK__GC_FOR(c, g)) {
+		*n = BRK__GC_COUNT(c);
+		return 1;
+	}
+	*n = 0;
+	return BRK__ST_GEN(uatomic_read(&r->state)) == g;
+}
+
+/* The verdict helpers return 0 (counted, or overtaken by a transition:
+ * then the result belongs to the generation before it) or
+ * -BRK_ECONTENDED (a bounded CAS loop gave up: not counted). */
+static int closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 {
 	struct brk__record *r = b->rec;
-	uint32_t g = BRK__ST_GEN(w);
+	uint64_t g = BRK__ST_GEN(w), n;
 	uint64_t thr = cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1, 1000000);
 	int tries;
 
@@ -399,41 +550,51 @@ static void closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 		brk__quorum_note(b->seg, r, now);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t f = uatomic_read(&r->fails);
-		uint64_t n = BRK__GC_GEN(f) == g ? BRK__GC_COUNT(f) : 0;
+		if (!gc_count(r, f, g, &n))
+			return 0; /* a newer generation's count: ours is over */
 		if (uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, n + 1)) != f)
 			continue;
 		if (n + 1 >= thr)
 			brk__open_by_rule(b->seg, r, w, now, BRK_EV_THRESHOLD);
-		return;
+		return 0;
 	}
+	return -BRK_ECONTENDED;
 }
 
-static void closed_success(brk_breaker *b, uint64_t w)
+static int closed_success(brk_breaker *b, uint64_t w)
 {
 	struct brk__record *r = b->rec;
-	uint64_t f = uatomic_read(&r->fails);
+	uint64_t g = BRK__ST_GEN(w);
+	int tries;
 
-	if (BRK__GC_GEN(f) == BRK__ST_GEN(w) && BRK__GC_COUNT(f) != 0)
-		uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(BRK__ST_GEN(w), 0));
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t f = uatomic_read(&r->fails);
+		if (!BRK__GC_FOR(f, g) || BRK__GC_COUNT(f) == 0 ||
+		    uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, 0)) == f)
+			return 0;
+	}
+	return -BRK_ECONTENDED;
 }
 
-static void probe_success(brk_breaker *b, uint64_t w)
+static int probe_success(brk_breaker *b, uint64_t w)
 {
 	struct brk__record *r = b->rec;
-	uint32_t g = BRK__ST_GEN(w);
+	uint64_t g = BRK__ST_GEN(w), n;
 	uint64_t thr = cfg_u32(r, BRK__CFG_SUCCESS_THRESHOLD, 1, 1000000);
 	int tries;
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t c = uatomic_read(&r->ho_successes);
-		uint64_t n = BRK__GC_GEN(c) == g ? BRK__GC_COUNT(c) : 0;
+		if (!gc_count(r, c, g, &n))
+			return 0;
 		if (uatomic_cmpxchg(&r->ho_successes, c, BRK__GC_MAKE(g, n + 1)) != c)
 			continue;
 		if (n + 1 >= thr)
 			transition(b->seg, r, w, BRK_CLOSED, 0, 0,
 				   BRK_EV_PROBE_OK, n + 1);
-		return;
+		return 0;
 	}
+	return -BRK_ECONTENDED;
 }
 
 static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
@@ -475,7 +636,7 @@ static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
 	until = brk__until_add(brk__rel_ms(b->seg, now), ms);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		w = uatomic_read(&r->state);
-		if (BRK__ST_STATE(w) == BRK_OPEN && BRK__ST_UNTIL(w) >= until)
+		if (BRK__ST_STATE(w) == BRK_OPEN && brk__open_until(r, w) >= until)
 			return;
 		if (open_for(b->seg, r, w, BRK__ST_LEVEL(w), ms, now,
 			     BRK_EV_RETRY_AFTER))
@@ -524,8 +685,8 @@ static uint64_t lazy_now(const brk_breaker *b, uint64_t *now)
 	return *now;
 }
 
-static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
-		    int reason, uint64_t w, uint64_t *now)
+static int verdict(brk_breaker *b, const brk_permit *p, int outcome,
+		   int reason, uint64_t w, uint64_t *now)
 {
 	struct brk__record *r = b->rec;
 	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
@@ -533,7 +694,7 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 
 	count_outcome(r, outcome, reason);
 	if (p->flags_ & PERMIT_UNGATED)
-		return;
+		return 0;
 	if (closed && brk__window_active(r) &&
 	    (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
 	     outcome == BRK_FAILURE))
@@ -541,26 +702,34 @@ static void verdict(brk_breaker *b, const brk_permit *p, int outcome,
 				   outcome == BRK_FAILURE,
 				   is_slow(r, p, lazy_now(b, now)));
 	w = uatomic_read(&r->state); /* the window rule may have opened it */
-	if (BRK__ST_GEN(w) != p->gen_)
-		return;
+	if (BRK__ST_GEN(w) != p->changes_)
+		return 0;
 
 	if (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR) {
-		if (probe)
-			probe_success(b, w);
+		/* With a slow-call rule on, a slow probe is a failed probe: a
+		 * breaker opened for slowness must not close on slow calls. */
+		if (probe && brk__cfg(r, BRK__CFG_SLOW_CALL_MS) &&
+		    is_slow(r, p, lazy_now(b, now)))
+			probe_failed(b->seg, r, w, lazy_now(b, now));
+		else if (probe)
+			return probe_success(b, w);
 		else if (closed)
-			closed_success(b, w);
+			return closed_success(b, w);
 	} else if (outcome == BRK_FAILURE) {
 		if (probe)
 			probe_failed(b->seg, r, w, lazy_now(b, now));
 		else if (closed)
-			closed_failure(b, w, lazy_now(b, now));
+			return closed_failure(b, w, lazy_now(b, now));
 	}
+	return 0;
 }
 
-static void drop_probe(struct brk__record *r, const brk_permit *p)
+/* Free the probe slot if we still hold it (@judging: with the mark). */
+static void drop_probe(struct brk__record *r, const brk_permit *p, int judging)
 {
 	if (p->token_)
-		brk__lease_free(&r->probes[p->probe_slot_], p->token_);
+		brk__lease_free(&r->probes[p->probe_slot_],
+				p->token_ | (judging ? BRK__TOK_JUDGING : 0));
 }
 
 /* Has this probe's lease been reclaimed, or has it outlived
@@ -576,19 +745,29 @@ static int probe_lost(brk_breaker *b, const brk_permit *p)
 	if (brk__lease_claim_ms(l, p->token_, &claim) != 0)
 		return 0;
 	rel = brk__rel_ms(b->seg, brk__now(b->seg));
-	if (rel < claim || rel - claim < cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
+	if (BRK__CLAIM_AGE(rel, claim) < cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
 		return 0;
 	brk__reclaim_probe(b->seg, r, p->probe_slot_, p->token_,
 			   BRK_EV_RECLAIM_TIMEOUT);
 	return 1;
 }
 
+/*
+ * Returns 0 exactly when the verdict was counted, -BRK_ESTALE exactly when
+ * it was not because the permit was stale, -BRK_ECONTENDED when a bounded
+ * CAS loop of the verdict gave up (not counted either). A probe is marked judging (CAS token -> token | judging)
+ * before its verdict is counted: a reclaimer or an expiry that takes the
+ * slot before the mark wins, and this release is stale; one that takes it
+ * after the mark counts nothing, and this release is counted even though
+ * the slot it frees at the end is no longer its own (the final CAS then
+ * fails and frees nothing else).
+ */
 int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 {
 	brk_breaker *b;
 	struct brk__record *r;
 	uint64_t now = 0, w;
-	int stale = 0;
+	int stale = 0, judging = 0, rc;
 
 	if (!p || !p->b_)
 		return -EINVAL;
@@ -606,32 +785,37 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
 	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT) {
-		drop_probe(r, p);
+		drop_probe(r, p, 0);
 		return -EINVAL;
 	}
 	/* A probe keeps its slot until its verdict is in, so no second probe
 	 * of this generation is admitted in between. */
-	if (p->token_ && probe_lost(b, p))
-		stale = 1;
+	if (p->token_ && !stale) {
+		if (probe_lost(b, p))
+			stale = 1;
+		else if (uatomic_cmpxchg(&r->probes[p->probe_slot_].owner,
+					 p->token_, p->token_ | BRK__TOK_JUDGING) !=
+			 p->token_)
+			stale = 1; /* reclaimed just now */
+		else
+			judging = 1;
+	}
 	BRK__KILLPOINT(BRK__KP_REL_CHECKED);
 	w = uatomic_read(&r->state);
-	if (uatomic_read(&r->changes) - p->changes_ >= (BRK__GEN_MASK + 1) / 2)
-		stale = 1; /* the 18-bit generation may have wrapped */
-	if (stale || BRK__ST_GEN(w) != p->gen_) {
-		drop_probe(r, p);
+	if (stale || BRK__ST_GEN(w) != p->changes_) {
+		drop_probe(r, p, judging);
 		if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
 			retry_after(b, retry_after_ms, 0, lazy_now(b, &now));
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;
 	}
-	verdict(b, p, outcome, reason, w, &now);
+	rc = verdict(b, p, outcome, reason, w, &now);
 	BRK__KILLPOINT(BRK__KP_REL_VERDICT);
-	if (p->token_ && brk__lease_free(&r->probes[p->probe_slot_], p->token_))
-		stale = 1; /* reclaimed while the verdict was recorded */
+	drop_probe(r, p, judging); /* fails harmlessly if taken meanwhile */
 	BRK__KILLPOINT(BRK__KP_REL_FREED);
 	if (retry_after_ms > 0 && !(p->flags_ & PERMIT_UNGATED))
-		retry_after(b, retry_after_ms, 1, lazy_now(b, &now));
-	return stale ? -BRK_ESTALE : 0;
+		retry_after(b, retry_after_ms, rc == 0, lazy_now(b, &now));
+	return rc;
 }
 
 int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
@@ -670,16 +854,17 @@ int brk_reset(brk_breaker *b)
 	if (b->seg->readonly)
 		return -EROFS;
 	r = b->rec;
-	uatomic_add_return(&r->epoch, 1); /* every bulkhead permit is stale */
+	/* Bulkhead permits out stay counted until released (or their owner
+	 * dies); their late release frees the slot and counts no verdict. */
 	uatomic_set(&r->cool_until_ns, 0);
 	uatomic_set(&r->mode, BRK_MODE_NORMAL);
 	brk__quorum_clear(r);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t w = uatomic_read(&r->state);
-		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1, 0);
+		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1);
 		if (uatomic_cmpxchg(&r->state, w, nw) != w)
 			continue;
-		uatomic_inc(&r->changes);
+		after_transition(r, nw);
 		if (BRK__ST_STATE(w) != BRK_CLOSED)
 			brk__count(r, BRK__CTR_TRANSITIONS);
 		record_event(b->seg, r, BRK__ST_STATE(w), BRK_CLOSED,
@@ -706,7 +891,7 @@ int brk_trip(brk_breaker *b, uint64_t for_ms)
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN &&
-		    brk__rel_ms(b->seg, now) < BRK__ST_UNTIL(w))
+		    brk__rel_ms(b->seg, now) < brk__open_until(r, w))
 			return -EALREADY;
 		if (open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
 			     BRK_EV_TRIP))

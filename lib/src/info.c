@@ -39,14 +39,14 @@ static void read_leases(brk_segment *s, const struct brk__lease *slots,
 		uint64_t o = uatomic_read(&slots[i].owner);
 		struct brk_lease_info *li;
 		if (o == 0 || BRK__TOK_GEN(o) != tag)
-			continue;
+			continue; /* free, or a stale probe of an older generation */
 		if (out->n_leases >= sizeof(out->leases) / sizeof(out->leases[0]))
 			return;
 		li = &out->leases[out->n_leases++];
 		li->pid = (int32_t)BRK__TOK_PID(o);
 		li->kind = kind;
-		li->age_ms = brk__lease_claim_ms(&slots[i], o, &claim) == 0 &&
-				     rel >= claim ? rel - claim : 0;
+		li->age_ms = brk__lease_claim_ms(&slots[i], o, &claim) == 0
+				     ? BRK__CLAIM_AGE(rel, claim) : 0;
 		if (kind == BRK_LEASE_PROBE)
 			out->probes_in_flight++;
 		else
@@ -62,17 +62,17 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 	uint64_t w = uatomic_read(&r->state);
 	uint64_t f = uatomic_read(&r->fails), hs = uatomic_read(&r->ho_successes);
 	uint64_t cu = uatomic_read(&r->cool_until_ns);
-	uint32_t g = BRK__ST_GEN(w);
+	uint64_t g = BRK__ST_GEN(w), until = brk__open_until(r, w);
 
 	out->state = BRK__ST_STATE(w);
 	if (out->state > BRK_HALF_OPEN)
 		out->state = BRK_OPEN; /* unknown states are treated as open */
-	out->generation = g;
+	out->generation = (uint32_t)g; /* low 32 bits of the 56 */
 	out->cooling_level = BRK__ST_LEVEL(w);
-	out->consecutive_failures = BRK__GC_GEN(f) == g ? BRK__GC_COUNT(f) : 0;
-	out->half_open_successes = BRK__GC_GEN(hs) == g ? (uint32_t)BRK__GC_COUNT(hs) : 0;
-	out->open_remaining_ms = out->state == BRK_OPEN && BRK__ST_UNTIL(w) > rel
-					 ? BRK__ST_UNTIL(w) - rel : 0;
+	out->consecutive_failures = BRK__GC_FOR(f, g) ? BRK__GC_COUNT(f) : 0;
+	out->half_open_successes = BRK__GC_FOR(hs, g) ? (uint32_t)BRK__GC_COUNT(hs) : 0;
+	out->open_remaining_ms = out->state == BRK_OPEN && until > rel
+					 ? until - rel : 0;
 	out->cool_until_remaining_ms = cu > now ? (cu - now + 999999u) / 1000000u : 0;
 	out->mode = (int)uatomic_read(&r->mode);
 	if (out->mode < BRK_MODE_NORMAL || out->mode > BRK_MODE_METRICS_ONLY)
@@ -85,7 +85,8 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 		out->window_slow = sum.slow;
 	}
 	out->distinct_failing_processes = brk__quorum_count(s, r, now);
-	read_leases(s, r->probes, BRK__PROBE_SLOTS, g, BRK_LEASE_PROBE, out, rel);
+	read_leases(s, r->probes, BRK__PROBE_SLOTS, BRK__ST_TAG(w),
+		    BRK_LEASE_PROBE, out, rel);
 	read_leases(s, r->permits, BRK__PERMIT_SLOTS,
 		    (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK),
 		    BRK_LEASE_PERMIT, out, rel);

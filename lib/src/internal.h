@@ -115,13 +115,14 @@ static inline uint64_t brk__lazy_now(const brk_segment *s, uint64_t *now)
 	return *now;
 }
 
-/* ms since the segment epoch, for the 38-bit until field (saturating). */
+/* ms since the segment epoch. Never saturates: a 64-bit ns clock is at
+ * most 2^44.1 ms, inside the 45-bit until field (layout.h). */
 static inline uint64_t brk__rel_ms(const brk_segment *s, uint64_t now_ns)
 {
-	uint64_t ms = now_ns > s->epoch_ns ? (now_ns - s->epoch_ns) / 1000000u : 0;
-	return ms > BRK__UNTIL_MASK ? BRK__UNTIL_MASK : ms;
+	return now_ns > s->epoch_ns ? (now_ns - s->epoch_ns) / 1000000u : 0;
 }
 
+/* A deadline @dur_ms after @rel_ms (dur_ms <= BRK_MAX_DURATION_MS). */
 static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
 {
 	uint64_t u = brk__sat_add(rel_ms, dur_ms);
@@ -208,6 +209,8 @@ uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 			  uint32_t n, uint32_t gen, uint32_t cur_tag,
 			  uint32_t *slot_out);
 int brk__lease_free(struct brk__lease *l, uint64_t token);
+/* 1 if the owner tag @tag is older than @cur, modulo the tag width. */
+int brk__tag_older(uint32_t tag, uint32_t cur);
 /* Claim time of the lease (ms since epoch) if its tags match the owner. */
 int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
 			uint64_t *claim_ms);
@@ -221,6 +224,10 @@ int brk__caller_reclaim(brk_breaker *b);
 
 /* ---- breaker state machine (breaker.c) ------------------------------- */
 uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level);
+/* The open-until deadline (ms since the segment epoch) of the OPEN state
+ * word @w of @r; 0 (expired) if its slot does not hold it (the state has
+ * moved on, or a corrupt segment). */
+uint64_t brk__open_until(const struct brk__record *r, uint64_t w);
 /* Reclaim a probe lease whose owner word is @owner; counts as a failed
  * probe. Returns 1 if this call freed it. */
 int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,

@@ -19,7 +19,11 @@
 #include "breaker.h" /* BRK_BUDGET_TTL_MS */
 
 #define BRK__MAGIC 0x3176644B52425242ULL /* "BRBRKdv1" little-endian */
-#define BRK__LAYOUT_VERSION 2u /* 2: budget deposit ring (issue 9) */
+/* 2: 56-bit generation in the state word, open-until deadlines in their
+ * own words, 44-bit counter tags, judging bit in probe tokens, window
+ * head word, budget deposit ring (issue 9: nothing aliases, no deadline
+ * stops, deposits expire after a sliding TTL). */
+#define BRK__LAYOUT_VERSION 2u
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
 #define BRK__RECORD_SIZE 4096u
@@ -96,13 +100,25 @@ struct brk__lease {
 };
 _Static_assert(sizeof(struct brk__lease) == 32, "lease");
 
-/* token: pid:22 | gen:18 | nonce:24 */
+/*
+ * token: pid:22 | judging:1 | tag:17 | nonce:24. tag: the low 17 bits of
+ * the generation for probes (stale probe slots are freed by every
+ * transition into half-open, so a tag never has to tell apart two
+ * generations 2^17 apart); always 0 for bulkhead permits (a permit is
+ * held until released or its owner dies, across any reset or
+ * transition). judging: set by the owner of a probe while it counts the
+ * verdict (CAS token -> token | judging): a reclaimer that frees a
+ * judging probe counts no failure for it, so a probe's verdict is
+ * counted exactly once.
+ */
+#define BRK__TOK_TAG_MASK 0x1ffffu
+#define BRK__TOK_JUDGING (1ULL << 41)
 #define BRK__TOK_PID(t) ((uint32_t)((t) >> 42))
-#define BRK__TOK_GEN(t) ((uint32_t)(((t) >> 24) & 0x3ffffu))
+#define BRK__TOK_GEN(t) ((uint32_t)(((t) >> 24) & BRK__TOK_TAG_MASK))
 #define BRK__TOK_NONCE(t) ((uint32_t)((t) & 0xffffffu))
 #define BRK__TOK_MAKE(pid, gen, nonce) \
 	((((uint64_t)(pid) & 0x3fffffu) << 42) | \
-	 (((uint64_t)(gen) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
+	 (((uint64_t)(gen) & BRK__TOK_TAG_MASK) << 24) | ((uint64_t)(nonce) & 0xffffffu))
 /* lease thread word: tid:22 | start_ticks:18 | nonce:24 (tid 0: none) */
 #define BRK__THR_TID(w) ((int32_t)((w) >> 42))
 #define BRK__THR_START(w) ((uint32_t)(((w) >> 24) & 0x3ffffu))
@@ -110,32 +126,75 @@ _Static_assert(sizeof(struct brk__lease) == 32, "lease");
 	((((uint64_t)(tid) & 0x3fffffu) << 42) | \
 	 (((uint64_t)(start) & 0x3ffffu) << 24) | ((uint64_t)(nonce) & 0xffffffu))
 _Static_assert(offsetof(struct brk__lease, thread) == 24, "lease thread word");
-/* meta/start: value:40 | nonce:24 */
+/* meta/start: value:40 | nonce:24. meta's value is the claim time in ms
+ * since the segment epoch modulo 2^40 (34.8 years): ages are computed
+ * modulo 2^40 (BRK__CLAIM_AGE), so they stay right at any segment age. */
 #define BRK__TAG_VAL(w) ((w) >> 24)
 #define BRK__TAG_NONCE(w) ((uint32_t)((w) & 0xffffffu))
+#define BRK__CLAIM_MASK 0xffffffffffULL
+/* age in ms of a claim made at @claim (meta value), at @rel (ms since the
+ * segment epoch), modulo 2^40 */
+#define BRK__CLAIM_AGE(rel, claim) (((rel) - (claim)) & BRK__CLAIM_MASK)
 #define BRK__TAG_MAKE(val, nonce) \
 	((((uint64_t)(val) & 0xffffffffffULL) << 24) | ((uint64_t)(nonce) & 0xffffffu))
 
 /*
- * Breaker state word: state:2 | level:6 | gen:18 | until_ms:38.
- * until_ms: ms since the segment epoch (header.created_mono_ns).
+ * Breaker state word: state:2 | level:6 | gen:56. One CAS per transition,
+ * which bumps gen. 2^56 transitions at one per 10 ns take 22 years of
+ * nothing else, so no state word ever repeats and no CAS from an old
+ * word can succeed (no ABA).
+ *
+ * The open-until deadline does not fit beside a wide generation, so it
+ * lives in two words, open_until[2]: slot (gen & 1) holds the deadline of
+ * the OPEN state of generation gen as valid:1 | tag:18 | until_ms:45
+ * (tag = gen & 0x3ffff; until_ms = ms since the segment epoch: 2^45 ms is
+ * 1115 years, more than the 584 years of a 64-bit ns clock plus the
+ * longest duration, so it never saturates). A transition to OPEN(g + 1)
+ * first CASes its deadline into slot (g + 1) & 1 (a slot tagged g + 1
+ * already holds a racing opener's deadline: the later one is kept), then
+ * CASes the state word; readers of OPEN(g) read slot g & 1 and accept it only with
+ * the tag of g. Each transition's winner then clears the slot of the
+ * next parity unless it is tagged for the next generation, so a slot
+ * never keeps a tag older than two generations (see breaker.c).
  */
-#define BRK__GEN_MASK 0x3ffffu
-#define BRK__UNTIL_MASK ((1ULL << 38) - 1)
+#define BRK__GEN_MASK ((1ULL << 56) - 1)
 #define BRK__LEVEL_MAX 63u
 #define BRK__ST_STATE(w) ((int)((w) >> 62))
 #define BRK__ST_LEVEL(w) ((uint32_t)(((w) >> 56) & 0x3fu))
-#define BRK__ST_GEN(w) ((uint32_t)(((w) >> 38) & BRK__GEN_MASK))
-#define BRK__ST_UNTIL(w) ((w) & BRK__UNTIL_MASK)
-#define BRK__ST_MAKE(st, lvl, gen, until) \
+#define BRK__ST_GEN(w) ((w) & BRK__GEN_MASK)
+/* the probe token tag of the state's generation */
+#define BRK__ST_TAG(w) ((uint32_t)((w) & BRK__TOK_TAG_MASK))
+#define BRK__ST_MAKE(st, lvl, gen) \
 	((((uint64_t)(st) & 3u) << 62) | (((uint64_t)(lvl) & 0x3fu) << 56) | \
-	 (((uint64_t)(gen) & BRK__GEN_MASK) << 38) | ((uint64_t)(until) & BRK__UNTIL_MASK))
+	 ((uint64_t)(gen) & BRK__GEN_MASK))
 
-/* Generation-tagged counter: gen:18 | count:46. */
-#define BRK__GC_GEN(w) ((uint32_t)((w) >> 46))
-#define BRK__GC_COUNT(w) ((w) & ((1ULL << 46) - 1))
+#define BRK__UNTIL_BITS 45u
+#define BRK__UNTIL_MASK ((1ULL << BRK__UNTIL_BITS) - 1)
+#define BRK__UT_VALID (1ULL << 63)
+#define BRK__UT_TAG(gen) ((uint64_t)(gen) & 0x3ffffu)
+#define BRK__UT_MAKE(gen, until) \
+	(BRK__UT_VALID | (BRK__UT_TAG(gen) << BRK__UNTIL_BITS) | \
+	 ((uint64_t)(until) & BRK__UNTIL_MASK))
+#define BRK__UT_FOR(u, gen) \
+	(((u) & BRK__UT_VALID) && (((u) >> BRK__UNTIL_BITS) & 0x3ffffu) == BRK__UT_TAG(gen))
+#define BRK__UT_UNTIL(u) ((u) & BRK__UNTIL_MASK)
+
+/*
+ * Generation-tagged counter (consecutive failures, half-open successes):
+ * tag:44 | count:20, tag = gen & (2^44 - 1); the count saturates at
+ * 2^20 - 1 (above every threshold, 1,000,000). Every transition's winner
+ * resets both counters to (new tag, 0) (clear on transition), so a count
+ * never outlives its generation; the tag stops a release that read the
+ * old state from adding to the new generation's count.
+ */
+#define BRK__GC_TAG_MASK ((1ULL << 44) - 1)
+#define BRK__GC_COUNT_MAX ((1ULL << 20) - 1)
+#define BRK__GC_TAG(w) ((w) >> 20)
+#define BRK__GC_COUNT(w) ((w) & BRK__GC_COUNT_MAX)
+#define BRK__GC_FOR(w, gen) (BRK__GC_TAG(w) == ((uint64_t)(gen) & BRK__GC_TAG_MASK))
 #define BRK__GC_MAKE(gen, n) \
-	((((uint64_t)(gen) & BRK__GEN_MASK) << 46) | ((uint64_t)(n) & ((1ULL << 46) - 1)))
+	((((uint64_t)(gen) & BRK__GC_TAG_MASK) << 20) | \
+	 ((uint64_t)(n) > BRK__GC_COUNT_MAX ? BRK__GC_COUNT_MAX : (uint64_t)(n)))
 
 enum brk__cfg {
 	BRK__CFG_FAILURE_THRESHOLD,
@@ -184,12 +243,17 @@ struct brk__record {
 	uint64_t cool_until_ns;  /* shared cool-until (monotonic ns), 0: none */
 	uint64_t fails;          /* consecutive failures, gen-tagged */
 	uint64_t ho_successes;   /* successful probes, gen-tagged */
-	uint64_t epoch;          /* lease epoch, bumped by reset */
+	uint64_t epoch;          /* permit token tag: always 0 since layout 2
+	                            (a reset no longer frees permits) */
 	uint64_t mode;           /* enum brk_mode (forced states) */
-	uint64_t changes;        /* every state-word change, 64-bit: tells a
-	                            permit whose 18-bit gen wrapped from a
-	                            current one */
-	uint64_t pad1[9];
+	uint64_t changes;        /* unused since layout 2 (the 56-bit
+	                            generation never wraps); 0 */
+	uint64_t open_until[2];  /* deadline of OPEN(gen), slot gen & 1
+	                            (BRK__UT_*) */
+	uint64_t permit_hw;      /* permit slots ever used: the largest
+	                            max_concurrent any claimer had (raised
+	                            by CAS before its claim) */
+	uint64_t pad1[6];
 	/* line 2: settings, one word each (enum brk__cfg) */
 	uint64_t cfg[16];
 	/* lines 3-4: counters (enum brk__ctr) */
@@ -212,6 +276,8 @@ _Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
 _Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
 _Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
 _Static_assert(offsetof(struct brk__record, changes) == 176, "rec changes");
+_Static_assert(offsetof(struct brk__record, open_until) == 184, "rec until");
+_Static_assert(offsetof(struct brk__record, permit_hw) == 200, "rec hw");
 /* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
  * committed (or withdrawn) brk_breaker_update() (config.c). */
 #define BRK__CFG_SEQ 15u

@@ -17,6 +17,21 @@
 #include "internal.h"
 #include "killpoint.h"
 
+/*
+ * Is @tag (of a slot's owner) older than @cur (the claimer's)? Tags are
+ * the low bits of the generation, compared modulo their width: a slot of
+ * a NEWER generation belongs to a live probe that a claimer which read
+ * the state word before the breaker moved on must not overwrite (the
+ * spin model's BUG_CLAIM_OTHER_GEN: a preempted caller of generation g
+ * took a probe slot of g + 2, and a second probe of g + 2 got in).
+ */
+int brk__tag_older(uint32_t tag, uint32_t cur)
+{
+	uint32_t d = (cur - tag) & BRK__TOK_TAG_MASK;
+
+	return d != 0 && d < (BRK__TOK_TAG_MASK + 1) / 2;
+}
+
 uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 			  uint32_t n, uint32_t gen, uint32_t cur_tag,
 			  uint32_t *slot_out)
@@ -27,7 +42,7 @@ uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 
 	for (i = 0; i < n; i++) {
 		uint64_t o = uatomic_read(&slots[i].owner);
-		if (o != 0 && BRK__TOK_GEN(o) == cur_tag)
+		if (o != 0 && !brk__tag_older(BRK__TOK_GEN(o), cur_tag))
 			continue;
 		if (uatomic_cmpxchg(&slots[i].owner, o, token) != o)
 			continue;

@@ -171,7 +171,7 @@ static void init_record(brk_segment *s, struct brk__record *r,
 	for (i = 0; init && i < init->n_ext && i < 4; i++)
 		if (init->ext[i].idx < sizeof(r->ext) / sizeof(r->ext[0]))
 			uatomic_set(&r->ext[init->ext[i].idx], init->ext[i].val);
-	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0, 0));
+	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0));
 	(void)s;
 	cmm_smp_wmb();
 	uatomic_set(&r->kind, (uint64_t)kind);

@@ -58,9 +58,10 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 		w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
 			uint64_t rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
-			if (rel < BRK__ST_UNTIL(w))
+			uint64_t until = brk__open_until(r, w);
+			if (rel < until)
 				return brk__refuse(b, why, BRK__CTR_REJ_OPEN,
-						   -BRK_EOPEN, BRK__ST_UNTIL(w) - rel, r,
+						   -BRK_EOPEN, until - rel, r,
 						   BRK_CAUSE_OPEN);
 		}
 		cu = uatomic_read(&r->cool_until_ns);

@@ -32,12 +32,12 @@ static void scan_probes(brk_segment *s, struct brk__record *r,
 	for (i = 0; i < BRK__PROBE_SLOTS; i++) {
 		uint64_t o = uatomic_read(&r->probes[i].owner);
 		int reason = 0;
-		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_GEN(w))
+		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
 			continue;
 		if (lease_owner_dead(&r->probes[i], o))
 			reason = BRK_EV_RECLAIM_DEAD;
 		else if (brk__lease_claim_ms(&r->probes[i], o, &claim) == 0 &&
-			 rel >= claim && rel - claim >= timeout)
+			 BRK__CLAIM_AGE(rel, claim) >= timeout)
 			reason = BRK_EV_RECLAIM_TIMEOUT;
 		if (!reason || !brk__reclaim_probe(s, r, i, o, reason))
 			continue;

@@ -284,7 +284,12 @@ static int validate_header(const struct attach_ctx *c, brk_segment *s)
 
 	if (h->version != BRK__LAYOUT_VERSION)
 		return fail(c, -EPROTO, "layout version %u, this library "
-			    "speaks %u", h->version, BRK__LAYOUT_VERSION);
+			    "speaks %u: made by %s release of breakerd; stop "
+			    "every process using it (workers, breakerd), then "
+			    "remove it (rm /dev/shm%s) and it is created anew",
+			    h->version, BRK__LAYOUT_VERSION,
+			    h->version < BRK__LAYOUT_VERSION ? "an older" : "a newer",
+			    c->name);
 	if (cap == 0 || cap > BRK_MAX_CAPACITY)
 		return fail(c, -EPROTO, "capacity %u out of range", cap);
 	if (h->header_size != BRK__HEADER_SIZE ||

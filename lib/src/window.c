@@ -6,7 +6,8 @@
  */
 #include "window.h"
 
-#define TAG(gen, e) ((((uint64_t)(gen) & 0xffu) << 16) | ((uint64_t)(e) & 0xffffu))
+#define TAG(gen, e) ((((uint64_t)(gen) & 0xffffu) << 8) | ((uint64_t)(e) & 0xffu))
+#define TAG_GEN(tag) (((tag) >> 8) & 0xffffu)
 #define W_TAG(x) ((x) >> 40)
 #define W_A(x) (((x) >> 20) & 0xfffffu)
 #define W_B(x) ((x) & 0xfffffu)
@@ -47,15 +48,83 @@ static void bump(uint64_t *p, uint64_t tag, uint32_t a, uint32_t b)
 	}
 }
 
+#define NO_TAG (1ULL << 63) /* no 24-bit tag: clear_word() clears */
+
+/* Empty bucket word @p unless its tag is @keep_tag. */
+static void clear_word(uint64_t *p, uint64_t keep_tag)
+{
+	uint64_t x = uatomic_read(p);
+
+	if (x != 0 && W_TAG(x) != keep_tag)
+		uatomic_cmpxchg(p, x, 0);
+}
+
+void brk__window_clear(struct brk__record *r, uint64_t gen)
+{
+	uint32_t i;
+
+	for (i = 0; i < 2 * BRK_WINDOW_BUCKETS; i++) {
+		uint64_t *p = &r->ext[BRK__WIN_BASE + i], x = uatomic_read(p);
+		if (x != 0 && TAG_GEN(W_TAG(x)) != (gen & 0xffffu))
+			uatomic_cmpxchg(p, x, 0);
+	}
+}
+
+/*
+ * Move the head to epoch @e, emptying the buckets of the epochs passed
+ * over (those between the old head and @e; their buckets hold data one
+ * window old). A head a whole window or more ahead of @e (window_ms was
+ * raised, so epochs are longer now, or a caller read the clock a window
+ * ago) is moved back to @e and every bucket emptied. Returns 1: count
+ * the call in epoch @e.
+ */
+static int advance_head(struct brk__record *r, uint64_t gen, uint64_t e)
+{
+	uint64_t *hp = &r->ext[BRK__WIN_HEAD];
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t h = uatomic_read(hp), x;
+		if (e <= h && e + BRK_WINDOW_BUCKETS > h)
+			return 1;
+		if (uatomic_cmpxchg(hp, h, e) != h)
+			continue;
+		if (e <= h || e - h > BRK_WINDOW_BUCKETS) {
+			/* Every bucket, @e's too: its data is from an epoch
+			 * before the old head, which its 8-bit tag cannot
+			 * tell from @e. (A call of epoch @e counted by
+			 * another caller between our CAS and this clear is
+			 * lost: an undercount of a call, never an alias.) */
+			uint32_t i;
+			for (i = 0; i < BRK_WINDOW_BUCKETS; i++) {
+				clear_word(word(r, i, 0), NO_TAG);
+				clear_word(word(r, i, 1), NO_TAG);
+			}
+			return 1;
+		}
+		for (x = h + 1; x < e; x++) {
+			uint32_t slot = (uint32_t)(x % BRK_WINDOW_BUCKETS);
+			clear_word(word(r, slot, 0), TAG(gen, x));
+			clear_word(word(r, slot, 1), TAG(gen, x));
+		}
+		return 1;
+	}
+	return 0;
+}
+
 void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
 		     uint64_t now, struct brk__window_sum *out)
 {
 	uint64_t bms = bucket_ms(r), e = brk__rel_ms(s, now) / bms;
-	uint32_t gen = BRK__ST_GEN(w), i;
+	uint64_t gen = BRK__ST_GEN(w), head = uatomic_read(&r->ext[BRK__WIN_HEAD]);
+	uint32_t i;
 
 	out->calls = out->failures = out->slow = 0;
 	for (i = 0; i < BRK_WINDOW_BUCKETS && i <= e; i++) {
 		uint64_t be = e - i, tag = TAG(gen, be);
+		/* only the epochs of one window up to the head hold data */
+		if (be > head || be + BRK_WINDOW_BUCKETS <= head)
+			continue;
 		uint32_t slot = (uint32_t)(be % BRK_WINDOW_BUCKETS);
 		uint64_t a = uatomic_read(&r->ext[BRK__WIN_BASE + 2 * slot]);
 		uint64_t b = uatomic_read(&r->ext[BRK__WIN_BASE + 2 * slot + 1]);
@@ -83,6 +152,8 @@ void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
 	e = brk__rel_ms(s, now) / bucket_ms(r);
 	tag = TAG(BRK__ST_GEN(w), e);
 	slot = (uint32_t)(e % BRK_WINDOW_BUCKETS);
+	if (!advance_head(r, BRK__ST_GEN(w), e))
+		return;
 	bump(word(r, slot, 0), tag, 1, failed ? 1 : 0);
 	if (slow)
 		bump(word(r, slot, 1), tag, 1, 0);
@@ -108,7 +179,7 @@ void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
 
 static int fresh(uint64_t x, uint64_t rel, uint64_t win)
 {
-	return x != 0 && Q_MS(x) <= rel && rel - Q_MS(x) <= win;
+	return x != 0 && ((rel - Q_MS(x)) & ((1ULL << 42) - 1)) <= win;
 }
 
 uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,

@@ -5,20 +5,31 @@
  * start.
  *
  * Window: BRK_WINDOW_BUCKETS buckets of window_ms / BRK_WINDOW_BUCKETS ms,
- * each two words tagged tag:24 = (gen & 0xff) << 16 | (bucket epoch &
- * 0xffff):  A = tag | calls:20 | failures:20,  B = tag | slow:20 | 0:20.
+ * each two words tagged tag:24 = (gen & 0xffff) << 8 | (bucket epoch &
+ * 0xff):  A = tag | calls:20 | failures:20,  B = tag | slow:20 | 0:20,
+ * and a head word: the newest bucket epoch (ms / bucket ms since the
+ * segment epoch, 64 bits) any call was counted in.
  * A bucket whose tag is not the expected one is empty: it is rotated
- * lazily by the CAS of the call that lands in it (which counts itself),
- * and a close or reset (new gen) empties the whole window at once.
+ * lazily by the CAS of the call that lands in it (which counts itself).
+ * Short tags never alias (issue 9):
+ *  - time: the caller that moves the head forward empties every bucket it
+ *    passes over, and readers count only buckets of the BRK_WINDOW_BUCKETS
+ *    epochs up to the head, so a bucket never holds data older than the
+ *    window and 8 bits tell the epochs of one window apart;
+ *  - generation: every transition's winner empties the buckets of older
+ *    generations (brk__window_clear), so 16 bits only stop a late writer
+ *    that read an older state.
  *
  * Quorum: BRK_MAX_QUORUM slots of pid:22 | last_failure_ms:42 (ms since
- * the segment epoch).
+ * the segment epoch, modulo 2^42; ages are taken modulo 2^42, right at any
+ * segment age for failures less than 139 years old).
  */
 #ifndef BRK_WINDOW_H
 #define BRK_WINDOW_H
 
 #include "internal.h"
 
+#define BRK__WIN_HEAD 115u    /* ext[115] */
 #define BRK__WIN_BASE 116u    /* ext[116 .. 135] */
 #define BRK__QUORUM_BASE 136u /* ext[136 .. 143] */
 
@@ -50,5 +61,7 @@ uint32_t brk__quorum_note(brk_segment *s, struct brk__record *r, uint64_t now);
 uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,
 			   uint64_t now);
 void brk__quorum_clear(struct brk__record *r);
+/* Empty every bucket not of generation @gen (a transition's winner). */
+void brk__window_clear(struct brk__record *r, uint64_t gen);
 
 #endif

@@ -166,7 +166,7 @@ mutant retry-after tools/bctl_scan.c \
 
 # (b) failures of a closed breaker are not counted toward the threshold
 mutant no-failures lib/src/breaker.c \
-	'/^static void closed_failure(/,/^}/ s|^\tint tries;$|\tint tries;\n\n\treturn; /* MUTANT: failures never counted */|' \
+	'/^static int closed_failure(/,/^}/ s|^\tint tries;$|\tint tries;\n\n\treturn 0; /* MUTANT: failures never counted */|' \
 	'MUTANT: failures never counted' \
 	"tests/unit/test_transitions tests/integration/it_shared_trip tests/features/ft_quorum" \
 	transitions it_shared_trip ft_quorum

@@ -54,13 +54,17 @@ static void bulkhead_n(struct ut *u, uint32_t n)
 	ut_release_ok(&extra, BRK_SUCCESS, 0);
 	ut_acquire_ok(b, &p[n - 1]);
 
-	/* reset frees every permit; old permits are stale */
+	/* a reset frees no permit: the ones out still count (issue 9); their
+	 * late releases are stale and free their own slots */
 	ut_rc(0, brk_reset(b));
 	ut_info(b, &i);
-	assert_int_equal(i.in_flight, 0);
-	assert_int_equal(i.n_leases, 0);
-	for (uint32_t k = 0; k < n; k++)
+	assert_int_equal(i.in_flight, n);
+	assert_int_equal(i.n_leases, n);
+	ut_rc(-BRK_EFULL, ut_try(b));
+	for (uint32_t k = 0; k < n; k++) {
+		ut_rc(-BRK_ESTALE, brk_release(&p[k], BRK_SUCCESS, 0, 0));
 		ut_acquire_ok(b, &p[k]);
+	}
 	/* p[] now hold new permits; acquire one more to see it is full */
 	ut_rc(-BRK_EFULL, ut_try(b));
 	for (uint32_t k = 0; k < n; k++)
@@ -73,7 +77,8 @@ static void bulkhead_one(void **state) { bulkhead_n(*state, 1); }
 static void bulkhead_three(void **state) { bulkhead_n(*state, 3); }
 static void bulkhead_max(void **state) { bulkhead_n(*state, BRK_MAX_CONCURRENT); }
 
-/* Stale permits from before a reset never free the new holders' leases. */
+/* Permits from before a reset still count; their stale releases free
+ * their own slots and never the new holders' leases. */
 static void reset_then_old_release_frees_nothing(void **state)
 {
 	struct ut *u = *state;
@@ -88,7 +93,10 @@ static void reset_then_old_release_frees_nothing(void **state)
 	ut_acquire_ok(b, &old[0]);
 	ut_acquire_ok(b, &old[1]);
 	ut_rc(0, brk_reset(b));
+	ut_rc(-BRK_EFULL, ut_try(b));
+	ut_rc(-BRK_ESTALE, brk_release(&old[0], BRK_SUCCESS, 0, 0));
 	ut_acquire_ok(b, &p[0]);
+	ut_rc(-BRK_ESTALE, brk_release(&old[1], BRK_FAILURE, 0, 0));
 	ut_acquire_ok(b, &p[1]);
 	ut_rc(-BRK_ESTALE, brk_release(&old[0], BRK_SUCCESS, 0, 0));
 	ut_rc(-BRK_ESTALE, brk_release(&old[1], BRK_FAILURE, 0, 0));

@@ -127,10 +127,10 @@ static void open_ms_at_max_duration(void **state)
 	ut_rc(-BRK_EOPEN, ut_try(b));
 }
 
-/* The deadline saturates inside the 38-bit open-until field: half-way
- * through the range, a trip for the maximum stays open (no wrap to the
- * past), with at least the rest of the range left. */
-static void open_until_saturates_in_field(void **state)
+/* Half-way through the old 38-bit open-until range (layout 1 saturated
+ * here), a trip for the maximum stays open for exactly the maximum: the
+ * 45-bit deadline neither saturates nor wraps to the past. */
+static void open_until_full_length_past_old_field(void **state)
 {
 	struct ut *u = *state;
 	struct brk_config c;
@@ -144,8 +144,7 @@ static void open_until_saturates_in_field(void **state)
 	ut_rc(0, brk_trip(b, BRK_MAX_DURATION_MS));
 	ut_info(b, &i);
 	assert_int_equal(i.state, BRK_OPEN);
-	assert_true(i.open_remaining_ms >= BRK_MAX_DURATION_MS - half - 1);
-	assert_true(i.open_remaining_ms <= BRK_MAX_DURATION_MS);
+	assert_int_equal(i.open_remaining_ms, BRK_MAX_DURATION_MS);
 	ut_rc(-BRK_EOPEN, ut_try(b));
 	ut_advance_ms(u, 1000);
 	ut_rc(-BRK_EOPEN, ut_try(b));
@@ -305,7 +304,7 @@ int main(void)
 		UT_TEST(doubling_capped_for_a_million_failed_probes),
 		UT_TEST(doubling_large_open_ms),
 		UT_TEST(open_ms_at_max_duration),
-		UT_TEST(open_until_saturates_in_field),
+		UT_TEST(open_until_full_length_past_old_field),
 		UT_TEST(trip_huge_clamped),
 		cmocka_unit_test_setup_teardown(clock_near_end_trip, end_setup,
 						ut_teardown),

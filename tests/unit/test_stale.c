@@ -333,10 +333,10 @@ static void release_after_refusal_not_counted(void **state)
 
 /* docs/design.md "Atomics": "a result from an older generation is not
  * counted". The
- * generation is 18 bits in the state word (layout.h): a permit held
- * across exactly 2^18 transitions (131072 trip+reset pairs here, a few
- * minutes of a flapping breaker) must still be stale, not mistaken for
- * a current one. */
+ * generation was 18 bits in the state word (layout 1; 56 since layout 2):
+ * a permit held across exactly 2^18 transitions (131072 trip+reset pairs
+ * here, a few minutes of a flapping breaker) must still be stale, not
+ * mistaken for a current one. */
 static void generation_wrap_permit_is_stale(void **state)
 {
 	struct ut *u = *state;
@@ -344,7 +344,7 @@ static void generation_wrap_permit_is_stale(void **state)
 	struct brk_info i;
 	brk_permit old;
 	brk_breaker *b;
-	const unsigned pairs = (BRK__GEN_MASK + 1) / 2;
+	const unsigned pairs = 1u << 17; /* 2^18 transitions: the old wrap */
 
 	ut_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
