@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/run-all.sh - the whole test suite, as the README's second command and
 # CI run it: a -Werror build, the same suite under AddressSanitizer +
-# UndefinedBehaviorSanitizer, and the in-process concurrency tests (suite
-# 'threads') under ThreadSanitizer. Prints meson's summaries and a final line
+# UndefinedBehaviorSanitizer, the in-process concurrency tests (suite
+# 'threads') under ThreadSanitizer, and a short libFuzzer smoke run of
+# each fuzz target (suite 'fuzz', clang, tests/fuzz/). Prints meson's summaries and a final line
 # "N passed, N failed[, N skipped]". Exit status: 0 only if nothing failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -47,6 +48,8 @@ run_suite "ASan+UBSan" build-asan --num-processes 2 --timeout-multiplier 3 -- \
 TSAN_OPTIONS=halt_on_error=1 run_suite "TSan (suite threads)" build-tsan \
 	--suite threads --timeout-multiplier 3 -- \
 	-Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug -Ddemo=disabled
+CC=clang run_suite "libFuzzer smoke (suite fuzz)" build-fuzz --suite fuzz -- \
+	-Dfuzz=enabled -Dtests=disabled -Ddemo=disabled -Dwerror=true
 
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"

@@ -15,19 +15,16 @@ static void verdict(struct exec_verdict *v, int outcome, int reason)
 	v->reason = reason;
 }
 
-/* A sign in the output, if any: 1 and the verdict set, else 0. */
+/* The library's verdict on the signs in the output (breaker.h, "HTTP
+ * classification"): 1 and the verdict set, or 0 if they give none. */
 static int scan_verdict(const struct scan_result *s, struct exec_verdict *v)
 {
-	if (!s)
+	struct brk_result res;
+
+	if (!s || brk_http_verdict(0, s->signs, s->retry_after_ms, &res) != 0 ||
+	    res.outcome == 0)
 		return 0;
-	if (s->rate_limited)
-		verdict(v, BRK_FAILURE, BRK_REASON_RATE_LIMITED);
-	else if (s->overloaded)
-		verdict(v, BRK_FAILURE, BRK_REASON_OVERLOADED);
-	else if (s->retry_hint)
-		verdict(v, BRK_FAILURE, BRK_REASON_RATE_LIMITED);
-	else
-		return 0;
+	verdict(v, res.outcome, res.reason);
 	return 1;
 }
 
@@ -37,8 +34,8 @@ void bctl_verdict(const struct exec_facts *f, struct exec_verdict *v)
 	int code = exited ? WEXITSTATUS(f->status) : -1;
 
 	v->retry_after_ms = 0;
-	if (f->scan && f->scan->retry_hint)
-		v->retry_after_ms = (int64_t)f->scan->retry_after_ms;
+	if (f->scan && (f->scan->signs & BRK_HTTP_SIGN_RETRY_AFTER))
+		v->retry_after_ms = f->scan->retry_after_ms;
 	if (f->timed_out)
 		verdict(v, BRK_FAILURE, BRK_REASON_TIMEOUT);
 	else if (scan_verdict(f->scan, v))

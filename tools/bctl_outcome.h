@@ -4,9 +4,12 @@
  *
  * Verdict, first match wins:
  *   killed by --timeout              -> failure (timeout)
- *   a 429 in its output              -> failure (rate_limited)
- *   a 503/529 in its output          -> failure (overloaded)
- *   only a Retry-After / "try again" -> failure (rate_limited)
+ *   signs in its output (bctl_scan.h) -> the library's verdict for an
+ *                                       unknown status (brk_http_verdict():
+ *                                       429 -> failure (rate_limited),
+ *                                       503/529 -> failure (overloaded),
+ *                                       only a Retry-After / "try again"
+ *                                       -> failure (rate_limited))
  *   our caller's signal was forwarded and the command did not exit 0
  *                                    -> cancelled (no verdict)
  *   exit 0                           -> success

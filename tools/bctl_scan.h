@@ -1,22 +1,25 @@
 /*
  * bctl_scan.h - find rate-limit and overload signs in a command's output.
  *
- * Pure functions, no I/O, no allocation: feed bytes as they arrive with
- * scan_feed(); each stream keeps a bounded line buffer (SCAN_LINE_MAX). A
- * line longer than that is scanned in chunks that overlap by SCAN_OVERLAP
- * bytes, and a match that touches the end of a chunk is left for the next
- * chunk, so no sign is missed or mis-read at a boundary.
+ * What a sign is, and what it means, is the library's: each piece of
+ * output is handed to brk_http_scan_text() and the final verdict comes
+ * from brk_http_verdict() (breaker.h, "HTTP classification"; the Python
+ * package asks the same functions). This file only cuts a stream into
+ * pieces, with no I/O and no allocation: bytes are fed as they arrive
+ * with scan_feed(), and each stream keeps a bounded line buffer
+ * (SCAN_LINE_MAX).
  *
- * Signs (ASCII case-insensitive; NUL bytes are fine):
- *  - a status 429 (rate limited), 503 or 529 (overloaded) given as an HTTP
- *    status line ("HTTP/1.1 429", "HTTP/2 503"), after a status or code
- *    key ("status: 429", "\"statusCode\":503", "HTTP 429"), before its
- *    reason phrase ("429 Too Many Requests", "503 Service Unavailable",
- *    "529 Overloaded"), or 529 on a line that says "overloaded". Any other
- *    number, or 429 inside a longer number, is ignored.
- *  - "Retry-After: N" (also retry_after, "=" or JSON quotes; N seconds,
- *    fractions allowed; an HTTP-date is ignored);
- *  - "try again in N seconds" (second/sec/s, ms/millisecond, m/min/minute).
+ * A line that fits is scanned whole. A longer line is scanned in windows:
+ * each ends just after the last byte in the second half of the buffer that
+ * is neither a letter, a digit nor '.' (a space, ':', ',', '"' ...), so
+ * that no number or word is cut; the next window keeps the SCAN_OVERLAP
+ * bytes before that cut and starts at the first such separator in them,
+ * so that a sign cut at a window's end is read whole in the next one and
+ * a window never starts inside a word. Limits: a bare 529 and the word
+ * "overloaded" count together only within one window, and a sign glued
+ * to more than SCAN_OVERLAP bytes without any separator before it may be
+ * missed. A window is never misread: a sign is reported only if the whole
+ * line holds it.
  */
 #ifndef BCTL_SCAN_H
 #define BCTL_SCAN_H
@@ -27,32 +30,22 @@
 
 #define SCAN_LINE_MAX 4096u
 #define SCAN_OVERLAP 128u
-#define SCAN_MAX_MS ((1ULL << 38) - 1) /* larger waits are clamped */
 
 struct scan_result {
-	bool rate_limited;       /* a 429 status was seen */
-	bool overloaded;         /* a 503 or 529 status was seen */
-	bool retry_hint;         /* Retry-After or "try again in" was seen */
-	uint64_t retry_after_ms; /* the longest wait seen (0 if none) */
-};
-
-/* Per-line facts gathered across the chunks of one long line. */
-struct scan_line_state {
-	bool has_529;
-	bool has_overloaded_word;
+	unsigned signs;         /* enum brk_http_sign, ORed over the output */
+	int64_t retry_after_ms; /* the longest wait seen (0 if none) */
 };
 
 struct scan_stream {
 	size_t len;
 	bool cont; /* the buffer starts in the middle of a long line */
-	struct scan_line_state line;
 	char buf[SCAN_LINE_MAX];
 };
 
 void scan_result_init(struct scan_result *r);
 void scan_stream_init(struct scan_stream *s);
 
-/** scan_line - scan one whole line (without its newline). */
+/** scan_line - scan one whole line (or any complete text). */
 void scan_line(const char *line, size_t len, struct scan_result *r);
 
 /** scan_feed - scan @n bytes of a stream; keeps a partial last line. */

@@ -1386,6 +1386,165 @@ BRK_API const char *brk_jitter_name(int jitter);
 BRK_API int brk_jitter_parse(const char *s);
 
 /* ---------------------------------------------------------------------- */
+/* HTTP classification                                                      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * One meaning for an HTTP answer, so that bctl exec (which reads a
+ * command's output) and the Python package (which has the status, the
+ * headers and the body) report the same outcome for the same response.
+ *
+ * Status table (brk_http_classify(), brk_http_verdict()):
+ *
+ *   status        outcome               reason         Retry-After
+ *   ------------  --------------------  -------------  -----------
+ *   100-399       BRK_SUCCESS           none           ignored
+ *   404           BRK_HEALTHY_ERROR     none           ignored
+ *   408           BRK_FAILURE           TIMEOUT        honoured
+ *   429           BRK_FAILURE           RATE_LIMITED   honoured
+ *   other 4xx     BRK_REJECTED_REQUEST  none           ignored
+ *   503, 529      BRK_FAILURE           OVERLOADED     honoured
+ *   504           BRK_FAILURE           TIMEOUT        honoured
+ *   other 5xx     BRK_FAILURE           SERVER_ERROR   honoured
+ *   600-999       BRK_FAILURE           OTHER          honoured
+ *   any of the non-failures above, with a wait in the text ("try again
+ *                 in 20 seconds", "retry_after": 3 in the body)
+ *                 BRK_FAILURE           RATE_LIMITED   honoured
+ *   0 (unknown)   from the signs in the text and the Retry-After, first
+ *                 match wins:
+ *                   a 429 status sign      -> as 429
+ *                   a 503 or 529 sign      -> as 503
+ *                   only a wait (Retry-After, "try again in N s")
+ *                                          -> BRK_FAILURE, RATE_LIMITED
+ *                   nothing                -> outcome 0: no verdict, the
+ *                                             caller decides (bctl exec
+ *                                             goes by the exit status)
+ *
+ * Why: 4xx other than 408 and 429 say the server is up and judged our
+ * request, so they never trip a breaker (what resilience4j and pybreaker
+ * users configure by hand). 404 is the usual business answer ("no such
+ * item") and counts as a success (it proves the upstream healthy, also for
+ * a half-open probe); the rest (400, 401, 403, 409, 422 ...) are our fault
+ * and count neither way, so a worker with bad credentials can neither
+ * close nor open the breaker of everyone. 504 is the upstream not answering
+ * a gateway in time: the same fact as our own timeout. Codes above 599
+ * have no class in RFC 9110; a server that sends one is misbehaving.
+ *
+ * A body that asks to wait is a rate limit whatever the status said (APIs
+ * answer 200 or 403 with "rate limit exceeded, try again in 60 seconds").
+ * Status lines and status fields in the text are read only when the
+ * status is unknown (0): with a known status they are mostly data (a
+ * monitoring API's list of checks says "status": 503 in a healthy 200).
+ *
+ * The Retry-After header (RFC 9110 section 10.2.3) is honoured only with
+ * a failure:
+ * there it is the upstream's own estimate of when to come back, and
+ * brk_release() turns it into a shared cool-until. With 2xx and 3xx it
+ * paces the polling of one job (202 + Retry-After) or the following of one
+ * redirect, which says nothing about the upstream's health; cooling every
+ * process on it would refuse unrelated calls. Both forms are read:
+ * delta-seconds (1*DIGIT; leading zeros allowed; huge values saturate at
+ * BRK_MAX_DURATION_MS) and HTTP-date (IMF-fixdate "Sun, 06 Nov 1994
+ * 08:49:37 GMT", and the obsolete RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT"
+ * and asctime "Sun Nov  6 08:49:37 1994" forms that RFC 9110 section 5.6.7
+ * says recipients MUST accept; names in any case; a two-digit year more
+ * than 50 years ahead is the previous century's). A date is turned into
+ * ms from now; one in the past is 0 (retry now). Anything else (negative,
+ * "1.5", "5s", an impossible date such as 30 Feb) is no Retry-After, and
+ * the status alone decides: the caller's data is never an error.
+ *
+ * Signs in text (brk_http_scan_text(); ASCII case-insensitive; the text is
+ * cut into lines at '\n' and need not be NUL-terminated; NUL bytes are
+ * ordinary):
+ *  - BRK_HTTP_SIGN_RATE_LIMITED / _OVERLOADED: a 429 / a 503 or 529 as an
+ *    HTTP status line ("HTTP/1.1 429", "HTTP/2 503"), after a status or
+ *    code key ("status: 429", "\"statusCode\":503", "HTTP 429"), before
+ *    its reason phrase ("429 Too Many Requests", "503 Service
+ *    Unavailable", "529 Overloaded"), or a bare 529 on a line that says
+ *    "overloaded". Other numbers, and 429 inside a longer number or word,
+ *    are not signs.
+ *  - BRK_HTTP_SIGN_RETRY_AFTER: "Retry-After: N" (also retry_after, "=",
+ *    JSON quotes; N seconds, fractions allowed, or an HTTP-date as above),
+ *    and the phrases "try again in N unit", "try again after N unit",
+ *    "retry after N unit", "retry in N unit" (unit: ms/msec/millisecond(s),
+ *    s/sec(s)/second(s), m/min(s)/minute(s)). The longest wait wins.
+ * Only the RETRY_AFTER sign of the text is used when the status is known.
+ */
+
+/* Signs found in text (a bit mask). */
+enum brk_http_sign {
+	BRK_HTTP_SIGN_RATE_LIMITED = 1u << 0, /* a 429 status */
+	BRK_HTTP_SIGN_OVERLOADED = 1u << 1,   /* a 503 or 529 status */
+	BRK_HTTP_SIGN_RETRY_AFTER = 1u << 2   /* a Retry-After or "try again
+	                                         in" wait (possibly 0 ms) */
+};
+
+/**
+ * brk_http_classify - the outcome, reason and wait for one HTTP answer.
+ * @status:      the HTTP status, 100..999; 0 if none is known (e.g. only
+ *               text: the text's signs decide, see the table above).
+ * @retry_after: the Retry-After header's value (NUL-terminated), or NULL.
+ * @text:        optional response body or command output, @text_len bytes,
+ *               not necessarily NUL-terminated; NULL if @text_len is 0.
+ *               Scanned for waits always, for status signs only when
+ *               @status is 0.
+ * @now_unix_ms: the current time in ms since the Unix epoch, to turn an
+ *               HTTP-date into a wait; 0: read CLOCK_REALTIME (only if a
+ *               date is seen).
+ * @out:         receives outcome (enum brk_outcome, or 0 = no verdict),
+ *               reason (enum brk_reason) and retry_after_ms (ms, 0 ..
+ *               BRK_MAX_DURATION_MS; 0 = none or "retry now"): ready for
+ *               brk_release() or a brk_call() function.
+ *
+ * The wait is the longest of the header's and the text's, kept only when
+ * the outcome is BRK_FAILURE (a wait in the text makes any status a
+ * rate_limited failure; the header alone does not, see above). Pure: reads nothing but its arguments (and
+ * the clock, as said), writes only *@out, no allocation, no lock;
+ * thread-safe; touches no segment, so no other process can observe it.
+ * The caller keeps ownership of every buffer.
+ * Returns 0, or -EINVAL (@out NULL, @status neither 0 nor 100..999, @text
+ * NULL with @text_len > 0; *@out is then untouched).
+ */
+BRK_API int brk_http_classify(int status, const char *retry_after,
+			      const char *text, size_t text_len,
+			      int64_t now_unix_ms, struct brk_result *out);
+
+/**
+ * brk_http_scan_text - the signs in @text, for callers that read a
+ * response in pieces (bctl exec scans a command's output line by line):
+ * OR the returned masks and keep the longest wait, then pass them to
+ * brk_http_verdict(). brk_http_classify() is this plus the Retry-After
+ * header plus brk_http_verdict().
+ * @text, @text_len, @now_unix_ms: as for brk_http_classify(). A sign that
+ *               is cut in two by the caller's piece boundary is not seen.
+ * @retry_after_ms: optional; receives the longest wait found in ms (0 ..
+ *               BRK_MAX_DURATION_MS; 0 if none).
+ * Pure, thread-safe, no allocation (as brk_http_classify()).
+ * Returns the mask of enum brk_http_sign (>= 0), or -EINVAL (@text NULL
+ * with @text_len > 0).
+ */
+BRK_API int brk_http_scan_text(const char *text, size_t text_len,
+			       int64_t now_unix_ms, int64_t *retry_after_ms);
+
+/**
+ * brk_http_verdict - the status table above, applied to what is known.
+ * @status:         as for brk_http_classify().
+ * @signs:          enum brk_http_sign bits from brk_http_scan_text(); with
+ *                  @status 0 add BRK_HTTP_SIGN_RETRY_AFTER for a valid
+ *                  Retry-After header too. With a known @status only
+ *                  BRK_HTTP_SIGN_RETRY_AFTER counts (a wait in the text:
+ *                  a non-failure becomes rate_limited); a header's wait
+ *                  then goes in @retry_after_ms only.
+ * @retry_after_ms: the wait in ms (< 0 counts as 0; clamped to
+ *                  BRK_MAX_DURATION_MS), kept only with a failure.
+ * @out:            as for brk_http_classify().
+ * Pure, thread-safe. Returns 0, or -EINVAL (@out NULL, @status out of
+ * range, unknown bits in @signs).
+ */
+BRK_API int brk_http_verdict(int status, unsigned signs,
+			     int64_t retry_after_ms, struct brk_result *out);
+
+/* ---------------------------------------------------------------------- */
 /* Shared helpers for programs (bctl, breakerd): ask the library            */
 /* ---------------------------------------------------------------------- */
 

@@ -120,7 +120,9 @@ double brk__gcra_tokens(uint64_t tat, uint64_t now, uint64_t t, uint64_t tau,
 		*full_in_ns = d;
 	if (t == 0 || d >= tau)
 		return 0.0;
-	return (double)(tau - d) / (double)t;
+	/* whole tokens in integers, then the fraction: (tau - d) / t as two
+	 * doubles rounds above tau / t once T * burst passes 2^53 */
+	return (double)((tau - d) / t) + (double)((tau - d) % t) / (double)t;
 }
 
 /* ---- buckets ---------------------------------------------------------- */

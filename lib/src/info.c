@@ -73,6 +73,9 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 	out->half_open_successes = BRK__GC_FOR(hs, g) ? (uint32_t)BRK__GC_COUNT(hs) : 0;
 	out->open_remaining_ms = out->state == BRK_OPEN && until > rel
 					 ? until - rel : 0;
+	/* no breaker is open longer; a hostile deadline word says more */
+	if (out->open_remaining_ms > BRK_MAX_DURATION_MS)
+		out->open_remaining_ms = BRK_MAX_DURATION_MS;
 	out->cool_until_remaining_ms = cu > now ? (cu - now + 999999u) / 1000000u : 0;
 	out->mode = (int)uatomic_read(&r->mode);
 	if (out->mode < BRK_MODE_NORMAL || out->mode > BRK_MODE_METRICS_ONLY)

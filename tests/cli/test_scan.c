@@ -13,6 +13,11 @@
 #include <cmocka.h>
 
 #include "bctl_scan.h"
+#include "breaker.h"
+
+#define RATE(r) (((r).signs & BRK_HTTP_SIGN_RATE_LIMITED) != 0)
+#define OVER(r) (((r).signs & BRK_HTTP_SIGN_OVERLOADED) != 0)
+#define HINT(r) (((r).signs & BRK_HTTP_SIGN_RETRY_AFTER) != 0)
 
 static struct scan_result scan_str(const char *line)
 {
@@ -27,18 +32,18 @@ static void expect_rate(const char *line)
 {
 	struct scan_result r = scan_str(line);
 
-	if (!r.rate_limited)
+	if (!RATE(r))
 		fail_msg("not rate_limited: '%s'", line);
-	assert_false(r.overloaded);
+	assert_false(OVER(r));
 }
 
 static void expect_overload(const char *line)
 {
 	struct scan_result r = scan_str(line);
 
-	if (!r.overloaded)
+	if (!OVER(r))
 		fail_msg("not overloaded: '%s'", line);
-	assert_false(r.rate_limited);
+	assert_false(RATE(r));
 }
 
 static void expect_nothing(const char *line)
@@ -47,15 +52,15 @@ static void expect_nothing(const char *line)
 
 	if (scan_found(&r))
 		fail_msg("false sign in '%s' (429:%d 503/529:%d hint:%d)", line,
-			 r.rate_limited, r.overloaded, r.retry_hint);
+			 RATE(r), OVER(r), HINT(r));
 }
 
 static void expect_wait(const char *line, uint64_t ms)
 {
 	struct scan_result r = scan_str(line);
 
-	if (!r.retry_hint || r.retry_after_ms != ms)
-		fail_msg("'%s': hint %d, %llu ms, want %llu ms", line, r.retry_hint,
+	if (!HINT(r) || r.retry_after_ms != (int64_t)ms)
+		fail_msg("'%s': hint %d, %llu ms, want %llu ms", line, HINT(r),
 			 (unsigned long long)r.retry_after_ms,
 			 (unsigned long long)ms);
 }
@@ -101,7 +106,8 @@ static void test_not_status(void **state)
 	expect_nothing("retry later");
 	expect_nothing("try again in a few seconds");
 	expect_nothing("try again in 5");
-	expect_nothing("Retry-After: Wed, 21 Oct 2015 07:28:00 GMT");
+	expect_nothing("Retry-After: Wed, 30 Feb 2015 07:28:00 GMT");
+	expect_nothing("Retry-After: soon");
 	expect_nothing("my-retry-after-hook: 5");
 	expect_nothing("Retry-After: 5x");
 }
@@ -118,7 +124,14 @@ static void test_retry_after(void **state)
 	expect_wait("{\"retry_after\": 3}", 3000);
 	expect_wait("{\"retry_after\":\"4\"}", 4000);
 	expect_wait("x-foo: 1, Retry-After: 12, Retry-After: 3", 12000);
-	expect_wait("Retry-After: 99999999999999999999999", SCAN_MAX_MS);
+	expect_wait("Retry-After: 99999999999999999999999", BRK_MAX_DURATION_MS);
+	/* HTTP-dates (bctl exec did not read them before the library did) */
+	expect_wait("Retry-After: Wed, 21 Oct 2015 07:28:00 GMT", 0); /* past */
+	expect_wait("< retry-after: Fri, 31 Dec 9999 23:59:59 GMT\r",
+		    BRK_MAX_DURATION_MS);
+	expect_wait("Retry-After: Friday, 31-Dec-99 23:59:59 GMT", 0);
+	expect_wait("Retry-After: Sun Nov  6 08:49:37 1994", 0);
+	expect_wait("please retry after 30 seconds", 30000);
 }
 
 static void test_try_again(void **state)
@@ -143,7 +156,7 @@ static void test_binary_and_nul(void **state)
 	(void)state;
 	scan_result_init(&r);
 	scan_line(bin, sizeof(bin) - 1, &r);
-	assert_true(r.rate_limited);
+	assert_true(RATE(r));
 
 	for (i = 0; i < sizeof(junk); i++)
 		junk[i] = (unsigned char)(i * 131u + 7u);
@@ -189,9 +202,9 @@ static void sweep_at(const char *needle, size_t edge, bool rate,
 		line[pos + nlen] = ' ';
 		line[len] = '\n';
 		r = feed_steps(line, len + 1, 1000);
-		if (r.rate_limited != rate || r.retry_after_ms != wait_ms)
+		if (RATE(r) != rate || r.retry_after_ms != (int64_t)wait_ms)
 			fail_msg("'%s' at %zu: 429 %d, wait %llu", needle, pos,
-				 r.rate_limited, (unsigned long long)r.retry_after_ms);
+				 RATE(r), (unsigned long long)r.retry_after_ms);
 	}
 	free(line);
 }
@@ -210,6 +223,9 @@ static void test_long_lines(void **state)
 	boundary_sweep("try again in 2.5 seconds", false, 2500);
 	boundary_sweep("processed 4290 items", false, 0);
 	boundary_sweep("1429 Too Many Requests", false, 0);
+	boundary_sweep("Retry-After: Fri, 31 Dec 9999 23:59:59 GMT", false,
+		       BRK_MAX_DURATION_MS);
+	boundary_sweep("status:4290", false, 0);
 }
 
 static void test_stream_lines(void **state)
@@ -223,26 +239,55 @@ static void test_stream_lines(void **state)
 	(void)state;
 	for (step = 1; step < sizeof(text); step++) {
 		r = feed_steps(text, sizeof(text) - 1, step);
-		assert_true(r.overloaded);
-		assert_false(r.rate_limited);
-		assert_true(r.retry_hint);
+		assert_true(OVER(r));
+		assert_false(RATE(r));
+		assert_true(HINT(r));
 		assert_int_equal(r.retry_after_ms, 3000);
 	}
 }
 
-static void test_529_word_split(void **state)
+/* In a long line, a bare 529 and "overloaded" count together when they
+ * are in one window (bctl_scan.h), wherever the window boundaries fall. */
+static void test_529_word_in_long_line(void **state)
 {
-	size_t len = 2 * SCAN_LINE_MAX + 100;
+	size_t len = 2 * SCAN_LINE_MAX + 100, at;
 	char *line = malloc(len);
 	struct scan_result r;
 
 	(void)state;
 	assert_non_null(line);
-	memset(line, 'x', len);
-	memcpy(line + 10, " 529 ", 5);
-	memcpy(line + len - 20, " overloaded ", 12);
-	r = feed_steps(line, len, 700);
-	assert_true(r.overloaded);
+	for (at = SCAN_LINE_MAX - 300; at < SCAN_LINE_MAX + 300; at += 7) {
+		memset(line, 'x', len);
+		memcpy(line + at, " 529 ", 5);
+		memcpy(line + at + 600, " overloaded ", 12);
+		r = feed_steps(line, len, 700);
+		if (!OVER(r))
+			fail_msg("529 at %zu, overloaded at %zu: not seen", at,
+				 at + 600);
+	}
+	free(line);
+}
+
+/* Minified JSON: a long line with no blank at all. */
+static void test_long_json_line(void **state)
+{
+	static const char needle[] = ",\"status\":429,\"retry_after\":7,";
+	size_t len = 3 * SCAN_LINE_MAX, nlen = sizeof(needle) - 1, pos, i;
+	char *line = malloc(len + 1);
+	struct scan_result r;
+
+	(void)state;
+	assert_non_null(line);
+	for (pos = SCAN_LINE_MAX - 200; pos < SCAN_LINE_MAX + 200; pos++) {
+		for (i = 0; i < len; i++) /* {"k0":"v",...} without blanks */
+			line[i] = "\"k\":\"abc\","[i % 10];
+		memcpy(line + pos, needle, nlen);
+		line[len] = '\n';
+		r = feed_steps(line, len + 1, 999);
+		if (!RATE(r) || r.retry_after_ms != 7000)
+			fail_msg("JSON sign at %zu: 429 %d, wait %lld", pos, RATE(r),
+				 (long long)r.retry_after_ms);
+	}
 	free(line);
 }
 
@@ -256,7 +301,8 @@ int main(void)
 		cmocka_unit_test(test_binary_and_nul),
 		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_stream_lines),
-		cmocka_unit_test(test_529_word_split),
+		cmocka_unit_test(test_529_word_in_long_line),
+		cmocka_unit_test(test_long_json_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

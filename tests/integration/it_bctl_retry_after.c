@@ -7,7 +7,8 @@
  * then batches of 8 concurrent `bctl --shm S exec NAME -- CMD` exit 75
  * (EX_TEMPFAIL) without running CMD at ~0.5 s and ~1.2 s; from ~2.6 s on
  * (polled up to 5 s) they run CMD and exit 0. The same with the text
- * `try again in 2 seconds` on stderr. CMD appends a line to a marker file,
+ * `try again in 2 seconds` on stderr, and with a Retry-After HTTP-date
+ * 2-3 s ahead (bctl reads both RFC 9110 forms). CMD appends a line to a marker file,
  * so "not run" is checked, not assumed.
  *
  * Usage: it_bctl_retry_after BCTL_EXE
@@ -106,7 +107,8 @@ static void sleep_until_ms(uint64_t t)
 }
 
 static void scenario(brk_segment *seg, const char *name, const char *script,
-		     const char *echo_text, int on_stderr)
+		     const char *echo_text, int on_stderr, uint64_t lo_ms,
+		     uint64_t hi_ms)
 {
 	char *argv[] = { (char *)bctl, "--shm", (char *)shm, "exec",
 			 (char *)name, "--", "/bin/sh", "-c", (char *)script,
@@ -136,9 +138,10 @@ static void scenario(brk_segment *seg, const char *name, const char *script,
 	CHECK(strstr(out, echo_text) != NULL, "[%s] its %s passed through "
 	      "unchanged", name, on_stderr ? "stderr" : "stdout");
 	it_info(b, &info);
-	CHECK(info.cool_until_remaining_ms > 1000 &&
-	      info.cool_until_remaining_ms <= 2000,
-	      "[%s] shared cool-until set for ~2 s (%llu ms left)", name,
+	CHECK(info.cool_until_remaining_ms > lo_ms &&
+	      info.cool_until_remaining_ms <= hi_ms,
+	      "[%s] shared cool-until set for %llu..%llu ms (%llu ms left)", name,
+	      (unsigned long long)lo_ms, (unsigned long long)hi_ms,
 	      (unsigned long long)info.cool_until_remaining_ms);
 	CHECK(info.counters.failures_by_reason[BRK_REASON_RATE_LIMITED] == 1,
 	      "[%s] counted as a rate_limited failure (%llu)", name,
@@ -199,10 +202,15 @@ int main(int argc, char **argv)
 	seg = it_attach(shm, 0);
 
 	scenario(seg, "api-retry-after", "echo \"Retry-After: 2\"; exit 0",
-		 "Retry-After: 2", 0);
+		 "Retry-After: 2", 0, 1000, 2000);
 	scenario(seg, "api-try-again",
 		 "echo \"try again in 2 seconds\" >&2; exit 0",
-		 "try again in 2 seconds", 1);
+		 "try again in 2 seconds", 1, 1000, 2000);
+	/* an HTTP-date 3 s after the current second: 2..3 s from now */
+	scenario(seg, "api-retry-after-date",
+		 "LC_ALL=C date -u -d \"@$(( $(date +%s) + 3 ))\" "
+		 "'+Retry-After: %a, %d %b %Y %H:%M:%S GMT'; exit 0",
+		 " GMT", 0, 1500, 3000);
 
 	brk_detach(seg);
 	unlink(mark);

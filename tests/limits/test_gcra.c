@@ -168,6 +168,32 @@ static void test_info_counters(void **state)
 	lim_rc(-EINVAL, brk_bucket_info(k, NULL));
 }
 
+/*
+ * A full bucket reports exactly burst tokens, never more: with a long
+ * interval and a big burst, T * burst is above 2^53 and dividing the two
+ * as doubles gave burst + 1e-10 (found by tests/fuzz/fuzz_segment). Legal
+ * settings: 1.23456e-4/s (T = 8100051840332 ns), burst 999990.
+ */
+static void test_full_bucket_reports_at_most_burst_tokens(void **state)
+{
+	struct lim *u = *state;
+	brk_bucket *k = bucket(u, "slowbig", 1.23456e-4, 999990);
+	struct brk_bucket_info bi;
+	uint64_t nb;
+
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_int_equal(bi.burst, 999990);
+	if (!(bi.tokens <= 999990.0))
+		fail_msg("full bucket: %.10f tokens > burst 999990", bi.tokens);
+	assert_true(bi.tokens == 999990.0);
+	lim_rc(0, brk_bucket_take(k, 1, &nb));
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_true(bi.tokens == 999989.0);
+	lim_adv(u, bi.interval_ns / 2);
+	lim_rc(0, brk_bucket_info(k, &bi));
+	assert_true(bi.tokens > 999989.0 && bi.tokens < 999990.0);
+}
+
 /* ---- validation -------------------------------------------------------- */
 
 static void test_invalid_settings(void **state)
@@ -591,6 +617,7 @@ int main(void)
 		LIM_TEST(test_big_steps_exact),
 		LIM_TEST(test_not_before_n),
 		LIM_TEST(test_info_counters),
+		LIM_TEST(test_full_bucket_reports_at_most_burst_tokens),
 		LIM_TEST(test_invalid_settings),
 		LIM_TEST(test_get_keeps_settings),
 		LIM_TEST(test_kinds_and_find),

@@ -812,6 +812,40 @@ static void readonly_attach(void **state)
 	assert_int_equal(chmod(w->path, 0600), 0);
 }
 
+/*
+ * An open-until word holding a hostile deadline (the 45-bit field's
+ * largest value, 1115 years away) is reported as at most
+ * BRK_MAX_DURATION_MS of open_remaining_ms, the longest any breaker can
+ * be open: a snapshot never shows an impossible value (found by
+ * tests/fuzz/fuzz_segment).
+ */
+static void hostile_open_until_reports_at_most_max_duration(void **state)
+{
+	struct world *w = *state;
+	struct brk_attach_opts o;
+	struct brk_info i;
+	brk_segment *s = NULL;
+	uint64_t off, st, gen;
+
+	rec_at(w, w->idx_d, &off);
+	st = get64(w, off + offsetof(struct brk__record, state));
+	assert_int_equal(BRK__ST_STATE(st), BRK_OPEN);
+	gen = BRK__ST_GEN(st);
+	put64(w, off + offsetof(struct brk__record, open_until) + 8 * (gen & 1),
+	      BRK__UT_MAKE(gen, BRK__UNTIL_MASK));
+	ut_opts(w->u, &o, 0);
+	o.flags = BRK_ATTACH_READONLY | BRK_ATTACH_NOCREATE;
+	ut_rc(0, brk_attach(&o, &s));
+	ut_rc(0, brk_info_at(s, w->idx_d, &i));
+	assert_int_equal(i.state, BRK_OPEN);
+	if (i.open_remaining_ms == 0 || i.open_remaining_ms > BRK_MAX_DURATION_MS)
+		fail_msg("open_remaining_ms %llu, want 1..%llu",
+			 (unsigned long long)i.open_remaining_ms,
+			 (unsigned long long)BRK_MAX_DURATION_MS);
+	brk_detach(s);
+	restore(w);
+}
+
 /* A world-writable segment is refused for read-write, naming the owner. */
 static void world_writable_refused(void **state)
 {
@@ -850,6 +884,7 @@ int main(void)
 		T(events_hostile),
 		T(fuzz_words),
 		T(readonly_attach),
+		T(hostile_open_until_reports_at_most_max_duration),
 		T(world_writable_refused),
 	};
 	return cmocka_run_group_tests_name("segment_validation", tests, NULL, NULL);
