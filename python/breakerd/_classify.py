@@ -1,8 +1,6 @@
 """How an exception raised inside ``with br:`` is counted, and how an HTTP
 response is classified."""
 
-import email.utils
-import time
 
 from . import _core
 from ._errors import Refused
@@ -94,51 +92,6 @@ def outcome_of(exc, failure, exclude, ignore):
 
 # ---- HTTP ------------------------------------------------------------------
 
-def _retry_after_ms(value, now_unix_ms):
-    """A Retry-After header value (delta-seconds or an HTTP-date, RFC 9110
-    10.2.3) in ms, or 0 if absent or unparsable."""
-    if value is None:
-        return 0
-    value = value.strip()
-    if value.isdigit():
-        return int(value) * 1000
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return 0
-    if when is None:
-        return 0
-    ms = int(when.timestamp() * 1000) - now_unix_ms
-    return max(ms, 0)
-
-
-def _fallback_classify(status, retry_after, now_unix_ms):
-    # TEMPORARY pure-Python fallback, used only while the library lacks
-    # brk_http_classify() (branch `classify`): remove it when that lands.
-    # The status table is that function's (lib/include/breaker.h); the body
-    # text is not scanned here, and status 0 (text only) is not supported.
-    if not 100 <= status <= 999:
-        raise ValueError(f"status {status} is not an HTTP status (100..999)")
-    if status < 400:
-        outcome, reason = "success", "none"
-    elif status == 404:
-        outcome, reason = "healthy_error", "none"
-    elif status in (408, 504):
-        outcome, reason = "failure", "timeout"
-    elif status == 429:
-        outcome, reason = "failure", "rate_limited"
-    elif status < 500:
-        outcome, reason = "rejected_request", "none"
-    elif status in (503, 529):
-        outcome, reason = "failure", "overloaded"
-    elif status < 600:
-        outcome, reason = "failure", "server_error"
-    else:
-        outcome, reason = "failure", "other"
-    ms = _retry_after_ms(retry_after, now_unix_ms) if outcome == "failure" else 0
-    return outcome, reason, ms
-
-
 def classify_http_ms(status, retry_after=None, body=None, now_unix_ms=0):
     """(outcome or None, reason, retry_after_ms) of an HTTP answer; outcome
     None: no verdict (status 0 and no sign in the text)."""
@@ -151,13 +104,10 @@ def classify_http_ms(status, retry_after=None, body=None, now_unix_ms=0):
             raise TypeError("retry_after must be a str (the header's value) or None")
     if body is not None and not isinstance(body, (str, bytes, bytearray)):
         raise TypeError("body must be str, bytes or None")
-    if hasattr(_core, "http_classify"):
-        if isinstance(body, bytearray):
-            body = bytes(body)
-        o, r, ms = _core.http_classify(status, body, retry_after, int(now_unix_ms))
-        return _OUTCOME_NAMES.get(o), _REASON_NAMES.get(r, "other"), max(ms, 0)
-    return _fallback_classify(status, retry_after,
-                              int(now_unix_ms) or int(time.time() * 1000))
+    if isinstance(body, bytearray):
+        body = bytes(body)
+    o, r, ms = _core.http_classify(status, body, retry_after, int(now_unix_ms))
+    return _OUTCOME_NAMES.get(o), _REASON_NAMES.get(r, "other"), max(ms, 0)
 
 
 def classify_http(status, retry_after=None, body=None):

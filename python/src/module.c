@@ -66,7 +66,6 @@ static PyObject *core_strerror(PyObject *mod, PyObject *arg)
 	return PyUnicode_FromString(brk_strerror((int)code));
 }
 
-#ifdef BRKPY_HAVE_HTTP_CLASSIFY
 /* http_classify(status, retry_after, text, now_unix_ms) ->
  * (outcome, reason, retry_after_ms) */
 static PyObject *core_http_classify(PyObject *mod, PyObject *args)
@@ -84,10 +83,9 @@ static PyObject *core_http_classify(PyObject *mod, PyObject *args)
 	memset(&r, 0, sizeof(r));
 	rc = brk_http_classify(status, ra, text, (size_t)text_len, now, &r);
 	if (rc)
-		return PyErr_Format(PyExc_ValueError, "status %d cannot be classified", status);
+		return PyErr_Format(PyExc_ValueError, "status %d is not an HTTP status (0, or 100..999)", status);
 	return Py_BuildValue("iiL", r.outcome, r.reason, (long long)r.retry_after_ms);
 }
-#endif
 
 static PyMethodDef core_methods[] = {
 	{ "attach", (PyCFunction)(void (*)(void))brkpy_attach, METH_VARARGS | METH_KEYWORDS,
@@ -101,10 +99,8 @@ static PyMethodDef core_methods[] = {
 	  "brk_config_init() as a dict." },
 	{ "_held", (PyCFunction)brkpy_held_list, METH_NOARGS,
 	  "[(breaker, permit), ...]: the open `with` blocks of this context, innermost last." },
-#ifdef BRKPY_HAVE_HTTP_CLASSIFY
 	{ "http_classify", (PyCFunction)core_http_classify, METH_VARARGS,
 	  "brk_http_classify(status, text, retry_after, now_unix_ms)." },
-#endif
 	{ NULL, NULL, 0, NULL }
 };
 
