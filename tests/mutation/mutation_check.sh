@@ -18,7 +18,7 @@
 #                 consecutive failures never open a breaker
 #                 -> tests/unit 'transitions' (closed_to_open_at_threshold),
 #                    tests/integration 'it_shared_trip' and
-#                    tests/features 'ft_quorum'
+#                    tests/integration 'it_trip_quorum'
 #
 # A test counts as catching a mutant only if meson ran it and reported it
 # failed ("Fail: 1" in its summary; a test that does not exist or was not
@@ -154,8 +154,8 @@ mutant() {
 }
 
 baseline "tests/cli/test_scan tools/bctl tests/integration/it_bctl_retry_after \
-	tests/unit/test_transitions tests/integration/it_shared_trip tests/features/ft_quorum" \
-	scan it_bctl_retry_after transitions it_shared_trip ft_quorum
+	tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \
+	scan it_bctl_retry_after transitions it_shared_trip it_trip_quorum
 
 # (a) the Retry-After detector does nothing
 mutant retry-after tools/bctl_scan.c \
@@ -168,8 +168,8 @@ mutant retry-after tools/bctl_scan.c \
 mutant no-failures lib/src/breaker.c \
 	'/^static int closed_failure(/,/^}/ s|^\tint tries;$|\tint tries;\n\n\treturn 0; /* MUTANT: failures never counted */|' \
 	'MUTANT: failures never counted' \
-	"tests/unit/test_transitions tests/integration/it_shared_trip tests/features/ft_quorum" \
-	transitions it_shared_trip ft_quorum
+	"tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \
+	transitions it_shared_trip it_trip_quorum
 
 echo "# mutation check: $caught caught, $missed missed, $broken broken"
 [ "$missed" -eq 0 ] && [ "$broken" -eq 0 ] && [ "$caught" -eq 2 ]
