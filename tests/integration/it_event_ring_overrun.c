@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define SLOTS 4096u
 #define NAME "ring/toggle"

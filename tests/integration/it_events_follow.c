@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define ROUNDS 5
 #define BOUND_MS 100

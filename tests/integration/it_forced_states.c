@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define NAME "fx"
 #define CAP 8192

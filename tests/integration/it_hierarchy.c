@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "ft.h"
+#include "proc.h"
 
 static const char *shm;
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define NAME "quorum/upstream"
 

@@ -7,7 +7,7 @@
  */
 #include <sys/wait.h>
 
-#include "lim.h"
+#include "fixture.h"
 
 static uint64_t const_fn(void *ctx)
 {
@@ -87,7 +87,7 @@ static void test_bounds(void **state)
 					size_t p = a % 5;
 
 					check_one(jitters[j], bases[b], caps[c], att,
-						  prevs[p], lim_random_fn, &seed);
+						  prevs[p], ut_random_fn, &seed);
 					w = a % 3;
 					check_one(jitters[j], bases[b], caps[c], att,
 						  prevs[p], const_fn, &words[w]);
@@ -186,7 +186,7 @@ static void test_means_deterministic(void **state)
 	uint64_t seed = 7;
 
 	(void)state;
-	means(lim_random_fn, &seed);
+	means(ut_random_fn, &seed);
 }
 
 static void test_means_internal(void **state)
@@ -203,7 +203,7 @@ static void test_decorrelated_chain(void **state)
 	(void)state;
 	for (i = 0; i < 10000; i++) {
 		r = brk_backoff_ms(BRK_JITTER_DECORRELATED, 10, 5000, (uint32_t)i,
-				   prev, lim_random_fn, &seed);
+				   prev, ut_random_fn, &seed);
 		assert_true(r >= 10 && r <= 5000);
 		assert_true(r <= (prev ? prev : 10) * 3);
 		prev = r;
@@ -218,11 +218,11 @@ static void test_deterministic_and_unknown(void **state)
 	(void)state;
 	for (i = 0; i < 100; i++) {
 		uint64_t a = brk_backoff_ms(BRK_JITTER_EQUAL, 50, 9000,
-					    (uint32_t)i, 0, lim_random_fn, &s1);
+					    (uint32_t)i, 0, ut_random_fn, &s1);
 		uint64_t b = brk_backoff_ms(BRK_JITTER_EQUAL, 50, 9000,
-					    (uint32_t)i, 0, lim_random_fn, &s2);
+					    (uint32_t)i, 0, ut_random_fn, &s2);
 		uint64_t c = brk_backoff_ms(12345, 50, 9000, (uint32_t)i, 0,
-					    lim_random_fn, &s3);
+					    ut_random_fn, &s3);
 		assert_int_equal(a, b);
 		assert_int_equal(a, c);
 	}

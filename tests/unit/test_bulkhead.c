@@ -3,7 +3,7 @@
  * once with -BRK_EFULL, release frees one, double release is a reported
  * no-op, reset frees them all.
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("bulk", 0)
 

@@ -5,7 +5,7 @@
  */
 #include <sys/wait.h>
 
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("modes", 0)
 

@@ -2,7 +2,7 @@
  * test_names_config.c - names, settings, get-or-create (late declarer),
  * a full table, attach options, and the small string helpers.
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("names", 0)
 
