@@ -12,7 +12,7 @@
 # Mutants:
 #   retry-after   tools/bctl_scan.c: the "Retry-After: N" detector records
 #                 nothing (match_retry_after's note_wait() call removed)
-#                 -> tests/cli 'scan' (test_retry_after ...) and
+#                 -> tests/cli 'scan' (retry_after_header_gives_the_wait_in_ms ...) and
 #                    tests/integration 'it_bctl_retry_after' (bctl exec)
 #   no-failures   lib/src/breaker.c: closed_failure() returns at once, so
 #                 consecutive failures never open a breaker

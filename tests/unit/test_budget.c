@@ -124,7 +124,7 @@ static struct sim simulate(struct ut *u, const char *name, double floor_,
 	return s;
 }
 
-static void test_bound_finagle_defaults(void **state)
+static void default_budget_bounds_retries_per_second(void **state)
 {
 	struct ut *u = *state;
 	struct sim s = simulate(u, "svc/retries", BRK_DEFAULT_BUDGET_FLOOR,
@@ -142,7 +142,7 @@ static void test_bound_finagle_defaults(void **state)
 	assert_true(s.deferred > 0);
 }
 
-static void test_bound_ratio_only(void **state)
+static void ratio_only_budget_bounds_retries_by_the_ratio(void **state)
 {
 	struct ut *u = *state;
 	struct sim s = simulate(u, "ratio-only", 0.0, 0.2);
@@ -152,7 +152,7 @@ static void test_bound_ratio_only(void **state)
 	assert_true((double)s.retries >= bound - 10.0);
 }
 
-static void test_bound_zero(void **state)
+static void zero_budget_defers_every_retry(void **state)
 {
 	struct ut *u = *state;
 	struct sim s = simulate(u, "none", 0.0, 0.0);
@@ -296,7 +296,7 @@ static void budget_bound_holds_randomized(void **state)
 }
 
 /* Deposits of a long healthy spell cannot be banked for a storm. */
-static void test_no_banking(void **state)
+static void healthy_spell_deposits_cannot_be_banked_for_a_storm(void **state)
 {
 	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "bank", 0.0, 0.2);
@@ -345,7 +345,7 @@ static void budget_deposit_survives_epoch_boundary(void **state)
 
 /* ---- small cases ---------------------------------------------------------- */
 
-static void test_defaults_and_floor_burst(void **state)
+static void budget_defaults_and_floor_burst(void **state)
 {
 	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "d", BRK_DEFAULT_BUDGET_FLOOR,
@@ -463,7 +463,7 @@ static void budget_slice_skew_never_double_spends(void **state)
 	brk_detach(other);
 }
 
-static void test_invalid(void **state)
+static void bad_floor_or_ratio_is_einval_and_creates_nothing(void **state)
 {
 	struct ut *u = *state;
 	brk_budget *g = NULL;
@@ -501,7 +501,7 @@ static void test_invalid(void **state)
 	ut_rc(-EMEDIUMTYPE, brk_budget_find(u->seg, "bk", &g));
 }
 
-static void test_configure_and_readonly(void **state)
+static void budget_configure_takes_effect_readonly_cannot(void **state)
 {
 	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "cfg", 10.0, 0.2), *r;
@@ -602,7 +602,7 @@ static uint64_t *ext_words(struct ut *u, const char *name, void **map,
 	return recs[idx].ext;
 }
 
-static void test_saturation_and_hostile(void **state)
+static void budget_words_saturate_and_corrupt_ones_are_ecorrupt(void **state)
 {
 	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "sat", 0.0, 100.0);
@@ -667,18 +667,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT_TEST(budget_deposit_survives_epoch_boundary),
-		UT_TEST(test_bound_finagle_defaults),
-		UT_TEST(test_bound_ratio_only),
-		UT_TEST(test_bound_zero),
+		UT_TEST(default_budget_bounds_retries_per_second),
+		UT_TEST(ratio_only_budget_bounds_retries_by_the_ratio),
+		UT_TEST(zero_budget_defers_every_retry),
 		UT_TEST(budget_bound_holds_randomized),
-		UT_TEST(test_no_banking),
-		UT_TEST(test_defaults_and_floor_burst),
+		UT_TEST(healthy_spell_deposits_cannot_be_banked_for_a_storm),
+		UT_TEST(budget_defaults_and_floor_burst),
 		UT_TEST(budget_deposits_expire_after_ttl),
 		UT_TEST(budget_slice_skew_never_double_spends),
-		UT_TEST(test_invalid),
-		UT_TEST(test_configure_and_readonly),
+		UT_TEST(bad_floor_or_ratio_is_einval_and_creates_nothing),
+		UT_TEST(budget_configure_takes_effect_readonly_cannot),
 		UT_TEST(budget_update_changes_only_the_given_setting),
-		UT_TEST(test_saturation_and_hostile),
+		UT_TEST(budget_words_saturate_and_corrupt_ones_are_ecorrupt),
 	};
 	return cmocka_run_group_tests_name("budget", tests, NULL, NULL);
 }

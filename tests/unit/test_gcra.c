@@ -67,7 +67,7 @@ static uint64_t *ext_words(struct ut *u, const char *name, void **map,
 
 /* ---- exactness ------------------------------------------------------- */
 
-static void test_burst_then_rate(void **state)
+static void new_bucket_grants_its_burst_then_one_per_interval(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "api/eu", 200.0, 20);
@@ -89,7 +89,7 @@ static void test_burst_then_rate(void **state)
 	assert_int_equal(ut_now_ns(u), t0 + UT_NS_PER_S);
 }
 
-static void test_big_steps_exact(void **state)
+static void bucket_loses_no_grant_and_never_refills_past_burst(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "b", 200.0, 20);
@@ -107,7 +107,7 @@ static void test_big_steps_exact(void **state)
 	assert_int_equal(drain(k, &nb), 20);
 }
 
-static void test_not_before_n(void **state)
+static void take_n_refused_until_n_intervals_then_granted(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "n", 200.0, 20);
@@ -134,7 +134,7 @@ static void test_not_before_n(void **state)
 	ut_rc(-EINVAL, brk_bucket_take(NULL, 1, &nb));
 }
 
-static void test_info_counters(void **state)
+static void bucket_info_reports_settings_tokens_and_counters(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "info", 200.0, 20);
@@ -170,7 +170,7 @@ static void test_info_counters(void **state)
 
 /* ---- validation -------------------------------------------------------- */
 
-static void test_invalid_settings(void **state)
+static void bad_rate_or_burst_is_einval_and_creates_nothing(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = NULL;
@@ -207,7 +207,7 @@ static void test_invalid_settings(void **state)
 	ut_rc(-EINVAL, brk_bucket_configure(NULL, 1.0, 1));
 }
 
-static void test_get_keeps_settings(void **state)
+static void later_bucket_get_keeps_the_first_settings(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *a = bucket(u, "keep", 200.0, 20), *b;
@@ -232,7 +232,7 @@ static void test_get_keeps_settings(void **state)
 	brk_detach(other);
 }
 
-static void test_kinds_and_find(void **state)
+static void bucket_name_is_refused_as_breaker_or_budget(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k;
@@ -251,7 +251,7 @@ static void test_kinds_and_find(void **state)
 	ut_rc(-EMEDIUMTYPE, brk_bucket_find(u->seg, "brk", &k));
 }
 
-static void test_readonly(void **state)
+static void readonly_handle_reads_a_bucket_but_cannot_take(void **state)
 {
 	struct ut *u = *state;
 	brk_segment *ro = ut_attach_clock(u, NULL, 1);
@@ -268,7 +268,7 @@ static void test_readonly(void **state)
 	brk_detach(ro);
 }
 
-static void test_errors_text(void **state)
+static void no_tokens_and_deferred_are_refusals_with_a_message(void **state)
 {
 	(void)state;
 	assert_true(brk_is_refusal(-BRK_ENOTOKENS));
@@ -280,7 +280,7 @@ static void test_errors_text(void **state)
 
 /* ---- configure ----------------------------------------------------------- */
 
-static void test_configure_raise_takes_effect(void **state)
+static void raised_rate_repays_owed_tokens_at_the_new_rate(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "raise", 1.0, 10);
@@ -308,7 +308,7 @@ static void test_configure_raise_takes_effect(void **state)
 	ut_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &nb));
 }
 
-static void test_configure_lower_and_burst(void **state)
+static void lowered_rate_spaces_owed_tokens_at_the_new_rate(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "lower", 100.0, 10);
@@ -337,7 +337,7 @@ static void test_configure_lower_and_burst(void **state)
 	assert_int_equal(drain(k, &nb), 50);
 }
 
-static void test_wake_jitter(void **state)
+static void wake_time_jitter_stays_within_one_interval(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "wake", 200.0, 20);
@@ -392,7 +392,7 @@ static void *race_take(void *arg)
 }
 
 /* 8 threads on a frozen clock: exactly the tokens there are, no more. */
-static void test_threads_no_overadmission(void **state)
+static void threads_never_take_more_tokens_than_there_are(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "race", 1000.0, 1000);
@@ -431,7 +431,7 @@ static void test_threads_no_overadmission(void **state)
 
 /* ---- saturation and hostile words -------------------------------------- */
 
-static void test_top_of_clock(void **state)
+static void bucket_stays_exact_near_the_top_of_the_clock(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "top", 200.0, 20);
@@ -486,7 +486,7 @@ static void test_top_of_clock(void **state)
 	assert_int_equal(nb, T200);
 }
 
-static void test_hostile_words(void **state)
+static void corrupt_bucket_words_are_ecorrupt_until_reconfigured(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = bucket(u, "evil", 200.0, 20);
@@ -587,21 +587,21 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT_TEST(bucket_update_changes_only_the_given_setting),
-		UT_TEST(test_burst_then_rate),
-		UT_TEST(test_big_steps_exact),
-		UT_TEST(test_not_before_n),
-		UT_TEST(test_info_counters),
-		UT_TEST(test_invalid_settings),
-		UT_TEST(test_get_keeps_settings),
-		UT_TEST(test_kinds_and_find),
-		UT_TEST(test_readonly),
-		UT_TEST(test_errors_text),
-		UT_TEST(test_configure_raise_takes_effect),
-		UT_TEST(test_configure_lower_and_burst),
-		UT_TEST(test_wake_jitter),
-		UT_TEST(test_threads_no_overadmission),
-		UT_TEST(test_top_of_clock),
-		UT_TEST(test_hostile_words),
+		UT_TEST(new_bucket_grants_its_burst_then_one_per_interval),
+		UT_TEST(bucket_loses_no_grant_and_never_refills_past_burst),
+		UT_TEST(take_n_refused_until_n_intervals_then_granted),
+		UT_TEST(bucket_info_reports_settings_tokens_and_counters),
+		UT_TEST(bad_rate_or_burst_is_einval_and_creates_nothing),
+		UT_TEST(later_bucket_get_keeps_the_first_settings),
+		UT_TEST(bucket_name_is_refused_as_breaker_or_budget),
+		UT_TEST(readonly_handle_reads_a_bucket_but_cannot_take),
+		UT_TEST(no_tokens_and_deferred_are_refusals_with_a_message),
+		UT_TEST(raised_rate_repays_owed_tokens_at_the_new_rate),
+		UT_TEST(lowered_rate_spaces_owed_tokens_at_the_new_rate),
+		UT_TEST(wake_time_jitter_stays_within_one_interval),
+		UT_TEST(threads_never_take_more_tokens_than_there_are),
+		UT_TEST(bucket_stays_exact_near_the_top_of_the_clock),
+		UT_TEST(corrupt_bucket_words_are_ecorrupt_until_reconfigured),
 	};
 	return cmocka_run_group_tests_name("gcra", tests, NULL, NULL);
 }

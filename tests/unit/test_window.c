@@ -9,7 +9,7 @@
  * segment was created (the fake clock's start), so bucket k holds
  * [1000 k, 1000 k + 999] with window_ms 10000.
  *
- * window_edge: window_ms 10000, failure_rate_pct 50, min_calls 20,
+ * window_drops_the_oldest_second_at_the_edge: window_ms 10000, failure_rate_pct 50, min_calls 20,
  * failure_threshold 1000000. 1000 successes a second for 10 s (at ms
  * 0..9999: buckets 0..9, 1000 each), then 900 failures in the 11th second
  * (ms 10000..10899, bucket 10). When the 11th second begins, bucket 0
@@ -222,12 +222,12 @@ static void window_edge_at(void **state, uint64_t off, uint64_t want_calls)
 	assert_int_equal(opens_since(w, &cursor, &reason), 0);
 }
 
-static void window_edge(void **state)
+static void window_drops_the_oldest_second_at_the_edge(void **state)
 {
 	window_edge_at(state, 0, 9900);
 }
 
-static void window_edge_shifted(void **state)
+static void window_edge_shifted_by_1ms_keeps_the_last_success(void **state)
 {
 	window_edge_at(state, 1, 9901);
 }
@@ -423,8 +423,8 @@ static void failure_rate_below(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(window_edge, setup, teardown),
-		cmocka_unit_test_setup_teardown(window_edge_shifted, setup, teardown),
+		cmocka_unit_test_setup_teardown(window_drops_the_oldest_second_at_the_edge, setup, teardown),
+		cmocka_unit_test_setup_teardown(window_edge_shifted_by_1ms_keeps_the_last_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(rotation_counts_the_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_rate_min_calls, setup, teardown),
