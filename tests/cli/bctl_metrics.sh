@@ -51,8 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 b() { "$BCTL" --shm "$SHM" "$@"; }
 bl() { "$BCTL" --shm "$SHM-l" "$@"; }

@@ -40,8 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 # Microseconds on the monotonic-enough wall clock (bash 5: no fork).
 now_us() {
