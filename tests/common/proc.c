@@ -199,7 +199,9 @@ static void child_setup(pid_t ppid)
 	sigaction(SIGINT, &sa, NULL);
 }
 
-pid_t it_fork(int (*fn)(int idx, void *arg), int idx, void *arg)
+/* fork(); in the child (0 returned) child_setup() has run; in the parent
+ * the child is tracked. A failed fork ends the test. */
+static pid_t fork_tracked(void)
 {
 	pid_t ppid = getpid(), pid;
 
@@ -210,27 +212,27 @@ pid_t it_fork(int (*fn)(int idx, void *arg), int idx, void *arg)
 		it_finish();
 		exit(1);
 	}
-	if (pid == 0) {
+	if (pid == 0)
 		child_setup(ppid);
+	else
+		track(pid);
+	return pid;
+}
+
+pid_t it_fork(int (*fn)(int idx, void *arg), int idx, void *arg)
+{
+	pid_t pid = fork_tracked();
+
+	if (pid == 0)
 		_exit(fn(idx, arg));
-	}
-	track(pid);
 	return pid;
 }
 
 pid_t it_spawn(char *const argv[], int out_fd, int err_fd)
 {
-	pid_t ppid = getpid(), pid;
+	pid_t pid = fork_tracked();
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		it_finish();
-		exit(1);
-	}
 	if (pid == 0) {
-		child_setup(ppid);
 		if (out_fd >= 0)
 			dup2(out_fd, STDOUT_FILENO);
 		if (err_fd >= 0)
@@ -239,7 +241,6 @@ pid_t it_spawn(char *const argv[], int out_fd, int err_fd)
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	track(pid);
 	return pid;
 }
 
