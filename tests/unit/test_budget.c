@@ -10,7 +10,7 @@
 
 #include "fixture.h"
 
-#include "layout.h" /* private: to poke words by hand */
+#include "fixture_layout.h" /* private: to poke words by hand */
 
 UT_GROUP_FIXTURES("budget", 64)
 
@@ -573,35 +573,6 @@ static void budget_update_changes_only_the_given_setting(void **state)
 	brk_detach(seg2);
 }
 
-static uint64_t *ext_words(struct ut *u, const char *name, void **map,
-			   size_t *len)
-{
-	struct brk_segment_info si;
-	struct brk_info *i = calloc(1, sizeof *i);
-	uint32_t idx, n = brk_record_count(u->seg);
-	struct brk__record *recs;
-	int fd;
-
-	assert_non_null(i);
-	assert_int_equal(brk_segment_info(u->seg, &si), 0);
-	for (idx = 0; idx < n; idx++)
-		if (brk_info_at(u->seg, idx, i) == 0 && strcmp(i->name, name) == 0)
-			break;
-	assert_true(idx < n);
-	assert_int_equal(i->kind, BRK_KIND_BUDGET);
-	assert_string_equal(i->budget.name, name);
-	free(i);
-	fd = shm_open(u->shm, O_RDWR, 0);
-	assert_true(fd >= 0);
-	*len = si.total_size;
-	*map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(*map != MAP_FAILED);
-	recs = (struct brk__record *)((uint8_t *)*map +
-				      brk__records_offset(si.capacity));
-	return recs[idx].ext;
-}
-
 static void budget_words_saturate_and_corrupt_ones_are_ecorrupt(void **state)
 {
 	struct ut *u = *state;
@@ -611,7 +582,7 @@ static void budget_words_saturate_and_corrupt_ones_are_ecorrupt(void **state)
 	size_t len;
 
 	ut_rc(0, brk_budget_deposit(g)); /* slice 0 */
-	ext = ext_words(u, "sat", &map, &len);
+	ext = ut_record_ext(u, "sat", BRK_KIND_BUDGET, &map, &len);
 	w = ext[BRK__BG_RING];
 	assert_int_equal(w, BRK__BGW_MAKE(0, 100000));
 	/* near the top of the 40-bit word: saturates, never spills into

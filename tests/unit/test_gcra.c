@@ -5,7 +5,7 @@
  */
 #include "fixture.h"
 
-#include "layout.h" /* private: to corrupt words by hand */
+#include "fixture_layout.h" /* private: to corrupt words by hand */
 
 UT_GROUP_FIXTURES("gcra", 64)
 
@@ -31,38 +31,6 @@ static unsigned drain(brk_bucket *k, uint64_t *nb)
 		n++;
 	assert_int_equal(rc, -BRK_ENOTOKENS);
 	return n;
-}
-
-#include <fcntl.h>
-#include <sys/mman.h>
-
-/* Map the segment a second time, writable, and return the ext words of
- * the record @name (found by listing; geometry from layout.h). */
-static uint64_t *ext_words(struct ut *u, const char *name, void **map,
-			   size_t *len)
-{
-	struct brk_segment_info si;
-	struct brk_info *i = calloc(1, sizeof *i);
-	uint32_t idx, n = brk_record_count(u->seg);
-	struct brk__record *recs;
-	int fd;
-
-	assert_non_null(i);
-	assert_int_equal(brk_segment_info(u->seg, &si), 0);
-	for (idx = 0; idx < n; idx++)
-		if (brk_info_at(u->seg, idx, i) == 0 && strcmp(i->name, name) == 0)
-			break;
-	free(i);
-	assert_true(idx < n);
-	fd = shm_open(u->shm, O_RDWR, 0);
-	assert_true(fd >= 0);
-	*len = si.total_size;
-	*map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(*map != MAP_FAILED);
-	recs = (struct brk__record *)((uint8_t *)*map +
-				      brk__records_offset(si.capacity));
-	return recs[idx].ext;
 }
 
 /* ---- exactness ------------------------------------------------------- */
@@ -496,7 +464,7 @@ static void corrupt_bucket_words_are_ecorrupt_until_reconfigured(void **state)
 	void *map;
 	size_t len;
 
-	ext = ext_words(u, "evil", &map, &len);
+	ext = ut_record_ext(u, "evil", BRK_KIND_BUCKET, &map, &len);
 	saved = ext[BRK__BK_CFG];
 	assert_int_equal(saved, BRK__BKC_MAKE(T200, 20));
 
