@@ -20,20 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	pass=$((pass + 1))
-	echo "ok   - $1"
-}
-
-bad() {
-	local desc=$1 line
-	shift
-	fail=$((fail + 1))
-	echo "FAIL - $desc"
-	for line in "$@"; do
-		echo "       $line"
-	done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 # run [PREFIX...] -- ARGS: bctl ARGS with stdout/stderr in $TMP/out, $TMP/err.
 run() {

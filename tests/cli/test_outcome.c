@@ -45,7 +45,7 @@ static int setup(void **state)
 	return 0;
 }
 
-static void test_exit_codes(void **state)
+static void exit_codes_map_to_outcomes(void **state)
 {
 	(void)state;
 	assert_true(WIFEXITED(EXITED(3)) && WEXITSTATUS(EXITED(3)) == 3);
@@ -63,7 +63,7 @@ static void test_exit_codes(void **state)
 			 BRK_FAILURE);
 }
 
-static void test_signs_win(void **state)
+static void rate_limit_or_overload_signs_win_over_the_exit_code(void **state)
 {
 	struct scan_result s;
 	struct exec_verdict v;
@@ -87,7 +87,7 @@ static void test_signs_win(void **state)
 	assert_int_equal(v.reason, BRK_REASON_RATE_LIMITED);
 }
 
-static void test_timeout_and_interrupt(void **state)
+static void timeout_is_a_failure_interrupt_is_cancelled(void **state)
 {
 	struct scan_result s;
 	struct exec_verdict v;
@@ -107,7 +107,7 @@ static void test_timeout_and_interrupt(void **state)
 	assert_int_equal(v.outcome, BRK_SUCCESS);
 }
 
-static void test_exit_status(void **state)
+static void bctl_exits_with_the_commands_status(void **state)
 {
 	struct exec_facts f = { EXITED(3), false, false, NULL, NULL, NULL };
 
@@ -119,7 +119,7 @@ static void test_exit_status(void **state)
 	assert_int_equal(bctl_exit_status(&f), 0);
 }
 
-static void test_code_sets(void **state)
+static void exit_code_sets_parse_and_bad_ones_are_refused(void **state)
 {
 	uint8_t set[CLI_CODE_SET_BYTES] = { 0 };
 
@@ -138,7 +138,7 @@ static void test_code_sets(void **state)
 	assert_false(code_set_has(set, 256));
 }
 
-static void test_uint_args(void **state)
+static void uint_arguments_range_checked(void **state)
 {
 	uint64_t v = 0;
 
@@ -160,7 +160,7 @@ static void test_uint_args(void **state)
 	assert_int_equal(parse_uint_arg_base("0800", 8, 0, 0777, &v), -EINVAL);
 }
 
-static void test_time_format(void **state)
+static void event_times_format_as_utc_iso8601_ms(void **state)
 {
 	char buf[40];
 
@@ -176,13 +176,13 @@ static void test_time_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_exit_codes, setup),
-		cmocka_unit_test_setup(test_signs_win, setup),
-		cmocka_unit_test_setup(test_timeout_and_interrupt, setup),
-		cmocka_unit_test(test_exit_status),
-		cmocka_unit_test(test_code_sets),
-		cmocka_unit_test(test_uint_args),
-		cmocka_unit_test(test_time_format),
+		cmocka_unit_test_setup(exit_codes_map_to_outcomes, setup),
+		cmocka_unit_test_setup(rate_limit_or_overload_signs_win_over_the_exit_code, setup),
+		cmocka_unit_test_setup(timeout_is_a_failure_interrupt_is_cancelled, setup),
+		cmocka_unit_test(bctl_exits_with_the_commands_status),
+		cmocka_unit_test(exit_code_sets_parse_and_bad_ones_are_refused),
+		cmocka_unit_test(uint_arguments_range_checked),
+		cmocka_unit_test(event_times_format_as_utc_iso8601_ms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

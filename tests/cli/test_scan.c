@@ -65,7 +65,7 @@ static void expect_wait(const char *line, uint64_t ms)
 			 (unsigned long long)ms);
 }
 
-static void test_status_lines(void **state)
+static void status_429_503_529_lines_are_detected(void **state)
 {
 	(void)state;
 	expect_rate("HTTP/1.1 429 Too Many Requests");
@@ -88,7 +88,7 @@ static void test_status_lines(void **state)
 	expect_overload("529 Site is overloaded");
 }
 
-static void test_not_status(void **state)
+static void numbers_that_are_not_a_status_are_ignored(void **state)
 {
 	(void)state;
 	expect_nothing("processed 4290 items");
@@ -112,7 +112,7 @@ static void test_not_status(void **state)
 	expect_nothing("Retry-After: 5x");
 }
 
-static void test_retry_after(void **state)
+static void retry_after_header_gives_the_wait_in_ms(void **state)
 {
 	(void)state;
 	expect_wait("Retry-After: 2", 2000);
@@ -134,7 +134,7 @@ static void test_retry_after(void **state)
 	expect_wait("please retry after 30 seconds", 30000);
 }
 
-static void test_try_again(void **state)
+static void try_again_in_n_seconds_gives_the_wait(void **state)
 {
 	(void)state;
 	expect_wait("Rate limit reached. Please try again in 20 seconds.", 20000);
@@ -146,7 +146,7 @@ static void test_try_again(void **state)
 	expect_wait("try again in 0.5 sec", 500);
 }
 
-static void test_binary_and_nul(void **state)
+static void binary_output_and_nul_bytes_are_scanned_safely(void **state)
 {
 	static const char bin[] = "\x00\xff\x01HTTP/1.1 429\x00tail";
 	struct scan_result r;
@@ -215,7 +215,7 @@ static void boundary_sweep(const char *needle, bool rate, uint64_t wait_ms)
 	sweep_at(needle, SCAN_LINE_MAX - SCAN_OVERLAP, rate, wait_ms);
 }
 
-static void test_long_lines(void **state)
+static void long_lines_are_scanned_at_every_boundary(void **state)
 {
 	(void)state;
 	boundary_sweep("HTTP/1.1 429 Too Many Requests", true, 0);
@@ -228,7 +228,7 @@ static void test_long_lines(void **state)
 	boundary_sweep("status:4290", false, 0);
 }
 
-static void test_stream_lines(void **state)
+static void output_split_anywhere_scans_like_whole_lines(void **state)
 {
 	static const char text[] =
 		"ok line\nstill fine 429 items\r\nHTTP/1.1 503 Service Unavailable\n"
@@ -248,7 +248,7 @@ static void test_stream_lines(void **state)
 
 /* In a long line, a bare 529 and "overloaded" count together when they
  * are in one window (bctl_scan.h), wherever the window boundaries fall. */
-static void test_529_word_in_long_line(void **state)
+static void status_529_and_overloaded_in_one_window_of_a_long_line_are_seen(void **state)
 {
 	size_t len = 2 * SCAN_LINE_MAX + 100, at;
 	char *line = malloc(len);
@@ -269,7 +269,7 @@ static void test_529_word_in_long_line(void **state)
 }
 
 /* Minified JSON: a long line with no blank at all. */
-static void test_long_json_line(void **state)
+static void long_minified_json_line_is_scanned(void **state)
 {
 	static const char needle[] = ",\"status\":429,\"retry_after\":7,";
 	size_t len = 3 * SCAN_LINE_MAX, nlen = sizeof(needle) - 1, pos, i;
@@ -294,15 +294,15 @@ static void test_long_json_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status_lines),
-		cmocka_unit_test(test_not_status),
-		cmocka_unit_test(test_retry_after),
-		cmocka_unit_test(test_try_again),
-		cmocka_unit_test(test_binary_and_nul),
-		cmocka_unit_test(test_long_lines),
-		cmocka_unit_test(test_stream_lines),
-		cmocka_unit_test(test_529_word_in_long_line),
-		cmocka_unit_test(test_long_json_line),
+		cmocka_unit_test(status_429_503_529_lines_are_detected),
+		cmocka_unit_test(numbers_that_are_not_a_status_are_ignored),
+		cmocka_unit_test(retry_after_header_gives_the_wait_in_ms),
+		cmocka_unit_test(try_again_in_n_seconds_gives_the_wait),
+		cmocka_unit_test(binary_output_and_nul_bytes_are_scanned_safely),
+		cmocka_unit_test(long_lines_are_scanned_at_every_boundary),
+		cmocka_unit_test(output_split_anywhere_scans_like_whole_lines),
+		cmocka_unit_test(status_529_and_overloaded_in_one_window_of_a_long_line_are_seen),
+		cmocka_unit_test(long_minified_json_line_is_scanned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "itest.h"
+#include "proc.h"
 #include "layout.h"
 
 #define CAP 4u

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "itest.h"
+#include "proc.h"
 
 #define NB 8
 #define EX_TEMPFAIL 75

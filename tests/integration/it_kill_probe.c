@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "itest.h"
+#include "proc.h"
 
 struct shared {
 	int have_probe, release_now, released;

@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "itest.h"
+#include "proc.h"
 #include "killpoint.h"
 
 #define OPEN_MS 30

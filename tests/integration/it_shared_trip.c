@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "itest.h"
+#include "proc.h"
 
 #define NW 8
 #define OPEN_MS 500u

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "itest.h"
+#include "proc.h"
 
 struct job {
 	brk_breaker *b;

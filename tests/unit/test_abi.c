@@ -11,7 +11,7 @@
  * changes nothing. Output structs are written through canary buffers: not
  * one byte past the caller's size may change.
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("abi", 0)
 

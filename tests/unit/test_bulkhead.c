@@ -3,7 +3,7 @@
  * once with -BRK_EFULL, release frees one, double release is a reported
  * no-op, reset frees them all.
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("bulk", 0)
 
@@ -73,9 +73,9 @@ static void bulkhead_n(struct ut *u, uint32_t n)
 	assert_int_equal(i.in_flight, 0);
 }
 
-static void bulkhead_one(void **state) { bulkhead_n(*state, 1); }
-static void bulkhead_three(void **state) { bulkhead_n(*state, 3); }
-static void bulkhead_max(void **state) { bulkhead_n(*state, BRK_MAX_CONCURRENT); }
+static void bulkhead_of_one_admits_exactly_one(void **state) { bulkhead_n(*state, 1); }
+static void bulkhead_of_three_admits_exactly_three(void **state) { bulkhead_n(*state, 3); }
+static void bulkhead_of_max_concurrent_admits_exactly_that_many(void **state) { bulkhead_n(*state, BRK_MAX_CONCURRENT); }
 
 /* Permits from before a reset still count; their stale releases free
  * their own slots and never the new holders' leases. */
@@ -159,9 +159,9 @@ static void refusal_takes_no_permit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		UT_TEST(bulkhead_one),
-		UT_TEST(bulkhead_three),
-		UT_TEST(bulkhead_max),
+		UT_TEST(bulkhead_of_one_admits_exactly_one),
+		UT_TEST(bulkhead_of_three_admits_exactly_three),
+		UT_TEST(bulkhead_of_max_concurrent_admits_exactly_that_many),
 		UT_TEST(reset_then_old_release_frees_nothing),
 		UT_TEST(every_outcome_frees_permit),
 		UT_TEST(refusal_takes_no_permit),

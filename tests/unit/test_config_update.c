@@ -7,7 +7,7 @@
  */
 #include <pthread.h>
 
-#include "ut.h"
+#include "fixture.h"
 
 #include "internal.h" /* private: a handle's record, its stored words */
 

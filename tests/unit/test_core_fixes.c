@@ -11,7 +11,7 @@
 
 #include "internal.h"
 #include "layout.h"
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("corefix", 0)
 

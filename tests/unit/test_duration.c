@@ -3,7 +3,7 @@
  * "1500us" (rounded up); a bare number, negative, garbage -> -EINVAL;
  * above BRK_MAX_DURATION_MS -> -ERANGE.
  */
-#include "ut.h"
+#include "fixture.h"
 
 struct good {
 	const char *s;

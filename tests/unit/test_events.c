@@ -4,7 +4,7 @@
  * exactly how many wanted events were overwritten.
  */
 #include "layout.h"
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("ev", 0)
 

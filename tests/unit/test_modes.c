@@ -5,13 +5,13 @@
  */
 #include <sys/wait.h>
 
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("modes", 0)
 
 /* FORCED_OPEN refuses every call; -EALREADY when repeated; reset and
  * NORMAL give it back. */
-static void forced_open(void **state)
+static void forced_open_refuses_until_reset_or_normal(void **state)
 {
 	struct ut *u = *state;
 	struct brk_config c;
@@ -110,7 +110,7 @@ static void metrics_only_never_refuses(void **state)
 }
 
 /* BREAKERD_DISABLED=1 at attach: this handle admits everything. */
-static void env_kill_switch(void **state)
+static void breakerd_disabled_env_admits_that_process_only(void **state)
 {
 	struct ut *u = *state;
 	struct brk_config c;
@@ -241,10 +241,10 @@ static void quorum_needs_distinct_processes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		UT_TEST(forced_open),
+		UT_TEST(forced_open_refuses_until_reset_or_normal),
 		UT_TEST(disabled_admits_and_never_transitions),
 		UT_TEST(metrics_only_never_refuses),
-		UT_TEST(env_kill_switch),
+		UT_TEST(breakerd_disabled_env_admits_that_process_only),
 		UT_TEST(slow_call_rate_opens),
 		UT_TEST(fast_calls_stay_closed),
 		UT_TEST(quorum_needs_distinct_processes),

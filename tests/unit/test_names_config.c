@@ -2,11 +2,11 @@
  * test_names_config.c - names, settings, get-or-create (late declarer),
  * a full table, attach options, and the small string helpers.
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("names", 0)
 
-static void name_rules(void **state)
+static void breaker_names_follow_the_charset_and_slash_rules(void **state)
 {
 	char n63[64], n64[65], n200[201];
 	const char *bad[] = {
@@ -85,7 +85,7 @@ static void set_pt0(struct brk_config *c) { c->probe_timeout_ms = 0; }
 static void set_sr0(struct brk_config *c) { c->slow_call_ms = 100; c->slow_rate_pct = 0; }
 static void set_sr101(struct brk_config *c) { c->slow_call_ms = 100; c->slow_rate_pct = 101; }
 
-static void config_validation(void **state)
+static void each_out_of_range_setting_is_einval(void **state)
 {
 	const struct bad_cfg bad[] = {
 		{ "failure_threshold", set_ft0 },
@@ -240,7 +240,7 @@ static void late_declarer_keeps_first(void **state)
 }
 
 /* Capacity 4: the 5th name is -ENOSPC; the four are intact and usable. */
-static void full_table(void **state)
+static void full_segment_refuses_new_records_with_enospc(void **state)
 {
 	struct ut *u = *state;
 	const char *names[] = { "n0", "n1", "n2", "n3" };
@@ -337,7 +337,7 @@ static void two_handles_one_record(void **state)
 }
 
 /* Attach options are validated. */
-static void attach_options(void **state)
+static void bad_attach_options_are_refused_and_attach_nothing(void **state)
 {
 	struct ut *u = *state;
 	struct brk_attach_opts o;
@@ -366,7 +366,7 @@ static void attach_options(void **state)
 	brk_segment_unlink(name);
 }
 
-static void resolve_shm_name(void **state)
+static void shm_name_flag_beats_env_beats_default(void **state)
 {
 	(void)state;
 	unsetenv(BRK_SHM_ENV);
@@ -380,7 +380,7 @@ static void resolve_shm_name(void **state)
 	unsetenv(BRK_SHM_ENV);
 }
 
-static void strings(void **state)
+static void every_error_code_has_its_own_message(void **state)
 {
 	const int codes[] = { BRK_EOPEN, BRK_EFULL, BRK_ECOOLING, BRK_EDEFERRED,
 			      BRK_ESTALE, BRK_ECORRUPT, BRK_ECONTENDED };
@@ -444,17 +444,17 @@ static void strings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(name_rules),
+		cmocka_unit_test(breaker_names_follow_the_charset_and_slash_rules),
 		UT_TEST(get_rejects_bad_names),
-		cmocka_unit_test(config_validation),
+		cmocka_unit_test(each_out_of_range_setting_is_einval),
 		UT_TEST(bad_config_creates_and_changes_nothing),
 		UT_TEST(late_declarer_keeps_first),
-		cmocka_unit_test_setup_teardown(full_table, setup4, ut_teardown),
+		cmocka_unit_test_setup_teardown(full_segment_refuses_new_records_with_enospc, setup4, ut_teardown),
 		UT_TEST(other_kind_is_emediumtype),
 		UT_TEST(two_handles_one_record),
-		UT_TEST(attach_options),
-		cmocka_unit_test(resolve_shm_name),
-		cmocka_unit_test(strings),
+		UT_TEST(bad_attach_options_are_refused_and_attach_nothing),
+		cmocka_unit_test(shm_name_flag_beats_env_beats_default),
+		cmocka_unit_test(every_error_code_has_its_own_message),
 	};
 	return cmocka_run_group_tests_name("names_config", tests, NULL, NULL);
 }

@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("recl", 0)
 

@@ -6,7 +6,7 @@
  * ut_cfg(): failure_threshold 3, open_ms 1000, max_open_ms 8000,
  * max_wait_ms 300000 (300 s).
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("ra", 0)
 

@@ -5,7 +5,7 @@
  */
 #include <time.h>
 
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("sat", 0)
 

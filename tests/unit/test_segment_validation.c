@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "layout.h"
-#include "ut.h"
+#include "fixture.h"
 
 #define CAP 8u
 #define SEG_SIZE brk__total_size(CAP)

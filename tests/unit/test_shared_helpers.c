@@ -8,7 +8,7 @@
  */
 #include <sys/wait.h>
 
-#include "ut.h"
+#include "fixture.h"
 #include "internal.h"
 
 static void shm_name_accepts_slash_and_1_to_254_bytes(void **state)

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 
 #include "layout.h"
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("stale", 0)
 

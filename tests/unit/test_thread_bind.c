@@ -6,7 +6,7 @@
  * word left by a previous owner (another nonce) is ignored, and a probe
  * lease is bound too.
  */
-#include "ut.h"
+#include "fixture.h"
 
 #include "internal.h" /* private: a handle's record */
 

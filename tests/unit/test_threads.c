@@ -12,7 +12,7 @@
  */
 #include <pthread.h>
 
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("thr", 0)
 

@@ -5,7 +5,7 @@
  * ut_cfg(): failure_threshold 3, open_ms 1000, max_open_ms 8000,
  * half_open_probes 1, success_threshold 1, probe_timeout_ms 5000.
  */
-#include "ut.h"
+#include "fixture.h"
 
 UT_GROUP_FIXTURES("trans", 0)
 

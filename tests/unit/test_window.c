@@ -9,7 +9,7 @@
  * segment was created (the fake clock's start), so bucket k holds
  * [1000 k, 1000 k + 999] with window_ms 10000.
  *
- * window_edge: window_ms 10000, failure_rate_pct 50, min_calls 20,
+ * window_drops_the_oldest_second_at_the_edge: window_ms 10000, failure_rate_pct 50, min_calls 20,
  * failure_threshold 1000000. 1000 successes a second for 10 s (at ms
  * 0..9999: buckets 0..9, 1000 each), then 900 failures in the 11th second
  * (ms 10000..10899, bucket 10). When the 11th second begins, bucket 0
@@ -30,117 +30,29 @@
  * successes + 9 failures: closed; the 10th failure (20 calls, 50%)
  * opens it.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "fixture.h"
 
-#include <cmocka.h>
+UT_GROUP_FIXTURES("window", 16)
 
-#include "breaker.h"
-
-#define MS 1000000ULL
-#define START_NS (5000ULL * 1000 * MS)
-
-struct world {
-	char shm[96];
-	uint64_t now_ns;
-	uint64_t rnd;
-	brk_segment *seg;
-};
-
-static uint64_t fake_clock(void *ctx)
+static void at_ms(struct ut *w, uint64_t ms)
 {
-	return ((struct world *)ctx)->now_ns;
-}
-
-static uint64_t fake_random(void *ctx)
-{
-	struct world *w = ctx;
-
-	w->rnd = w->rnd * 6364136223846793005ULL + 1442695040888963407ULL;
-	return w->rnd >> 11;
-}
-
-static int setup(void **state)
-{
-	static unsigned n;
-	struct brk_attach_opts o;
-	struct world *w = calloc(1, sizeof(*w));
-	char err[256] = "";
-	int rc;
-
-	assert_non_null(w);
-	snprintf(w->shm, sizeof(w->shm), "/brkft-window-%d-%u", (int)getpid(), n++);
-	w->now_ns = START_NS;
-	w->rnd = 42;
-	brk_segment_unlink(w->shm);
-	brk_attach_opts_init(&o);
-	o.shm_name = w->shm;
-	o.capacity = 16;
-	o.clock = fake_clock;
-	o.clock_ctx = w;
-	o.random = fake_random;
-	o.random_ctx = w;
-	o.errbuf = err;
-	o.errbuf_len = sizeof(err);
-	rc = brk_attach(&o, &w->seg);
-	if (rc)
-		fprintf(stderr, "attach %s: %s (%s)\n", w->shm, brk_strerror(rc), err);
-	assert_int_equal(rc, 0);
-	*state = w;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct world *w = *state;
-
-	brk_detach(w->seg);
-	brk_segment_unlink(w->shm);
-	free(w);
-	return 0;
-}
-
-static void at_ms(struct world *w, uint64_t ms)
-{
-	w->now_ns = START_NS + ms * MS;
-}
-
-static brk_breaker *breaker(struct world *w, const char *name,
-			    const struct brk_config *c)
-{
-	brk_breaker *b = NULL;
-
-	assert_int_equal(brk_breaker_get(w->seg, name, c, &b), 0);
-	return b;
-}
-
-static void info(brk_breaker *b, struct brk_info *in)
-{
-	assert_int_equal(brk_breaker_info(b, in), 0);
+	ut_set_ns(w, UT_CLOCK_START_NS + ms * UT_NS_PER_MS);
 }
 
 /* One admitted call held @hold_ms on the fake clock. */
-static void call(struct world *w, brk_breaker *b, int outcome, uint64_t hold_ms)
+static void call(struct ut *w, brk_breaker *b, int outcome, uint64_t hold_ms)
 {
 	brk_permit p;
 
 	assert_int_equal(brk_acquire(b, &p, NULL), 0);
-	w->now_ns += hold_ms * MS;
+	ut_advance_ns(w, hold_ms * UT_NS_PER_MS);
 	assert_int_equal(brk_release(&p, outcome,
 				     outcome == BRK_FAILURE ? BRK_REASON_SERVER_ERROR : 0,
 				     0), 0);
 }
 
 /* The events written since @cursor that opened the breaker. */
-static int opens_since(struct world *w, uint64_t *cursor, int *reason)
+static int opens_since(struct ut *w, uint64_t *cursor, int *reason)
 {
 	struct brk_event ev[32];
 	uint64_t lost;
@@ -155,7 +67,7 @@ static int opens_since(struct world *w, uint64_t *cursor, int *reason)
 	return opens;
 }
 
-static uint64_t events_now(struct world *w)
+static uint64_t events_now(struct ut *w)
 {
 	struct brk_segment_info si;
 
@@ -174,7 +86,7 @@ static void edge_cfg(struct brk_config *c)
 
 static void window_edge_at(void **state, uint64_t off, uint64_t want_calls)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
@@ -182,25 +94,25 @@ static void window_edge_at(void **state, uint64_t off, uint64_t want_calls)
 	int reason = 0;
 
 	edge_cfg(&c);
-	b = breaker(w, off ? "edge/shifted" : "edge/aligned", &c);
+	b = ut_breaker(w, off ? "edge/shifted" : "edge/aligned", &c);
 	cursor = events_now(w);
 	for (i = 0; i < 10000; i++) {
 		at_ms(w, off + i);
 		call(w, b, BRK_SUCCESS, 0);
 	}
-	info(b, &in);
+	ut_info(b, &in);
 	/* aligned: buckets 0..9 hold 1000 each; shifted: the last success
 	 * (10000 ms) rotated bucket 0's slot and counted itself: 9000 + 1 */
 	assert_int_equal(in.window_calls, off ? 9001 : 10000);
 	assert_int_equal(in.window_failures, 0);
 
 	at_ms(w, 10000 + off);
-	info(b, &in);
+	ut_info(b, &in);
 	/* bucket 0 is out; aligned, bucket 10 has not started (9000);
 	 * shifted, it holds the success at 10000 ms (9001) */
 	assert_int_equal(in.window_calls, off ? 9001 : 9000);
 	call(w, b, BRK_FAILURE, 0);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_failures, 1);
 	assert_int_equal(in.window_calls, off ? 9002 : 9001); /* aligned: the
 								rotating call counts */
@@ -208,7 +120,7 @@ static void window_edge_at(void **state, uint64_t off, uint64_t want_calls)
 		at_ms(w, 10000 + off + i);
 		call(w, b, BRK_FAILURE, 0);
 	}
-	info(b, &in);
+	ut_info(b, &in);
 	printf("# offset %" PRIu64 " ms: window_calls %" PRIu64 ", window_failures %"
 	       PRIu64 " (%.2f%%), state %s\n", off, in.window_calls,
 	       in.window_failures, 100.0 * (double)in.window_failures /
@@ -222,12 +134,12 @@ static void window_edge_at(void **state, uint64_t off, uint64_t want_calls)
 	assert_int_equal(opens_since(w, &cursor, &reason), 0);
 }
 
-static void window_edge(void **state)
+static void window_drops_the_oldest_second_at_the_edge(void **state)
 {
 	window_edge_at(state, 0, 9900);
 }
 
-static void window_edge_shifted(void **state)
+static void window_edge_shifted_by_1ms_keeps_the_last_success(void **state)
 {
 	window_edge_at(state, 1, 9901);
 }
@@ -236,41 +148,41 @@ static void window_edge_shifted(void **state)
  * it: the window counts that call, not the stale bucket's. */
 static void rotation_counts_the_call(void **state)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
 	int i;
 
 	edge_cfg(&c);
-	b = breaker(w, "rotate", &c);
+	b = ut_breaker(w, "rotate", &c);
 	at_ms(w, 500); /* bucket 0 */
 	for (i = 0; i < 5; i++)
 		call(w, b, BRK_FAILURE, 0);
 	at_ms(w, 1500); /* bucket 1 */
 	call(w, b, BRK_SUCCESS, 0);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 6);
 	assert_int_equal(in.window_failures, 5);
 	at_ms(w, 10500); /* bucket 10: same slot as bucket 0 */
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 1);
 	assert_int_equal(in.window_failures, 0);
 	call(w, b, BRK_SUCCESS, 0);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 2);
 	assert_int_equal(in.window_failures, 0);
 	at_ms(w, 30000); /* everything is old */
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 0);
 	call(w, b, BRK_SUCCESS, 0);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 1);
 }
 
 static void slow_rate(void **state)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
@@ -285,26 +197,26 @@ static void slow_rate(void **state)
 	c.failure_threshold = 1000000;
 	c.open_ms = 30000;
 	c.max_open_ms = 60000;
-	b = breaker(w, "slow", &c);
+	b = ut_breaker(w, "slow", &c);
 	cursor = events_now(w);
 	at_ms(w, 100);
 	for (i = 0; i < 5; i++)
 		call(w, b, BRK_SUCCESS, 10);
 	call(w, b, BRK_SUCCESS, 99); /* just under: not slow */
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 6);
 	assert_int_equal(in.window_slow, 0);
 	/* slow calls: after k, slow k of 6 + k; 50% at k = 6 (12 >= 10) */
 	for (i = 1; i <= 5; i++) {
 		call(w, b, BRK_SUCCESS, 100);
-		info(b, &in);
+		ut_info(b, &in);
 		assert_int_equal(in.state, BRK_CLOSED);
 		assert_int_equal(in.window_slow, (uint64_t)i);
 		assert_int_equal(in.window_calls, 6 + (uint64_t)i);
 	}
 	assert_int_equal(opens_since(w, &cursor, &reason), 0);
 	call(w, b, BRK_SUCCESS, 150);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.state, BRK_OPEN);
 	assert_int_equal(in.open_remaining_ms, 30000);
 	assert_int_equal(opens_since(w, &cursor, &reason), 1);
@@ -316,7 +228,7 @@ static void slow_rate(void **state)
 /* Fewer slow calls than min_calls never open, even at 100%. */
 static void slow_rate_min_calls(void **state)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
@@ -326,14 +238,14 @@ static void slow_rate_min_calls(void **state)
 	c.slow_call_ms = 100;
 	c.slow_rate_pct = 50;
 	c.min_calls = 10;
-	b = breaker(w, "slow/min", &c);
+	b = ut_breaker(w, "slow/min", &c);
 	for (i = 0; i < 9; i++)
 		call(w, b, BRK_SUCCESS, 200);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_slow, 9);
 	assert_int_equal(in.state, BRK_CLOSED);
 	call(w, b, BRK_SUCCESS, 200);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.state, BRK_OPEN);
 }
 
@@ -348,7 +260,7 @@ static void rate_cfg(struct brk_config *c)
 
 static void failure_rate_min_calls(void **state)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
@@ -356,15 +268,15 @@ static void failure_rate_min_calls(void **state)
 	int i, reason = 0;
 
 	rate_cfg(&c);
-	b = breaker(w, "rate/min", &c);
+	b = ut_breaker(w, "rate/min", &c);
 	cursor = events_now(w);
 	for (i = 0; i < 19; i++)
 		call(w, b, BRK_FAILURE, 1);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_failures, 19);
 	assert_int_equal(in.state, BRK_CLOSED); /* 100%, but 19 < min_calls */
 	call(w, b, BRK_FAILURE, 1);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.state, BRK_OPEN);
 	assert_int_equal(opens_since(w, &cursor, &reason), 1);
 	assert_int_equal(reason, BRK_EV_FAILURE_RATE);
@@ -373,7 +285,7 @@ static void failure_rate_min_calls(void **state)
 
 static void failure_rate_at_pct(void **state)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
@@ -381,17 +293,17 @@ static void failure_rate_at_pct(void **state)
 	int i, reason = 0;
 
 	rate_cfg(&c);
-	b = breaker(w, "rate/pct", &c);
+	b = ut_breaker(w, "rate/pct", &c);
 	cursor = events_now(w);
 	for (i = 0; i < 10; i++)
 		call(w, b, BRK_SUCCESS, 1);
 	for (i = 0; i < 9; i++)
 		call(w, b, BRK_FAILURE, 1);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 19);
 	assert_int_equal(in.state, BRK_CLOSED);
 	call(w, b, BRK_FAILURE, 1); /* 10 of 20: 50% */
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.state, BRK_OPEN);
 	assert_int_equal(opens_since(w, &cursor, &reason), 1);
 	assert_int_equal(reason, BRK_EV_FAILURE_RATE);
@@ -400,21 +312,21 @@ static void failure_rate_at_pct(void **state)
 /* 9 of 20 (45%) stays closed; healthy errors count as calls. */
 static void failure_rate_below(void **state)
 {
-	struct world *w = *state;
+	struct ut *w = *state;
 	struct brk_config c;
 	struct brk_info in;
 	brk_breaker *b;
 	int i;
 
 	rate_cfg(&c);
-	b = breaker(w, "rate/below", &c);
+	b = ut_breaker(w, "rate/below", &c);
 	for (i = 0; i < 6; i++)
 		call(w, b, BRK_SUCCESS, 1);
 	for (i = 0; i < 5; i++)
 		call(w, b, BRK_HEALTHY_ERROR, 1);
 	for (i = 0; i < 9; i++)
 		call(w, b, BRK_FAILURE, 1);
-	info(b, &in);
+	ut_info(b, &in);
 	assert_int_equal(in.window_calls, 20);
 	assert_int_equal(in.window_failures, 9);
 	assert_int_equal(in.state, BRK_CLOSED);
@@ -423,14 +335,14 @@ static void failure_rate_below(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(window_edge, setup, teardown),
-		cmocka_unit_test_setup_teardown(window_edge_shifted, setup, teardown),
-		cmocka_unit_test_setup_teardown(rotation_counts_the_call, setup, teardown),
-		cmocka_unit_test_setup_teardown(slow_rate, setup, teardown),
-		cmocka_unit_test_setup_teardown(slow_rate_min_calls, setup, teardown),
-		cmocka_unit_test_setup_teardown(failure_rate_min_calls, setup, teardown),
-		cmocka_unit_test_setup_teardown(failure_rate_at_pct, setup, teardown),
-		cmocka_unit_test_setup_teardown(failure_rate_below, setup, teardown),
+		UT_TEST(window_drops_the_oldest_second_at_the_edge),
+		UT_TEST(window_edge_shifted_by_1ms_keeps_the_last_success),
+		UT_TEST(rotation_counts_the_call),
+		UT_TEST(slow_rate),
+		UT_TEST(slow_rate_min_calls),
+		UT_TEST(failure_rate_min_calls),
+		UT_TEST(failure_rate_at_pct),
+		UT_TEST(failure_rate_below),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# retry_budget.sh BCTL - a retry budget keeps a fleet's retries a bounded
+# bctl_retry_budget.sh BCTL - a retry budget keeps a fleet's retries a bounded
 # share of its traffic; without one, every failure is retried N times.
 #
 # Two arms run side by side against a dead upstream (a command that appends
@@ -20,7 +20,7 @@
 # Uses its own segment /brkbud-retry-$$ and removes it at the end.
 set -u
 
-BCTL=${1:?usage: retry_budget.sh PATH_TO_BCTL}
+BCTL=${1:?usage: bctl_retry_budget.sh PATH_TO_BCTL}
 SHM=/brkbud-retry-$$
 TMP=$(mktemp -d /tmp/brkbud-retry.XXXXXX)
 WORKERS=8
@@ -40,8 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 # Microseconds on the monotonic-enough wall clock (bash 5: no fork).
 now_us() {

@@ -1,5 +1,5 @@
 /*
- * ft_quorum.c - trip quorum across processes: with min_distinct_processes
+ * it_trip_quorum.c - trip quorum across processes: with min_distinct_processes
  * 2 and failure_threshold 5, 20 failures from one process do not open the
  * breaker; a failure from a second process (within window_ms) does.
  *
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define NAME "quorum/upstream"
 
@@ -28,7 +28,7 @@ int main(void)
 	int n, i, opened = 0, reason = 0;
 	int32_t by_pid = 0;
 
-	it_init("ft_quorum", 60);
+	it_init("it_trip_quorum", 60);
 	shm = it_segment(NULL);
 	seg = it_attach(shm, 0);
 	brk_config_init(&cfg);

@@ -10,15 +10,17 @@
 # caught; prints which test caught which mutant.
 #
 # Mutants:
-#   retry-after   tools/bctl_scan.c: the "Retry-After: N" detector records
-#                 nothing (match_retry_after's note_wait() call removed)
-#                 -> tests/cli 'scan' (test_retry_after ...) and
+#   retry-after   lib/src/textscan.c (the library's text scanner, which bctl
+#                 exec and brk_http_classify() share): the "Retry-After: N"
+#                 detector records nothing (match_header_value's delta-
+#                 seconds note_wait() call removed)
+#                 -> tests/cli 'scan' (retry_after_header_gives_the_wait_in_ms ...) and
 #                    tests/integration 'it_bctl_retry_after' (bctl exec)
 #   no-failures   lib/src/breaker.c: closed_failure() returns at once, so
 #                 consecutive failures never open a breaker
 #                 -> tests/unit 'transitions' (closed_to_open_at_threshold),
 #                    tests/integration 'it_shared_trip' and
-#                    tests/features 'ft_quorum'
+#                    tests/integration 'it_trip_quorum'
 #
 # A test counts as catching a mutant only if meson ran it and reported it
 # failed ("Fail: 1" in its summary; a test that does not exist or was not
@@ -154,12 +156,12 @@ mutant() {
 }
 
 baseline "tests/cli/test_scan tools/bctl tests/integration/it_bctl_retry_after \
-	tests/unit/test_transitions tests/integration/it_shared_trip tests/features/ft_quorum" \
-	scan it_bctl_retry_after transitions it_shared_trip ft_quorum
+	tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \
+	scan it_bctl_retry_after transitions it_shared_trip it_trip_quorum
 
 # (a) the Retry-After detector does nothing
-mutant retry-after tools/bctl_scan.c \
-	's|^\tnote_wait(r, milli); /\* thousandths of a second are ms \*/$|\t(void)milli; /* MUTANT: Retry-After ignored */|' \
+mutant retry-after lib/src/textscan.c \
+	's|^\t\tnote_wait(f, milli); /\* thousandths of a second are ms \*/$|\t\t(void)milli; /* MUTANT: Retry-After ignored */|' \
 	'MUTANT: Retry-After ignored' \
 	"tests/cli/test_scan tools/bctl tests/integration/it_bctl_retry_after" \
 	scan it_bctl_retry_after
@@ -168,8 +170,8 @@ mutant retry-after tools/bctl_scan.c \
 mutant no-failures lib/src/breaker.c \
 	'/^static int closed_failure(/,/^}/ s|^\tint tries;$|\tint tries;\n\n\treturn 0; /* MUTANT: failures never counted */|' \
 	'MUTANT: failures never counted' \
-	"tests/unit/test_transitions tests/integration/it_shared_trip tests/features/ft_quorum" \
-	transitions it_shared_trip ft_quorum
+	"tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \
+	transitions it_shared_trip it_trip_quorum
 
 echo "# mutation check: $caught caught, $missed missed, $broken broken"
 [ "$missed" -eq 0 ] && [ "$broken" -eq 0 ] && [ "$caught" -eq 2 ]

@@ -1,5 +1,5 @@
 /*
- * ft_follow.c - `bctl events --follow` in one process prints a transition
+ * it_events_follow.c - `bctl events --follow` in one process prints a transition
  * caused in another process within 100 ms.
  *
  *   bctl --shm S events --follow --json      (stdout on a pipe)
@@ -13,7 +13,7 @@
  * offsets so they sample different phases of bctl's poll. Then SIGTERM
  * ends bctl with status 0.
  *
- * Usage: ft_follow BCTL_EXE
+ * Usage: it_events_follow BCTL_EXE
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define ROUNDS 5
 #define BOUND_MS 100
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	char *args[8];
 	pid_t bctl, pid;
 
-	it_init("ft_follow", 60);
+	it_init("it_events_follow", 60);
 	if (argc < 2 || access(argv[1], X_OK) != 0)
 		it_skip("needs the bctl executable as argument");
 	if (!lines || pipe2(pfd, O_CLOEXEC) != 0)

@@ -1,5 +1,5 @@
 /*
- * ft_hierarchy.c - "a/b/c" is refused while "a" or "a/b" is open, across
+ * it_hierarchy.c - "a/b/c" is refused while "a" or "a/b" is open, across
  * processes; failures of "a/b/c" never open "a" or "a/b".
  *
  *  1. Worker C (its own process) gets "a/b/c" while neither "a" nor "a/b"
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "ft.h"
+#include "proc.h"
 
 static const char *shm;
 
@@ -103,7 +103,7 @@ int main(void)
 	struct ft_worker *c, *wa, *wab;
 	brk_segment *seg;
 
-	it_init("ft_hierarchy", 60);
+	it_init("it_hierarchy", 60);
 	shm = it_segment(NULL);
 	seg = it_attach(shm, 0);
 	cfg_init(&cfg);

@@ -7,7 +7,7 @@
  */
 #include <sys/wait.h>
 
-#include "lim.h"
+#include "fixture.h"
 
 static uint64_t const_fn(void *ctx)
 {
@@ -64,7 +64,7 @@ static void check_one(int jitter, uint64_t base, uint64_t cap, uint32_t att,
 	}
 }
 
-static void test_bounds(void **state)
+static void backoff_stays_within_base_and_cap(void **state)
 {
 	const int jitters[] = { BRK_JITTER_EQUAL, BRK_JITTER_FULL,
 				BRK_JITTER_DECORRELATED, 7, -1 };
@@ -87,7 +87,7 @@ static void test_bounds(void **state)
 					size_t p = a % 5;
 
 					check_one(jitters[j], bases[b], caps[c], att,
-						  prevs[p], lim_random_fn, &seed);
+						  prevs[p], ut_random_fn, &seed);
 					w = a % 3;
 					check_one(jitters[j], bases[b], caps[c], att,
 						  prevs[p], const_fn, &words[w]);
@@ -181,21 +181,21 @@ static void means(brk_random_fn fn, void *ctx)
 	     capped_uniform_mean(100, 3000, 2000), "decorrelated capped");
 }
 
-static void test_means_deterministic(void **state)
+static void backoff_means_match_each_jitter_with_a_seeded_source(void **state)
 {
 	uint64_t seed = 7;
 
 	(void)state;
-	means(lim_random_fn, &seed);
+	means(ut_random_fn, &seed);
 }
 
-static void test_means_internal(void **state)
+static void backoff_means_match_each_jitter_with_the_library_source(void **state)
 {
 	(void)state;
 	means(NULL, NULL);
 }
 
-static void test_decorrelated_chain(void **state)
+static void decorrelated_backoff_at_most_triples_the_previous(void **state)
 {
 	uint64_t seed = 99, prev = 0, r;
 	int i;
@@ -203,14 +203,14 @@ static void test_decorrelated_chain(void **state)
 	(void)state;
 	for (i = 0; i < 10000; i++) {
 		r = brk_backoff_ms(BRK_JITTER_DECORRELATED, 10, 5000, (uint32_t)i,
-				   prev, lim_random_fn, &seed);
+				   prev, ut_random_fn, &seed);
 		assert_true(r >= 10 && r <= 5000);
 		assert_true(r <= (prev ? prev : 10) * 3);
 		prev = r;
 	}
 }
 
-static void test_deterministic_and_unknown(void **state)
+static void same_seed_same_backoff_unknown_jitter_is_equal(void **state)
 {
 	uint64_t s1 = 5, s2 = 5, s3 = 5;
 	int i;
@@ -218,18 +218,18 @@ static void test_deterministic_and_unknown(void **state)
 	(void)state;
 	for (i = 0; i < 100; i++) {
 		uint64_t a = brk_backoff_ms(BRK_JITTER_EQUAL, 50, 9000,
-					    (uint32_t)i, 0, lim_random_fn, &s1);
+					    (uint32_t)i, 0, ut_random_fn, &s1);
 		uint64_t b = brk_backoff_ms(BRK_JITTER_EQUAL, 50, 9000,
-					    (uint32_t)i, 0, lim_random_fn, &s2);
+					    (uint32_t)i, 0, ut_random_fn, &s2);
 		uint64_t c = brk_backoff_ms(12345, 50, 9000, (uint32_t)i, 0,
-					    lim_random_fn, &s3);
+					    ut_random_fn, &s3);
 		assert_int_equal(a, b);
 		assert_int_equal(a, c);
 	}
 }
 
 /* A fork()ed child must not draw the same jitter as its parent. */
-static void test_internal_reseeds_after_fork(void **state)
+static void forked_child_draws_other_backoff_jitter(void **state)
 {
 	int fds[2], same = 0, round, status;
 
@@ -261,7 +261,7 @@ static void test_internal_reseeds_after_fork(void **state)
 	assert_int_equal(same, 0);
 }
 
-static void test_names(void **state)
+static void jitter_names_round_trip_and_unknown_is_einval(void **state)
 {
 	(void)state;
 	assert_string_equal(brk_jitter_name(BRK_JITTER_EQUAL), "equal");
@@ -282,13 +282,13 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_means_deterministic),
-		cmocka_unit_test(test_means_internal),
-		cmocka_unit_test(test_decorrelated_chain),
-		cmocka_unit_test(test_deterministic_and_unknown),
-		cmocka_unit_test(test_internal_reseeds_after_fork),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(backoff_stays_within_base_and_cap),
+		cmocka_unit_test(backoff_means_match_each_jitter_with_a_seeded_source),
+		cmocka_unit_test(backoff_means_match_each_jitter_with_the_library_source),
+		cmocka_unit_test(decorrelated_backoff_at_most_triples_the_previous),
+		cmocka_unit_test(same_seed_same_backoff_unknown_jitter_is_equal),
+		cmocka_unit_test(forked_child_draws_other_backoff_jitter),
+		cmocka_unit_test(jitter_names_round_trip_and_unknown_is_einval),
 	};
 	return cmocka_run_group_tests_name("backoff", tests, NULL, NULL);
 }

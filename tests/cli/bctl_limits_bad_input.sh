@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bad_input.sh BCTL - bctl bucket / take / budget / exec --retries against
+# bctl_limits_bad_input.sh BCTL - bctl bucket / take / budget / exec --retries against
 # bad input. Every case checks the exit status AND the one line bctl prints
 # on stderr (plus the "try 'bctl --help'" hint for usage errors); nothing
 # stored before may be lost or changed by a rejected command.
@@ -7,7 +7,7 @@
 # Uses its own segment /brkbud-bad-$$ and removes it at the end.
 set -u
 
-BCTL=${1:?usage: bad_input.sh PATH_TO_BCTL}
+BCTL=${1:?usage: bctl_limits_bad_input.sh PATH_TO_BCTL}
 SHM=/brkbud-bad-$$
 TMP=$(mktemp -d /tmp/brkbud-bad.XXXXXX)
 pass=0
@@ -19,20 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	pass=$((pass + 1))
-	echo "ok   - $1"
-}
-
-bad() {
-	local desc=$1 line
-	shift
-	fail=$((fail + 1))
-	echo "FAIL - $desc"
-	for line in "$@"; do
-		echo "       $line"
-	done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 # run ARGS: bctl --shm $SHM ARGS, stdout/stderr in $TMP/out, $TMP/err.
 run() {

@@ -8,11 +8,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 
-#include "lim.h"
+#include "fixture.h"
 
-#include "layout.h" /* private: to poke words by hand */
+#include "fixture_layout.h" /* private: to poke words by hand */
 
-LIM_FIXTURES("budget")
+UT_GROUP_FIXTURES("budget", 64)
 
 #define WORKERS 8
 
@@ -21,7 +21,7 @@ static brk_budget *budget(brk_segment *seg, const char *name, double floor_,
 {
 	brk_budget *g = NULL;
 
-	lim_rc(0, brk_budget_get(seg, name, floor_, ratio, &g));
+	ut_rc(0, brk_budget_get(seg, name, floor_, ratio, &g));
 	assert_non_null(g);
 	return g;
 }
@@ -31,7 +31,7 @@ static struct brk_budget_info binfo(brk_budget *g)
 	struct brk_budget_info bi;
 
 	memset(&bi, 0xa5, sizeof bi);
-	lim_rc(0, brk_budget_info(g, &bi));
+	ut_rc(0, brk_budget_info(g, &bi));
 	return bi;
 }
 
@@ -62,26 +62,26 @@ struct sim {
  *   retries <= ratio * deposits + floor * 1 s + floor_burst + pool(t0)
  * and returns the totals.
  */
-static struct sim simulate(struct lim *u, const char *name, double floor_,
+static struct sim simulate(struct ut *u, const char *name, double floor_,
 			   double ratio)
 {
 	brk_segment *seg[WORKERS];
 	brk_budget *g[WORKERS];
 	struct sim s = { 0, 0, 0, 0, 1e300 };
 	struct brk_budget_info bi;
-	uint64_t t0 = lim_now(u), step, win_dep = 0, win_ret = 0;
+	uint64_t t0 = ut_now_ns(u), step, win_dep = 0, win_ret = 0;
 	double pool0 = 0, fl = 0;
 	int w;
 
 	for (w = 0; w < WORKERS; w++) {
-		seg[w] = lim_attach_other(u, NULL, 0);
+		seg[w] = ut_attach_clock(u, NULL, 0);
 		g[w] = budget(seg[w], name, floor_, ratio);
 	}
 	bi = binfo(g[0]);
 	fl = bi.floor_per_s;
 	pool0 = bi.pool;
 	for (step = 0; step < 60000; step++) {
-		lim_set(u, t0 + step * LIM_MS);
+		ut_set_ns(u, t0 + step * UT_NS_PER_MS);
 		if (step % 1000 == 0 && step) {
 			double bound = bi.ratio * (double)win_dep + fl * 1.0 +
 				       bi.floor_burst + pool0;
@@ -97,7 +97,7 @@ static struct sim simulate(struct lim *u, const char *name, double floor_,
 
 			if ((step + (uint64_t)w * 7) % (uint64_t)(w + 2) != 0)
 				continue;
-			lim_rc(0, brk_budget_deposit(g[w]));
+			ut_rc(0, brk_budget_deposit(g[w]));
 			s.deposits++;
 			win_dep++;
 			for (r = 0; r < 3; r++) {
@@ -109,7 +109,7 @@ static struct sim simulate(struct lim *u, const char *name, double floor_,
 					win_ret++;
 					continue;
 				}
-				lim_rc(-BRK_EDEFERRED, rc);
+				ut_rc(-BRK_EDEFERRED, rc);
 				s.deferred++;
 				break;
 			}
@@ -124,9 +124,9 @@ static struct sim simulate(struct lim *u, const char *name, double floor_,
 	return s;
 }
 
-static void test_bound_finagle_defaults(void **state)
+static void default_budget_bounds_retries_per_second(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	struct sim s = simulate(u, "svc/retries", BRK_DEFAULT_BUDGET_FLOOR,
 				BRK_DEFAULT_BUDGET_RATIO);
 	/* the last step is at 59.999 s */
@@ -142,9 +142,9 @@ static void test_bound_finagle_defaults(void **state)
 	assert_true(s.deferred > 0);
 }
 
-static void test_bound_ratio_only(void **state)
+static void ratio_only_budget_bounds_retries_by_the_ratio(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	struct sim s = simulate(u, "ratio-only", 0.0, 0.2);
 	double bound = 0.2 * (double)s.deposits;
 
@@ -152,9 +152,9 @@ static void test_bound_ratio_only(void **state)
 	assert_true((double)s.retries >= bound - 10.0);
 }
 
-static void test_bound_zero(void **state)
+static void zero_budget_defers_every_retry(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	struct sim s = simulate(u, "none", 0.0, 0.0);
 
 	assert_true(s.deposits > 100000);
@@ -175,7 +175,7 @@ static void test_bound_zero(void **state)
  */
 #define RAND_SEEDS 150
 #define RAND_STEPS 4000
-#define RAND_SKEW_NS (2 * LIM_MS)
+#define RAND_SKEW_NS (2 * UT_NS_PER_MS)
 
 struct rand_run {
 	uint64_t dep_t[RAND_STEPS], ret_t[RAND_STEPS];
@@ -201,7 +201,7 @@ static size_t deposits_before(const struct rand_run *run, uint64_t t)
 static void rand_check(const struct rand_run *run, double ratio, double fl,
 		       uint32_t burst, uint64_t t_end)
 {
-	uint64_t ttl_ns = (uint64_t)BRK_BUDGET_TTL_MS * LIM_MS;
+	uint64_t ttl_ns = (uint64_t)BRK_BUDGET_TTL_MS * UT_NS_PER_MS;
 	size_t i, j;
 
 	assert_true((double)run->nr <=
@@ -232,44 +232,44 @@ static void budget_bound_holds_randomized(void **state)
 	static const double floors[] = { 0.0, 0.5, 1.0, 3.0, 10.0 };
 	static const double ratios[] = { 0.0, 0.1, 0.2, 0.5, 1.0, 2.0 };
 	struct rand_run *run = calloc(1, sizeof *run);
-	struct lim *u0 = *state;
+	struct ut *u0 = *state;
 	uint64_t total_retries = 0;
 
 	assert_non_null(run);
 	for (uint64_t seed = 1; seed <= RAND_SEEDS; seed++) {
-		struct lim *u = lim_new("budget-rand", 0);
-		struct lim_clock clk[4];
+		struct ut *u = ut_new("budget-rand", 64, 0);
+		struct ut_clock clk[4];
 		uint64_t skew[4], rs = seed * 0x9e3779b97f4a7c15ULL, t = 0;
 		brk_segment *seg[4];
 		brk_budget *g[4];
 		struct brk_budget_info bi;
-		int np = 2 + (int)(lim_splitmix(&rs) % 3), p;
-		double fl = floors[lim_splitmix(&rs) % 5];
-		double ratio = ratios[lim_splitmix(&rs) % 6];
+		int np = 2 + (int)(ut_splitmix64(&rs) % 3), p;
+		double fl = floors[ut_splitmix64(&rs) % 5];
+		double ratio = ratios[ut_splitmix64(&rs) % 6];
 
 		run->nd = run->nr = 0;
 		for (p = 0; p < np; p++) {
-			skew[p] = p == 0 ? 0 : lim_splitmix(&rs) % (RAND_SKEW_NS + 1);
-			clk[p].ns = LIM_START_NS;
-			seg[p] = lim_attach_other(u, &clk[p], 0);
+			skew[p] = p == 0 ? 0 : ut_splitmix64(&rs) % (RAND_SKEW_NS + 1);
+			clk[p].ns = UT_CLOCK_START_NS;
+			seg[p] = ut_attach_clock(u, &clk[p], 0);
 			g[p] = budget(seg[p], "rand", fl, ratio);
 		}
 		bi = binfo(g[0]);
 		for (int step = 0; step < RAND_STEPS; step++) {
-			uint64_t r = lim_splitmix(&rs);
+			uint64_t r = ut_splitmix64(&rs);
 
 			if (r % 200 == 0)
-				t += lim_splitmix(&rs) % (15 * LIM_S);
+				t += ut_splitmix64(&rs) % (15 * UT_NS_PER_S);
 			else
-				t += lim_splitmix(&rs) % (50 * LIM_MS);
-			lim_set(u, LIM_START_NS + t);
+				t += ut_splitmix64(&rs) % (50 * UT_NS_PER_MS);
+			ut_set_ns(u, UT_CLOCK_START_NS + t);
 			for (p = 0; p < np; p++)
-				__atomic_store_n(&clk[p].ns, LIM_START_NS +
+				__atomic_store_n(&clk[p].ns, UT_CLOCK_START_NS +
 						 (t > skew[p] ? t - skew[p] : 0),
 						 __ATOMIC_RELEASE);
 			p = (int)((r >> 8) % (uint64_t)np);
 			if ((r >> 16) % 3 == 0) {
-				lim_rc(0, brk_budget_deposit(g[p]));
+				ut_rc(0, brk_budget_deposit(g[p]));
 				run->dep_t[run->nd++] = t;
 			} else {
 				int rc = brk_retry_permitted(g[p]);
@@ -278,7 +278,7 @@ static void budget_bound_holds_randomized(void **state)
 					run->ret_t[run->nr] = t;
 					run->dep_before[run->nr++] = run->nd;
 				} else {
-					lim_rc(-BRK_EDEFERRED, rc);
+					ut_rc(-BRK_EDEFERRED, rc);
 				}
 			}
 		}
@@ -286,7 +286,7 @@ static void budget_bound_holds_randomized(void **state)
 		total_retries += run->nr;
 		for (p = 0; p < np; p++)
 			brk_detach(seg[p]);
-		lim_free(u);
+		ut_free(u);
 	}
 	fprintf(stderr, "randomized: %d seeds, %" PRIu64 " retries checked\n",
 		RAND_SEEDS, total_retries);
@@ -296,17 +296,17 @@ static void budget_bound_holds_randomized(void **state)
 }
 
 /* Deposits of a long healthy spell cannot be banked for a storm. */
-static void test_no_banking(void **state)
+static void healthy_spell_deposits_cannot_be_banked_for_a_storm(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "bank", 0.0, 0.2);
 	struct brk_budget_info bi;
-	uint64_t t0 = lim_now(u), ms;
+	uint64_t t0 = ut_now_ns(u), ms;
 	unsigned i;
 
 	for (ms = 0; ms < 50000; ms++) { /* 1000 first attempts/s, 50 s */
-		lim_set(u, t0 + ms * LIM_MS);
-		lim_rc(0, brk_budget_deposit(g));
+		ut_set_ns(u, t0 + ms * UT_NS_PER_MS);
+		ut_rc(0, brk_budget_deposit(g));
 	}
 	bi = binfo(g);
 	/* 50 s deposited 10000 tokens; the pool holds only the last TTL's
@@ -326,28 +326,28 @@ static void test_no_banking(void **state)
  */
 static void budget_deposit_survives_epoch_boundary(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "edge", 0.0, 1.0);
 
-	lim_set(u, LIM_START_NS + 9998 * LIM_MS); /* the segment epoch + 9.998 s */
-	lim_rc(0, brk_budget_deposit(g));
-	lim_set(u, LIM_START_NS + 10002 * LIM_MS);
-	lim_rc(0, brk_retry_permitted(g));
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	ut_set_ns(u, UT_CLOCK_START_NS + 9998 * UT_NS_PER_MS); /* the segment epoch + 9.998 s */
+	ut_rc(0, brk_budget_deposit(g));
+	ut_set_ns(u, UT_CLOCK_START_NS + 10002 * UT_NS_PER_MS);
+	ut_rc(0, brk_retry_permitted(g));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
 	/* the same across every other 10 s mark of the first minute */
 	for (uint64_t s = 20; s <= 60; s += 10) {
-		lim_set(u, LIM_START_NS + s * LIM_S - 2 * LIM_MS);
-		lim_rc(0, brk_budget_deposit(g));
-		lim_set(u, LIM_START_NS + s * LIM_S + 2 * LIM_MS);
-		lim_rc(0, brk_retry_permitted(g));
+		ut_set_ns(u, UT_CLOCK_START_NS + s * UT_NS_PER_S - 2 * UT_NS_PER_MS);
+		ut_rc(0, brk_budget_deposit(g));
+		ut_set_ns(u, UT_CLOCK_START_NS + s * UT_NS_PER_S + 2 * UT_NS_PER_MS);
+		ut_rc(0, brk_retry_permitted(g));
 	}
 }
 
 /* ---- small cases ---------------------------------------------------------- */
 
-static void test_defaults_and_floor_burst(void **state)
+static void budget_defaults_and_floor_burst(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "d", BRK_DEFAULT_BUDGET_FLOOR,
 			       BRK_DEFAULT_BUDGET_RATIO);
 	struct brk_budget_info bi = binfo(g);
@@ -366,23 +366,23 @@ static void test_defaults_and_floor_burst(void **state)
 	assert_int_equal(retries_now(g), 10);
 	/* five first attempts deposit one token */
 	for (i = 0; i < 4; i++)
-		lim_rc(0, brk_budget_deposit(g));
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
-	lim_rc(0, brk_budget_deposit(g));
-	lim_rc(0, brk_retry_permitted(g));
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+		ut_rc(0, brk_budget_deposit(g));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	ut_rc(0, brk_budget_deposit(g));
+	ut_rc(0, brk_retry_permitted(g));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
 	/* the floor refills one per 100 ms */
-	lim_adv(u, 100 * LIM_MS - 1);
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
-	lim_adv(u, 1);
-	lim_rc(0, brk_retry_permitted(g));
+	ut_advance_ns(u, 100 * UT_NS_PER_MS - 1);
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	ut_advance_ns(u, 1);
+	ut_rc(0, brk_retry_permitted(g));
 	bi = binfo(g);
 	assert_int_equal(bi.deposits, 5);
 	assert_int_equal(bi.retries, 12);
 	assert_int_equal(bi.retries_floor, 11);
 	assert_int_equal(bi.deferred, 4);
 	/* after a quiet second: full floor, never more */
-	lim_adv(u, 5 * LIM_S);
+	ut_advance_ns(u, 5 * UT_NS_PER_S);
 	assert_int_equal(retries_now(g), 10);
 }
 
@@ -390,43 +390,43 @@ static void test_defaults_and_floor_burst(void **state)
  * TTL - TTL/10 and TTL; retries spend the oldest deposits first. */
 static void budget_deposits_expire_after_ttl(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "ttl", 0.0, 0.2);
 	unsigned i;
 
 	assert_true(BRK_BUDGET_TTL_MS == 10000 && BRK_BUDGET_SLICES == 10);
 	/* the segment epoch is the fake clock's start: slice 0 now */
 	for (i = 0; i < 100; i++)
-		lim_rc(0, brk_budget_deposit(g));
+		ut_rc(0, brk_budget_deposit(g));
 	assert_true(binfo(g).pool == 20.0);
-	lim_adv(u, 10 * LIM_S - 1);
+	ut_advance_ns(u, 10 * UT_NS_PER_S - 1);
 	assert_true(binfo(g).pool == 20.0); /* all of it, 1 ns before the TTL */
-	lim_adv(u, 1);
+	ut_advance_ns(u, 1);
 	assert_true(binfo(g).pool == 0.0);
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
 
 	/* half-way into a slice: it lives 9.5 s */
-	lim_set(u, LIM_START_NS + 20500 * LIM_MS);
+	ut_set_ns(u, UT_CLOCK_START_NS + 20500 * UT_NS_PER_MS);
 	for (i = 0; i < 10; i++)
-		lim_rc(0, brk_budget_deposit(g)); /* 2 tokens, slice 20 */
-	lim_set(u, LIM_START_NS + 25000 * LIM_MS);
+		ut_rc(0, brk_budget_deposit(g)); /* 2 tokens, slice 20 */
+	ut_set_ns(u, UT_CLOCK_START_NS + 25000 * UT_NS_PER_MS);
 	for (i = 0; i < 10; i++)
-		lim_rc(0, brk_budget_deposit(g)); /* 2 tokens, slice 25 */
-	lim_rc(0, brk_retry_permitted(g)); /* from slice 20 (the oldest) */
-	lim_set(u, LIM_START_NS + 29999 * LIM_MS);
+		ut_rc(0, brk_budget_deposit(g)); /* 2 tokens, slice 25 */
+	ut_rc(0, brk_retry_permitted(g)); /* from slice 20 (the oldest) */
+	ut_set_ns(u, UT_CLOCK_START_NS + 29999 * UT_NS_PER_MS);
 	assert_true(fabs(binfo(g).pool - 3.0) < 1e-9);
-	lim_set(u, LIM_START_NS + 30000 * LIM_MS); /* slice 20 expired */
+	ut_set_ns(u, UT_CLOCK_START_NS + 30000 * UT_NS_PER_MS); /* slice 20 expired */
 	assert_true(fabs(binfo(g).pool - 2.0) < 1e-9);
 	assert_int_equal(retries_now(g), 2);
 	/* the ring word of slice 20 is reused by slice 30 (same index) */
 	for (i = 0; i < 5; i++)
-		lim_rc(0, brk_budget_deposit(g));
+		ut_rc(0, brk_budget_deposit(g));
 	assert_int_equal(retries_now(g), 1);
 	/* a long silence: nothing left, and a fresh deposit is whole */
-	lim_adv(u, 400 * LIM_S);
+	ut_advance_ns(u, 400 * UT_NS_PER_S);
 	assert_true(binfo(g).pool == 0.0);
 	for (i = 0; i < 5; i++)
-		lim_rc(0, brk_budget_deposit(g));
+		ut_rc(0, brk_budget_deposit(g));
 	assert_int_equal(retries_now(g), 1);
 }
 
@@ -435,30 +435,30 @@ static void budget_deposits_expire_after_ttl(void **state)
  * the one ahead is never re-spent by the one behind. */
 static void budget_slice_skew_never_double_spends(void **state)
 {
-	struct lim *u = *state;
-	struct lim_clock behind;
+	struct ut *u = *state;
+	struct ut_clock behind;
 	brk_segment *other;
 	brk_budget *a, *b;
 	unsigned got = 0;
 	int i;
 
-	lim_set(u, LIM_START_NS + 10 * LIM_S); /* slice 10 */
-	behind.ns = LIM_START_NS + 10 * LIM_S - 1; /* still slice 9 */
-	other = lim_attach_other(u, &behind, 0);
+	ut_set_ns(u, UT_CLOCK_START_NS + 10 * UT_NS_PER_S); /* slice 10 */
+	behind.ns = UT_CLOCK_START_NS + 10 * UT_NS_PER_S - 1; /* still slice 9 */
+	other = ut_attach_clock(u, &behind, 0);
 	a = budget(u->seg, "skew", 0.0, 0.2);
 	b = budget(other, "skew", 0.0, 0.2);
 	for (i = 0; i < 50; i++)
-		lim_rc(0, brk_budget_deposit(a)); /* 10 tokens in slice 10 */
+		ut_rc(0, brk_budget_deposit(a)); /* 10 tokens in slice 10 */
 	for (i = 0; i < 50; i++)
-		lim_rc(0, brk_budget_deposit(b)); /* 10 tokens in slice 9 */
+		ut_rc(0, brk_budget_deposit(b)); /* 10 tokens in slice 9 */
 	assert_true(fabs(binfo(a).pool - 20.0) < 1e-9);
 	assert_true(fabs(binfo(b).pool - 10.0) < 1e-9); /* 10 is its future */
 	for (i = 0; i < 15; i++) /* all of slice 9, 5 of slice 10 */
-		lim_rc(0, brk_retry_permitted(a));
+		ut_rc(0, brk_retry_permitted(a));
 	while (brk_retry_permitted(b) == 0)
 		got++;
 	assert_int_equal(got, 5);
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(a));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(a));
 	assert_int_equal(binfo(a).retries, 20); /* = the deposits, no more */
 	brk_detach(other);
 }
@@ -473,7 +473,7 @@ static void budget_slice_skew_never_double_spends(void **state)
  * now or of a few slices ahead, so a fresh deposit counted as spent.
  * Every idle span below, up to the clock's top, must see nothing old.
  */
-#define SLICE_S_NS ((uint64_t)BRK_BUDGET_TTL_MS / BRK_BUDGET_SLICES * LIM_MS)
+#define SLICE_S_NS ((uint64_t)BRK_BUDGET_TTL_MS / BRK_BUDGET_SLICES * UT_NS_PER_MS)
 #define TAG_SPAN (1ULL << 24) /* the old tag's period, in slices */
 
 static const uint64_t idle_spans[] = { 1, 2, 5, 10 }; /* x 2^24 slices */
@@ -481,27 +481,27 @@ static const uint64_t idle_spans[] = { 1, 2, 5, 10 }; /* x 2^24 slices */
 
 /* @name deposits 5 tokens at @t0 and spends @spend of them, then the
  * clock jumps @idle_slices slices on. */
-static brk_budget *idle_budget(struct lim *u, const char *name, uint64_t t0,
+static brk_budget *idle_budget(struct ut *u, const char *name, uint64_t t0,
 			       unsigned spend, uint64_t idle_slices)
 {
 	brk_budget *g;
 	unsigned i;
 
-	lim_set(u, t0);
+	ut_set_ns(u, t0);
 	g = budget(u->seg, name, 0.0, 1.0);
 	for (i = 0; i < 5; i++)
-		lim_rc(0, brk_budget_deposit(g));
+		ut_rc(0, brk_budget_deposit(g));
 	for (i = 0; i < spend; i++)
-		lim_rc(0, brk_retry_permitted(g));
-	lim_set(u, t0 + idle_slices * SLICE_S_NS);
+		ut_rc(0, brk_retry_permitted(g));
+	ut_set_ns(u, t0 + idle_slices * SLICE_S_NS);
 	return g;
 }
 
 static void budget_deposits_not_revived_after_2_24_idle_slices(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	/* mid-slice 7 of the segment clock */
-	uint64_t t0 = LIM_START_NS + 7 * SLICE_S_NS + SLICE_S_NS / 2;
+	uint64_t t0 = UT_CLOCK_START_NS + 7 * SLICE_S_NS + SLICE_S_NS / 2;
 	unsigned n = 0, spend;
 	brk_budget *top;
 	char name[32];
@@ -520,27 +520,27 @@ static void budget_deposits_not_revived_after_2_24_idle_slices(void **state)
 				fprintf(stderr, "idle %" PRIu64 " x 2^24 %+d slices: "
 					"pool %.3f, want 0\n", idle_spans[m], x, pool);
 			assert_true(pool == 0.0);
-			lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
-			t0 += idle * SLICE_S_NS + 20 * LIM_S; /* on, never back */
+			ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+			t0 += idle * SLICE_S_NS + 20 * UT_NS_PER_S; /* on, never back */
 		}
 	}
 	/* at the top of a 64-bit clock (10 min short of 2^64 ns) */
-	t0 = UINT64_MAX - 600 * LIM_S - 5 * TAG_SPAN * SLICE_S_NS;
+	t0 = UINT64_MAX - 600 * UT_NS_PER_S - 5 * TAG_SPAN * SLICE_S_NS;
 	t0 -= t0 % SLICE_S_NS;
 	top = idle_budget(u, "rev-top", t0, 1, 5 * TAG_SPAN);
 	assert_true(binfo(top).pool == 0.0);
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(top));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(top));
 	/* and the budget still works up there */
-	lim_rc(0, brk_budget_deposit(top));
+	ut_rc(0, brk_budget_deposit(top));
 	assert_true(binfo(top).pool == 1.0);
-	lim_rc(0, brk_retry_permitted(top));
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(top));
+	ut_rc(0, brk_retry_permitted(top));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(top));
 }
 
 static void budget_fresh_deposit_not_spent_by_2_24_old_cursor(void **state)
 {
-	struct lim *u = *state;
-	uint64_t t0 = LIM_START_NS + 7 * SLICE_S_NS + SLICE_S_NS / 2;
+	struct ut *u = *state;
+	uint64_t t0 = UT_CLOCK_START_NS + 7 * SLICE_S_NS + SLICE_S_NS / 2;
 	unsigned n = 0;
 	char name[32];
 
@@ -554,8 +554,8 @@ static void budget_fresh_deposit_not_spent_by_2_24_old_cursor(void **state)
 			snprintf(name, sizeof name, "cur%u", n++);
 			/* all 5 spent: the cursor says (slice j, 5000) */
 			g = idle_budget(u, name, t0, 5, idle);
-			lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
-			lim_rc(0, brk_budget_deposit(g)); /* one fresh token */
+			ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+			ut_rc(0, brk_budget_deposit(g)); /* one fresh token */
 			pool = binfo(g).pool;
 			rc = brk_retry_permitted(g);
 			if (pool != 1.0 || rc != 0)
@@ -563,16 +563,16 @@ static void budget_fresh_deposit_not_spent_by_2_24_old_cursor(void **state)
 					"pool %.3f (want 1), retry %d (want 0)\n",
 					idle_spans[m], x, pool, rc);
 			assert_true(pool == 1.0);
-			lim_rc(0, rc);
-			lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
-			t0 += idle * SLICE_S_NS + 20 * LIM_S;
+			ut_rc(0, rc);
+			ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+			t0 += idle * SLICE_S_NS + 20 * UT_NS_PER_S;
 		}
 	}
 }
 
-static void test_invalid(void **state)
+static void bad_floor_or_ratio_is_einval_and_creates_nothing(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = NULL;
 	brk_bucket *k;
 	const double bad_floor[] = { -1.0, NAN, INFINITY, -INFINITY, 1e6 + 1,
@@ -581,46 +581,46 @@ static void test_invalid(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof bad_floor / sizeof bad_floor[0]; i++)
-		lim_rc(-EINVAL, brk_budget_get(u->seg, "x", bad_floor[i], 0.2, &g));
+		ut_rc(-EINVAL, brk_budget_get(u->seg, "x", bad_floor[i], 0.2, &g));
 	for (i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++)
-		lim_rc(-EINVAL, brk_budget_get(u->seg, "x", 10.0, bad_ratio[i], &g));
+		ut_rc(-EINVAL, brk_budget_get(u->seg, "x", 10.0, bad_ratio[i], &g));
 	assert_null(g);
-	lim_rc(-ENOENT, brk_budget_find(u->seg, "x", &g));
-	lim_rc(-EINVAL, brk_budget_get(u->seg, "x", 10.0, 0.2, NULL));
-	lim_rc(-EINVAL, brk_budget_deposit(NULL));
-	lim_rc(-EINVAL, brk_retry_permitted(NULL));
-	lim_rc(-EINVAL, brk_budget_info(NULL, NULL));
+	ut_rc(-ENOENT, brk_budget_find(u->seg, "x", &g));
+	ut_rc(-EINVAL, brk_budget_get(u->seg, "x", 10.0, 0.2, NULL));
+	ut_rc(-EINVAL, brk_budget_deposit(NULL));
+	ut_rc(-EINVAL, brk_retry_permitted(NULL));
+	ut_rc(-EINVAL, brk_budget_info(NULL, NULL));
 
 	g = budget(u->seg, "edges", BRK_BUDGET_MAX_FLOOR, BRK_BUDGET_MAX_RATIO);
 	assert_int_equal(binfo(g).floor_burst, 1000000);
-	lim_rc(0, brk_budget_deposit(g));
+	ut_rc(0, brk_budget_deposit(g));
 	assert_true(binfo(g).pool == 100.0);
 	g = budget(u->seg, "tiny", 0.001, 0.001);
 	assert_int_equal(binfo(g).floor_burst, 1);
 	assert_true(binfo(g).floor_per_s == 0.001);
 	for (i = 0; i < sizeof bad_ratio / sizeof bad_ratio[0]; i++)
-		lim_rc(-EINVAL, brk_budget_configure(g, 1.0, bad_ratio[i]));
+		ut_rc(-EINVAL, brk_budget_configure(g, 1.0, bad_ratio[i]));
 
 	(void)budget(u->seg, "kind", 1.0, 0.1);
-	lim_rc(-EMEDIUMTYPE, brk_bucket_get(u->seg, "kind", 1.0, 1, &k));
-	lim_rc(0, brk_bucket_get(u->seg, "bk", 1.0, 1, &k));
-	lim_rc(-EMEDIUMTYPE, brk_budget_get(u->seg, "bk", 1.0, 0.1, &g));
-	lim_rc(-EMEDIUMTYPE, brk_budget_find(u->seg, "bk", &g));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_get(u->seg, "kind", 1.0, 1, &k));
+	ut_rc(0, brk_bucket_get(u->seg, "bk", 1.0, 1, &k));
+	ut_rc(-EMEDIUMTYPE, brk_budget_get(u->seg, "bk", 1.0, 0.1, &g));
+	ut_rc(-EMEDIUMTYPE, brk_budget_find(u->seg, "bk", &g));
 }
 
-static void test_configure_and_readonly(void **state)
+static void budget_configure_takes_effect_readonly_cannot(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "cfg", 10.0, 0.2), *r;
-	brk_segment *ro = lim_attach_other(u, NULL, 1);
+	brk_segment *ro = ut_attach_clock(u, NULL, 1);
 	struct brk_budget_info bi;
 
 	assert_int_equal(retries_now(g), 10);
 	for (int i = 0; i < 10; i++)
-		lim_rc(0, brk_budget_deposit(g));
+		ut_rc(0, brk_budget_deposit(g));
 	/* existing settings are kept by a later get */
 	assert_true(binfo(budget(u->seg, "cfg", 1.0, 1.0)).ratio == 0.2);
-	lim_rc(0, brk_budget_configure(g, 100.0, 0.5));
+	ut_rc(0, brk_budget_configure(g, 100.0, 0.5));
 	bi = binfo(g);
 	assert_true(bi.floor_per_s == 100.0 && bi.ratio == 0.5);
 	assert_int_equal(bi.floor_burst, 100);
@@ -628,27 +628,27 @@ static void test_configure_and_readonly(void **state)
 	/* the floor owed 10 tokens at 10/s: still owed (10 ms each now) in
 	 * a bucket of 100: the pool's 2 plus 90 */
 	assert_int_equal(retries_now(g), 92);
-	lim_adv(u, 10 * LIM_MS - 1);
+	ut_advance_ns(u, 10 * UT_NS_PER_MS - 1);
 	assert_int_equal(retries_now(g), 0);
-	lim_adv(u, 1);
+	ut_advance_ns(u, 1);
 	assert_int_equal(retries_now(g), 1);
-	lim_adv(u, 2 * LIM_S);
+	ut_advance_ns(u, 2 * UT_NS_PER_S);
 	assert_int_equal(retries_now(g), 100);
 	/* floor off: deposits only */
-	lim_rc(0, brk_budget_configure(g, 0.0, 1.0));
-	lim_adv(u, 2 * LIM_S);
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
-	lim_rc(0, brk_budget_deposit(g));
-	lim_rc(0, brk_retry_permitted(g));
+	ut_rc(0, brk_budget_configure(g, 0.0, 1.0));
+	ut_advance_ns(u, 2 * UT_NS_PER_S);
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	ut_rc(0, brk_budget_deposit(g));
+	ut_rc(0, brk_retry_permitted(g));
 	/* floor back on: starts from one bucket at most */
-	lim_rc(0, brk_budget_configure(g, 5.0, 1.0));
+	ut_rc(0, brk_budget_configure(g, 5.0, 1.0));
 	assert_int_equal(retries_now(g), 5);
 
-	lim_rc(0, brk_budget_find(ro, "cfg", &r));
-	lim_rc(-EROFS, brk_budget_deposit(r));
-	lim_rc(-EROFS, brk_retry_permitted(r));
-	lim_rc(-EROFS, brk_budget_configure(r, 1.0, 1.0));
-	lim_rc(-EROFS, brk_budget_get(ro, "absent", 1.0, 1.0, &r));
+	ut_rc(0, brk_budget_find(ro, "cfg", &r));
+	ut_rc(-EROFS, brk_budget_deposit(r));
+	ut_rc(-EROFS, brk_retry_permitted(r));
+	ut_rc(-EROFS, brk_budget_configure(r, 1.0, 1.0));
+	ut_rc(-EROFS, brk_budget_get(ro, "absent", 1.0, 1.0, &r));
 	bi = binfo(r);
 	assert_int_equal(bi.floor_burst, 5);
 	brk_detach(ro);
@@ -658,140 +658,111 @@ static void test_configure_and_readonly(void **state)
  * ratio (and the other way round): only the given setting changes. */
 static void budget_update_changes_only_the_given_setting(void **state)
 {
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "upd", 10.0, 0.2), *other;
-	brk_segment *seg2 = lim_attach_other(u, NULL, 0);
+	brk_segment *seg2 = ut_attach_clock(u, NULL, 0);
 	struct brk_budget_info bi;
 
-	lim_rc(0, brk_budget_find(seg2, "upd", &other));
-	lim_rc(0, brk_budget_update(other, 0.0, 0.5, BRK_BUDGET_RATIO));
-	lim_rc(0, brk_budget_update(g, 3.0, 0.2, BRK_BUDGET_FLOOR));
+	ut_rc(0, brk_budget_find(seg2, "upd", &other));
+	ut_rc(0, brk_budget_update(other, 0.0, 0.5, BRK_BUDGET_RATIO));
+	ut_rc(0, brk_budget_update(g, 3.0, 0.2, BRK_BUDGET_FLOOR));
 	bi = binfo(g);
 	assert_true(bi.ratio == 0.5);
 	assert_true(bi.floor_per_s == 3.0);
 	assert_int_equal(bi.floor_burst, 3);
-	lim_rc(0, brk_budget_update(g, NAN, NAN, 0));
-	lim_rc(-EINVAL, brk_budget_update(g, -1.0, 0.1, BRK_BUDGET_FLOOR));
-	lim_rc(-EINVAL, brk_budget_update(g, 1.0, NAN, BRK_BUDGET_RATIO));
-	lim_rc(-EINVAL, brk_budget_update(g, 1.0, 0.1, 4));
-	lim_rc(0, brk_budget_update(g, 0.0, 0.1, BRK_BUDGET_FLOOR)); /* off */
+	ut_rc(0, brk_budget_update(g, NAN, NAN, 0));
+	ut_rc(-EINVAL, brk_budget_update(g, -1.0, 0.1, BRK_BUDGET_FLOOR));
+	ut_rc(-EINVAL, brk_budget_update(g, 1.0, NAN, BRK_BUDGET_RATIO));
+	ut_rc(-EINVAL, brk_budget_update(g, 1.0, 0.1, 4));
+	ut_rc(0, brk_budget_update(g, 0.0, 0.1, BRK_BUDGET_FLOOR)); /* off */
 	bi = binfo(g);
 	assert_true(bi.ratio == 0.5 && bi.floor_per_s == 0.0);
 	brk_detach(seg2);
 }
 
-static uint64_t *ext_words(struct lim *u, const char *name, void **map,
-			   size_t *len)
+static void budget_words_saturate_and_corrupt_ones_are_ecorrupt(void **state)
 {
-	struct brk_segment_info si;
-	struct brk_info *i = calloc(1, sizeof *i);
-	uint32_t idx, n = brk_record_count(u->seg);
-	struct brk__record *recs;
-	int fd;
-
-	assert_non_null(i);
-	assert_int_equal(brk_segment_info(u->seg, &si), 0);
-	for (idx = 0; idx < n; idx++)
-		if (brk_info_at(u->seg, idx, i) == 0 && strcmp(i->name, name) == 0)
-			break;
-	assert_true(idx < n);
-	assert_int_equal(i->kind, BRK_KIND_BUDGET);
-	assert_string_equal(i->budget.name, name);
-	free(i);
-	fd = shm_open(u->shm, O_RDWR, 0);
-	assert_true(fd >= 0);
-	*len = si.total_size;
-	*map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(*map != MAP_FAILED);
-	recs = (struct brk__record *)((uint8_t *)*map +
-				      brk__records_offset(si.capacity));
-	return recs[idx].ext;
-}
-
-static void test_saturation_and_hostile(void **state)
-{
-	struct lim *u = *state;
+	struct ut *u = *state;
 	brk_budget *g = budget(u->seg, "sat", 0.0, 100.0);
 	uint64_t *ext, w;
 	void *map;
 	size_t len;
 
-	lim_rc(0, brk_budget_deposit(g)); /* slice 0 */
-	ext = ext_words(u, "sat", &map, &len);
+	ut_rc(0, brk_budget_deposit(g)); /* slice 0 */
+	ext = ut_record_ext(u, "sat", BRK_KIND_BUDGET, &map, &len);
 	w = ext[BRK__BG_RING];
 	assert_int_equal(w, BRK__BGW_MAKE(0, 100000));
 	/* near the top of the 29-bit milli field: saturates, never spills
 	 * into the slice bits */
 	ext[BRK__BG_RING] = BRK__BGW_MAKE(0, BRK__BGW_MILLI_MAX - 5);
-	lim_rc(0, brk_budget_deposit(g));
+	ut_rc(0, brk_budget_deposit(g));
 	assert_int_equal(ext[BRK__BG_RING], BRK__BGW_MAKE(0, BRK__BGW_MILLI_MAX));
-	lim_rc(0, brk_budget_deposit(g));
+	ut_rc(0, brk_budget_deposit(g));
 	assert_int_equal(BRK__BGW_MILLI(ext[BRK__BG_RING]), BRK__BGW_MILLI_MAX);
-	lim_rc(0, brk_retry_permitted(g));
+	ut_rc(0, brk_retry_permitted(g));
 	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
 	/* a cursor far ahead of every clock is garbage: ignored, so the
 	 * deposits stay spendable */
 	ext[BRK__BG_CURSOR] = BRK__BGW_MAKE(0x800000u, 0);
-	lim_rc(0, brk_retry_permitted(g));
+	ut_rc(0, brk_retry_permitted(g));
 	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
 	ext[BRK__BG_CURSOR] = BRK__BGW_MAKE(BRK__BGW_SLICE_MAX, BRK__BGW_MILLI_MAX);
-	lim_rc(0, brk_retry_permitted(g));
+	ut_rc(0, brk_retry_permitted(g));
 	assert_int_equal(ext[BRK__BG_CURSOR], BRK__BGW_MAKE(0, 1000));
 	/* a ring word of a slice far ahead is garbage too: recycled */
 	ext[BRK__BG_RING + 1] = BRK__BGW_MAKE(0x7fffffu, BRK__BGW_MILLI_MAX);
-	lim_adv(u, 1 * LIM_S); /* slice 1 */
+	ut_advance_ns(u, 1 * UT_NS_PER_S); /* slice 1 */
 	/* slice 0's (saturated, 1000 spent), not the garbage */
 	assert_true(fabs(binfo(g).pool - (double)(BRK__BGW_MILLI_MAX - 1000) / 1000.0) < 1e-6);
-	lim_rc(0, brk_budget_deposit(g));
+	ut_rc(0, brk_budget_deposit(g));
 	assert_int_equal(ext[BRK__BG_RING + 1], BRK__BGW_MAKE(1, 100000));
-	lim_set(u, LIM_START_NS);
+	ut_set_ns(u, UT_CLOCK_START_NS);
 	ext[BRK__BG_RING + 1] = 0;
 
 	/* settings: not stored yet, corrupt, repaired */
 	w = ext[BRK__BG_CFG];
 	ext[BRK__BG_CFG] = 0;
-	lim_rc(-EAGAIN, brk_retry_permitted(g));
-	lim_rc(-EAGAIN, brk_budget_deposit(g));
+	ut_rc(-EAGAIN, brk_retry_permitted(g));
+	ut_rc(-EAGAIN, brk_budget_deposit(g));
 	assert_int_equal(binfo(g).configured, 0);
-	lim_rc(0, brk_budget_get(u->seg, "sat", 0.0, 100.0, &g));
+	ut_rc(0, brk_budget_get(u->seg, "sat", 0.0, 100.0, &g));
 	assert_int_equal(ext[BRK__BG_CFG], w);
 	ext[BRK__BG_CFG] = w & ~BRK__BGC_SET;
-	lim_rc(-BRK_ECORRUPT, brk_retry_permitted(g));
+	ut_rc(-BRK_ECORRUPT, brk_retry_permitted(g));
 	ext[BRK__BG_CFG] = w | (1ULL << 50);
-	lim_rc(-BRK_ECORRUPT, brk_budget_deposit(g));
+	ut_rc(-BRK_ECORRUPT, brk_budget_deposit(g));
 	ext[BRK__BG_CFG] = BRK__BGC_MAKE(BRK__BGC_FLOOR_MAX, 1);
-	lim_rc(-BRK_ECORRUPT, brk_retry_permitted(g));
-	lim_rc(0, brk_budget_configure(g, 1.0, 1.0));
-	lim_rc(0, brk_retry_permitted(g));
+	ut_rc(-BRK_ECORRUPT, brk_retry_permitted(g));
+	ut_rc(0, brk_budget_configure(g, 1.0, 1.0));
+	ut_rc(0, brk_retry_permitted(g));
 	/* a floor TAT far in the future: deferred, no wrap */
-	lim_rc(0, brk_budget_configure(g, 0.0, 1.0));
+	ut_rc(0, brk_budget_configure(g, 0.0, 1.0));
 	ext[BRK__BG_RING] = 0;
 	ext[BRK__BG_CURSOR] = 0;
-	lim_rc(0, brk_budget_configure(g, 1.0, 1.0));
+	ut_rc(0, brk_budget_configure(g, 1.0, 1.0));
 	ext[BRK__BG_TAT] = UINT64_MAX;
-	lim_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
+	ut_rc(-BRK_EDEFERRED, brk_retry_permitted(g));
 	munmap(map, len);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		LIM_TEST(budget_deposit_survives_epoch_boundary),
-		LIM_TEST(test_bound_finagle_defaults),
-		LIM_TEST(test_bound_ratio_only),
-		LIM_TEST(test_bound_zero),
-		LIM_TEST(budget_bound_holds_randomized),
-		LIM_TEST(test_no_banking),
-		LIM_TEST(test_defaults_and_floor_burst),
-		LIM_TEST(budget_deposits_expire_after_ttl),
-		LIM_TEST(budget_slice_skew_never_double_spends),
-		LIM_TEST(budget_deposits_not_revived_after_2_24_idle_slices),
-		LIM_TEST(budget_fresh_deposit_not_spent_by_2_24_old_cursor),
-		LIM_TEST(test_invalid),
-		LIM_TEST(test_configure_and_readonly),
-		LIM_TEST(budget_update_changes_only_the_given_setting),
-		LIM_TEST(test_saturation_and_hostile),
+		UT_TEST(budget_deposit_survives_epoch_boundary),
+		UT_TEST(default_budget_bounds_retries_per_second),
+		UT_TEST(ratio_only_budget_bounds_retries_by_the_ratio),
+		UT_TEST(zero_budget_defers_every_retry),
+		UT_TEST(budget_bound_holds_randomized),
+		UT_TEST(healthy_spell_deposits_cannot_be_banked_for_a_storm),
+		UT_TEST(budget_defaults_and_floor_burst),
+		UT_TEST(budget_deposits_expire_after_ttl),
+		UT_TEST(budget_slice_skew_never_double_spends),
+		UT_TEST(budget_deposits_not_revived_after_2_24_idle_slices),
+		UT_TEST(budget_fresh_deposit_not_spent_by_2_24_old_cursor),
+		UT_TEST(bad_floor_or_ratio_is_einval_and_creates_nothing),
+		UT_TEST(budget_configure_takes_effect_readonly_cannot),
+		UT_TEST(budget_update_changes_only_the_given_setting),
+		UT_TEST(budget_words_saturate_and_corrupt_ones_are_ecorrupt),
 	};
 	return cmocka_run_group_tests_name("budget", tests, NULL, NULL);
 }

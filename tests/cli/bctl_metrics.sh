@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD] - `bctl metrics` is strict
+# bctl_metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD] - `bctl metrics` is strict
 # Prometheus text format (0.0.4) with every series of every breaker, zeros
 # included, and the numbers match what was done:
 #
@@ -34,7 +34,7 @@
 # Uses its own segments /brkft-metrics-$$[-*] and removes them at the end.
 set -u
 
-BCTL=${1:?usage: metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD]}
+BCTL=${1:?usage: bctl_metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD]}
 PY=${2:?python3}
 CHECK=${3:?check_prom.py}
 BREAKERD=${4:-}
@@ -51,8 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 b() { "$BCTL" --shm "$SHM" "$@"; }
 bl() { "$BCTL" --shm "$SHM-l" "$@"; }
@@ -259,5 +258,5 @@ else
 	echo "# no breakerd given: the daemon part is skipped"
 fi
 
-echo "# metrics.sh: $pass passed, $fail failed"
+echo "# bctl_metrics.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

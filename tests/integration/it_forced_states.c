@@ -1,5 +1,5 @@
 /*
- * ft_forced.c - forced states set with bctl act on every process.
+ * it_forced_states.c - forced states set with bctl act on every process.
  *
  * Workers are separate processes with their own handle on breaker "fx"
  * (failure_threshold 3); the forced states are set by running bctl:
@@ -19,7 +19,7 @@
  *    admitted while the others are refused (open, and forced open);
  *  - bctl on an unknown breaker exits 1, without NAME 2.
  *
- * Usage: ft_forced BCTL_EXE
+ * Usage: it_forced_states BCTL_EXE
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define NAME "fx"
 #define CAP 8192
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	uint64_t cursor = 1, lost = 0;
 	int rc, n, i, forced = 0, threshold_ev = 0, modes[8], nm = 0;
 
-	it_init("ft_forced", 90);
+	it_init("it_forced_states", 90);
 	if (argc < 2 || access(argv[1], X_OK) != 0)
 		it_skip("needs the bctl executable as argument");
 	bctl = argv[1];

@@ -1,5 +1,5 @@
 /*
- * ft_ring.c - the event ring overruns while a reader sleeps: the reader
+ * it_event_ring_overrun.c - the event ring overruns while a reader sleeps: the reader
  * learns exactly how many events it lost, and resumes.
  *
  * The ring has 4096 slots (BRK__EVENT_SLOTS in lib/src/layout.h). Events
@@ -21,7 +21,7 @@
  *    events with consecutive seq up to the last one written, then go on
  *    following (one more event is printed).
  *
- * Usage: ft_ring BCTL_EXE
+ * Usage: it_event_ring_overrun BCTL_EXE
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ft.h"
+#include "proc.h"
 
 #define SLOTS 4096u
 #define NAME "ring/toggle"
@@ -310,7 +310,7 @@ int main(int argc, char **argv)
 {
 	brk_segment *seg;
 
-	it_init("ft_ring", 90);
+	it_init("it_event_ring_overrun", 90);
 	sh = it_shared(sizeof(*sh));
 	shm = it_segment(NULL);
 	seg = it_attach(shm, 0);

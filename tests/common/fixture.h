@@ -1,5 +1,6 @@
 /*
- * ut.h - shared fixtures of the libbreaker unit tests.
+ * fixture.h - shared fixtures of the in-process (cmocka) tests of
+ * libbreaker: tests/unit, formerly unit/ut.h and limits/lim.h.
  *
  * Every test gets its own segment (/brkut-<group>-<pid>-<n>), attached with
  * an injected fake clock (never advances by itself: tests move it with
@@ -12,11 +13,12 @@
  * library are inline asm that TSan cannot see; suppress those, not the
  * tests).
  */
-#ifndef BRK_UT_H
-#define BRK_UT_H
+#ifndef BRK_TEST_FIXTURE_H
+#define BRK_TEST_FIXTURE_H
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +33,7 @@
 #include "breaker.h"
 
 #define UT_NS_PER_MS 1000000ULL
+#define UT_NS_PER_S 1000000000ULL
 /* The fake clock starts at 1000 s: ms-aligned, far from 0 and from the top. */
 #define UT_CLOCK_START_NS (1000ULL * 1000 * UT_NS_PER_MS)
 
@@ -57,10 +60,11 @@ static inline uint64_t ut_splitmix64(uint64_t *state_word)
 	return z ^ (z >> 31);
 }
 
+/* A brk_random_fn: @ctx is a struct ut_rand or a bare uint64_t state word
+ * (a pointer to a struct, suitably converted, points to its first member). */
 static inline uint64_t ut_random_fn(void *ctx)
 {
-	struct ut_rand *r = ctx;
-	return ut_splitmix64(&r->state);
+	return ut_splitmix64((uint64_t *)ctx);
 }
 
 static inline void ut_clock_set(struct ut_clock *c, uint64_t ns)
@@ -154,16 +158,20 @@ static inline void ut_free(struct ut *u)
 
 #define UT_TEST(fn) cmocka_unit_test_setup_teardown(fn, ut_setup, ut_teardown)
 
-/* A second handle on the same segment and the same fake clock ("another
- * process"), with its own random source. */
-static inline brk_segment *ut_attach_other(struct ut *u, struct ut_rand *rnd)
+/* Another handle on the same segment ("another process"): on @clk (NULL:
+ * the same fake clock), with random source @rnd (NULL: the same one),
+ * with BRK_ATTACH_NOCREATE and @flags. */
+static inline brk_segment *ut_attach_as(struct ut *u, struct ut_clock *clk,
+					struct ut_rand *rnd, uint32_t flags)
 {
 	struct brk_attach_opts o;
 	brk_segment *s = NULL;
 	int rc;
 
 	ut_opts(u, &o, 0);
-	o.flags = BRK_ATTACH_NOCREATE;
+	o.flags = BRK_ATTACH_NOCREATE | flags;
+	if (clk)
+		o.clock_ctx = clk;
 	if (rnd)
 		o.random_ctx = rnd;
 	rc = brk_attach(&o, &s);
@@ -171,9 +179,40 @@ static inline brk_segment *ut_attach_other(struct ut *u, struct ut_rand *rnd)
 	return s;
 }
 
+/* A second handle on the same segment and the same fake clock, with its
+ * own random source. */
+static inline brk_segment *ut_attach_other(struct ut *u, struct ut_rand *rnd)
+{
+	return ut_attach_as(u, NULL, rnd, 0);
+}
+
+/* A second handle on its own fake clock @clk (NULL: the same one),
+ * read-only if @ro. */
+static inline brk_segment *ut_attach_clock(struct ut *u, struct ut_clock *clk,
+					   int ro)
+{
+	return ut_attach_as(u, clk, NULL, ro ? BRK_ATTACH_READONLY : 0);
+}
+
+/* Move the world's fake clock. */
+static inline void ut_advance_ns(struct ut *u, uint64_t ns)
+{
+	__atomic_add_fetch(&u->clk.ns, ns, __ATOMIC_ACQ_REL);
+}
+
 static inline void ut_advance_ms(struct ut *u, uint64_t ms)
 {
-	__atomic_add_fetch(&u->clk.ns, ms * UT_NS_PER_MS, __ATOMIC_ACQ_REL);
+	ut_advance_ns(u, ms * UT_NS_PER_MS);
+}
+
+static inline void ut_set_ns(struct ut *u, uint64_t ns)
+{
+	ut_clock_set(&u->clk, ns);
+}
+
+static inline uint64_t ut_now_ns(struct ut *u)
+{
+	return ut_clock_get(&u->clk);
 }
 
 /* A test config: small numbers that are easy to follow. */
@@ -310,4 +349,4 @@ static inline uint64_t ut_events_written(brk_segment *seg)
 	return si.events_written;
 }
 
-#endif /* BRK_UT_H */
+#endif /* BRK_TEST_FIXTURE_H */

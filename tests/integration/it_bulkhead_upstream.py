@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""it_bulkhead.py BCTL BREAKERD - a bulkhead of 3 in front of a real, slow
+"""it_bulkhead_upstream.py BCTL BREAKERD - a bulkhead of 3 in front of a real, slow
 HTTP upstream, driven through `bctl exec`.
 
 Upstream: upstream.py on 127.0.0.1 (port 0), 200 ms per request, counting
@@ -272,7 +272,7 @@ class Test:
 
 def main():
     if len(sys.argv) != 3:
-        print("usage: it_bulkhead.py BCTL BREAKERD", file=sys.stderr)
+        print("usage: it_bulkhead_upstream.py BCTL BREAKERD", file=sys.stderr)
         return 2
     t = Test(sys.argv[1], sys.argv[2])
     signal.signal(signal.SIGALRM, lambda *a: sys.exit("watchdog: 100 s"))
