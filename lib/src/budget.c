@@ -422,3 +422,21 @@ int brk__budget_info(brk_budget *g, struct brk_budget_info *out)
 		return -EINVAL;
 	return brk__budget_fill(b->seg, b->rec, b->name, out);
 }
+
+int brk_budget_info_sz(brk_budget *g, struct brk_budget_info *out, size_t size)
+{
+	struct brk_budget_info tmp;
+	int rc;
+
+	if (!g || !out)
+		return -EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	rc = brk__budget_info(g, &tmp);
+	brk__struct_out(out, size, &tmp, sizeof(tmp));
+	return rc;
+}
+
+int (brk_budget_info)(brk_budget *g, struct brk_budget_info *out)
+{
+	return brk_budget_info_sz(g, out, BRK_BUDGET_INFO_SIZE_VER0);
+}

@@ -334,3 +334,20 @@ int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
 		*what = NULL;
 	return -BRK_ECONTENDED;
 }
+
+int brk__config_in(const struct brk_config *user, struct brk_config *out)
+{
+	int rc = 0;
+
+	brk_config_init_sz(out, sizeof(*out));
+	if (user)
+		rc = brk__struct_in(out, sizeof(*out), user,
+				    user->size ? user->size : BRK_CONFIG_SIZE_VER0);
+	out->size = sizeof(*out);
+	return rc;
+}
+
+void (brk_config_init)(struct brk_config *c)
+{
+	brk_config_init_sz(c, BRK_CONFIG_SIZE_VER0);
+}

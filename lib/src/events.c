@@ -127,3 +127,10 @@ int brk_events_read_sz(brk_segment *s, uint64_t *cursor,
 		*lost = gone;
 	return (int)n;
 }
+
+int (brk_events_read)(brk_segment *seg, uint64_t *cursor,
+		      struct brk_event *out, size_t max, uint64_t *lost)
+{
+	return brk_events_read_sz(seg, cursor, out, max, lost,
+				  BRK_EVENT_SIZE_VER0);
+}

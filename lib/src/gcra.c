@@ -330,3 +330,21 @@ int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out)
 		return -EINVAL;
 	return brk__bucket_fill(b->seg, b->rec, b->name, out);
 }
+
+int brk_bucket_info_sz(brk_bucket *k, struct brk_bucket_info *out, size_t size)
+{
+	struct brk_bucket_info tmp;
+	int rc;
+
+	if (!k || !out)
+		return -EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	rc = brk__bucket_info(k, &tmp);
+	brk__struct_out(out, size, &tmp, sizeof(tmp));
+	return rc;
+}
+
+int (brk_bucket_info)(brk_bucket *k, struct brk_bucket_info *out)
+{
+	return brk_bucket_info_sz(k, out, BRK_BUCKET_INFO_SIZE_VER0);
+}

@@ -147,3 +147,79 @@ int brk__info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
 	}
 	return rc;
 }
+
+/*
+ * brk_info.config.size tells the caller which brk_config it can copy out
+ * and pass back. The caller's struct brk_config is the one of the release
+ * its brk_info comes from, so the library maps the caller's
+ * sizeof(struct brk_info) to that release's sizeof(struct brk_config).
+ * One row per release in which either grew, oldest first.
+ */
+static const struct {
+	size_t info, config;
+} layouts[] = {
+	{ BRK_INFO_SIZE_VER0, BRK_CONFIG_SIZE_VER0 },
+};
+
+static uint32_t config_size_for(size_t info_size)
+{
+	size_t i, c = layouts[0].config;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (info_size >= layouts[i].info)
+			c = layouts[i].config;
+	return (uint32_t)c;
+}
+
+static int info_out(struct brk_info *out, size_t size, int (*fill)(void *,
+		    uint32_t, struct brk_info *), void *h, uint32_t idx)
+{
+	struct brk_info tmp;
+	struct brk_info *k = size >= sizeof(tmp) ? out : &tmp;
+	int rc;
+
+	rc = fill(h, idx, k);
+	if (k->kind == BRK_KIND_BREAKER)
+		k->config.size = config_size_for(size);
+	if (size > sizeof(tmp))
+		memset((unsigned char *)out + sizeof(tmp), 0, size - sizeof(tmp));
+	else if (k == &tmp)
+		brk__struct_out(out, size, &tmp, sizeof(tmp));
+	return rc;
+}
+
+static int fill_breaker(void *h, uint32_t idx, struct brk_info *out)
+{
+	(void)idx;
+	return brk__breaker_info(h, out);
+}
+
+static int fill_at(void *h, uint32_t idx, struct brk_info *out)
+{
+	return brk__info_at(h, idx, out);
+}
+
+int brk_breaker_info_sz(brk_breaker *b, struct brk_info *out, size_t size)
+{
+	if (!b || !out)
+		return -EINVAL;
+	return info_out(out, size, fill_breaker, b, 0);
+}
+
+int brk_info_at_sz(brk_segment *seg, uint32_t idx, struct brk_info *out,
+		   size_t size)
+{
+	if (!seg || !out)
+		return -EINVAL;
+	return info_out(out, size, fill_at, seg, idx);
+}
+
+int (brk_breaker_info)(brk_breaker *b, struct brk_info *out)
+{
+	return brk_breaker_info_sz(b, out, BRK_INFO_SIZE_VER0);
+}
+
+int (brk_info_at)(brk_segment *seg, uint32_t idx, struct brk_info *out)
+{
+	return brk_info_at_sz(seg, idx, out, BRK_INFO_SIZE_VER0);
+}

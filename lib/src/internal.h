@@ -179,6 +179,28 @@ static inline uint64_t brk__cfg(const struct brk__record *r, enum brk__cfg k)
 	return uatomic_read(&r->cfg[k]);
 }
 
+/* ---- caller structs of any size (config.c, segment.c, info.c, gcra.c,
+ * budget.c; the byte copies are abi.c's) ----------------------------- */
+/* @user normalised to this library's struct brk_config (size set to
+ * sizeof): defaults for what the caller lacks. NULL: the defaults.
+ * Returns 0, -EINVAL, -E2BIG as brk__struct_in(). */
+int brk__config_in(const struct brk_config *user, struct brk_config *out);
+
+/* Fill the settings of @c with the defaults (not c->size). */
+void brk__config_defaults(struct brk_config *c);
+
+/* Likewise for struct brk_attach_opts. */
+int brk__attach_opts_in(const struct brk_attach_opts *user,
+			struct brk_attach_opts *out);
+
+/* The full-size fillers behind the _sz functions (write sizeof(*out)). */
+int brk__segment_info(brk_segment *seg, struct brk_segment_info *out);
+int brk__breaker_info(brk_breaker *b, struct brk_info *out);
+int brk__info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
+int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out);
+int brk__budget_info(brk_budget *g, struct brk_budget_info *out);
+
+
 /* ---- counters --------------------------------------------------------- */
 static inline void brk__count(struct brk__record *r, enum brk__ctr c)
 {

@@ -507,3 +507,40 @@ int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 	out->readonly = s->readonly;
 	return 0;
 }
+
+int brk__attach_opts_in(const struct brk_attach_opts *user,
+			struct brk_attach_opts *out)
+{
+	int rc = 0;
+
+	brk_attach_opts_init_sz(out, sizeof(*out));
+	if (user)
+		rc = brk__struct_in(out, sizeof(*out), user,
+				    user->size ? user->size
+					       : BRK_ATTACH_OPTS_SIZE_VER0);
+	out->size = sizeof(*out);
+	return rc;
+}
+
+void (brk_attach_opts_init)(struct brk_attach_opts *o)
+{
+	brk_attach_opts_init_sz(o, BRK_ATTACH_OPTS_SIZE_VER0);
+}
+
+int brk_segment_info_sz(brk_segment *seg, struct brk_segment_info *out,
+			size_t size)
+{
+	struct brk_segment_info tmp;
+	int rc;
+
+	if (!seg || !out)
+		return -EINVAL;
+	rc = brk__segment_info(seg, &tmp);
+	brk__struct_out(out, size, &tmp, sizeof(tmp));
+	return rc;
+}
+
+int (brk_segment_info)(brk_segment *seg, struct brk_segment_info *out)
+{
+	return brk_segment_info_sz(seg, out, BRK_SEGMENT_INFO_SIZE_VER0);
+}
