@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "ident.h"
 #include "internal.h"
 #include "killpoint.h"
 #include "window.h"

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ident.h"
 #include "internal.h"
 
 struct brk__ident brk__self_id;

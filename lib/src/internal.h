@@ -7,36 +7,9 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <urcu/uatomic.h>
-#include <urcu/arch.h>
-#include <urcu/system.h>
 
-#if defined(__SANITIZE_THREAD__)
-/*
- * ThreadSanitizer cannot see liburcu's inline-asm atomics (lock cmpxchg)
- * and would report every volatile uatomic_read/uatomic_set as a race. In
- * TSan builds only, the same operations are spelled with the compiler's
- * __atomic builtins, with at least the ordering liburcu documents.
- */
-#undef uatomic_read
-#undef uatomic_set
-#undef uatomic_cmpxchg
-#undef uatomic_add_return
-#undef uatomic_inc
-#undef uatomic_xchg
-#undef cmm_smp_wmb
-#undef cmm_smp_rmb
-#define uatomic_read(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define uatomic_set(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define uatomic_cmpxchg(p, o, n) __sync_val_compare_and_swap((p), (o), (n))
-#define uatomic_add_return(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
-#define uatomic_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
-#define uatomic_inc(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
-/* Fences are not supported under TSan; every access above is already an
- * acquire load or release store, which gives the ordering they provide. */
-#define cmm_smp_wmb() do { } while (0)
-#define cmm_smp_rmb() do { } while (0)
-#endif
+#include "atomics.h"
+
 
 #include "breaker.h"
 #include "layout.h"
@@ -129,10 +102,6 @@ static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
 	return u > BRK__UNTIL_MASK ? BRK__UNTIL_MASK : u;
 }
 
-/* The library's monotonic clock (ident.c; public as brk_monotonic_ns()).
- * The internal name stays for the library's own callers. */
-#define brk__monotonic_ns brk_monotonic_ns
-
 /* ---- parsing (duration.c) ---------------------------------------------- */
 /* The digits at *@p in @base (2..36), into @v; *@p is left after the last
  * digit (after all of them, also on overflow). Pure, async-signal-safe.
@@ -140,20 +109,7 @@ static inline uint64_t brk__until_add(uint64_t rel_ms, uint64_t dur_ms)
 int brk__parse_digits(const char **p, int base, uint64_t *v);
 
 /* ---- process identity (ident.c) -------------------------------------- */
-struct brk__ident {
-	int32_t pid;
-	uint64_t start_ticks; /* /proc/self/stat field 22, low 40 bits */
-};
-/* This process's identity; recomputed after fork() (atfork child hook). */
-extern struct brk__ident brk__self_id;
-extern int brk__self_ready;
-const struct brk__ident *brk__self_slow(void);
-static inline const struct brk__ident *brk__self(void)
-{
-	if (__builtin_expect(uatomic_read(&brk__self_ready), 1))
-		return &brk__self_id;
-	return brk__self_slow();
-}
+/* This process's identity, brk__self(), and the clock: ident.h. */
 uint32_t brk__next_nonce(void);
 /* 64 random bits from the library's one generator (ident.c): per-thread
  * xorshift64*, reseeded in a fork()ed child. Not cryptographic. */

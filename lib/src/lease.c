@@ -14,6 +14,7 @@
  * owner that died between the claim and these stores is still found dead
  * by its pid alone).
  */
+#include "ident.h"
 #include "internal.h"
 #include "killpoint.h"
 

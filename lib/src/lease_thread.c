@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ident.h"
 #include "internal.h"
 
 static __thread struct {

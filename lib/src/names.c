@@ -20,6 +20,7 @@
 #include <urcu-bp.h>
 #include <urcu/rculfhash.h>
 
+#include "ident.h"
 #include "internal.h"
 
 #define BRK__KIND_ORPHAN 0xdeadu

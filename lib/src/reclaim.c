@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "ident.h"
 #include "internal.h"
 
 /* Dead: the owner process died, or the lease was bound to a thread

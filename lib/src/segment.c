@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "abi.h"
+#include "ident.h"
 #include "internal.h"
 
 struct attach_ctx {

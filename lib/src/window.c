@@ -4,6 +4,7 @@
  * window.h for the word layout. Each update is one bounded CAS loop on
  * one word; readers sum the buckets whose tag is current.
  */
+#include "ident.h"
 #include "window.h"
 
 #define TAG(gen, e) ((((uint64_t)(gen) & 0xffffu) << 8) | ((uint64_t)(e) & 0xffu))
