@@ -167,6 +167,8 @@ static inline void brk__count(struct brk__record *r, enum brk__ctr c)
 uint64_t brk__hash(const char *name);
 /* Copy and validate a record's name from shm into out (64 bytes). */
 int brk__record_name(const struct brk__record *r, char *out);
+
+/* ---- the shared name index (index.c) ----------------------------------- */
 int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx);
 /* Kind-specific words a creator stores before the record is published,
  * so no process ever sees a record of that kind without its settings. */
@@ -177,6 +179,8 @@ struct brk__init {
 };
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk__init *init, uint32_t *idx);
+
+/* ---- the per-process handle cache (cache.c) --------------------------- */
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out);
 int brk__cache_init(brk_segment *s);

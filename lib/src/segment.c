@@ -478,13 +478,6 @@ uint64_t brk_now_ns(const brk_segment *s)
 	return brk__now(s);
 }
 
-uint32_t brk_record_count(brk_segment *s)
-{
-	uint64_t n = uatomic_read(&s->hdr->record_count);
-
-	return n > s->capacity ? s->capacity : (uint32_t)n;
-}
-
 int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 {
 	uint64_t hb, now = brk__now(s);
