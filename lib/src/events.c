@@ -134,3 +134,13 @@ int (brk_events_read)(brk_segment *seg, uint64_t *cursor,
 	return brk_events_read_sz(seg, cursor, out, max, lost,
 				  BRK_EVENT_SIZE_VER0);
 }
+
+void brk__record_event(brk_segment *s, struct brk__record *r, int from,
+			 int to, int reason, int32_t pid, uint64_t value)
+{
+	char name[BRK__NAME_BYTES];
+
+	if (brk__record_name(r, name) != 0)
+		strcpy(name, "?");
+	brk__event(s, brk__rec_index(s, r), name, from, to, reason, pid, value);
+}

@@ -157,6 +157,28 @@ int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out);
 int brk__budget_info(brk_budget *g, struct brk_budget_info *out);
 
 
+/* A setting clamped to [@lo, @hi] (the segment is untrusted). */
+static inline uint32_t brk__cfg_u32(const struct brk__record *r,
+				    enum brk__cfg k, uint32_t lo, uint32_t hi)
+{
+	uint64_t v = brk__cfg(r, k);
+
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+/* A duration setting, clamped to BRK_MAX_DURATION_MS. */
+static inline uint64_t brk__cfg_ms(const struct brk__record *r, enum brk__cfg k)
+{
+	uint64_t v = brk__cfg(r, k);
+
+	return v > BRK_MAX_DURATION_MS ? BRK_MAX_DURATION_MS : v;
+}
+
+/* ---- permits (acquire.c, release.c): brk_permit.flags_ ---------------- */
+#define BRK__PERMIT_RELEASED 1u
+#define BRK__PERMIT_UNGATED 2u /* admitted by a disabled breaker: no verdict */
+#define BRK__PERMIT_REFUSED (BRK__PERMIT_RELEASED | 4u) /* never admitted */
+
 /* ---- counters --------------------------------------------------------- */
 static inline void brk__count(struct brk__record *r, enum brk__ctr c)
 {
@@ -204,26 +226,41 @@ uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
  * process). Returns how many it freed. */
 int brk__caller_reclaim(brk_breaker *b);
 
-/* ---- breaker state machine (breaker.c) ------------------------------- */
+/* ---- the state word and its transitions (state.c) -------------------- */
 uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level);
 /* The open-until deadline (ms since the segment epoch) of the OPEN state
  * word @w of @r; 0 (expired) if its slot does not hold it (the state has
  * moved on, or a corrupt segment). */
 uint64_t brk__open_until(const struct brk__record *r, uint64_t w);
+/* One CAS from @old to (@to, @level, gen + 1), an OPEN state with the
+ * deadline @until (ms since the segment epoch). 1 if we did it. */
+int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
+		    int to, uint32_t level, uint64_t until, int reason,
+		    uint64_t value);
+/* Open from @old for @ms from @now (ns). 1 if we did it. */
+int brk__open_for(brk_segment *s, struct brk__record *r, uint64_t old,
+		  uint32_t level, uint64_t ms, uint64_t now, int reason);
+/* A failed (or reclaimed) probe of HALF_OPEN state @w: re-open with the
+ * cooling doubled. */
+void brk__probe_failed(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now);
 /* Reclaim a probe lease whose owner word is @owner; counts as a failed
  * probe. Returns 1 if this call freed it. */
 int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
 		       uint64_t owner, int reason);
+/* Open from CLOSED state @w by a trip rule, unless the trip quorum says
+ * no. */
+void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now, int reason);
+/* brk_reset()'s transition to CLOSED: 0 or -BRK_ECONTENDED. */
+int brk__reset_state(brk_segment *s, struct brk__record *r);
 
+/* ---- refusals (refuse.c) ---------------------------------------------- */
 /* Refuse a call of @b: count @c on @b, fill @why (jittered wait, the name
  * of @by, or of @b when @by is NULL). Returns @code. */
 int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
 		int code, uint64_t wait_ms, const struct brk__record *by,
 		int cause);
-/* Open from CLOSED state @w by a trip rule, unless the trip quorum says
- * no. */
-void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
-		       uint64_t now, int reason);
 
 /* ---- hierarchy (parents.c) -------------------------------------------- */
 void brk__parents_resolve(brk_breaker *b);
@@ -232,6 +269,9 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why);
 /* ---- events (events.c) ------------------------------------------------ */
 void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,
 		int to, int reason, int32_t pid, uint64_t value);
+/* The same for record @r, named from shm ("?" if its name is corrupt). */
+void brk__record_event(brk_segment *s, struct brk__record *r, int from,
+		       int to, int reason, int32_t pid, uint64_t value);
 
 static inline struct brk__record *brk__rec(brk_segment *s, uint32_t idx)
 {

@@ -138,8 +138,8 @@ void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
 	}
 }
 
-void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
-			uint64_t now, int failed, int slow)
+int brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now, int failed, int slow)
 {
 	uint64_t rate = brk__cfg(r, BRK__CFG_FAILURE_RATE);
 	uint64_t srate = brk__cfg(r, BRK__CFG_SLOW_RATE);
@@ -149,28 +149,27 @@ void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
 	uint32_t slot;
 
 	if (rate == 0 && slow_ms == 0)
-		return;
+		return 0;
 	e = brk__rel_ms(s, now) / bucket_ms(r);
 	tag = TAG(BRK__ST_GEN(w), e);
 	slot = (uint32_t)(e % BRK_WINDOW_BUCKETS);
 	if (!advance_head(r, BRK__ST_GEN(w), e))
-		return;
+		return 0;
 	bump(word(r, slot, 0), tag, 1, failed ? 1 : 0);
 	if (slow)
 		bump(word(r, slot, 1), tag, 1, 0);
 	brk__window_sum(s, r, w, now, &sum);
 	min_calls = brk__cfg(r, BRK__CFG_MIN_CALLS);
 	if (sum.calls == 0 || sum.calls < min_calls)
-		return;
+		return 0;
 	/* evaluated after every call, as resilience4j does: the call that
 	 * brings the window to min_calls may find the rate already over */
-	if (rate && rate <= 100 && sum.failures * 100 >= rate * sum.calls) {
-		brk__open_by_rule(s, r, w, now, BRK_EV_FAILURE_RATE);
-		return;
-	}
+	if (rate && rate <= 100 && sum.failures * 100 >= rate * sum.calls)
+		return BRK_EV_FAILURE_RATE;
 	if (slow_ms && srate && srate <= 100 &&
 	    sum.slow * 100 >= srate * sum.calls)
-		brk__open_by_rule(s, r, w, now, BRK_EV_SLOW_RATE);
+		return BRK_EV_SLOW_RATE;
+	return 0;
 }
 
 /* ---- quorum ----------------------------------------------------------- */

@@ -49,9 +49,11 @@ struct brk__window_sum {
 };
 
 /* Count one call (closed state, generation of @w) and evaluate the rate
- * rules; may open the breaker. */
-void brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
-			uint64_t now, int failed, int slow);
+ * rules. Returns 0, or the rule that says open (BRK_EV_FAILURE_RATE,
+ * BRK_EV_SLOW_RATE): the caller opens (brk__open_by_rule()), so the
+ * window calls nothing above it. */
+int brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now, int failed, int slow);
 void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
 		     uint64_t now, struct brk__window_sum *out);
 

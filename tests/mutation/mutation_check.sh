@@ -16,7 +16,7 @@
 #                 seconds note_wait() call removed)
 #                 -> tests/cli 'scan' (retry_after_header_gives_the_wait_in_ms ...) and
 #                    tests/integration 'it_bctl_retry_after' (bctl exec)
-#   no-failures   lib/src/breaker.c: closed_failure() returns at once, so
+#   no-failures   lib/src/release.c: closed_failure() returns at once, so
 #                 consecutive failures never open a breaker
 #                 -> tests/unit 'transitions' (closed_to_open_at_threshold),
 #                    tests/integration 'it_shared_trip' and
@@ -167,7 +167,7 @@ mutant retry-after lib/src/textscan.c \
 	scan it_bctl_retry_after
 
 # (b) failures of a closed breaker are not counted toward the threshold
-mutant no-failures lib/src/breaker.c \
+mutant no-failures lib/src/release.c \
 	'/^static int closed_failure(/,/^}/ s|^\tint tries;$|\tint tries;\n\n\treturn 0; /* MUTANT: failures never counted */|' \
 	'MUTANT: failures never counted' \
 	"tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \

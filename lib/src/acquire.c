@@ -1,0 +1,282 @@
+/*
+ * acquire.c - brk_acquire(): the state machine's answer for one call
+ * (admit, probe, or refuse), the bulkhead permit, and the probe lease.
+ * Calls down into state.c (cooling, transitions), parents.c, reclaim.c,
+ * refuse.c and lease.c.
+ */
+#include <string.h>
+
+#include "ident.h"
+#include "internal.h"
+#include "killpoint.h"
+
+/* Bulkhead permits carry tag 0 (layout.h): a permit counts until it is
+ * released or its owner dies, whatever resets or transitions happen. */
+#define PERMIT_TAG 0u
+
+static int refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
+		  int code, uint64_t wait_ms, int cause)
+{
+	return brk__refuse(b, why, c, code, wait_ms, NULL, cause);
+}
+
+static uint64_t ns_to_ms_ceil(uint64_t ns)
+{
+	return ns / 1000000u + (ns % 1000000u != 0);
+}
+
+/* Claim a bulkhead permit if the breaker has a bulkhead. */
+static int take_permit(brk_breaker *b, brk_permit *p)
+{
+	struct brk__record *r = b->rec;
+	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	uint64_t hw = uatomic_read(&r->permit_hw);
+	uint32_t slot;
+
+	if (mc == 0)
+		return 0;
+	while (hw < mc) { /* before the claim: a counter then sees our slot */
+		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
+		if (seen == hw)
+			hw = mc;
+		else
+			hw = seen;
+	}
+	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
+				      PERMIT_TAG, &slot);
+	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
+		p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
+					      PERMIT_TAG, &slot);
+	if (!p->permit_)
+		return -BRK_EFULL;
+	/* Permits claimed while max_concurrent was higher still count: claim
+	 * first, then count every slot, and give ours back if that is over
+	 * the bound (of racing claimers, the last to claim sees them all).
+	 * Only slots below the high-water mark can be taken: read it after
+	 * our claim, so it covers every claim made before ours. */
+	hw = uatomic_read(&r->permit_hw);
+	if (hw > BRK__PERMIT_SLOTS)
+		hw = BRK__PERMIT_SLOTS; /* untrusted */
+	if (hw > mc &&
+	    brk__lease_count(r->permits + mc, (uint32_t)hw - mc, PERMIT_TAG) != 0 &&
+	    brk__lease_count(r->permits, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
+		brk__lease_free(&r->permits[slot], p->permit_);
+		p->permit_ = 0;
+		return -BRK_EFULL;
+	}
+	p->permit_slot_ = (uint16_t)slot;
+	return 0;
+}
+
+/* A permit's start time is needed only by the slow-call rule. */
+static uint64_t start_time(const brk_breaker *b, uint64_t *now)
+{
+	return brk__cfg(b->rec, BRK__CFG_SLOW_CALL_MS)
+		       ? brk__lazy_now(b->seg, now) : *now;
+}
+
+static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
+		 struct brk_refusal *why)
+{
+	if (take_permit(b, p) != 0)
+		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
+			      BRK_CAUSE_FULL);
+	p->changes_ = BRK__ST_GEN(w); /* the 56-bit generation */
+	p->gen_ = (uint32_t)BRK__ST_GEN(w);
+	p->start_ns_ = start_time(b, now);
+	brk__count(b->rec, BRK__CTR_ALLOWED);
+	BRK__KILLPOINT(BRK__KP_PERMIT_ADMITTED);
+	return 0;
+}
+
+/* Reclaim probes of this generation older than probe_timeout_ms, as
+ * failed probes. Returns 1 if one was reclaimed (the state may have
+ * moved on). */
+static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
+			   uint64_t now, uint32_t n)
+{
+	uint64_t timeout = brk__cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
+	uint64_t rel = brk__rel_ms(s, now), claim;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&r->probes[i].owner);
+		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
+			continue;
+		if (brk__lease_claim_ms(&r->probes[i], o, &claim) != 0)
+			continue;
+		if (BRK__CLAIM_AGE(rel, claim) >= timeout &&
+		    brk__reclaim_probe(s, r, i, o, BRK_EV_RECLAIM_TIMEOUT))
+			return 1;
+	}
+	return 0;
+}
+
+/* HALF_OPEN: claim a probe slot. -EAGAIN: state moved, look again. */
+static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
+		     struct brk_refusal *why)
+{
+	uint64_t now = brk__lazy_now(b->seg, nowp);
+	struct brk__record *r = b->rec;
+	uint32_t n = brk__cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
+	uint32_t g = BRK__ST_TAG(w), slot;
+	uint64_t wait;
+
+	/* An expired probe is reclaimed (as failed) whatever the other slots
+	 * hold: a free slot must not let a hung probe linger. */
+	if (reclaim_expired(b->seg, r, w, now, n))
+		return -EAGAIN;
+	p->token_ = brk__lease_claim(b->seg, r->probes, n, g, g, &slot);
+	if (!p->token_) {
+		if (brk__caller_reclaim(b))
+			return -EAGAIN;
+		wait = brk__cooling_ms(r, BRK__ST_LEVEL(w));
+		if (wait > brk__cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
+			wait = brk__cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
+		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, wait,
+			      BRK_CAUSE_PROBES_BUSY);
+	}
+	p->probe_slot_ = (uint16_t)slot;
+	if (uatomic_read(&r->state) != w) {
+		/* A probe of a generation that is already over. */
+		brk__lease_free(&r->probes[slot], p->token_);
+		p->token_ = 0;
+		return -EAGAIN;
+	}
+	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
+	if (take_permit(b, p) != 0) {
+		brk__lease_free(&r->probes[slot], p->token_);
+		p->token_ = 0;
+		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
+			      BRK_CAUSE_FULL);
+	}
+	/* Owning the slot is the last check before admission: a caller that
+	 * stalled past probe_timeout_ms since its claim may have been
+	 * reclaimed as an expired probe (counted as failed), and must not run
+	 * as a probe without a lease beside a new one (the spin model's
+	 * BUG_ADMIT_UNOWNED). */
+	if (uatomic_read(&r->probes[slot].owner) != p->token_) {
+		if (p->permit_)
+			brk__lease_free(&r->permits[p->permit_slot_], p->permit_);
+		p->permit_ = 0;
+		p->token_ = 0;
+		return -EAGAIN;
+	}
+	p->changes_ = BRK__ST_GEN(w);
+	p->gen_ = (uint32_t)BRK__ST_GEN(w);
+	p->start_ns_ = now;
+	brk__count(r, BRK__CTR_PROBES);
+	brk__count(r, BRK__CTR_ALLOWED);
+	BRK__KILLPOINT(BRK__KP_PROBE_ADMITTED);
+	return 0;
+}
+
+/* Expired cool-until: clear it once, so later calls need no clock. */
+static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
+{
+	uint64_t cu = uatomic_read(&b->rec->cool_until_ns);
+
+	if (cu == 0)
+		return 0;
+	if (cu > brk__lazy_now(b->seg, now)) {
+		*left_ms = ns_to_ms_ceil(cu - *now);
+		return 1;
+	}
+	uatomic_cmpxchg(&b->rec->cool_until_ns, cu, 0);
+	return 0;
+}
+
+/* The state machine's answer for a call (@now read lazily). */
+static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
+			 struct brk_refusal *why)
+{
+	struct brk__record *r = b->rec;
+	uint64_t w, left, rel;
+	int tries, rc;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN) {
+			uint64_t until = brk__open_until(r, w);
+			rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
+			if (rel < until)
+				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
+					      until - rel, BRK_CAUSE_OPEN);
+			brk__transition(b->seg, r, w, BRK_HALF_OPEN, BRK__ST_LEVEL(w),
+				   0, BRK_EV_COOLED, 0);
+			BRK__KILLPOINT(BRK__KP_COOLED);
+			continue;
+		}
+		if (BRK__ST_STATE(w) != BRK_CLOSED &&
+		    BRK__ST_STATE(w) != BRK_HALF_OPEN) /* unknown: as open */
+			return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0,
+				      BRK_CAUSE_OPEN);
+		if (cooling(b, now, &left))
+			return refuse(b, why, BRK__CTR_REJ_COOLING, -BRK_ECOOLING,
+				      left, BRK_CAUSE_COOLING);
+		if (BRK__ST_STATE(w) == BRK_CLOSED)
+			return admit(b, p, w, now, why);
+		rc = try_probe(b, p, w, now, why);
+		if (rc != -EAGAIN)
+			return rc;
+	}
+	return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_ECONTENDED, 0,
+		      BRK_CAUSE_CONTENDED);
+}
+
+/* Admit without asking the state machine (disabled, or metrics-only
+ * after a refusal): counted, never a probe, never refused. */
+static int admit_ungated(brk_breaker *b, brk_permit *p, uint64_t *now,
+			 uint32_t flags)
+{
+	p->token_ = 0;
+	p->permit_ = 0;
+	p->changes_ = BRK__ST_GEN(uatomic_read(&b->rec->state));
+	p->gen_ = (uint32_t)p->changes_;
+	p->start_ns_ = start_time(b, now);
+	p->flags_ = flags;
+	brk__count(b->rec, BRK__CTR_ALLOWED);
+	return 0;
+}
+
+static int effective_mode(const brk_breaker *b)
+{
+	uint64_t m;
+
+	if (b->seg->disabled)
+		return BRK_MODE_DISABLED;
+	m = uatomic_read(&b->rec->mode);
+	return m > BRK_MODE_METRICS_ONLY ? BRK_MODE_FORCED_OPEN : (int)m;
+}
+
+int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+{
+	uint64_t now = 0;
+	int mode, rc;
+
+	if (!b || !p)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	p->flags_ = BRK__PERMIT_REFUSED;
+	if (b->seg->readonly)
+		return -EROFS;
+	p->flags_ = 0;
+	p->b_ = b;
+	p->pid_ = brk__self()->pid;
+	mode = effective_mode(b);
+	if (mode == BRK_MODE_FORCED_OPEN) {
+		p->flags_ = BRK__PERMIT_REFUSED;
+		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0,
+			      BRK_CAUSE_FORCED_OPEN);
+	}
+	if (mode == BRK_MODE_DISABLED)
+		return admit_ungated(b, p, &now, BRK__PERMIT_UNGATED);
+	rc = brk__parents_check(b, &now, why);
+	if (rc == 0)
+		rc = acquire_state(b, p, &now, why);
+	if (rc && mode == BRK_MODE_METRICS_ONLY && brk_is_refusal(rc))
+		rc = admit_ungated(b, p, &now, 0);
+	if (rc) /* a refused permit cannot be released and counted */
+		p->flags_ = BRK__PERMIT_REFUSED;
+	return rc;
+}

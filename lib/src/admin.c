@@ -1,0 +1,70 @@
+/*
+ * admin.c - operator actions on a breaker: reset, trip (open for a
+ * while), set_mode (forced open, disabled, metrics only). Each is one
+ * transition or one word of the record (state.c below it).
+ */
+#include "ident.h"
+#include "internal.h"
+#include "window.h"
+
+int brk_reset(brk_breaker *b)
+{
+	struct brk__record *r;
+
+	if (!b)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	/* Bulkhead permits out stay counted until released (or their owner
+	 * dies); their late release frees the slot and counts no verdict. */
+	uatomic_set(&r->cool_until_ns, 0);
+	uatomic_set(&r->mode, BRK_MODE_NORMAL);
+	brk__quorum_clear(r);
+	return brk__reset_state(b->seg, r);
+}
+
+int brk_trip(brk_breaker *b, uint64_t for_ms)
+{
+	struct brk__record *r;
+	uint64_t now;
+	int tries;
+
+	if (!b || for_ms == 0)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	if (for_ms > BRK_MAX_DURATION_MS)
+		for_ms = BRK_MAX_DURATION_MS;
+	now = brk__now(b->seg);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN &&
+		    brk__rel_ms(b->seg, now) < brk__open_until(r, w))
+			return -EALREADY;
+		if (brk__open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
+			     BRK_EV_TRIP))
+			return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_set_mode(brk_breaker *b, int mode)
+{
+	struct brk__record *r;
+	uint64_t old, w;
+
+	if (!b || mode < BRK_MODE_NORMAL || mode > BRK_MODE_METRICS_ONLY)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	r = b->rec;
+	old = uatomic_xchg(&r->mode, (uint64_t)mode);
+	if (old == (uint64_t)mode)
+		return -EALREADY;
+	w = uatomic_read(&r->state);
+	brk__record_event(b->seg, r, BRK__ST_STATE(w), BRK__ST_STATE(w), BRK_EV_FORCED,
+		     brk__self()->pid, (uint64_t)mode);
+	return 0;
+}

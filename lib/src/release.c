@@ -1,0 +1,311 @@
+/*
+ * release.c - brk_release(): count a permit's outcome in the generation
+ * it was admitted under (closed failures and successes, probe verdicts,
+ * the window rules, Retry-After), free its leases, and report whether it
+ * counted. Calls down into state.c, window.c and lease.c.
+ */
+#include <string.h>
+
+#include "ident.h"
+#include "internal.h"
+#include "killpoint.h"
+#include "window.h"
+
+/* The count of generation @g in counter word @c (0 if it is still an
+ * older generation's that the transition's winner has not cleared yet).
+ * Returns 0 if @c may belong to a newer generation: do not write. */
+static int gc_count(const struct brk__record *r, uint64_t c, uint64_t g,
+		    uint64_t *n)
+{
+	if (BRK__GC_FOR(c, g)) {
+		*n = BRK__GC_COUNT(c);
+		return 1;
+	}
+	*n = 0;
+	return BRK__ST_GEN(uatomic_read(&r->state)) == g;
+}
+
+/* The verdict helpers return 0 (counted, or overtaken by a transition:
+ * then the result belongs to the generation before it) or
+ * -BRK_ECONTENDED (a bounded CAS loop gave up: not counted). */
+static int closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
+{
+	struct brk__record *r = b->rec;
+	uint64_t g = BRK__ST_GEN(w), n;
+	uint64_t thr = brk__cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1, 1000000);
+	int tries;
+
+	if (brk__cfg(r, BRK__CFG_MIN_DISTINCT) >= 2)
+		brk__quorum_note(b->seg, r, now);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t f = uatomic_read(&r->fails);
+		if (!gc_count(r, f, g, &n))
+			return 0; /* a newer generation's count: ours is over */
+		if (uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, n + 1)) != f)
+			continue;
+		if (n + 1 >= thr)
+			brk__open_by_rule(b->seg, r, w, now, BRK_EV_THRESHOLD);
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+static int closed_success(brk_breaker *b, uint64_t w)
+{
+	struct brk__record *r = b->rec;
+	uint64_t g = BRK__ST_GEN(w);
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t f = uatomic_read(&r->fails);
+		if (!BRK__GC_FOR(f, g) || BRK__GC_COUNT(f) == 0 ||
+		    uatomic_cmpxchg(&r->fails, f, BRK__GC_MAKE(g, 0)) == f)
+			return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+static int probe_success(brk_breaker *b, uint64_t w)
+{
+	struct brk__record *r = b->rec;
+	uint64_t g = BRK__ST_GEN(w), n;
+	uint64_t thr = brk__cfg_u32(r, BRK__CFG_SUCCESS_THRESHOLD, 1, 1000000);
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t c = uatomic_read(&r->ho_successes);
+		if (!gc_count(r, c, g, &n))
+			return 0;
+		if (uatomic_cmpxchg(&r->ho_successes, c, BRK__GC_MAKE(g, n + 1)) != c)
+			continue;
+		if (n + 1 >= thr)
+			brk__transition(b->seg, r, w, BRK_CLOSED, 0, 0,
+				   BRK_EV_PROBE_OK, n + 1);
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
+			     uint64_t ms)
+{
+	struct brk__record *r = b->rec;
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t cu = uatomic_read(&r->cool_until_ns);
+		if (cu >= target)
+			return;
+		if (uatomic_cmpxchg(&r->cool_until_ns, cu, target) == cu) {
+			if (cu <= now) /* a new cooling, not an extension */
+				brk__record_event(b->seg, r, BRK__ST_STATE(uatomic_read(&r->state)),
+					     BRK__ST_STATE(uatomic_read(&r->state)),
+					     BRK_EV_COOL_UNTIL, brk__self()->pid, ms);
+			return;
+		}
+	}
+}
+
+/* Retry-After: up to max_wait_ms a shared cool-until; above it, open for
+ * that long (only from a counted result: a stale one cannot re-open). */
+static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
+{
+	struct brk__record *r = b->rec;
+	uint64_t ms = (uint64_t)ra, w, until;
+	int tries;
+
+	if (ms > BRK_MAX_DURATION_MS)
+		ms = BRK_MAX_DURATION_MS;
+	if (ms <= brk__cfg_ms(r, BRK__CFG_MAX_WAIT_MS)) {
+		raise_cool_until(b, brk__sat_add(now, brk__ms_to_ns(ms)), now, ms);
+		return;
+	}
+	if (!counted)
+		return;
+	until = brk__until_add(brk__rel_ms(b->seg, now), ms);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		w = uatomic_read(&r->state);
+		if (BRK__ST_STATE(w) == BRK_OPEN && brk__open_until(r, w) >= until)
+			return;
+		if (brk__open_for(b->seg, r, w, BRK__ST_LEVEL(w), ms, now,
+			     BRK_EV_RETRY_AFTER))
+			return;
+	}
+}
+
+static int is_slow(const struct brk__record *r, const brk_permit *p,
+		   uint64_t now)
+{
+	uint64_t slow = brk__cfg(r, BRK__CFG_SLOW_CALL_MS);
+
+	return slow && p->start_ns_ && now > p->start_ns_ &&
+	       now - p->start_ns_ >= brk__ms_to_ns(slow);
+}
+
+static void count_outcome(struct brk__record *r, int outcome, int reason)
+{
+	switch (outcome) {
+	case BRK_SUCCESS:
+		brk__count(r, BRK__CTR_SUCCESS);
+		break;
+	case BRK_HEALTHY_ERROR:
+		brk__count(r, BRK__CTR_HEALTHY);
+		break;
+	case BRK_FAILURE:
+		brk__count(r, BRK__CTR_FAILURE);
+		brk__count(r, (enum brk__ctr)(BRK__CTR_FAIL_REASON0 +
+			       (reason == BRK_REASON_NONE ? BRK_REASON_OTHER : reason)));
+		break;
+	case BRK_REJECTED_REQUEST:
+		brk__count(r, BRK__CTR_IGNORED);
+		break;
+	default:
+		brk__count(r, BRK__CTR_CANCELLED);
+		break;
+	}
+}
+
+/* The clock is read on release only where a rule needs it: a success of
+ * a closed breaker without window rules reads no clock at all. */
+static uint64_t lazy_now(const brk_breaker *b, uint64_t *now)
+{
+	if (!*now)
+		*now = brk__now(b->seg);
+	return *now;
+}
+
+static int verdict(brk_breaker *b, const brk_permit *p, int outcome,
+		   int reason, uint64_t w, uint64_t *now)
+{
+	struct brk__record *r = b->rec;
+	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
+	int closed = !probe && BRK__ST_STATE(w) == BRK_CLOSED;
+
+	count_outcome(r, outcome, reason);
+	if (p->flags_ & BRK__PERMIT_UNGATED)
+		return 0;
+	if (closed && brk__window_active(r) &&
+	    (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
+	     outcome == BRK_FAILURE)) {
+		int rule = brk__window_record(b->seg, r, w, lazy_now(b, now),
+					      outcome == BRK_FAILURE,
+					      is_slow(r, p, lazy_now(b, now)));
+		if (rule)
+			brk__open_by_rule(b->seg, r, w, *now, rule);
+	}
+	w = uatomic_read(&r->state); /* the window rule may have opened it */
+	if (BRK__ST_GEN(w) != p->changes_)
+		return 0;
+
+	if (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR) {
+		/* With a slow-call rule on, a slow probe is a failed probe: a
+		 * breaker opened for slowness must not close on slow calls. */
+		if (probe && brk__cfg(r, BRK__CFG_SLOW_CALL_MS) &&
+		    is_slow(r, p, lazy_now(b, now)))
+			brk__probe_failed(b->seg, r, w, lazy_now(b, now));
+		else if (probe)
+			return probe_success(b, w);
+		else if (closed)
+			return closed_success(b, w);
+	} else if (outcome == BRK_FAILURE) {
+		if (probe)
+			brk__probe_failed(b->seg, r, w, lazy_now(b, now));
+		else if (closed)
+			return closed_failure(b, w, lazy_now(b, now));
+	}
+	return 0;
+}
+
+/* Free the probe slot if we still hold it (@judging: with the mark). */
+static void drop_probe(struct brk__record *r, const brk_permit *p, int judging)
+{
+	if (p->token_)
+		brk__lease_free(&r->probes[p->probe_slot_],
+				p->token_ | (judging ? BRK__TOK_JUDGING : 0));
+}
+
+/* Has this probe's lease been reclaimed, or has it outlived
+ * probe_timeout_ms unnoticed (then it is reclaimed now, as a failure)? */
+static int probe_lost(brk_breaker *b, const brk_permit *p)
+{
+	struct brk__record *r = b->rec;
+	struct brk__lease *l = &r->probes[p->probe_slot_];
+	uint64_t claim, rel;
+
+	if (uatomic_read(&l->owner) != p->token_)
+		return 1;
+	if (brk__lease_claim_ms(l, p->token_, &claim) != 0)
+		return 0;
+	rel = brk__rel_ms(b->seg, brk__now(b->seg));
+	if (BRK__CLAIM_AGE(rel, claim) < brk__cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS))
+		return 0;
+	brk__reclaim_probe(b->seg, r, p->probe_slot_, p->token_,
+			   BRK_EV_RECLAIM_TIMEOUT);
+	return 1;
+}
+
+/*
+ * Returns 0 exactly when the verdict was counted, -BRK_ESTALE exactly when
+ * it was not because the permit was stale, -BRK_ECONTENDED when a bounded
+ * CAS loop of the verdict gave up (not counted either). A probe is marked judging (CAS token -> token | judging)
+ * before its verdict is counted: a reclaimer or an expiry that takes the
+ * slot before the mark wins, and this release is stale; one that takes it
+ * after the mark counts nothing, and this release is counted even though
+ * the slot it frees at the end is no longer its own (the final CAS then
+ * fails and frees nothing else).
+ */
+int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
+{
+	brk_breaker *b;
+	struct brk__record *r;
+	uint64_t now = 0, w;
+	int stale = 0, judging = 0, rc;
+
+	if (!p || !p->b_)
+		return -EINVAL;
+	b = p->b_;
+	r = b->rec;
+	if ((p->flags_ & BRK__PERMIT_REFUSED) == BRK__PERMIT_REFUSED)
+		return -BRK_ESTALE; /* never admitted: nothing to count */
+	if ((p->flags_ & BRK__PERMIT_RELEASED) || p->pid_ != brk__self()->pid) {
+		brk__count(r, BRK__CTR_STALE);
+		return -BRK_ESTALE;
+	}
+	p->flags_ |= BRK__PERMIT_RELEASED;
+	if (p->permit_ && brk__lease_free(&r->permits[p->permit_slot_], p->permit_))
+		stale = 1;
+	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
+	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
+	    reason < 0 || reason >= BRK_REASON_COUNT) {
+		drop_probe(r, p, 0);
+		return -EINVAL;
+	}
+	/* A probe keeps its slot until its verdict is in, so no second probe
+	 * of this generation is admitted in between. */
+	if (p->token_ && !stale) {
+		if (probe_lost(b, p))
+			stale = 1;
+		else if (uatomic_cmpxchg(&r->probes[p->probe_slot_].owner,
+					 p->token_, p->token_ | BRK__TOK_JUDGING) !=
+			 p->token_)
+			stale = 1; /* reclaimed just now */
+		else
+			judging = 1;
+	}
+	BRK__KILLPOINT(BRK__KP_REL_CHECKED);
+	w = uatomic_read(&r->state);
+	if (stale || BRK__ST_GEN(w) != p->changes_) {
+		drop_probe(r, p, judging);
+		if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
+			retry_after(b, retry_after_ms, 0, lazy_now(b, &now));
+		brk__count(r, BRK__CTR_STALE);
+		return -BRK_ESTALE;
+	}
+	rc = verdict(b, p, outcome, reason, w, &now);
+	BRK__KILLPOINT(BRK__KP_REL_VERDICT);
+	drop_probe(r, p, judging); /* fails harmlessly if taken meanwhile */
+	BRK__KILLPOINT(BRK__KP_REL_FREED);
+	if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
+		retry_after(b, retry_after_ms, rc == 0, lazy_now(b, &now));
+	return rc;
+}

@@ -1,0 +1,217 @@
+/*
+ * state.c - the circuit-breaker state machine's lowest layer: the shm
+ * state word and its transitions (open, half-open, close, reset), with the
+ * clear on transition. acquire.c, release.c, admin.c and reclaim.c call
+ * it; it calls only window.c (clear, quorum), events.c and below.
+ *
+ * state word = state:2 | level:6 | gen:56 (layout.h). Every transition is
+ * one CAS that bumps gen, so a reader never sees half of one and a result
+ * admitted under an older gen is not counted. An OPEN state's deadline is
+ * written, tagged with its generation, before that CAS (open_until[]).
+ *
+ * Nothing aliases (issue 9). The generation is 56 bits, so a state word
+ * never repeats; every shorter tag (counters 44 bits, window buckets 16,
+ * probe tokens 17, deadline slots 18) is backed by "clear on
+ * transition": the winner of each transition resets the words that
+ * belong to older generations (after_transition()), so a tag never has to
+ * tell apart two generations far apart, and a late writer that read an
+ * older state cannot add to a newer count (its tag differs). We chose
+ * clearing over tags of the full 56 bits because a count and its tag
+ * must stay one word (one CAS), and 44 + 20 bits is what fits.
+ *
+ *   CLOSED --failure_threshold consecutive failures--> OPEN(cooling(level))
+ *   OPEN --cooling period over, first caller--> HALF_OPEN
+ *   HALF_OPEN --success_threshold probe successes--> CLOSED, level = 0
+ *   HALF_OPEN --failed or reclaimed probe--> OPEN(cooling(level + 1))
+ *   cooling(level) = min(open_ms * 2^level, max_open_ms)
+ *
+ * (Nygard, "Release It!"; generations as in sony/gobreaker; exponential
+ * open periods as Semian's and resilience4j's IntervalFunction.)
+ */
+#include "ident.h"
+#include "internal.h"
+#include "window.h"
+
+uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level)
+{
+	uint64_t open = brk__cfg_ms(r, BRK__CFG_OPEN_MS);
+	uint64_t max = brk__cfg_ms(r, BRK__CFG_MAX_OPEN_MS);
+
+	if (open == 0)
+		open = 1;
+	if (max < open)
+		max = open;
+	if (level >= 63 || open > (max >> level))
+		return max;
+	return open << level;
+}
+
+uint64_t brk__open_until(const struct brk__record *r, uint64_t w)
+{
+	uint64_t g = BRK__ST_GEN(w), u;
+
+	cmm_smp_rmb(); /* the slot was written before the state word */
+	u = uatomic_read(&r->open_until[g & 1]);
+	return BRK__UT_FOR(u, g) ? BRK__UT_UNTIL(u) : 0;
+}
+
+/*
+ * Put the deadline @until of OPEN(g + 1) (g: the generation of @old) into
+ * its slot before the state CAS, so a reader of OPEN(g + 1) always finds
+ * it. A slot already tagged g + 1 holds the deadline of an opener racing
+ * us from the same state: the later of the two is kept (so whichever
+ * opener wins the state CAS, the breaker stays open at least as long as
+ * each of them asked; an opener that loses the race may so lengthen the
+ * winner's open period, never shorten it). Returns 0 if @old is no longer
+ * the state (the transition would fail anyway), else 1.
+ */
+static int propose_until(struct brk__record *r, uint64_t old, uint64_t until)
+{
+	uint64_t ng = (BRK__ST_GEN(old) + 1) & BRK__GEN_MASK;
+	uint64_t *slot = &r->open_until[ng & 1];
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t u = uatomic_read(slot);
+		if (BRK__UT_FOR(u, ng) && BRK__UT_UNTIL(u) >= until)
+			return 1;
+		if (!BRK__UT_FOR(u, ng) && uatomic_read(&r->state) != old)
+			return 0;
+		if (uatomic_cmpxchg(slot, u, BRK__UT_MAKE(ng, until)) == u)
+			return 1;
+	}
+	return 0;
+}
+
+/* A gen-tagged counter that is not of generation @g becomes (g, 0). */
+static void counter_clear(uint64_t *c, uint64_t g)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t x = uatomic_read(c);
+		if (BRK__GC_FOR(x, g) ||
+		    uatomic_cmpxchg(c, x, BRK__GC_MAKE(g, 0)) == x)
+			return;
+	}
+}
+
+/*
+ * Clear on transition: the winner of the CAS to @nw resets what belongs
+ * to older generations, with one CAS per word that leaves alone anything
+ * already of the new generation (a racing caller of the new generation
+ * loses nothing). A winner that dies before this leaves old words that
+ * the next transition's winner clears; their tags do not match the new
+ * generation meanwhile. Bulkhead permits are not touched (a permit counts
+ * until released or its owner dies).
+ */
+static void after_transition(struct brk__record *r, uint64_t nw)
+{
+	uint64_t g = BRK__ST_GEN(nw), *next = &r->open_until[(g + 1) & 1], u;
+	uint32_t i, tag = BRK__ST_TAG(nw);
+
+	u = uatomic_read(next); /* OPEN(g - 1)'s slot: keep only g + 1's */
+	if (u && !BRK__UT_FOR(u, (g + 1) & BRK__GEN_MASK))
+		uatomic_cmpxchg(next, u, 0);
+	counter_clear(&r->fails, g);
+	counter_clear(&r->ho_successes, g);
+	for (i = 0; i < BRK__PROBE_SLOTS; i++) { /* stale probe leases */
+		uint64_t o = uatomic_read(&r->probes[i].owner);
+		if (o != 0 && BRK__TOK_GEN(o) != tag)
+			uatomic_cmpxchg(&r->probes[i].owner, o, 0);
+	}
+	brk__window_clear(r, g);
+}
+
+/* One CAS from @old to (@to, @level, gen + 1), an OPEN state with the
+ * deadline @until (ms since the segment epoch). 1 if we did it. */
+int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
+		      int to, uint32_t level, uint64_t until, int reason,
+		      uint64_t value)
+{
+	uint64_t nw = BRK__ST_MAKE(to, level, BRK__ST_GEN(old) + 1);
+
+	if (to == BRK_OPEN && !propose_until(r, old, until))
+		return 0;
+	if (uatomic_cmpxchg(&r->state, old, nw) != old)
+		return 0;
+	after_transition(r, nw);
+	brk__count(r, BRK__CTR_TRANSITIONS);
+	brk__record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
+		     value);
+	return 1;
+}
+
+int brk__open_for(brk_segment *s, struct brk__record *r, uint64_t old,
+		    uint32_t level, uint64_t ms, uint64_t now, int reason)
+{
+	uint64_t until = brk__until_add(brk__rel_ms(s, now), ms);
+
+	return brk__transition(s, r, old, BRK_OPEN, level, until, reason, ms);
+}
+
+/* A failed (or reclaimed) probe: re-open with the cooling doubled. */
+void brk__probe_failed(brk_segment *s, struct brk__record *r, uint64_t w,
+			 uint64_t now)
+{
+	uint32_t level = BRK__ST_LEVEL(w);
+
+	if (level < BRK__LEVEL_MAX)
+		level++;
+	brk__open_for(s, r, w, level, brk__cooling_ms(r, level), now,
+		 BRK_EV_PROBE_FAILED);
+}
+
+int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
+		       uint64_t owner, int reason)
+{
+	uint64_t w;
+
+	if (slot >= BRK__PROBE_SLOTS ||
+	    uatomic_cmpxchg(&r->probes[slot].owner, owner, 0) != owner)
+		return 0;
+	brk__count(r, BRK__CTR_RECLAIMED);
+	w = uatomic_read(&r->state);
+	brk__record_event(s, r, BRK__ST_STATE(w), BRK__ST_STATE(w), reason,
+		     (int32_t)BRK__TOK_PID(owner), 0);
+	/* A judging probe's owner is counting its own verdict (or died doing
+	 * so): freeing its slot counts nothing, so no probe counts twice. */
+	if (!(owner & BRK__TOK_JUDGING) && BRK__ST_STATE(w) == BRK_HALF_OPEN &&
+	    BRK__ST_TAG(w) == BRK__TOK_GEN(owner))
+		brk__probe_failed(s, r, w, brk__now(s));
+	return 1;
+}
+
+void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
+		       uint64_t now, int reason)
+{
+	uint64_t k = brk__cfg(r, BRK__CFG_MIN_DISTINCT);
+	uint32_t level = BRK__ST_LEVEL(w);
+	uint64_t ms = brk__cooling_ms(r, level);
+
+	if (k >= 2 && brk__quorum_count(s, r, now) < k)
+		return; /* one broken worker cannot open it for everyone */
+	brk__transition(s, r, w, BRK_OPEN, level,
+		   brk__until_add(brk__rel_ms(s, now), ms), reason, ms);
+}
+
+/* brk_reset()'s transition: from any state to CLOSED, level 0, gen + 1.
+ * Returns 0, or -BRK_ECONTENDED (nothing changed). */
+int brk__reset_state(brk_segment *s, struct brk__record *r)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t w = uatomic_read(&r->state);
+		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1);
+		if (uatomic_cmpxchg(&r->state, w, nw) != w)
+			continue;
+		after_transition(r, nw);
+		if (BRK__ST_STATE(w) != BRK_CLOSED)
+			brk__count(r, BRK__CTR_TRANSITIONS);
+		brk__record_event(s, r, BRK__ST_STATE(w), BRK_CLOSED,
+				  BRK_EV_RESET, brk__self()->pid, 0);
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
