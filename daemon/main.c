@@ -128,7 +128,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			rc = parse_uint_arg(optarg, 1, BRK_MAX_CAPACITY, &v);
 			if (rc < 0)
 				usage_error("--capacity: '%s' is not a number of "
-					    "records from 1 to 1048576", optarg);
+					    "records from 1 to %u", optarg,
+					    BRK_MAX_CAPACITY);
 			o->capacity = (uint32_t)v;
 			break;
 		case 'm':

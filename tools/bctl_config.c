@@ -23,13 +23,13 @@ struct cfg_field {
 #define CFG_F(opt, kind, min, max, field, bit) { opt, #field, kind, min, max, bit }
 
 static const struct cfg_field cfg_fields[] = {
-	CFG_F("failure-threshold", CFG_UINT, 1, UINT32_MAX, failure_threshold,
+	CFG_F("failure-threshold", CFG_UINT, 1, BRK_MAX_FAILURE_THRESHOLD, failure_threshold,
 	      BRK_CFG_FAILURE_THRESHOLD),
 	CFG_F("open", CFG_DUR, 0, 0, open_ms, BRK_CFG_OPEN_MS),
 	CFG_F("max-open", CFG_DUR, 0, 0, max_open_ms, BRK_CFG_MAX_OPEN_MS),
 	CFG_F("half-open-probes", CFG_UINT, 1, BRK_MAX_PROBES, half_open_probes,
 	      BRK_CFG_HALF_OPEN_PROBES),
-	CFG_F("success-threshold", CFG_UINT, 1, 1000000, success_threshold,
+	CFG_F("success-threshold", CFG_UINT, 1, BRK_MAX_SUCCESS_THRESHOLD, success_threshold,
 	      BRK_CFG_SUCCESS_THRESHOLD),
 	CFG_F("probe-timeout", CFG_DUR, 0, 0, probe_timeout_ms,
 	      BRK_CFG_PROBE_TIMEOUT_MS),
@@ -39,7 +39,7 @@ static const struct cfg_field cfg_fields[] = {
 	CFG_F("failure-rate", CFG_PCT, 0, 100, failure_rate_pct,
 	      BRK_CFG_FAILURE_RATE_PCT),
 	CFG_F("window", CFG_DUR, 0, 0, window_ms, BRK_CFG_WINDOW_MS),
-	CFG_F("min-calls", CFG_UINT, 1, UINT32_MAX, min_calls, BRK_CFG_MIN_CALLS),
+	CFG_F("min-calls", CFG_UINT, 1, BRK_MAX_MIN_CALLS, min_calls, BRK_CFG_MIN_CALLS),
 	CFG_F("slow-call", CFG_DUR, 0, 0, slow_call_ms, BRK_CFG_SLOW_CALL_MS),
 	CFG_F("slow-rate", CFG_PCT, 0, 100, slow_rate_pct, BRK_CFG_SLOW_RATE_PCT),
 	CFG_F("min-distinct-processes", CFG_UINT, 0, BRK_MAX_QUORUM,

@@ -127,6 +127,9 @@ extern "C" {
 #define BRK_DEFAULT_MODE 0600u
 #define BRK_MAX_PROBES 8u                 /* half_open_probes upper bound */
 #define BRK_MAX_CONCURRENT 64u            /* bulkhead permits upper bound */
+#define BRK_MAX_FAILURE_THRESHOLD 1000000u /* failure_threshold upper bound */
+#define BRK_MAX_SUCCESS_THRESHOLD 1000000u /* success_threshold upper bound */
+#define BRK_MAX_MIN_CALLS 1000000000u     /* min_calls upper bound */
 
 #define BRK_DEFAULT_FAILURE_THRESHOLD 5u
 #define BRK_DEFAULT_WINDOW_MS 10000u
@@ -353,7 +356,7 @@ struct brk_config {
 	uint64_t open_ms;            /* first cooling period; >= 1 */
 	uint64_t max_open_ms;        /* cap of the doubling; >= open_ms */
 	uint32_t half_open_probes;   /* 1..BRK_MAX_PROBES */
-	uint32_t success_threshold;  /* 1..1000000 */
+	uint32_t success_threshold;  /* 1..BRK_MAX_SUCCESS_THRESHOLD */
 	uint64_t probe_timeout_ms;   /* >= 1 */
 	uint64_t max_wait_ms;        /* Retry-After above this opens instead */
 	uint32_t max_concurrent;     /* 0..BRK_MAX_CONCURRENT; 0 = no bulkhead */

@@ -59,12 +59,12 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 			*what = "size";
 		return rc;
 	}
-	CHECK(c->failure_threshold >= 1 && c->failure_threshold <= 1000000,
+	CHECK(c->failure_threshold >= 1 && c->failure_threshold <= BRK_MAX_FAILURE_THRESHOLD,
 	      "failure_threshold");
 	CHECK(c->failure_rate_pct <= 100, "failure_rate_pct");
 	CHECK(c->window_ms >= 1 && c->window_ms <= BRK_MAX_DURATION_MS,
 	      "window_ms");
-	CHECK(c->min_calls <= 1000000000u, "min_calls");
+	CHECK(c->min_calls <= BRK_MAX_MIN_CALLS, "min_calls");
 	CHECK(c->slow_call_ms <= BRK_MAX_DURATION_MS, "slow_call_ms");
 	CHECK(c->slow_rate_pct <= 100, "slow_rate_pct");
 	CHECK(c->slow_call_ms == 0 || c->slow_rate_pct >= 1, "slow_rate_pct");
@@ -75,7 +75,7 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	      c->max_open_ms <= BRK_MAX_DURATION_MS, "max_open_ms");
 	CHECK(c->half_open_probes >= 1 && c->half_open_probes <= BRK_MAX_PROBES,
 	      "half_open_probes");
-	CHECK(c->success_threshold >= 1 && c->success_threshold <= 1000000,
+	CHECK(c->success_threshold >= 1 && c->success_threshold <= BRK_MAX_SUCCESS_THRESHOLD,
 	      "success_threshold");
 	CHECK(c->probe_timeout_ms >= 1 &&
 	      c->probe_timeout_ms <= BRK_MAX_DURATION_MS, "probe_timeout_ms");
@@ -112,10 +112,10 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
 void brk__config_load(const struct brk__record *r, struct brk_config *c)
 {
 	c->failure_threshold = (uint32_t)clamp(
-		brk__cfg(r, BRK__CFG_FAILURE_THRESHOLD), 1, 1000000);
+		brk__cfg(r, BRK__CFG_FAILURE_THRESHOLD), 1, BRK_MAX_FAILURE_THRESHOLD);
 	c->failure_rate_pct = (uint32_t)clamp(brk__cfg(r, BRK__CFG_FAILURE_RATE), 0, 100);
 	c->window_ms = clamp(brk__cfg(r, BRK__CFG_WINDOW_MS), 1, BRK_MAX_DURATION_MS);
-	c->min_calls = (uint32_t)clamp(brk__cfg(r, BRK__CFG_MIN_CALLS), 0, 1000000000u);
+	c->min_calls = (uint32_t)clamp(brk__cfg(r, BRK__CFG_MIN_CALLS), 0, BRK_MAX_MIN_CALLS);
 	c->slow_call_ms = clamp(brk__cfg(r, BRK__CFG_SLOW_CALL_MS), 0, BRK_MAX_DURATION_MS);
 	c->slow_rate_pct = (uint32_t)clamp(brk__cfg(r, BRK__CFG_SLOW_RATE), 0, 100);
 	c->open_ms = clamp(brk__cfg(r, BRK__CFG_OPEN_MS), 1, BRK_MAX_DURATION_MS);
@@ -124,7 +124,7 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 	c->half_open_probes = (uint32_t)clamp(
 		brk__cfg(r, BRK__CFG_HALF_OPEN_PROBES), 1, BRK_MAX_PROBES);
 	c->success_threshold = (uint32_t)clamp(
-		brk__cfg(r, BRK__CFG_SUCCESS_THRESHOLD), 1, 1000000);
+		brk__cfg(r, BRK__CFG_SUCCESS_THRESHOLD), 1, BRK_MAX_SUCCESS_THRESHOLD);
 	c->probe_timeout_ms = clamp(brk__cfg(r, BRK__CFG_PROBE_TIMEOUT_MS), 1,
 				    BRK_MAX_DURATION_MS);
 	c->max_wait_ms = clamp(brk__cfg(r, BRK__CFG_MAX_WAIT_MS), 0, BRK_MAX_DURATION_MS);

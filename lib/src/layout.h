@@ -30,6 +30,7 @@
 #define BRK__EVENT_SIZE 128u
 #define BRK__EVENT_SLOTS 4096u
 #define BRK__NAME_BYTES 64u
+_Static_assert(BRK__NAME_BYTES == BRK_NAME_MAX + 1, "name bytes: the name and its NUL");
 
 /* ---- header ---------------------------------------------------------- */
 struct brk__header {
@@ -88,6 +89,9 @@ _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 /* ---- records ---------------------------------------------------------- */
 #define BRK__PROBE_SLOTS 8u
 #define BRK__PERMIT_SLOTS 64u
+/* The slots are the public bounds: one slot per probe or permit allowed. */
+_Static_assert(BRK__PROBE_SLOTS == BRK_MAX_PROBES, "probe slots");
+_Static_assert(BRK__PERMIT_SLOTS == BRK_MAX_CONCURRENT, "permit slots");
 
 /* A lease slot: the owner word is the truth. */
 struct brk__lease {

@@ -32,7 +32,8 @@ static int closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 {
 	struct brk__record *r = b->rec;
 	uint64_t g = BRK__ST_GEN(w), n;
-	uint64_t thr = brk__cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1, 1000000);
+	uint64_t thr = brk__cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1,
+				    BRK_MAX_FAILURE_THRESHOLD);
 	int tries;
 
 	if (brk__cfg(r, BRK__CFG_MIN_DISTINCT) >= 2)
@@ -69,7 +70,8 @@ static int probe_success(brk_breaker *b, uint64_t w)
 {
 	struct brk__record *r = b->rec;
 	uint64_t g = BRK__ST_GEN(w), n;
-	uint64_t thr = brk__cfg_u32(r, BRK__CFG_SUCCESS_THRESHOLD, 1, 1000000);
+	uint64_t thr = brk__cfg_u32(r, BRK__CFG_SUCCESS_THRESHOLD, 1,
+				    BRK_MAX_SUCCESS_THRESHOLD);
 	int tries;
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
