@@ -138,7 +138,7 @@ static uint64_t slice_of(const brk_segment *s, uint64_t now)
 /* Milli-tokens deposited in slice @k, if its ring word still holds it. */
 static uint64_t slice_milli(const struct brk__record *r, uint64_t k)
 {
-	uint64_t w = uatomic_read(&r->ext[BRK__BG_RING + k % N_SLICES]);
+	uint64_t w = uatomic_read(&r->ext[BRK__BG_SLOT(k)]);
 
 	return BRK__BGW_SLICE(w) == k ? BRK__BGW_MILLI(w) : 0;
 }
@@ -314,7 +314,7 @@ int brk_budget_deposit(brk_budget *g)
 		return 0;
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t k = slice_of(b->seg, brk__now(b->seg));
-		uint64_t *slot = &r->ext[BRK__BG_RING + k % N_SLICES];
+		uint64_t *slot = &r->ext[BRK__BG_SLOT(k)];
 		uint64_t w = uatomic_read(slot), m = 0, nw;
 		uint64_t ws = BRK__BGW_SLICE(w);
 

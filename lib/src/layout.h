@@ -89,6 +89,7 @@ _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 /* ---- records ---------------------------------------------------------- */
 #define BRK__PROBE_SLOTS 8u
 #define BRK__PERMIT_SLOTS 64u
+#define BRK__EXT_WORDS 144u /* a record's ext[] (kind-specific words) */
 /* The slots are the public bounds: one slot per probe or permit allowed. */
 _Static_assert(BRK__PROBE_SLOTS == BRK_MAX_PROBES, "probe slots");
 _Static_assert(BRK__PERMIT_SLOTS == BRK_MAX_CONCURRENT, "permit slots");
@@ -267,7 +268,7 @@ struct brk__record {
 	/* lines 7-22: bulkhead permit leases */
 	struct brk__lease permits[BRK__PERMIT_SLOTS];
 	/* lines 23-31: reserved for record kinds and trip rules to come */
-	uint64_t ext[144];
+	uint64_t ext[BRK__EXT_WORDS];
 };
 
 _Static_assert(sizeof(struct brk__record) == BRK__RECORD_SIZE, "record");
@@ -334,6 +335,21 @@ static inline uint64_t brk__total_size(uint32_t capacity)
 	return brk__events_offset(capacity) + (uint64_t)BRK__EVENT_SLOTS * BRK__EVENT_SIZE;
 }
 
+/* ---- breakers: window and quorum words at the END of ext[] ------------ */
+/* (encodings: window.h; other record kinds use ext[] from the start) */
+#define BRK__WIN_HEAD 115u    /* ext[115]: newest bucket epoch */
+#define BRK__WIN_BASE 116u    /* ext[116 .. 135]: two words per bucket */
+#define BRK__WIN_WORD(k) (BRK__WIN_BASE + (k)) /* k < 2 * BRK_WINDOW_BUCKETS */
+#define BRK__WIN_A(i) BRK__WIN_WORD(2u * (i))      /* bucket i: calls, failures */
+#define BRK__WIN_B(i) BRK__WIN_WORD(2u * (i) + 1u) /* bucket i: slow calls */
+#define BRK__QUORUM_BASE 136u /* ext[136 .. 143]: one slot per process */
+#define BRK__QUORUM(i) (BRK__QUORUM_BASE + (i))    /* i < BRK_MAX_QUORUM */
+
+_Static_assert(BRK__WIN_HEAD + 1u == BRK__WIN_BASE, "window head");
+_Static_assert(BRK__WIN_BASE + 2 * BRK_WINDOW_BUCKETS <= BRK__QUORUM_BASE,
+	       "window words");
+_Static_assert(BRK__QUORUM_BASE + BRK_MAX_QUORUM <= BRK__EXT_WORDS, "quorum words");
+
 /* ---- GCRA buckets and retry budgets: the record's ext words ----------- */
 /*
  * Records of kind BRK_KIND_BUCKET and BRK_KIND_BUDGET use only line 0
@@ -399,6 +415,8 @@ enum brk__budget_ext {
  * made (Finagle's WindowedAdder: 10 slices of ttl / 10). */
 #define BRK__BG_SLICES BRK_BUDGET_SLICES
 #define BRK__BG_SLICE_MS (BRK_BUDGET_TTL_MS / BRK__BG_SLICES)
+/* The ring word of slice @k (unwrapped). */
+#define BRK__BG_SLOT(k) (BRK__BG_RING + (k) % BRK__BG_SLICES)
 
 /* bucket settings word */
 #define BRK__BKC_BURST_BITS 20u
@@ -435,7 +453,10 @@ enum brk__budget_ext {
 _Static_assert(BRK__LINE % 8u == 0 && BRK__EXT_LINE == 16, "ext line");
 _Static_assert(offsetof(struct brk__record, ext) % BRK__LINE == 0, "ext line 0");
 _Static_assert(sizeof(((struct brk__record *)0)->ext) == 144 * 8, "ext words");
-_Static_assert(BRK__BK_END <= 144 && BRK__BG_END <= 144, "ext fits");
+_Static_assert(BRK__BK_END <= BRK__EXT_WORDS && BRK__BG_END <= BRK__EXT_WORDS,
+	       "ext fits");
+_Static_assert(BRK__BK_END <= BRK__WIN_HEAD && BRK__BG_END <= BRK__WIN_HEAD,
+	       "buckets and budgets stay clear of the breaker window words");
 _Static_assert(BRK__BK_TAT % BRK__EXT_LINE == 0 && BRK__BK_CFG % BRK__EXT_LINE == 0 &&
 	       BRK__BK_TAKEN % BRK__EXT_LINE == 0, "bucket lines");
 _Static_assert(BRK__BG_TAT % BRK__EXT_LINE == 0 && BRK__BG_CURSOR % BRK__EXT_LINE == 0 &&

@@ -25,7 +25,7 @@ static uint64_t bucket_ms(const struct brk__record *r)
 
 static uint64_t *word(struct brk__record *r, uint32_t i, int which)
 {
-	return &r->ext[BRK__WIN_BASE + 2 * i + (uint32_t)which];
+	return &r->ext[BRK__WIN_WORD(2 * i + (uint32_t)which)];
 }
 
 /* Add (a, b) to the word, rotating it if its tag is old. */
@@ -65,7 +65,7 @@ void brk__window_clear(struct brk__record *r, uint64_t gen)
 	uint32_t i;
 
 	for (i = 0; i < 2 * BRK_WINDOW_BUCKETS; i++) {
-		uint64_t *p = &r->ext[BRK__WIN_BASE + i], x = uatomic_read(p);
+		uint64_t *p = &r->ext[BRK__WIN_WORD(i)], x = uatomic_read(p);
 		if (x != 0 && TAG_GEN(W_TAG(x)) != (gen & 0xffffu))
 			uatomic_cmpxchg(p, x, 0);
 	}
@@ -127,8 +127,8 @@ void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
 		if (be > head || be + BRK_WINDOW_BUCKETS <= head)
 			continue;
 		uint32_t slot = (uint32_t)(be % BRK_WINDOW_BUCKETS);
-		uint64_t a = uatomic_read(&r->ext[BRK__WIN_BASE + 2 * slot]);
-		uint64_t b = uatomic_read(&r->ext[BRK__WIN_BASE + 2 * slot + 1]);
+		uint64_t a = uatomic_read(&r->ext[BRK__WIN_A(slot)]);
+		uint64_t b = uatomic_read(&r->ext[BRK__WIN_B(slot)]);
 		if (W_TAG(a) == tag) {
 			out->calls += W_A(a);
 			out->failures += W_B(a);
@@ -189,7 +189,7 @@ uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,
 	uint32_t i, n = 0;
 
 	for (i = 0; i < BRK_MAX_QUORUM; i++)
-		if (fresh(uatomic_read(&r->ext[BRK__QUORUM_BASE + i]), rel, win))
+		if (fresh(uatomic_read(&r->ext[BRK__QUORUM(i)]), rel, win))
 			n++;
 	return n;
 }
@@ -203,14 +203,14 @@ uint32_t brk__quorum_note(brk_segment *s, struct brk__record *r, uint64_t now)
 	int done = 0;
 
 	for (i = 0; i < BRK_MAX_QUORUM && !done; i++) {
-		uint64_t *p = &r->ext[BRK__QUORUM_BASE + i], x = uatomic_read(p);
+		uint64_t *p = &r->ext[BRK__QUORUM(i)], x = uatomic_read(p);
 		if (x != 0 && Q_PID(x) == (me & 0x3fffff)) {
 			uatomic_cmpxchg(p, x, mine); /* lost: a fresher one is there */
 			done = 1;
 		}
 	}
 	for (i = 0; i < BRK_MAX_QUORUM && !done; i++) {
-		uint64_t *p = &r->ext[BRK__QUORUM_BASE + i], x = uatomic_read(p);
+		uint64_t *p = &r->ext[BRK__QUORUM(i)], x = uatomic_read(p);
 		if (!fresh(x, rel, win))
 			done = uatomic_cmpxchg(p, x, mine) == x;
 	}
@@ -222,5 +222,5 @@ void brk__quorum_clear(struct brk__record *r)
 	uint32_t i;
 
 	for (i = 0; i < BRK_MAX_QUORUM; i++)
-		uatomic_set(&r->ext[BRK__QUORUM_BASE + i], 0);
+		uatomic_set(&r->ext[BRK__QUORUM(i)], 0);
 }

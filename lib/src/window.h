@@ -29,13 +29,7 @@
 
 #include "internal.h"
 
-#define BRK__WIN_HEAD 115u    /* ext[115] */
-#define BRK__WIN_BASE 116u    /* ext[116 .. 135] */
-#define BRK__QUORUM_BASE 136u /* ext[136 .. 143] */
-
-_Static_assert(BRK__WIN_BASE + 2 * BRK_WINDOW_BUCKETS <= BRK__QUORUM_BASE,
-	       "window words");
-_Static_assert(BRK__QUORUM_BASE + BRK_MAX_QUORUM <= 144, "quorum words");
+/* The words' offsets in ext[] are layout.h's BRK__WIN_* and BRK__QUORUM*. */
 
 /* Does this breaker use a window rule at all? */
 static inline int brk__window_active(const struct brk__record *r)
