@@ -160,7 +160,7 @@ _Static_assert(offsetof(struct brk__lease, thread) == 24, "lease thread word");
  * CASes the state word; readers of OPEN(g) read slot g & 1 and accept it only with
  * the tag of g. Each transition's winner then clears the slot of the
  * next parity unless it is tagged for the next generation, so a slot
- * never keeps a tag older than two generations (see breaker.c).
+ * never keeps a tag older than two generations (see state.c).
  */
 #define BRK__GEN_MASK ((1ULL << 56) - 1)
 #define BRK__LEVEL_MAX 63u
