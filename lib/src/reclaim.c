@@ -1,6 +1,6 @@
 /*
- * reclaim.c - the supervisor's scan: free leases of dead owners and
- * expired probes, publish the heartbeat.
+ * reclaim.c - the supervisor's scan (and a refused caller's): free leases
+ * of dead owners and expired probes (the heartbeat is heartbeat.c).
  *
  * A lease is freed by CAS(owner, observed dead token -> 0): if the owner
  * released it (or someone else claimed it) in between, the CAS fails and
@@ -116,34 +116,5 @@ int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 	}
 	if (st)
 		*st = local;
-	return 0;
-}
-
-int brk_daemon_leave(brk_segment *s)
-{
-	uint64_t me;
-
-	if (!s)
-		return -EINVAL;
-	if (s->readonly)
-		return -EROFS;
-	me = (uint64_t)brk__self()->pid;
-	if (uatomic_cmpxchg(&s->hdr->daemon_pid, me, 0) == me)
-		uatomic_set(&s->hdr->heartbeat_ns, 0);
-	return 0;
-}
-
-int brk_heartbeat(brk_segment *s, uint64_t interval_ms)
-{
-	const struct brk__ident *me = brk__self();
-
-	if (!s)
-		return -EINVAL;
-	if (s->readonly)
-		return -EROFS;
-	uatomic_set(&s->hdr->daemon_pid, (uint64_t)me->pid);
-	uatomic_set(&s->hdr->daemon_start, me->start_ticks);
-	uatomic_set(&s->hdr->daemon_interval_ms, interval_ms);
-	uatomic_set(&s->hdr->heartbeat_ns, brk__now(s));
 	return 0;
 }
