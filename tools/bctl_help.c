@@ -5,6 +5,13 @@
 
 #include "bctl.h"
 
+/* The usage text spells some of breaker.h's bounds as text (a string
+ * cannot name a macro whose value is 8u): if a bound changes, these stop
+ * the build until the text says the new one. */
+_Static_assert(BRK_MAX_PROBES == 8, "--half-open-probes 1-8 below");
+_Static_assert(BRK_MAX_CONCURRENT == 64, "--max-concurrent 0-64 below");
+_Static_assert(BRK_MAX_QUORUM == 8, "--min-distinct-processes 2-8 below");
+
 static const char bctl_usage[] =
 "usage: bctl [--shm NAME] [-v] COMMAND [ARGS...]\n"
 "\n"
