@@ -375,7 +375,7 @@ static void scan_statuses(const struct line *l, struct found *f)
 	}
 }
 
-static void scan_line(const struct line *l, struct found *f)
+static void scan_text_line(const struct line *l, struct found *f)
 {
 	size_t i;
 
@@ -407,7 +407,7 @@ unsigned brk__scan_text(const char *p, size_t n, struct brk__wall *w,
 		nl = memchr(p, '\n', n);
 		l.p = p;
 		l.n = nl ? (size_t)(nl - p) : n;
-		scan_line(&l, &f);
+		scan_text_line(&l, &f);
 		if (!nl)
 			break;
 		n -= l.n + 1;
