@@ -25,6 +25,10 @@ int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
 	if (why) {
 		memset(why, 0, sizeof(*why)); /* reserved_ too */
 		why->cause = cause;
+		/* no breaker is open or cooling longer than one clamped duration:
+		 * a hostile deadline word in the segment says more */
+		if (wait_ms > BRK_MAX_DURATION_MS)
+			wait_ms = BRK_MAX_DURATION_MS;
 		why->wait_ms = wait_ms ? jitter_ms(b->seg, wait_ms) : 0;
 		if (!by || brk__record_name(by, why->by) != 0)
 			memcpy(why->by, b->name, sizeof(why->by));

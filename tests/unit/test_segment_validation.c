@@ -846,6 +846,39 @@ static void hostile_open_until_reports_at_most_max_duration(void **state)
 	restore(w);
 }
 
+/* The same hostile deadline word, met by a writer: brk_acquire() refuses
+ * with a wait of at most BRK_MAX_DURATION_MS plus the 5 s jitter cap, not
+ * the 35e12 ms the word says (the fuzz target found the reading side; the
+ * refusal read the same word unclamped). */
+static void hostile_open_until_refusal_waits_at_most_max_duration(void **state)
+{
+	struct world *w = *state;
+	struct brk_attach_opts o;
+	struct brk_refusal why;
+	brk_segment *s = NULL;
+	brk_breaker *b = NULL;
+	brk_permit p;
+	uint64_t off, st, gen;
+
+	rec_at(w, w->idx_d, &off);
+	st = get64(w, off + offsetof(struct brk__record, state));
+	assert_int_equal(BRK__ST_STATE(st), BRK_OPEN);
+	gen = BRK__ST_GEN(st);
+	put64(w, off + offsetof(struct brk__record, open_until) + 8 * (gen & 1),
+	      BRK__UT_MAKE(gen, BRK__UNTIL_MASK));
+	ut_opts(w->u, &o, 0);
+	o.flags = BRK_ATTACH_NOCREATE;
+	ut_rc(0, brk_attach(&o, &s));
+	ut_rc(0, brk_breaker_find(s, "d", &b));
+	ut_rc(-BRK_EOPEN, brk_acquire(b, &p, &why));
+	if (why.wait_ms == 0 || why.wait_ms > BRK_MAX_DURATION_MS + 5000)
+		fail_msg("wait_ms %llu, want 1..%llu",
+			 (unsigned long long)why.wait_ms,
+			 (unsigned long long)BRK_MAX_DURATION_MS + 5000);
+	brk_detach(s);
+	restore(w);
+}
+
 /* A world-writable segment is refused for read-write, naming the owner. */
 static void world_writable_refused(void **state)
 {
@@ -885,6 +918,7 @@ int main(void)
 		T(fuzz_words),
 		T(readonly_attach),
 		T(hostile_open_until_reports_at_most_max_duration),
+		T(hostile_open_until_refusal_waits_at_most_max_duration),
 		T(world_writable_refused),
 	};
 	return cmocka_run_group_tests_name("segment_validation", tests, NULL, NULL);
