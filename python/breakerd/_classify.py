@@ -97,11 +97,15 @@ def classify_http_ms(status, retry_after=None, body=None, now_unix_ms=0):
     None: no verdict (status 0 and no sign in the text)."""
     if isinstance(status, bool) or not isinstance(status, int):
         raise TypeError(f"status must be an int, not {type(status).__name__}")
+    if status != 0 and not 100 <= status <= 999:
+        raise ValueError(f"status {status} is not an HTTP status (0, or 100..999)")
     if retry_after is not None and not isinstance(retry_after, str):
         if isinstance(retry_after, bytes):
             retry_after = retry_after.decode("latin-1")
         else:
             raise TypeError("retry_after must be a str (the header's value) or None")
+    if retry_after is not None and "\0" in retry_after:
+        raise ValueError("retry_after must not contain a NUL character")
     if body is not None and not isinstance(body, (str, bytes, bytearray)):
         raise TypeError("body must be str, bytes or None")
     if isinstance(body, bytearray):
@@ -123,6 +127,9 @@ def classify_http(status, retry_after=None, body=None):
 
 def header(headers, name):
     """A header's value from a Mapping (case-insensitively) or None."""
+    if headers is not None and not hasattr(headers, "get"):
+        raise TypeError("headers must be a mapping of header names to values "
+                        f"(a dict or requests' headers), not {type(headers).__name__}")
     if not headers:
         return None
     v = headers.get(name)

@@ -213,3 +213,29 @@ def test_foreign_segment_is_an_error_with_the_librarys_message(shm):
     assert ei.value.errno == errno.EPROTO
     assert shm in str(ei.value)
     assert open("/dev/shm" + shm, "rb").read(3) == b"not"  # left as it was
+
+
+# Found by a new-user trial: these used to escape as OverflowError,
+# "embedded null character" or AttributeError instead of naming the argument.
+@pytest.mark.parametrize("args,exc,word", [
+    ((2 ** 70,), ValueError, "status"),
+    ((-1,), ValueError, "status"),
+    ((99,), ValueError, "status"),
+    ((1000,), ValueError, "status"),
+    ((429, "\x00\xff"), ValueError, "retry_after"),
+    ((429, 5), TypeError, "retry_after"),
+    ((429, None, 7), TypeError, "body"),
+])
+def test_bad_classify_http_arguments_name_the_argument(args, exc, word):
+    with pytest.raises(exc, match=word):
+        breakerd.classify_http(*args)
+
+
+@pytest.mark.parametrize("headers", [[("Retry-After", "5")], "Retry-After: 5", 5])
+def test_report_http_with_headers_not_a_mapping_names_headers(seg, headers):
+    br = seg.breaker("bad/headers")
+    p = br.acquire()
+    with pytest.raises(TypeError, match="headers"):
+        p.report_http(429, headers)
+    assert p.cancel() is True  # the permit was not reported: still ours
+    assert br.info()["counters"]["failures"] == 0
