@@ -256,7 +256,11 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 
 	if (!b || !p)
 		return -EINVAL;
-	memset(p, 0, sizeof(*p));
+	/* The reserved tail is the library's own future storage: a release
+	 * that uses it will set it here. Zeroing only the fields in use keeps
+	 * this a few vector stores (96 bytes made gcc emit rep stos: +30 % on
+	 * acquire+release, bench/run.sh). */
+	memset(p, 0, offsetof(brk_permit, reserved_));
 	p->flags_ = BRK__PERMIT_REFUSED;
 	if (b->seg->readonly)
 		return -EROFS;
