@@ -751,8 +751,9 @@ BRK_API int brk_trip(brk_breaker *b, uint64_t for_ms);
 enum brk_mode {
 	BRK_MODE_NORMAL = 0,
 	BRK_MODE_FORCED_OPEN = 1,  /* isolate: refuse every call (-BRK_EOPEN) */
-	BRK_MODE_DISABLED = 2,     /* admit every call; still count outcomes,
-	                              never transition */
+	BRK_MODE_DISABLED = 2,     /* admit every call the bulkhead admits
+	                              (max_concurrent still holds: -BRK_EFULL);
+	                              still count outcomes, never transition */
 	BRK_MODE_METRICS_ONLY = 3  /* run the state machine, count and record
 	                              events, but never refuse */
 };
@@ -765,7 +766,9 @@ enum brk_mode {
  * -EALREADY (already in that mode: no event), -EROFS.
  *
  * The environment kill-switch BREAKERD_DISABLED=1, read by brk_attach(),
- * makes every breaker of that handle behave as BRK_MODE_DISABLED.
+ * makes every breaker of that handle admit every call, its bulkhead
+ * included (an emergency bypass), and otherwise behave as
+ * BRK_MODE_DISABLED.
  */
 BRK_API int brk_set_mode(brk_breaker *b, int mode);
 

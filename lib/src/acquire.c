@@ -273,8 +273,28 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 		return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN, 0,
 			      BRK_CAUSE_FORCED_OPEN);
 	}
-	if (mode == BRK_MODE_DISABLED)
-		return admit_ungated(b, p, &now, BRK__PERMIT_UNGATED);
+	if (mode == BRK_MODE_DISABLED) {
+		/* An operator's disable turns the breaker off, not the bulkhead
+		 * (resilience4j's DISABLED state does not lift its Bulkhead
+		 * either): max_concurrent still holds. Only the emergency
+		 * kill-switch (BREAKERD_DISABLED=1) admits everything. */
+		uint64_t permit = 0;
+		uint16_t slot = 0;
+
+		if (!b->seg->disabled) {
+			if (take_permit(b, p) != 0) {
+				p->flags_ = BRK__PERMIT_REFUSED;
+				return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
+					      BRK_CAUSE_FULL);
+			}
+			permit = p->permit_;
+			slot = p->permit_slot_;
+		}
+		rc = admit_ungated(b, p, &now, BRK__PERMIT_UNGATED);
+		p->permit_ = permit;
+		p->permit_slot_ = slot;
+		return rc;
+	}
 	rc = brk__parents_check(b, &now, why);
 	if (rc == 0)
 		rc = acquire_state(b, p, &now, why);

@@ -84,6 +84,36 @@ static void disabled_admits_and_never_transitions(void **state)
 	assert_int_equal(ut_state(b), BRK_CLOSED);
 }
 
+/* Issue 9, operator actions keep the invariants: disabling a breaker
+ * (bctl disable) turns its trip rules off, not its bulkhead. A permit in
+ * flight before the disable still counts, a call admitted while disabled
+ * takes a permit, and max_concurrent is never exceeded. */
+static void disabled_breaker_keeps_its_bulkhead(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	brk_permit a, d, x;
+	brk_breaker *b;
+
+	ut_cfg(&c);
+	c.max_concurrent = 2;
+	b = ut_breaker(u, "svc/bulk", &c);
+	ut_acquire_ok(b, &a);                          /* before the disable */
+	ut_rc(0, brk_set_mode(b, BRK_MODE_DISABLED));
+	ut_acquire_ok(b, &d);                          /* while disabled */
+	ut_rc(-BRK_EFULL, brk_acquire(b, &x, NULL));  /* 2 of 2 out */
+	ut_info(b, &i);
+	assert_int_equal(i.in_flight, 2);
+	ut_release_ok(&a, BRK_SUCCESS, BRK_REASON_NONE);
+	ut_acquire_ok(b, &x);                          /* a's slot, freed */
+	ut_release_ok(&d, BRK_FAILURE, BRK_REASON_TIMEOUT);
+	ut_release_ok(&x, BRK_SUCCESS, BRK_REASON_NONE);
+	ut_info(b, &i);
+	assert_int_equal(i.in_flight, 0);
+	assert_int_equal(i.state, BRK_CLOSED);
+}
+
 /* METRICS_ONLY runs the state machine (it opens, events are recorded)
  * but never refuses. */
 static void metrics_only_never_refuses(void **state)
@@ -243,6 +273,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		UT_TEST(forced_open_refuses_until_reset_or_normal),
 		UT_TEST(disabled_admits_and_never_transitions),
+		UT_TEST(disabled_breaker_keeps_its_bulkhead),
 		UT_TEST(metrics_only_never_refuses),
 		UT_TEST(breakerd_disabled_env_admits_that_process_only),
 		UT_TEST(slow_call_rate_opens),
