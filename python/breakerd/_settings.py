@@ -69,5 +69,22 @@ def check(config, given):
     if bad is not None:
         py = _BY_FIELD.get(bad, bad)
         shown = f"{py}={given[py]!r}" if py in given else py
-        raise ValueError(f"bad setting {shown} (see lib/include/breaker.h brk_config "
-                         f"for the ranges; given: {given!r})")
+        rule = _RULES.get(bad)
+        rule = rule() if rule else "out of range"
+        raise ValueError(f"bad setting {shown}: {rule} (given: {given!r})")
+
+
+# What each setting must be, in the words of brk_config_validate(); the
+# bounds are the library's constants (breaker.h), not copies.
+_RULES = {
+    "failure_threshold": lambda: f"must be 1..{_core.MAX_FAILURE_THRESHOLD}",
+    "success_threshold": lambda: f"must be 1..{_core.MAX_SUCCESS_THRESHOLD}",
+    "half_open_probes": lambda: f"must be 1..{_core.MAX_PROBES}",
+    "max_concurrent": lambda: f"must be 0 (no bulkhead) ..{_core.MAX_CONCURRENT}",
+    "min_calls": lambda: f"must be 0..{_core.MAX_MIN_CALLS}",
+    "min_distinct_processes": lambda: f"must be 0 or 1 (off), or 2..{_core.MAX_QUORUM}",
+    "max_open_ms": lambda: "must be at least open (the first cooling period)",
+    "slow_rate_pct": lambda: "must be 1..100 when slow_call is set (both, or neither)",
+    "slow_call_ms": lambda: "must be set together with slow_rate",
+    "failure_rate_pct": lambda: "must be 1..100, or None (off)",
+}

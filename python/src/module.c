@@ -189,6 +189,12 @@ PyMODINIT_FUNC PyInit__core(void)
 	    add_int(m, "MODE_DISABLED", BRK_MODE_DISABLED) ||
 	    add_int(m, "MODE_METRICS_ONLY", BRK_MODE_METRICS_ONLY) ||
 	    add_int(m, "NAME_MAX", BRK_NAME_MAX) ||
+	    add_int(m, "MAX_FAILURE_THRESHOLD", BRK_MAX_FAILURE_THRESHOLD) ||
+	    add_int(m, "MAX_SUCCESS_THRESHOLD", BRK_MAX_SUCCESS_THRESHOLD) ||
+	    add_int(m, "MAX_MIN_CALLS", BRK_MAX_MIN_CALLS) ||
+	    add_int(m, "MAX_PROBES", BRK_MAX_PROBES) ||
+	    add_int(m, "MAX_CONCURRENT", BRK_MAX_CONCURRENT) ||
+	    add_int(m, "MAX_QUORUM", BRK_MAX_QUORUM) ||
 	    PyModule_AddObject(m, "MAX_DURATION_MS",
 			       PyLong_FromUnsignedLongLong(BRK_MAX_DURATION_MS)) ||
 	    PyModule_AddStringConstant(m, "DEFAULT_SHM", BRK_DEFAULT_SHM)) {

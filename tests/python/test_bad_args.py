@@ -239,3 +239,18 @@ def test_report_http_with_headers_not_a_mapping_names_headers(seg, headers):
         p.report_http(429, headers)
     assert p.cancel() is True  # the permit was not reported: still ours
     assert br.info()["counters"]["failures"] == 0
+
+
+# A new-user trial got "see lib/include/breaker.h for the ranges": a pip
+# user has no such file. The message states the range, from the library.
+@pytest.mark.parametrize("kwargs,rng", [
+    ({"failure_threshold": 0}, "1..1000000"),
+    ({"half_open_probes": 9}, "1..8"),
+    ({"max_concurrent": 65}, "..64"),
+    ({"min_distinct_processes": 9}, "2..8"),
+])
+def test_bad_setting_message_states_the_range(seg, kwargs, rng):
+    with pytest.raises(ValueError) as e:
+        seg.breaker("bad/range", **kwargs)
+    assert rng in str(e.value)
+    assert "breaker.h" not in str(e.value)
