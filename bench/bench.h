@@ -21,7 +21,10 @@
  *   fastpath.c        --callgrind-op: one process, acquire+release only,
  *                     for callgrind (instructions) and strace (syscalls);
  *   report.c          statistics, the table and the goal lines;
+ *   env.c             load average, paths of the built executables;
  *   main.c            options and the order of the runs.
+ * bench/scale (scale*.c, scale.h) reuses procs.c's clock, bench_attach(),
+ * report.c's median and goal lines and env.c.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -143,6 +146,10 @@ void bench_ref_syscall(struct bench_workload *w);
 /* fastpath.c */
 int bench_fastpath(const char *shm_name, uint64_t ops);
 
+/* env.c */
+void bench_sibling_path(const char *rel, char *buf, size_t len);
+double bench_loadavg(void);
+
 /* report.c */
 struct bench_row {
 	const char *label;
@@ -164,6 +171,11 @@ void bench_print_row(const struct bench_row *r, const struct bench_row *base);
  * @better_is_higher: the goal is "value >= target" (else "<="). */
 int bench_goal(const char *what, double value, double target,
 	       int better_is_higher);
+/* The same with a unit ("×", " ns", " %"): "(12.3 ns vs target <= 100 ns)". */
+int bench_goal_unit(const char *what, double value, double target,
+		    const char *unit, int better_is_higher);
+/* "GOAL <what>: not measured (<why>)"; returns 0 (never met). */
+int bench_goal_skipped(const char *what, const char *why);
 void bench_print_memory(const struct bench_memory *m);
 
 #endif /* BENCH_H */

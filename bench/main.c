@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -120,33 +119,6 @@ static int free_port(void)
 	}
 	close(fd);
 	return ntohs(a.sin_port);
-}
-
-/* <dir of this executable>/../tools/bctl */
-static void default_bctl(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	buf[0] = 0;
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	snprintf(buf, len, "%s/../tools/bctl", dirname(exe));
-}
-
-/* The 1-minute load average, to judge how noisy a run was (-1: unknown). */
-static double loadavg(void)
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-	double v = -1;
-
-	if (f) {
-		if (fscanf(f, "%lf", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static void usage(FILE *f)
@@ -459,14 +431,14 @@ int main(int argc, char **argv)
 	       c.runs, (unsigned long long)c.wl[WL_ACQREL].ops,
 	       (unsigned long long)c.wl[WL_FIND].ops,
 	       (unsigned long long)c.wl[WL_SYSV].ops, 2000ULL,
-	       sysconf(_SC_NPROCESSORS_ONLN), loadavg());
+	       sysconf(_SC_NPROCESSORS_ONLN), bench_loadavg());
 	for (ci = 0; ci < NCONFIGS; ci++)
 		run_config(&c, ci);
 
 	if (bctl_opt)
 		snprintf(bctl, sizeof(bctl), "%s", bctl_opt);
 	else
-		default_bctl(bctl, sizeof(bctl));
+		bench_sibling_path("tools/bctl", bctl, sizeof(bctl));
 	fprintf(stderr, "breakerd-bench: memory and 10,000-record scan\n");
 	rc = bench_memory(G.shm, G.big, bctl, c.runs, &mem);
 	bench_print_memory(&mem);
@@ -476,7 +448,7 @@ int main(int argc, char **argv)
 	rc = goals(&c);
 	printf("total time: %.1f s; load average %.2f at the end (above 0.5:"
 	       " other work shared the CPUs, expect noise)\n",
-	       (double)(bench_now_ns() - t0) / 1e9, loadavg());
+	       (double)(bench_now_ns() - t0) / 1e9, bench_loadavg());
 
 	bench_redis_teardown(redis);
 	bench_mutex_teardown(mtx);

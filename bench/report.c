@@ -129,13 +129,13 @@ void bench_print_row(const struct bench_row *r, const struct bench_row *base)
 }
 
 /**
- * bench_goal - print "GOAL <what>: met/MISSED (x.xx× vs target y×)".
- * @value and @target are both ratios; the goal is value >= target when
- * @better_is_higher, else value <= target. A value of 0 or less means
- * "not measured" and is printed as such (not met).
+ * bench_goal_unit - print "GOAL <what>: met/MISSED (x<unit> vs target
+ * <= y<unit>)". The goal is value >= target when @better_is_higher, else
+ * value <= target. A value of 0 or less means "not measured" and is
+ * printed as such (not met). Returns 1 if met.
  */
-int bench_goal(const char *what, double value, double target,
-	       int better_is_higher)
+int bench_goal_unit(const char *what, double value, double target,
+		    const char *unit, int better_is_higher)
 {
 	int met;
 
@@ -144,10 +144,24 @@ int bench_goal(const char *what, double value, double target,
 		return 0;
 	}
 	met = better_is_higher ? value >= target : value <= target;
-	printf("GOAL %s: %s (%.2f× vs target %s%g×)\n", what,
-	       met ? "met" : "MISSED", value, better_is_higher ? ">= " : "<= ",
-	       target);
+	printf("GOAL %s: %s (%.2f%s vs target %s%g%s)\n", what,
+	       met ? "met" : "MISSED", value, unit,
+	       better_is_higher ? ">= " : "<= ", target, unit);
 	return met;
+}
+
+/** bench_goal - bench_goal_unit() for ratios (unit "×"). */
+int bench_goal(const char *what, double value, double target,
+	       int better_is_higher)
+{
+	return bench_goal_unit(what, value, target, "×", better_is_higher);
+}
+
+/** bench_goal_skipped - "GOAL <what>: not measured (<why>)"; returns 0. */
+int bench_goal_skipped(const char *what, const char *why)
+{
+	printf("GOAL %s: not measured (%s)\n", what, why);
+	return 0;
 }
 
 void bench_print_memory(const struct bench_memory *m)
