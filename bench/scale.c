@@ -60,7 +60,7 @@ struct point {
 	double create_s, create_rate;
 	double cached_ns, fresh_ns;
 	double cpu_idle, cpu_leases; /* % of one core; < 0: failed */
-	double reclaim_ms;
+	double reclaim_ms, reclaim_max_ms; /* median and max over kills */
 	double interval_ms;       /* breakerd's, from its heartbeat */
 	struct scale_bctl_result bctl[SCALE_MAX_BCTL];
 };
@@ -236,8 +236,9 @@ static int daemon_part(brk_segment *seg, const struct opts *o, struct point *p)
 {
 	struct brk_segment_info si;
 	struct scale_holders h;
+	double v[BENCH_MAX_RUNS];
 	pid_t pid;
-	int rc, st;
+	int rc, st, r;
 
 	rc = scale_daemon_start(o->breakerd, G.shm, seg, 60000, &pid);
 	if (rc) {
@@ -252,10 +253,18 @@ static int daemon_part(brk_segment *seg, const struct opts *o, struct point *p)
 	rc = scale_holders_start(G.shm, &h);
 	if (rc == 0) {
 		p->cpu_leases = scale_cpu_pct(pid, o->cpu_window_ms);
-		rc = scale_reclaim_latency(&h, seg, 10 * si.daemon_interval_ms + 5000,
-					   &p->reclaim_ms);
-		if (rc)
-			p->reclaim_ms = -1;
+		/* one holder killed per run: 1,000 leases, then 990 ... */
+		for (r = 0; r < o->runs && rc == 0; r++)
+			rc = scale_reclaim_latency(&h, r, seg,
+						   10 * si.daemon_interval_ms + 5000,
+						   &v[r]);
+		if (rc == 0) {
+			p->reclaim_ms = bench_median(v, o->runs);
+			p->reclaim_max_ms = v[0];
+			for (r = 1; r < o->runs; r++)
+				if (v[r] > p->reclaim_max_ms)
+					p->reclaim_max_ms = v[r];
+		}
 	}
 	scale_holders_stop(&h);
 	st = scale_daemon_stop(pid);
@@ -354,6 +363,7 @@ static void print_table(const struct point *pt, int ncols)
 	ROW("breakerd CPU idle (% of a core)", cpu_idle, "%.2f");
 	ROW("breakerd CPU, 1,000 leases/100 procs (%)", cpu_leases, "%.2f");
 	ROW("reclaim latency, 1,000 leases (ms)", reclaim_ms, "%.1f");
+	ROW("  the slowest of the kills (ms)", reclaim_max_ms, "%.1f");
 	ROW("  breakerd interval (ms)", interval_ms, "%.0f");
 	for (c = 0; c < scale_bctl_ncmds && c < SCALE_MAX_BCTL; c++) {
 		/* Prometheus output: series; anything else: lines */
@@ -419,11 +429,8 @@ static int goals(const struct point *pt, int ncols,
 {
 	const struct point *top = &pt[TOP < ncols ? TOP : 0];
 	char what[160];
-	int met = 0, total = 0, last = -1, i, list = -1, c;
+	int met = 0, total = 0, list = -1, c;
 
-	for (i = 0; i < ncols; i++)
-		if (pt[i].measured)
-			last = i;
 	for (c = 0; c < scale_bctl_ncmds; c++)
 		if (strcmp(scale_bctl_cmds[c].label, "bctl list") == 0)
 			list = c;
@@ -437,17 +444,11 @@ static int goals(const struct point *pt, int ncols,
 	met += goal_at(pt, ncols, TOP, "breakerd idle at 10^6 records <= 1 % of"
 		       " a core", top->cpu_idle, GOAL_IDLE_PCT, " %");
 	total++;
-	if (last < 0) {
-		met += bench_goal_skipped("reclaim latency with 1,000 leases <="
-					  " interval + 50 ms", "skipped");
-	} else {
-		snprintf(what, sizeof(what), "reclaim latency with 1,000 leases"
-			 " at %s records <= interval (%.0f ms) + 50 ms",
-			 size_label[last], pt[last].interval_ms);
-		met += goal_at(pt, ncols, last, what, pt[last].reclaim_ms,
-			       pt[last].interval_ms + GOAL_RECLAIM_SLACK,
-			       " ms");
-	}
+	snprintf(what, sizeof(what), "reclaim latency (slowest kill) with 1,000 leases at 10^6"
+		 " records <= interval (%.0f ms) + 50 ms",
+		 top->interval_ms > 0 ? top->interval_ms : 100.0);
+	met += goal_at(pt, ncols, TOP, what, top->reclaim_max_ms,
+		       top->interval_ms + GOAL_RECLAIM_SLACK, " ms");
 	total++;
 	met += goal_at(pt, ncols, TOP, "cached lookup at 10^6 records <= 100 ns",
 		       top->cached_ns, GOAL_CACHED_NS, " ns");
@@ -578,7 +579,10 @@ int main(int argc, char **argv)
 	printf("bench/scale: %d runs per figure (median); CPU windows of %llu ms;"
 	       " %ld CPUs online, load average %.2f at start.\n"
 	       "Records are breakers named scale/NNNNNNN.example, plus %u bulkheads"
-	       " of %u for the lease holders; lookups over random names.\n",
+	       " of %u for the lease holders; lookups over random names.\n"
+	       "Reclaim: one lease holder SIGKILLed per run (1,000 leases held"
+	       " before the first, 10 fewer before each next); the goal takes"
+	       " the slowest.\n",
 	       o.runs, (unsigned long long)o.cpu_window_ms,
 	       sysconf(_SC_NPROCESSORS_ONLN), bench_loadavg(),
 	       SCALE_LEASE_BREAKERS, SCALE_HOLDER_LEASES);
@@ -616,7 +620,7 @@ int main(int argc, char **argv)
 		pt[i].measured = 1;
 		pt[i].create_s = pt[i].create_rate = pt[i].cached_ns = -1;
 		pt[i].fresh_ns = pt[i].cpu_idle = pt[i].cpu_leases = -1;
-		pt[i].reclaim_ms = pt[i].interval_ms = -1;
+		pt[i].reclaim_ms = pt[i].reclaim_max_ms = pt[i].interval_ms = -1;
 		if (measure(sizes[i], names, &o, &pt[i]) != 0)
 			failed = 1;
 	}

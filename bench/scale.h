@@ -79,10 +79,10 @@ struct scale_holders {
  * on SCALE_HOLDER_LEASES different lease breakers until release_fd is
  * closed. Returns 0 once all hold theirs, or a negative code. */
 int scale_holders_start(const char *shm, struct scale_holders *h);
-/* SIGKILL holder 0, reap it, poll every 1 ms until its permits are back
- * (or @timeout_ms). *ms = kill to back. Returns 0, -ETIMEDOUT, ... */
-int scale_reclaim_latency(struct scale_holders *h, brk_segment *seg,
-			  uint64_t timeout_ms, double *ms);
+/* SIGKILL holder @victim, reap it, poll every 1 ms until its permits are
+ * back (or @timeout_ms). *ms = kill to back. Returns 0, -ETIMEDOUT, ... */
+int scale_reclaim_latency(struct scale_holders *h, int victim,
+			  brk_segment *seg, uint64_t timeout_ms, double *ms);
 /* Close release_fd and reap every holder. */
 void scale_holders_stop(struct scale_holders *h);
 /* Async-signal-safe: SIGKILL every child this module started. */

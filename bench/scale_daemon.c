@@ -11,7 +11,7 @@
  * c, c + 10, c + 20, ... (SCALE_HOLDER_LEASES of them, each a bulkhead
  * of SCALE_HOLDER_LEASES permits, so every bulkhead is full), reports on
  * a pipe, then blocks reading another pipe until the parent closes it.
- * The reclaim latency: SIGKILL holder 0, reap it (a zombie's pid still
+ * The reclaim latency: SIGKILL one holder, reap it (a zombie's pid still
  * exists), then poll brk_breaker_info().in_flight of its 10 breakers
  * every 1 ms until its 10 permits are back.
  */
@@ -259,8 +259,8 @@ int scale_holders_start(const char *shm, struct scale_holders *h)
 	return rc;
 }
 
-int scale_reclaim_latency(struct scale_holders *h, brk_segment *seg,
-			  uint64_t timeout_ms, double *ms)
+int scale_reclaim_latency(struct scale_holders *h, int victim,
+			  brk_segment *seg, uint64_t timeout_ms, double *ms)
 {
 	struct brk_info *info = malloc(sizeof(*info));
 	brk_breaker *b[SCALE_HOLDER_LEASES];
@@ -270,12 +270,12 @@ int scale_reclaim_latency(struct scale_holders *h, brk_segment *seg,
 
 	if (!info)
 		return -ENOMEM;
-	if (h->n < 1 || h->pid[0] <= 0) {
+	if (victim < 0 || victim >= h->n || h->pid[victim] <= 0) {
 		free(info);
 		return -ECHILD;
 	}
 	for (k = 0; k < SCALE_HOLDER_LEASES && rc == 0; k++) {
-		scale_lease_name(name, sizeof(name), holder_breaker(0, k));
+		scale_lease_name(name, sizeof(name), holder_breaker(victim, k));
 		rc = brk_breaker_find(seg, name, &b[k]);
 		if (rc == 0)
 			rc = brk_breaker_info(b[k], info);
@@ -286,11 +286,11 @@ int scale_reclaim_latency(struct scale_holders *h, brk_segment *seg,
 		return rc;
 	}
 	t0 = bench_now_ns();
-	kill(h->pid[0], SIGKILL);
-	while (waitpid(h->pid[0], &st, 0) < 0 && errno == EINTR)
+	kill(h->pid[victim], SIGKILL);
+	while (waitpid(h->pid[victim], &st, 0) < 0 && errno == EINTR)
 		;
-	holder_pid[0] = 0;
-	h->pid[0] = 0;
+	holder_pid[victim] = 0;
+	h->pid[victim] = 0;
 	for (;;) {
 		uint64_t held = 0;
 		for (k = 0; k < SCALE_HOLDER_LEASES; k++)

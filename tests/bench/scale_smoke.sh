@@ -29,7 +29,8 @@ for row in 'create: records/s' 'create: all N (s)' \
 	'lookup: breaker_find, fresh/index (ns/op)' \
 	'breakerd CPU idle (% of a core)' \
 	'breakerd CPU, 1,000 leases/100 procs (%)' \
-	'reclaim latency, 1,000 leases (ms)' '  breakerd interval (ms)' \
+	'reclaim latency, 1,000 leases (ms)' '  the slowest of the kills (ms)' \
+	'  breakerd interval (ms)' \
 	'bctl list: first line (ms)' 'bctl list: total (ms)' 'bctl list: lines' \
 	'bctl metrics: first line (ms)' 'bctl metrics: total (ms)' \
 	'bctl metrics: series'; do
