@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "breaker.h"
@@ -253,11 +254,18 @@ static int daemon_part(brk_segment *seg, const struct opts *o, struct point *p)
 	rc = scale_holders_start(G.shm, &h);
 	if (rc == 0) {
 		p->cpu_leases = scale_cpu_pct(pid, o->cpu_window_ms);
-		/* one holder killed per run: 1,000 leases, then 990 ... */
-		for (r = 0; r < o->runs && rc == 0; r++)
+		/* one holder killed per run: 1,000 leases, then 990 ...; at
+		 * a random phase of the interval (right after the previous
+		 * reclaim every kill would land just after a scan) */
+		for (r = 0; r < o->runs && rc == 0; r++) {
+			uint64_t ms = rnd() % (si.daemon_interval_ms + 1);
+			struct timespec ts = { (time_t)(ms / 1000),
+					       (long)(ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
 			rc = scale_reclaim_latency(&h, r, seg,
 						   10 * si.daemon_interval_ms + 5000,
 						   &v[r]);
+		}
 		if (rc == 0) {
 			p->reclaim_ms = bench_median(v, o->runs);
 			p->reclaim_max_ms = v[0];
@@ -580,9 +588,9 @@ int main(int argc, char **argv)
 	       " %ld CPUs online, load average %.2f at start.\n"
 	       "Records are breakers named scale/NNNNNNN.example, plus %u bulkheads"
 	       " of %u for the lease holders; lookups over random names.\n"
-	       "Reclaim: one lease holder SIGKILLed per run (1,000 leases held"
-	       " before the first, 10 fewer before each next); the goal takes"
-	       " the slowest.\n",
+	       "Reclaim: one lease holder SIGKILLed per run, at a random phase of"
+	       " breakerd's interval (1,000 leases held before the first, 10"
+	       " fewer before each next); the goal takes the slowest.\n",
 	       o.runs, (unsigned long long)o.cpu_window_ms,
 	       sysconf(_SC_NPROCESSORS_ONLN), bench_loadavg(),
 	       SCALE_LEASE_BREAKERS, SCALE_HOLDER_LEASES);
