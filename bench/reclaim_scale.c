@@ -14,7 +14,10 @@
  *      L breakers, P owners to check);
  *   3. with --breakerd PATH: the CPU (utime + stime from /proc/PID/stat)
  *      of a real breakerd (--interval I ms) on that segment over S
- *      seconds, idle and with the L leases held.
+ *      seconds, idle and with the L leases held. Its resolution is one
+ *      clock tick (10 ms: 0.2 % of a core over 5 s), so the scan's share
+ *      of a core is also printed from 1. and 2. (ns per call x calls per
+ *      second at interval I).
  * It prints one "key=value" line per figure (for bench/ scale tables to
  * parse) and unlinks the segment. Public API only, so the same source
  * measures any libbreaker (before/after figures of one change).
@@ -277,6 +280,10 @@ int main(int argc, char **argv)
 	(void)reclaim_ns(seg, 2); /* warm */
 	idle = reclaim_ns(seg, o.calls);
 	printf("reclaim_idle_ns_per_call=%.0f\n", idle);
+	/* the scan's share of a core at the interval, from the call time
+	 * (finer than breakerd's CPU ticks, 10 ms each) */
+	printf("reclaim_idle_core_pct_at_interval=%.4f\n",
+	       idle * (1000.0 / o.interval_ms) / 1e7);
 	if (o.breakerd) {
 		cpu_idle = breakerd_cpu(&o, shm);
 		printf("breakerd_idle_cpu_pct=%.2f\n", cpu_idle);
@@ -290,6 +297,8 @@ int main(int argc, char **argv)
 		leased = reclaim_ns(seg, o.calls);
 		printf("leases=%u\nholders=%u\nreclaim_leased_ns_per_call=%.0f\n",
 		       o.leases, o.holders, leased);
+		printf("reclaim_leased_core_pct_at_interval=%.4f\n",
+		       leased * (1000.0 / o.interval_ms) / 1e7);
 		if (o.breakerd) {
 			cpu_leased = breakerd_cpu(&o, shm);
 			printf("breakerd_leased_cpu_pct=%.2f\n", cpu_leased);
