@@ -41,7 +41,8 @@ struct brk_segment {
 	uint64_t *lmap;           /* lease map: level 0, then level 1 */
 	uint32_t lmap_l0_words;
 	uint32_t lmap_l1_words;
-	/* what the last brk_reclaim() did (tests and bench/ read them) */
+	/* what the last brk_reclaim() on this handle did (set once at its
+	 * end; tests read them) */
 	uint64_t reclaim_visits;       /* records visited */
 	uint64_t reclaim_owner_checks; /* owner liveness checks (kill + /proc) */
 	uint64_t epoch_ns;        /* header.created_mono_ns */

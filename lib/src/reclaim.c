@@ -60,11 +60,12 @@ struct scan {
 	struct brk_reclaim_stats *st;
 	struct live_entry *live; /* NULL: no cache (the caller-side reclaim) */
 	uint32_t live_used;
+	uint64_t visits, owner_checks; /* published by brk_reclaim() */
 };
 
 static int proc_probe(struct scan *sc, int32_t pid, uint64_t *ticks)
 {
-	sc->s->reclaim_owner_checks++;
+	sc->owner_checks++;
 	return brk__proc_probe(pid, ticks);
 }
 
@@ -217,7 +218,7 @@ static void visit(struct scan *sc, uint32_t ref, int marked)
 		return;
 	}
 	r = brk__rec(s, ref);
-	s->reclaim_visits++;
+	sc->visits++;
 	if (uatomic_read(&r->kind) == BRK_KIND_BREAKER) {
 		scan_probes(sc, r);
 		scan_permits(sc, r);
@@ -300,7 +301,7 @@ int brk__caller_reclaim(brk_breaker *b)
 	struct brk_reclaim_stats st;
 	brk_segment *s = b->seg;
 	uint64_t now = brk__monotonic_ns(NULL), last = uatomic_read(&s->last_scan_ns);
-	struct scan sc = { s, &st, NULL, 0 };
+	struct scan sc = { s, &st, NULL, 0, 0, 0 };
 
 	memset(&st, 0, sizeof(st));
 	if (s->readonly || (last && now - last < CALLER_SCAN_NS) ||
@@ -315,7 +316,7 @@ int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 {
 	struct live_entry live[LIVE_SLOTS];
 	struct brk_reclaim_stats local;
-	struct scan sc = { s, &local, live, 0 };
+	struct scan sc = { s, &local, live, 0, 0, 0 };
 
 	memset(&local, 0, sizeof(local)); /* reserved_ too */
 	if (!s)
@@ -323,10 +324,10 @@ int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 	if (s->readonly)
 		return -EROFS;
 	memset(live, 0, sizeof(live));
-	s->reclaim_visits = 0;
-	s->reclaim_owner_checks = 0;
 	walk_marked(&sc);
 	sweep(&sc);
+	uatomic_set(&s->reclaim_visits, sc.visits);
+	uatomic_set(&s->reclaim_owner_checks, sc.owner_checks);
 	if (st)
 		*st = local;
 	return 0;
