@@ -41,8 +41,8 @@ int brk__tag_older(uint32_t tag, uint32_t cur)
 }
 
 uint64_t brk__lease_claim(brk_segment *s, uint32_t ref,
-			  struct brk__lease *slots, uint32_t n, uint32_t gen, uint32_t cur_tag,
-			  uint32_t *slot_out)
+			  struct brk__lease *slots, uint32_t n, uint32_t gen,
+			  uint32_t cur_tag, uint32_t *slot_out)
 {
 	const struct brk__ident *me = brk__self();
 	uint32_t i, nonce = brk__next_nonce();
