@@ -930,14 +930,19 @@ struct brk_reclaim_stats {
 };
 
 /**
- * brk_reclaim - one scan over every record: free each lease whose owner
- * died (no such pid, or a pid reused by a process with another start
- * time), each lease bound to a thread that has exited
- * (brk_permit_bind_thread()), and each probe older than probe_timeout_ms. A reclaimed probe
- * counts as a failed probe: the breaker re-opens with the doubled
- * cooling period. Each reclaim is one CAS(owner, dead token -> free),
- * recorded as an event. Makes syscalls (kill(pid, 0), /proc reads).
- * Safe to run from several processes at once. Returns 0, -EROFS.
+ * brk_reclaim - one scan of the records that may hold a lease (those a
+ * claim marked in the segment's lease map) plus a rotating slice of all
+ * records that covers the segment every 10 minutes at the supervisor's
+ * interval: free each lease whose owner died (no such pid, or a pid
+ * reused by a process with another start time), each lease bound to a
+ * thread that has exited (brk_permit_bind_thread()), and each probe older
+ * than probe_timeout_ms. A reclaimed probe counts as a failed probe: the
+ * breaker re-opens with the doubled cooling period. Each reclaim is one
+ * CAS(owner, dead token -> free), recorded as an event. Makes syscalls
+ * (kill(pid, 0), /proc reads): one check per owning process per call,
+ * plus one per lease found dead. Its cost follows the leases held, not
+ * the records (docs/design.md "Lease registry"). Safe to run from several
+ * processes at once. Returns 0, -EINVAL (@seg NULL), -EROFS.
  */
 BRK_API int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
 

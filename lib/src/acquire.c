@@ -42,11 +42,11 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		else
 			hw = seen;
 	}
-	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
-				      PERMIT_TAG, &slot);
+	p->permit_ = brk__lease_claim(b->seg, b->idx, r->permits, mc,
+				      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
-					      PERMIT_TAG, &slot);
+		p->permit_ = brk__lease_claim(b->seg, b->idx, r->permits, mc,
+					      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
 	/* Permits claimed while max_concurrent was higher still count: claim
@@ -126,7 +126,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	 * hold: a free slot must not let a hung probe linger. */
 	if (reclaim_expired(b->seg, r, w, now, n))
 		return -EAGAIN;
-	p->token_ = brk__lease_claim(b->seg, r->probes, n, g, g, &slot);
+	p->token_ = brk__lease_claim(b->seg, b->idx, r->probes, n, g, g, &slot);
 	if (!p->token_) {
 		if (brk__caller_reclaim(b))
 			return -EAGAIN;

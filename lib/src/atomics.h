@@ -58,6 +58,8 @@
 #undef uatomic_add_return
 #undef uatomic_inc
 #undef uatomic_xchg
+#undef uatomic_or
+#undef uatomic_and
 #undef cmm_smp_wmb
 #undef cmm_smp_rmb
 #define uatomic_read(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -66,6 +68,10 @@
 #define uatomic_add_return(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
 #define uatomic_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 #define uatomic_inc(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
+/* the lease map's bit set and clear (leasemap.c: each is followed by a
+ * full barrier, cmm_smp_mb()) */
+#define uatomic_or(p, v) ((void)__atomic_fetch_or((p), (v), __ATOMIC_SEQ_CST))
+#define uatomic_and(p, v) ((void)__atomic_fetch_and((p), (v), __ATOMIC_SEQ_CST))
 /* TSan does not support fences; see above why none are needed here. */
 #define cmm_smp_wmb() do { } while (0)
 #define cmm_smp_rmb() do { } while (0)

@@ -151,24 +151,31 @@ uint32_t brk__next_nonce(void)
 	return (uint32_t)uatomic_add_return(&nonce_ctr, 1) & 0xffffffu;
 }
 
-int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known)
+int brk__proc_probe(int32_t pid, uint64_t *ticks)
 {
 	uint64_t t;
-	int rc;
-
-	if (pid <= 0)
-		return 1;
 	char state = '?';
 
+	if (pid <= 0)
+		return BRK__PROC_DEAD;
 	if (kill(pid, 0) != 0 && errno == ESRCH)
-		return 1;
-	rc = read_stat(pid, &t, &state);
-	if (rc != 0) /* kill() saw it: exited since (the next scan sees
-			 ESRCH), or /proc hides it (hidepid): keep the lease */
-		return 0;
+		return BRK__PROC_DEAD;
+	if (read_stat(pid, &t, &state) != 0) /* kill() saw it: exited since
+			 (the next scan sees ESRCH), or /proc hides it
+			 (hidepid): keep its leases */
+		return BRK__PROC_UNKNOWN;
 	if (state == 'Z' || state == 'X') /* exited, not yet reaped */
-		return 1;
-	return start_known && (t & 0xffffffffffULL) != start_ticks;
+		return BRK__PROC_DEAD;
+	*ticks = t & 0xffffffffffULL;
+	return BRK__PROC_ALIVE;
+}
+
+int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known)
+{
+	uint64_t t = 0;
+	int v = brk__proc_probe(pid, &t); /* sets t: before t is read */
+
+	return brk__proc_verdict(v, t, start_ticks, start_known);
 }
 
 /*

@@ -38,6 +38,13 @@ struct brk_segment {
 	uint64_t *index;
 	struct brk__record *records;
 	struct brk__event *events;
+	uint64_t *lmap;           /* lease map: level 0, then level 1 */
+	uint32_t lmap_l0_words;
+	uint32_t lmap_l1_words;
+	/* what the last brk_reclaim() on this handle did (set once at its
+	 * end; tests read them) */
+	uint64_t reclaim_visits;       /* records visited */
+	uint64_t reclaim_owner_checks; /* owner liveness checks (kill + /proc) */
 	uint64_t epoch_ns;        /* header.created_mono_ns */
 	uint64_t epoch_wall_ns;   /* header.created_wall_ns */
 	brk_clock_fn clock;
@@ -118,6 +125,20 @@ uint64_t brk__random_u64(void);
 uint64_t brk__random(const brk_segment *s);
 /* 0: alive; 1: dead (no such pid or another start time). */
 int brk__owner_dead(int32_t pid, uint64_t start_ticks, int start_known);
+/* What brk__owner_dead() learns of process @pid (kill(pid, 0), then
+ * /proc/PID/stat): dead (no such pid, or a zombie), alive with its start
+ * time unreadable (kept), or alive with *@ticks = its start time (low 40
+ * bits). reclaim.c caches it for one scan. */
+enum { BRK__PROC_DEAD = 1, BRK__PROC_UNKNOWN, BRK__PROC_ALIVE };
+int brk__proc_probe(int32_t pid, uint64_t *ticks);
+/* The owner verdict (1: dead) from a probe @v of its pid with @ticks, for
+ * a lease whose owner started at @start_ticks (@start_known: written). */
+static inline int brk__proc_verdict(int v, uint64_t ticks, uint64_t start_ticks,
+				    int start_known)
+{
+	return v == BRK__PROC_DEAD ||
+	       (v == BRK__PROC_ALIVE && start_known && ticks != start_ticks);
+}
 int brk__read_start_ticks(int32_t pid, uint64_t *ticks);
 /* /proc/PID/task/TID/stat: start time (field 22) and state (field 3). */
 int brk__read_task_stat(int32_t pid, int32_t tid, uint64_t *ticks, char *state);
@@ -209,8 +230,11 @@ int brk__cache_init(brk_segment *s);
 void brk__cache_free(brk_segment *s);
 
 /* ---- leases (lease.c) ------------------------------------------------- */
-uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
-			  uint32_t n, uint32_t gen, uint32_t cur_tag,
+/* Claim a free slot of @slots[0..@n) of record @ref (marked in the lease
+ * map before and after the claim). Returns the token, 0 if none. */
+uint64_t brk__lease_claim(brk_segment *s, uint32_t ref,
+			  struct brk__lease *slots, uint32_t n,
+			  uint32_t gen, uint32_t cur_tag,
 			  uint32_t *slot_out);
 int brk__lease_free(struct brk__lease *l, uint64_t token);
 /* 1 if the owner tag @tag is older than @cur, modulo the tag width. */
@@ -220,6 +244,29 @@ int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
 			uint64_t *claim_ms);
 uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
 			  uint32_t tag);
+
+/* ---- the lease map (leasemap.c; layout.h) ----------------------------- */
+/* The bits of the lease map: one per record ref. The one function every
+ * size of the map goes through (layout.h's brk__lmap_nbits()). */
+static inline uint32_t brk__lmap_bits(const brk_segment *s)
+{
+	return brk__lmap_nbits(s->capacity);
+}
+/* Mark record @ref as possibly holding a lease: plain loads first, an
+ * atomic OR (then a full barrier) only of a clear level-0 or level-1 bit.
+ * A claimer calls it before its claim and again after it (lease.c). */
+void brk__lmap_mark(brk_segment *s, uint32_t ref);
+/* 1 if @ref's level-0 bit is set. */
+int brk__lmap_test(const brk_segment *s, uint32_t ref);
+/* Clear @ref's level-0 bit, then a full barrier. */
+void brk__lmap_clear(brk_segment *s, uint32_t ref);
+/* Clear the level-1 bit of level-0 word @w0 if that word is 0: clear,
+ * full barrier, re-read the word, re-set the bit if it became non-zero. */
+void brk__lmap_settle(brk_segment *s, uint32_t w0);
+/* Level-0 word @w (0 past the map). */
+uint64_t brk__lmap_l0(const brk_segment *s, uint32_t w);
+/* Level-1 word @w (0 past the map). */
+uint64_t brk__lmap_l1(const brk_segment *s, uint32_t w);
 
 /* ---- reclaim (reclaim.c) ---------------------------------------------- */
 /* A refused caller frees leases of dead owners of @b (rate-limited per

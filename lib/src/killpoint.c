@@ -11,6 +11,8 @@
 
 #include "killpoint.h"
 
+void (*brk__test_hook)(int id, struct brk_segment *seg, uint32_t ref);
+
 static pid_t kp_pid; /* the process the cached value was read in */
 static int kp_id;    /* 0: none */
 

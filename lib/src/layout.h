@@ -8,7 +8,8 @@
  * is a change of BRK__LAYOUT_VERSION.
  *
  * Segment:  [header 4096][name index: index_slots x 8][records: capacity x
- *            4096][event ring: event_slots x 128]
+ *            4096][lease map: lmap_words x 8, page-rounded][event ring:
+ *            event_slots x 128]
  */
 #ifndef BRK_LAYOUT_H
 #define BRK_LAYOUT_H
@@ -23,7 +24,10 @@
  * own words, 44-bit counter tags, judging bit in probe tokens, window
  * head word, budget deposit ring (issue 9: nothing aliases, no deadline
  * stops, deposits expire after a sliding TTL). */
-#define BRK__LAYOUT_VERSION 2u
+/* 3: the lease map (a bitmap of the records that may hold a lease) and
+ * the sweep cursor (issue 10, "the supervisor's cost follows the
+ * leases"). */
+#define BRK__LAYOUT_VERSION 3u
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
 #define BRK__RECORD_SIZE 4096u
@@ -53,7 +57,8 @@ struct brk__header {
 	uint64_t creator_pid;
 	uint64_t pidns_ino;
 	uint64_t timens_ino;
-	uint64_t reserved1[2];
+	uint64_t lmap_offset;    /* the lease map (brk__lmap_offset()) */
+	uint64_t lmap_words;     /* its words, both levels (brk__lmap_words()) */
 	/* line 1: record allocation (CAS-bumped, bounded by capacity) */
 	uint64_t record_count;
 	uint64_t orphans;        /* hint: records left by lost creation races */
@@ -64,7 +69,9 @@ struct brk__header {
 	uint64_t daemon_start;
 	uint64_t heartbeat_ns;
 	uint64_t daemon_interval_ms;
-	uint64_t pad2[12];
+	uint64_t sweep_cursor;   /* next ref of the reclaim backstop's sweep
+	                            (reclaim.c); untrusted: taken modulo */
+	uint64_t pad2[11];
 	/* line 3: event ring head (sequence of the last event claimed) */
 	uint64_t event_head;
 	uint64_t pad3[15];
@@ -76,6 +83,7 @@ _Static_assert(offsetof(struct brk__header, record_count) == 128, "hdr l1");
 _Static_assert(offsetof(struct brk__header, daemon_pid) == 256, "hdr l2");
 _Static_assert(offsetof(struct brk__header, event_head) == 384, "hdr l3");
 _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
+_Static_assert(offsetof(struct brk__header, lmap_words) == 120, "hdr l0 end");
 
 /* ---- name index ------------------------------------------------------ */
 /*
@@ -325,9 +333,42 @@ static inline uint64_t brk__records_offset(uint32_t capacity)
 	return (o + BRK__RECORD_SIZE - 1) / BRK__RECORD_SIZE * BRK__RECORD_SIZE;
 }
 
-static inline uint64_t brk__events_offset(uint32_t capacity)
+/*
+ * The lease map (leasemap.c): level 0 has one bit per record ref ("this
+ * record may hold a lease"), level 1 one bit per level-0 word ("that
+ * word may be non-zero"). Level 0's words come first, level 1's follow.
+ * brk__lmap_nbits() is the one place that says what the bits count: the
+ * record capacity on this layout (the arena's units once records are
+ * runs of units).
+ */
+static inline uint32_t brk__lmap_nbits(uint32_t capacity) { return capacity; }
+
+static inline uint32_t brk__lmap_l0_words(uint32_t capacity)
+{
+	return (uint32_t)(((uint64_t)brk__lmap_nbits(capacity) + 63u) / 64u);
+}
+
+static inline uint32_t brk__lmap_l1_words(uint32_t capacity)
+{
+	return (brk__lmap_l0_words(capacity) + 63u) / 64u;
+}
+
+static inline uint64_t brk__lmap_words(uint32_t capacity)
+{
+	return (uint64_t)brk__lmap_l0_words(capacity) + brk__lmap_l1_words(capacity);
+}
+
+static inline uint64_t brk__lmap_offset(uint32_t capacity)
 {
 	return brk__records_offset(capacity) + (uint64_t)capacity * BRK__RECORD_SIZE;
+}
+
+/* After the lease map, rounded up to a page (4096 = BRK__HEADER_SIZE). */
+static inline uint64_t brk__events_offset(uint32_t capacity)
+{
+	uint64_t o = brk__lmap_offset(capacity) + brk__lmap_words(capacity) * 8u;
+
+	return (o + BRK__HEADER_SIZE - 1) / BRK__HEADER_SIZE * BRK__HEADER_SIZE;
 }
 
 static inline uint64_t brk__total_size(uint32_t capacity)

@@ -13,6 +13,13 @@
  * a reader trusts them only when their nonce matches the owner word's (an
  * owner that died between the claim and these stores is still found dead
  * by its pid alone).
+ *
+ * The lease map (leasemap.c): a claimer marks its record before it claims
+ * (so a claimer that dies right after its CAS is still found by breakerd)
+ * and again after a successful claim (a scanner may have found the record
+ * empty and cleared the bit between the two; the CAS is a full barrier,
+ * so either this re-check sees the cleared bit or the scanner's re-scan
+ * sees our slot: docs/design.md "Lease registry").
  */
 #include "ident.h"
 #include "internal.h"
@@ -33,14 +40,16 @@ int brk__tag_older(uint32_t tag, uint32_t cur)
 	return d != 0 && d < (BRK__TOK_TAG_MASK + 1) / 2;
 }
 
-uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
-			  uint32_t n, uint32_t gen, uint32_t cur_tag,
-			  uint32_t *slot_out)
+uint64_t brk__lease_claim(brk_segment *s, uint32_t ref,
+			  struct brk__lease *slots, uint32_t n, uint32_t gen,
+			  uint32_t cur_tag, uint32_t *slot_out)
 {
 	const struct brk__ident *me = brk__self();
 	uint32_t i, nonce = brk__next_nonce();
 	uint64_t token = BRK__TOK_MAKE(me->pid, gen, nonce);
 
+	brk__lmap_mark(s, ref);
+	BRK__HOOK(BRK__HOOK_MARKED, s, ref);
 	for (i = 0; i < n; i++) {
 		uint64_t o = uatomic_read(&slots[i].owner);
 		if (o != 0 && !brk__tag_older(BRK__TOK_GEN(o), cur_tag))
@@ -48,6 +57,9 @@ uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 		if (uatomic_cmpxchg(&slots[i].owner, o, token) != o)
 			continue;
 		BRK__KILLPOINT(BRK__KP_LEASE_CLAIMED);
+		BRK__HOOK(BRK__HOOK_CLAIMED, s, ref);
+		brk__lmap_mark(s, ref);
+		BRK__KILLPOINT(BRK__KP_LEASE_MARKED);
 		uatomic_set(&slots[i].meta,
 			    BRK__TAG_MAKE(brk__rel_ms(s, brk__now(s)), nonce));
 		BRK__KILLPOINT(BRK__KP_LEASE_META);

@@ -135,6 +135,8 @@ static void init_header(brk_segment *s, uint32_t cap)
 	h->index_offset = brk__index_offset();
 	h->records_offset = brk__records_offset(cap);
 	h->events_offset = brk__events_offset(cap);
+	h->lmap_offset = brk__lmap_offset(cap);
+	h->lmap_words = brk__lmap_words(cap);
 	h->created_mono_ns = brk__now(s);
 	h->created_wall_ns = wall_ns();
 	h->creator_pid = (uint64_t)getpid();
@@ -300,6 +302,8 @@ static int validate_header(const struct attach_ctx *c, brk_segment *s)
 	    h->index_slots != brk__index_slots(cap) ||
 	    h->index_offset != brk__index_offset() ||
 	    h->records_offset != brk__records_offset(cap) ||
+	    h->lmap_offset != brk__lmap_offset(cap) ||
+	    h->lmap_words != brk__lmap_words(cap) ||
 	    h->events_offset != brk__events_offset(cap))
 		return fail(c, -EPROTO, "geometry does not match capacity %u",
 			    cap);
@@ -396,6 +400,9 @@ static void adopt_geometry(brk_segment *s)
 	s->index = (uint64_t *)(s->base + h->index_offset);
 	s->records = (struct brk__record *)(s->base + h->records_offset);
 	s->events = (struct brk__event *)(s->base + h->events_offset);
+	s->lmap = (uint64_t *)(s->base + h->lmap_offset);
+	s->lmap_l0_words = brk__lmap_l0_words(h->capacity);
+	s->lmap_l1_words = brk__lmap_l1_words(h->capacity);
 	s->epoch_ns = h->created_mono_ns;
 	s->epoch_wall_ns = h->created_wall_ns;
 }

@@ -428,6 +428,14 @@ static void header_cases(void)
 	make_segment(&m);
 	poke32(HDR(record_size), 64);
 	expect_refused("record_size changed", 1);
+
+	make_segment(&m);
+	poke64(HDR(lmap_offset), brk__total_size(CAP) - 8);
+	expect_refused("lease map at the end of the segment", 1);
+
+	make_segment(&m);
+	poke64(HDR(lmap_words), 1ULL << 40);
+	expect_refused("lease map larger than the segment", 1);
 }
 
 static void index_cases(void)

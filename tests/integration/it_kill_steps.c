@@ -7,7 +7,9 @@
  * {probe, permit} x {with breakerd, without}: a forked worker with
  * BRK_KILLPOINT=<id> acquires and releases one call and is SIGKILLed at
  * that point (or, where the point is not on its path, finishes). Then:
- *   - the lease comes back: with breakerd (--interval 20ms) within 1 s;
+ *   - a lease held at death is marked in the lease map (no daemon);
+ *   - the lease comes back: with breakerd (--interval 20ms) within 1 s,
+ *     breakerd alone (the test does not call acquire until it is back);
  *     without it, through the caller-side reclaim of a refused acquire or
  *     probe_timeout_ms, within 2 s;
  *   - in_flight and probes_in_flight return to 0;
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "internal.h" /* brk__lmap_test(): the lease map */
 #include "killpoint.h"
 
 #define OPEN_MS 30
@@ -47,6 +50,7 @@ struct kp {
 static const struct kp kps[] = {
 	{ BRK__KP_COOLED, "cooled", 1, 0, 0, 0 },
 	{ BRK__KP_LEASE_CLAIMED, "lease_claimed", 1, 1, 1, 1 },
+	{ BRK__KP_LEASE_MARKED, "lease_marked", 1, 1, 1, 1 },
 	{ BRK__KP_LEASE_META, "lease_meta", 1, 1, 1, 1 },
 	{ BRK__KP_LEASE_START, "lease_start", 1, 1, 1, 1 },
 	{ BRK__KP_PROBE_CHECKED, "probe_checked", 1, 1, 0, 0 },
@@ -153,6 +157,14 @@ static void one(brk_segment *seg, const char *shm, int daemon,
 		      "%#x)", tag, mode, k->name, st);
 	if (rc != 0)
 		it_kill(child);
+	/* A lease held at death is marked in the lease map, so breakerd's
+	 * scan visits it: killed right after the claim (lease_claimed), by
+	 * the mark made before the claim. Without a daemon nothing clears
+	 * the bit; with one, the check would race its scan. */
+	if (!daemon && killed && holds)
+		CHECK(brk__lmap_test(seg, b->idx),
+		      "[%s %s %s] the dead worker's record is marked in the lease "
+		      "map", tag, mode, k->name);
 
 	/* The lease comes back and a later call is admitted and closes it. */
 	t0 = it_now_ms();

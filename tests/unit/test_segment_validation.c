@@ -393,9 +393,12 @@ static void geometry_fields(void **state)
 	struct world *w = *state;
 	const size_t offs[] = { HDR(capacity), HDR(index_slots), HDR(event_slots),
 				HDR(index_offset), HDR(records_offset),
-				HDR(events_offset), HDR(version) };
+				HDR(events_offset), HDR(version),
+				HDR(lmap_offset), HDR(lmap_offset),
+				HDR(lmap_words), HDR(lmap_words) };
 	const uint64_t deltas[] = { 1ULL << 32, 1, 1ULL << 32, 8, 4096, 128,
-				    1ULL << 32 };
+				    1ULL << 32, 8, (uint64_t)-4096, 1,
+				    (uint64_t)-1 };
 
 	for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
 		restore(w);
