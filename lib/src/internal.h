@@ -6,6 +6,7 @@
 #define BRK_INTERNAL_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "atomics.h"
@@ -14,7 +15,6 @@
 #include "breaker.h"
 #include "layout.h"
 
-#include <urcu/rculfhash.h>
 
 /* A bounded CAS loop gives up after this many tries (docs/design.md
  * "Atomics"): enough
@@ -44,7 +44,7 @@ struct brk_segment {
 	void *clock_ctx;
 	brk_random_fn random;
 	void *random_ctx;
-	struct cds_lfht *cache;   /* name -> struct brk_breaker (rculfhash, bp) */
+	struct brk__cache *cache; /* name -> struct brk_breaker (cache.c) */
 };
 
 struct brk_breaker {
@@ -53,14 +53,14 @@ struct brk_breaker {
 	uint32_t idx;
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
-	struct cds_lfht_node node; /* in seg->cache */
-	int ready;                 /* set (release) before publication */
 	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
 	 * while absent; re-resolved when the record count has changed) */
 	uint32_t n_parents;
 	uint32_t parents_missing;
 	uint64_t parents_at;
-	struct brk__record *parents[BRK_NAME_MAX / 2 + 1];
+	/* one per '/' of the name (cache.c allocates exactly that many;
+	 * keep this member last) */
+	struct brk__record *parents[];
 };
 
 /* ---- time ------------------------------------------------------------ */
@@ -154,6 +154,9 @@ int brk__segment_info(brk_segment *seg, struct brk_segment_info *out);
 int brk__breaker_info(brk_breaker *b, struct brk_info *out);
 int brk__info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
 int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out);
+/* ms since @r's last state transition (brk_info.last_change_age_ms);
+ * UINT64_MAX: never. */
+uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r);
 int brk__budget_info(brk_budget *g, struct brk_budget_info *out);
 
 
@@ -207,6 +210,9 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out);
 int brk__cache_init(brk_segment *s);
 void brk__cache_free(brk_segment *s);
+/* Handles cached, and bytes of the cache's tables (bench/, tests). */
+size_t brk__cache_count(brk_segment *s);
+size_t brk__cache_bytes(brk_segment *s);
 
 /* ---- leases (lease.c) ------------------------------------------------- */
 uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
