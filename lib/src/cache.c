@@ -51,12 +51,6 @@ struct brk__cache_table {
 	struct brk__cache_slot slot[];
 };
 
-struct brk__cache {
-	struct brk__cache_table *table; /* current; replaced by a grow */
-	int32_t lock;                   /* 0, or the owner's pid */
-	size_t count;                   /* handles cached (under the lock) */
-};
-
 static struct brk__cache_table *table_new(size_t slots)
 {
 	struct brk__cache_table *t =

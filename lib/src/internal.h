@@ -206,6 +206,11 @@ int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk__init *init, uint32_t *idx);
 
 /* ---- the per-process handle cache (cache.c) --------------------------- */
+struct brk__cache {
+	struct brk__cache_table *table; /* current; replaced by a grow */
+	int32_t lock;                   /* inserts: 0, or the owner's pid */
+	size_t count;                   /* handles cached (under the lock) */
+};
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out);
 int brk__cache_init(brk_segment *s);
