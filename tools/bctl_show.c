@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bctl.h"
+#include "bctl_filter.h"
 #include "bctl_out.h"
 
 
@@ -18,15 +20,29 @@ static const struct option show_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Options of list and inspect: --json and the common ones. */
-static int show_parse(struct bctl *g, int argc, char **argv, int *json)
+static const struct option list_opts[] = {
+	{ "json", no_argument, NULL, BCTL_OPT_JSON },
+	BCTL_FILTER_LONGOPTS,
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Options of list and inspect: --json, list's filters (@f NULL: none) and
+ * the common ones. */
+static int show_parse(struct bctl *g, int argc, char **argv, int *json,
+		      struct bctl_filter *f)
 {
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", show_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", f ? list_opts : show_opts)) != -1) {
 		if (c == BCTL_OPT_JSON) {
 			*json = 1;
+			continue;
+		}
+		if (f && (rc = bctl_filter_opt(f, c, optarg)) != 0) {
+			if (rc != BCTL_CONTINUE)
+				return rc;
 			continue;
 		}
 		rc = bctl_opt_common(g, c, argc, argv);
@@ -36,46 +52,74 @@ static int show_parse(struct bctl *g, int argc, char **argv, int *json)
 	return BCTL_CONTINUE;
 }
 
-/* One record of the list; returns 0, or 1 after printing a warning. */
-static int list_one(const struct bctl *g, brk_segment *seg, uint32_t idx,
-		    int json, json_t *arr)
+/* One record of the list, printed at once (a JSON array element on a line
+ * of its own); returns 0, or 1 after printing a warning. */
+static int list_one(const struct bctl *g, brk_segment *seg,
+		    const struct brk_record_brief *b, int json, int *first,
+		    struct brk_info *in)
 {
-	struct brk_info in;
-	int rc = brk_info_at(seg, idx, &in);
+	int rc = brk_info_at(seg, b->index, in);
+	json_t *o;
 
 	if (rc == -ENOENT)
-		return 0; /* being created right now */
+		return 0; /* retired since the index was read */
 	if (rc < 0) {
-		cli_note("%s: record %" PRIu32 ": %s", cli_q(bctl_shm(g)), idx,
-			 brk_strerror(rc));
+		cli_note("%s: record %" PRIu32 ": %s", cli_q(bctl_shm(g)),
+			 b->index, brk_strerror(rc));
 		return 1;
 	}
-	if (json)
-		json_array_append_new(arr, bctl_json_record(&in));
-	else
-		bctl_print_record_row(stdout, &in);
+	if (!json) {
+		bctl_print_record_row(stdout, in);
+		return 0;
+	}
+	o = bctl_json_record(in);
+	if (!o)
+		return 1;
+	fputs(*first ? "\n  " : ",\n  ", stdout);
+	*first = 0;
+	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		   JSON_REAL_PRECISION(15));
+	json_decref(o);
 	return 0;
 }
 
-static int list_all(const struct bctl *g, brk_segment *seg, int json)
+/*
+ * Walk the name index (brk_record_next_brief()) and print each record that
+ * passes the filters as soon as it is read: nothing is collected or
+ * sorted, so the first line comes after a few records whatever the size
+ * of the segment, and memory stays flat. Index order is the order of the
+ * names' hashes.
+ */
+static int list_all(const struct bctl *g, brk_segment *seg, int json,
+		    const struct bctl_filter *f)
 {
 	struct brk_segment_info si;
-	json_t *arr = json ? json_array() : NULL;
-	uint32_t n = brk_record_count(seg), i;
-	int bad = 0;
+	struct brk_record_brief b;
+	struct brk_info *in = malloc(sizeof(*in));
+	uint64_t cur = 0;
+	int bad = 0, first = 1, rc;
 
-	brk_segment_info(seg, &si);
-	if (n > si.capacity)
-		n = si.capacity;
-	if (json && !arr)
+	if (!in)
 		return cli_error("out of memory");
-	if (!json)
+	if (json)
+		fputc('[', stdout);
+	else
 		bctl_print_list_header(stdout);
-	for (i = 0; i < n; i++)
-		bad |= list_one(g, seg, i, json, arr);
-	if (json && bctl_json_put(arr, 0) < 0)
-		return cli_error("write error on standard output");
-	if (!json) {
+	while ((rc = brk_record_next_brief(seg, &cur, &b)) != -ENOENT) {
+		if (rc < 0) {
+			cli_note("%s: name index slot %" PRIu64 ": %s",
+				 cli_q(bctl_shm(g)), cur - 1, brk_strerror(rc));
+			bad = 1;
+			continue;
+		}
+		if (bctl_filter_match(f, &b))
+			bad |= list_one(g, seg, &b, json, &first, in);
+	}
+	free(in);
+	if (json) {
+		fputs(first ? "]\n" : "\n]\n", stdout);
+	} else {
+		brk_segment_info(seg, &si);
 		fputc('\n', stdout);
 		bctl_print_segment(stdout, &si);
 	}
@@ -84,10 +128,12 @@ static int list_all(const struct bctl *g, brk_segment *seg, int json)
 
 int bctl_cmd_list(struct bctl *g, int argc, char **argv)
 {
+	struct bctl_filter f;
 	brk_segment *seg;
 	int json = 0, rc;
 
-	rc = show_parse(g, argc, argv, &json);
+	bctl_filter_init(&f);
+	rc = show_parse(g, argc, argv, &json, &f);
 	if (rc != BCTL_CONTINUE)
 		return rc;
 	rc = bctl_no_args("list", argc, argv);
@@ -96,7 +142,7 @@ int bctl_cmd_list(struct bctl *g, int argc, char **argv)
 	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
-	rc = list_all(g, seg, json);
+	rc = list_all(g, seg, json, &f);
 	brk_detach(seg);
 	return rc;
 }
@@ -162,7 +208,7 @@ int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
 	const char *name;
 	int json = 0, rc;
 
-	rc = show_parse(g, argc, argv, &json);
+	rc = show_parse(g, argc, argv, &json, NULL);
 	if (rc != BCTL_CONTINUE)
 		return rc;
 	rc = bctl_name_arg("inspect", argc, argv, &name);
