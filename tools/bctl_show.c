@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bctl.h"
 #include "bctl_filter.h"
@@ -90,9 +91,32 @@ static int list_one(const struct bctl *g, brk_segment *seg,
  * of the segment, and memory stays flat. Index order is the order of the
  * names' hashes.
  */
+/* Output is block-buffered into a pipe; a filter that matches rarely
+ * would hold rows back until the end, so what is buffered is flushed when
+ * LIST_FLUSH_MS have passed (checked every 4096 index slots). */
+#define LIST_FLUSH_MS 20
+
+struct list_flush {
+	struct timespec at; /* last flush */
+	unsigned long rows; /* rows printed */
+};
+
+static void list_flush_due(struct list_flush *fl)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - fl->at.tv_sec) * 1000 +
+	    (now.tv_nsec - fl->at.tv_nsec) / 1000000 >= LIST_FLUSH_MS) {
+		fflush(stdout);
+		fl->at = now;
+	}
+}
+
 static int list_all(const struct bctl *g, brk_segment *seg, int json,
 		    const struct bctl_filter *f)
 {
+	struct list_flush flushed = { { 0, 0 }, 0 };
 	struct brk_segment_info si;
 	struct brk_record_brief b;
 	struct brk_info *in = malloc(sizeof(*in));
@@ -101,19 +125,26 @@ static int list_all(const struct bctl *g, brk_segment *seg, int json,
 
 	if (!in)
 		return cli_error("out of memory");
+	clock_gettime(CLOCK_MONOTONIC, &flushed.at);
 	if (json)
 		fputc('[', stdout);
 	else
 		bctl_print_list_header(stdout);
+	fflush(stdout); /* the header (or "["): output has begun */
 	while ((rc = brk_record_next_brief(seg, &cur, &b)) != -ENOENT) {
+		if ((cur & 4095) == 0)
+			list_flush_due(&flushed);
 		if (rc < 0) {
 			cli_note("%s: name index slot %" PRIu64 ": %s",
 				 cli_q(bctl_shm(g)), cur - 1, brk_strerror(rc));
 			bad = 1;
 			continue;
 		}
-		if (bctl_filter_match(f, &b))
-			bad |= list_one(g, seg, &b, json, &first, in);
+		if (!bctl_filter_match(f, &b))
+			continue;
+		bad |= list_one(g, seg, &b, json, &first, in);
+		if (flushed.rows++ == 0)
+			fflush(stdout); /* the first record at once */
 	}
 	free(in);
 	if (json) {
