@@ -4,6 +4,8 @@
  */
 #include "bctl_filter.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 void bctl_filter_init(struct bctl_filter *f)
@@ -103,4 +105,39 @@ bool bctl_filter_match(const struct bctl_filter *f,
 	if (f->within && b->last_change_age_ms > f->within_ms)
 		return false; /* UINT64_MAX: never changed */
 	return true;
+}
+
+int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
+		     const struct bctl_filter *f, struct brk_info *in, int *bad)
+{
+	struct brk_record_brief b;
+	int rc;
+
+	for (;;) {
+		if (!bctl_filter_any(f)) {
+			rc = brk_record_next(seg, cur, in);
+		} else {
+			rc = brk_record_next_brief(seg, cur, &b);
+			if (rc == 0 && !bctl_filter_match(f, &b))
+				continue;
+			if (rc == 0) {
+				rc = brk_info_at(seg, b.index, in);
+				if (rc == -ENOENT)
+					continue; /* retired since the slot was read */
+				if (rc < 0) {
+					cli_note("%s: record %" PRIu32 ": %s", cli_q(shm),
+						 b.index, brk_strerror(rc));
+					*bad = 1;
+					continue;
+				}
+			}
+		}
+		if (rc == 0)
+			return 1;
+		if (rc == -ENOENT)
+			return 0;
+		cli_note("%s: name index slot %" PRIu64 ": %s", cli_q(shm),
+			 *cur - 1, brk_strerror(rc));
+		*bad = 1;
+	}
 }

@@ -54,6 +54,17 @@ int bctl_filter_opt(struct bctl_filter *f, int c, const char *arg);
 bool bctl_filter_match(const struct bctl_filter *f,
 		       const struct brk_record_brief *b);
 
+/**
+ * bctl_filter_next - the next record that passes @f, walking the name
+ * index from *@cur (0: the start): brk_record_next() when no filter is
+ * set, else brk_record_next_brief() and brk_info_at() for the records
+ * that pass, so a record filtered out costs no full snapshot. A corrupt
+ * slot or record is reported on stderr (naming segment @shm) and skipped,
+ * with *@bad set. Returns 1 (*@in filled) or 0 (the end).
+ */
+int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
+		     const struct bctl_filter *f, struct brk_info *in, int *bad);
+
 /** bctl_filter_any - is any filter set? */
 bool bctl_filter_any(const struct bctl_filter *f);
 

@@ -643,16 +643,15 @@ struct m_opts {
 /* Snapshot every record that passes the filters into @r (which the
  * caller frees with m_recs_free() on success), or, with --by-level, sum
  * them per prefix first. Records are read through the name index
- * (brk_record_next_brief(), then brk_info_at() for those that pass).
+ * (bctl_filter_next()); a corrupt one is reported and left out.
  * Returns 0 or an exit status after printing the error. */
 static int m_collect(const struct bctl *g, brk_segment *seg,
 		     const struct m_opts *o, struct m_recs *r)
 {
 	struct brk_info *in = malloc(sizeof(*in));
 	struct m_groups grp;
-	struct brk_record_brief b;
 	uint64_t cur = 0;
-	int rc, err = 0;
+	int err = 0, bad = 0;
 
 	memset(r, 0, sizeof(*r));
 	memset(&grp, 0, sizeof(grp));
@@ -663,24 +662,8 @@ static int m_collect(const struct bctl *g, brk_segment *seg,
 	grp.levels = o->by_level;
 	if (!in)
 		return cli_error("out of memory");
-	while (!err && (rc = brk_record_next_brief(seg, &cur, &b)) != -ENOENT) {
-		if (rc < 0) {
-			cli_note("%s: name index slot %" PRIu64 ": %s",
-				 cli_q(bctl_shm(g)), cur - 1, brk_strerror(rc));
-			continue;
-		}
-		if (!bctl_filter_match(&o->filter, &b))
-			continue;
-		rc = brk_info_at(seg, b.index, in);
-		if (rc == -ENOENT)
-			continue; /* retired since the index was read */
-		if (rc < 0) {
-			cli_note("%s: record %" PRIu32 ": %s", cli_q(bctl_shm(g)),
-				 b.index, brk_strerror(rc));
-			continue;
-		}
+	while (!err && bctl_filter_next(bctl_shm(g), seg, &cur, &o->filter, in, &bad))
 		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
-	}
 	if (!err && o->by_level)
 		err = m_groups_out(&grp, r);
 	free(in);

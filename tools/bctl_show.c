@@ -55,27 +55,19 @@ static int show_parse(struct bctl *g, int argc, char **argv, int *json,
 
 /* One record of the list, printed at once (a JSON array element on a line
  * of its own); returns 0, or 1 after printing a warning. */
-static int list_one(const struct bctl *g, brk_segment *seg,
-		    const struct brk_record_brief *b, int json, int *first,
-		    struct brk_info *in)
+static int list_one(const struct brk_info *in, int json, int *first)
 {
-	int rc = brk_info_at(seg, b->index, in);
 	json_t *o;
 
-	if (rc == -ENOENT)
-		return 0; /* retired since the index was read */
-	if (rc < 0) {
-		cli_note("%s: record %" PRIu32 ": %s", cli_q(bctl_shm(g)),
-			 b->index, brk_strerror(rc));
-		return 1;
-	}
 	if (!json) {
 		bctl_print_record_row(stdout, in);
 		return 0;
 	}
 	o = bctl_json_record(in);
-	if (!o)
+	if (!o) {
+		cli_note("%s: out of memory", in->name);
 		return 1;
+	}
 	fputs(*first ? "\n  " : ",\n  ", stdout);
 	*first = 0;
 	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER |
@@ -84,67 +76,56 @@ static int list_one(const struct bctl *g, brk_segment *seg,
 	return 0;
 }
 
+/* Output is block-buffered into a pipe; a filter that matches rarely
+ * would hold rows back until the end, so what is buffered is flushed when
+ * LIST_FLUSH_MS have passed since the last flush (checked every
+ * LIST_FLUSH_CHECK rows, and after every record that passes a filter). */
+#define LIST_FLUSH_MS 20
+#define LIST_FLUSH_CHECK 256u
+
+static void list_flush_due(struct timespec *at)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - at->tv_sec) * 1000 +
+	    (now.tv_nsec - at->tv_nsec) / 1000000 >= LIST_FLUSH_MS) {
+		fflush(stdout);
+		*at = now;
+	}
+}
+
 /*
- * Walk the name index (brk_record_next_brief()) and print each record that
+ * Walk the name index (bctl_filter_next()) and print each record that
  * passes the filters as soon as it is read: nothing is collected or
  * sorted, so the first line comes after a few records whatever the size
  * of the segment, and memory stays flat. Index order is the order of the
  * names' hashes.
  */
-/* Output is block-buffered into a pipe; a filter that matches rarely
- * would hold rows back until the end, so what is buffered is flushed when
- * LIST_FLUSH_MS have passed (checked every 4096 index slots). */
-#define LIST_FLUSH_MS 20
-
-struct list_flush {
-	struct timespec at; /* last flush */
-	unsigned long rows; /* rows printed */
-};
-
-static void list_flush_due(struct list_flush *fl)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - fl->at.tv_sec) * 1000 +
-	    (now.tv_nsec - fl->at.tv_nsec) / 1000000 >= LIST_FLUSH_MS) {
-		fflush(stdout);
-		fl->at = now;
-	}
-}
-
 static int list_all(const struct bctl *g, brk_segment *seg, int json,
 		    const struct bctl_filter *f)
 {
-	struct list_flush flushed = { { 0, 0 }, 0 };
 	struct brk_segment_info si;
-	struct brk_record_brief b;
 	struct brk_info *in = malloc(sizeof(*in));
+	struct timespec at;
+	unsigned long rows = 0;
 	uint64_t cur = 0;
-	int bad = 0, first = 1, rc;
+	int bad = 0, first = 1, filtered = bctl_filter_any(f);
 
 	if (!in)
 		return cli_error("out of memory");
-	clock_gettime(CLOCK_MONOTONIC, &flushed.at);
+	clock_gettime(CLOCK_MONOTONIC, &at);
 	if (json)
 		fputc('[', stdout);
 	else
 		bctl_print_list_header(stdout);
 	fflush(stdout); /* the header (or "["): output has begun */
-	while ((rc = brk_record_next_brief(seg, &cur, &b)) != -ENOENT) {
-		if ((cur & 4095) == 0)
-			list_flush_due(&flushed);
-		if (rc < 0) {
-			cli_note("%s: name index slot %" PRIu64 ": %s",
-				 cli_q(bctl_shm(g)), cur - 1, brk_strerror(rc));
-			bad = 1;
-			continue;
-		}
-		if (!bctl_filter_match(f, &b))
-			continue;
-		bad |= list_one(g, seg, &b, json, &first, in);
-		if (flushed.rows++ == 0)
+	while (bctl_filter_next(bctl_shm(g), seg, &cur, f, in, &bad)) {
+		bad |= list_one(in, json, &first);
+		if (rows++ == 0)
 			fflush(stdout); /* the first record at once */
+		else if (filtered || rows % LIST_FLUSH_CHECK == 0)
+			list_flush_due(&at);
 	}
 	free(in);
 	if (json) {

@@ -212,6 +212,17 @@ static int fill_at(void *h, uint32_t idx, struct brk_info *out)
 	return brk__info_at(h, idx, out);
 }
 
+static int fill_ref(void *h, uint32_t idx, struct brk_info *out)
+{
+	return fill(h, idx, out);
+}
+
+int brk__info_ref_sz(brk_segment *s, uint32_t idx, struct brk_info *out,
+		     size_t size)
+{
+	return info_out(out, size, fill_ref, s, idx);
+}
+
 int brk_breaker_info_sz(brk_breaker *b, struct brk_info *out, size_t size)
 {
 	if (!b || !out)

@@ -153,6 +153,11 @@ int brk__attach_opts_in(const struct brk_attach_opts *user,
 int brk__segment_info(brk_segment *seg, struct brk_segment_info *out);
 int brk__breaker_info(brk_breaker *b, struct brk_info *out);
 int brk__info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
+/* brk_info_at_sz() of record @idx (< capacity, checked by the caller)
+ * without its name-index check: for a caller that just read the index
+ * slot pointing at it (iter.c), which checks the slot again after. */
+int brk__info_ref_sz(brk_segment *s, uint32_t idx, struct brk_info *out,
+		     size_t size);
 int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out);
 /* ms since @r's last state transition (brk_info.last_change_age_ms);
  * UINT64_MAX: never. */

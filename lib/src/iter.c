@@ -36,14 +36,16 @@ static int known_kind(uint64_t kind)
 	       kind == BRK_KIND_BUDGET;
 }
 
-/* Classify slot @pos; for SLOT_RECORD fill @b (name, index, kind). */
+/* Classify slot @pos (its word into *@wp); for SLOT_RECORD fill @b (name,
+ * index, kind). */
 static enum slot_kind read_slot(brk_segment *s, uint32_t pos,
-				struct brk_record_brief *b)
+				struct brk_record_brief *b, uint64_t *wp)
 {
 	uint64_t w = uatomic_read(&s->index[pos]), kind;
 	uint32_t rec1 = BRK__IDX_REC(w);
 	const struct brk__record *r;
 
+	*wp = w;
 	if (w == 0 || w == BRK__IDX_TOMB)
 		return SLOT_SKIP;
 	if (rec1 == 0 || rec1 > s->capacity)
@@ -80,15 +82,16 @@ static void brief_state(brk_segment *s, struct brk_record_brief *b)
 	b->last_change_age_ms = brk__change_age_ms(s, r);
 }
 
-/* The next slot from *@cursor holding a record (or a corrupt one). */
+/* The next slot from *@cursor holding a record (or a corrupt one); its
+ * word into *@w. */
 static int next_slot(brk_segment *s, uint64_t *cursor,
-		     struct brk_record_brief *b)
+		     struct brk_record_brief *b, uint64_t *w)
 {
 	while (*cursor < s->index_slots) {
 		uint32_t pos = (uint32_t)(*cursor)++;
 
 		memset(b, 0, sizeof(*b));
-		switch (read_slot(s, pos, b)) {
+		switch (read_slot(s, pos, b, w)) {
 		case SLOT_SKIP:
 			continue;
 		case SLOT_CORRUPT:
@@ -105,11 +108,12 @@ int brk_record_next_brief_sz(brk_segment *seg, uint64_t *cursor,
 			     struct brk_record_brief *out, size_t size)
 {
 	struct brk_record_brief b;
+	uint64_t w;
 	int rc;
 
 	if (!seg || !cursor || !out)
 		return -EINVAL;
-	rc = next_slot(seg, cursor, &b);
+	rc = next_slot(seg, cursor, &b, &w);
 	if (rc == 0)
 		brief_state(seg, &b);
 	else
@@ -122,18 +126,22 @@ int brk_record_next_sz(brk_segment *seg, uint64_t *cursor,
 		       struct brk_info *out, size_t size)
 {
 	struct brk_record_brief b;
+	uint64_t w;
 	int rc;
 
 	if (!seg || !cursor || !out)
 		return -EINVAL;
 	for (;;) {
-		rc = next_slot(seg, cursor, &b);
+		rc = next_slot(seg, cursor, &b, &w);
 		if (rc == 0) {
-			/* brk_info_at() checks again that the index still
-			 * names this record: -ENOENT if it was retired since */
-			rc = brk_info_at_sz(seg, b.index, out, size);
-			if (rc == -ENOENT)
+			/* the slot was just read: no name-index lookup, but
+			 * the slot again after the snapshot (retired or
+			 * reused meanwhile: skipped) */
+			rc = brk__info_ref_sz(seg, b.index, out, size);
+			if (rc == -ENOENT || slot_moved(seg, (uint32_t)(*cursor - 1), w))
 				continue;
+			if (rc < 0)
+				memset(out, 0, size);
 			return rc;
 		}
 		memset(out, 0, size); /* exactly the caller's size */
