@@ -229,6 +229,20 @@ static uint32_t count_levels(const char *name)
 	return n;
 }
 
+int brk__handle_cached(brk_segment *s, const char *name, int kind,
+		       brk_breaker **out)
+{
+	brk_breaker *b;
+
+	if (!s || !out || brk_name_validate(name) != 0)
+		return -ENOENT;
+	b = cache_get(s, name, brk__hash(name));
+	if (!b || uatomic_read(&b->rec->kind) != (uint64_t)kind)
+		return -ENOENT;
+	*out = b;
+	return 0;
+}
+
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out)
 {

@@ -218,6 +218,11 @@ struct brk__cache {
 };
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out);
+/* The cached handle of @name if it is cached and of @kind: 0 (*out set);
+ * -ENOENT for anything else (not cached, bad arguments, another kind):
+ * the caller takes the full path, brk__handle(), which says what it is. */
+int brk__handle_cached(brk_segment *s, const char *name, int kind,
+		       brk_breaker **out);
 int brk__cache_init(brk_segment *s);
 void brk__cache_free(brk_segment *s);
 /* Handles cached, and bytes of the cache's tables (bench/, tests). */

@@ -109,12 +109,33 @@ static void cache_lock_inherited_through_fork_is_taken_over(void **state)
 	ut_free(u);
 }
 
+/* brk_breaker_get(NULL settings) of a cached name takes the cache alone;
+ * everything else still gets the full path's answer. */
+static void get_without_settings_cached_same_answers(void **state)
+{
+	struct ut *u = ut_new("cache", 64, 0);
+	brk_breaker *b, *again = NULL;
+	brk_bucket *k;
+
+	(void)state;
+	b = ut_breaker(u, "svc", NULL);
+	ut_rc(0, brk_breaker_get(u->seg, "svc", NULL, &again));
+	assert_ptr_equal(again, b);
+	ut_rc(0, brk_bucket_get(u->seg, "rl", 1.0, 1, &k));
+	ut_rc(-EMEDIUMTYPE, brk_breaker_get(u->seg, "rl", NULL, &again));
+	ut_rc(-EINVAL, brk_breaker_get(u->seg, "bad//name", NULL, &again));
+	ut_rc(-EINVAL, brk_breaker_get(NULL, "svc", NULL, &again));
+	ut_rc(-EINVAL, brk_breaker_get(u->seg, "svc", NULL, NULL));
+	ut_free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cache_grows_to_1e5_names_without_a_thread),
 		cmocka_unit_test(handle_parents_sized_by_name),
 		cmocka_unit_test(cache_lock_inherited_through_fork_is_taken_over),
+		cmocka_unit_test(get_without_settings_cached_same_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
