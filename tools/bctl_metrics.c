@@ -16,8 +16,17 @@
  * printed only if the segment holds at least one record of that kind:
  * an empty family is legal but noise, and most segments have neither.
  *
- * A snapshot of every record is taken first (one brk_info_at() each), so
- * the numbers printed for one record come from one read of it.
+ * A snapshot of every record is taken first (one brk_info_at() each, in
+ * name-index order, brk_record_next_brief()), so the numbers printed for
+ * one record come from one read of it: the families are grouped, so the
+ * output cannot stream like `bctl list`'s. Cardinality limits: the
+ * filters of bctl_filter.h (--prefix, --state, --kind, --not-closed,
+ * --changed-within) keep only some records; --by-level N sums the
+ * counters of the records sharing the first N levels of their names into
+ * one series per prefix (label prefix="..."), with breakerd_breakers
+ * {prefix,state} counting the breakers and only counters and the
+ * in-flight gauges summed (a sum of tokens, rates or remaining seconds
+ * means nothing).
  * Read-only attach: read permission on the segment is enough.
  */
 #include <errno.h>
@@ -29,6 +38,7 @@
 #include <string.h>
 
 #include "bctl.h"
+#include "bctl_filter.h"
 #include "bctl_out.h"
 
 
@@ -41,6 +51,7 @@ struct m_snap {
 	uint64_t probes_in_flight, in_flight;
 	uint64_t window_calls, window_failures, window_slow, distinct_failing;
 	struct brk_counters c;
+	uint64_t n_state[BRK_HALF_OPEN + 1]; /* --by-level: breakers per state */
 };
 
 enum m_type { M_COUNTER, M_GAUGE };
@@ -208,10 +219,14 @@ static void m_head(FILE *f, const char *name, enum m_type type,
 		type == M_COUNTER ? "counter" : "gauge");
 }
 
+/* The label every per-record series carries: "name", or "prefix" with
+ * --by-level (the series of a group of records). */
+static const char *m_key = "name";
+
 /* "NAME{name="B"" - the caller adds more labels and the value. */
 static void m_open(FILE *f, const char *family, const char *name)
 {
-	fprintf(f, "%s{name=\"", family);
+	fprintf(f, "%s{%s=\"", family, m_key);
 	m_label(f, name);
 	fputc('"', f);
 }
@@ -453,39 +468,257 @@ static int m_keep(struct m_recs *r, const struct brk_info *in)
 	}
 }
 
-/* Snapshot every record into @r (which the caller frees with
- * m_recs_free() on success). Returns 0 or an exit status after printing
- * the error. */
-static int m_collect(const struct bctl *g, brk_segment *seg, uint32_t n,
-		     struct m_recs *r)
+/* ---- --by-level: records summed per name prefix ----------------------- */
+
+/* The records of one prefix, summed. */
+struct m_group {
+	struct m_snap brk;            /* name = the prefix; counters and the
+	                                 in-flight gauges summed */
+	struct brk_bucket_info bkt;   /* counters summed */
+	struct brk_budget_info bud;   /* counters summed */
+	uint64_t n_brk, n_bkt, n_bud; /* records of each kind */
+};
+
+/* prefix -> group: open addressing over indices into a growing array. */
+struct m_groups {
+	struct m_vec v;               /* struct m_group */
+	uint32_t *slot;               /* group index + 1; 0: empty */
+	size_t mask;
+	unsigned levels;
+};
+
+/* The first @levels '/'-separated levels of @name (all of it if it has
+ * fewer), into @out. */
+static void m_prefix(const char *name, unsigned levels, char *out)
+{
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		if (name[i] == '/' && --levels == 0)
+			break;
+	memcpy(out, name, i);
+	out[i] = '\0';
+}
+
+static size_t m_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+static int m_groups_rehash(struct m_groups *g, size_t slots)
+{
+	uint32_t *ns = calloc(slots, sizeof(*ns));
+	size_t i;
+
+	if (!ns)
+		return -ENOMEM;
+	for (i = 0; i < g->v.n; i++) {
+		const struct m_group *x = (const struct m_group *)g->v.v + i;
+		size_t pos = m_hash(x->brk.name) & (slots - 1);
+
+		while (ns[pos])
+			pos = (pos + 1) & (slots - 1);
+		ns[pos] = (uint32_t)i + 1;
+	}
+	free(g->slot);
+	g->slot = ns;
+	g->mask = slots - 1;
+	return 0;
+}
+
+/* The group of @name, created (zeroed, named) if new; NULL: no memory. */
+static struct m_group *m_group_of(struct m_groups *g, const char *name)
+{
+	char prefix[BRK_NAME_MAX + 1];
+	struct m_group *x;
+	size_t pos;
+
+	m_prefix(name, g->levels, prefix);
+	if ((g->v.n + 1) * 2 > g->mask + 1 &&
+	    m_groups_rehash(g, g->mask ? (g->mask + 1) * 2 : 64) < 0)
+		return NULL;
+	for (pos = m_hash(prefix) & g->mask; g->slot[pos]; pos = (pos + 1) & g->mask) {
+		x = (struct m_group *)g->v.v + (g->slot[pos] - 1);
+		if (strcmp(x->brk.name, prefix) == 0)
+			return x;
+	}
+	x = m_push(&g->v);
+	if (!x)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	memcpy(x->brk.name, prefix, strlen(prefix) + 1);
+	g->slot[pos] = (uint32_t)g->v.n;
+	return x;
+}
+
+static void m_add_counters(struct brk_counters *sum, const struct brk_counters *c)
+{
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *a = (const uint64_t *)c;
+	size_t i;
+
+	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		d[i] += a[i];
+}
+_Static_assert(sizeof(struct brk_counters) % sizeof(uint64_t) == 0,
+	       "struct brk_counters is all uint64_t");
+
+/* Add the record @in to its group. 0 or -ENOMEM. */
+static int m_group_add(struct m_groups *g, const struct brk_info *in)
+{
+	char name[BRK_NAME_MAX + 1];
+	struct m_group *x;
+
+	bctl_safe_name(in->name, sizeof(in->name), name);
+	x = m_group_of(g, name);
+	if (!x)
+		return -ENOMEM;
+	switch (in->kind) {
+	case BRK_KIND_BREAKER:
+		x->n_brk++;
+		x->brk.n_state[in->state >= BRK_CLOSED && in->state <= BRK_HALF_OPEN
+			       ? in->state : BRK_OPEN]++;
+		m_add_counters(&x->brk.c, &in->counters);
+		x->brk.in_flight += in->in_flight;
+		x->brk.probes_in_flight += in->probes_in_flight;
+		break;
+	case BRK_KIND_BUCKET:
+		x->n_bkt++;
+		x->bkt.taken += in->bucket.taken;
+		x->bkt.denied += in->bucket.denied;
+		x->bkt.tokens_taken += in->bucket.tokens_taken;
+		break;
+	case BRK_KIND_BUDGET:
+		x->n_bud++;
+		x->bud.deposits += in->budget.deposits;
+		x->bud.retries += in->budget.retries;
+		x->bud.retries_floor += in->budget.retries_floor;
+		x->bud.deferred += in->budget.deferred;
+		break;
+	}
+	return 0;
+}
+
+/* The groups as the arrays m_print_levels() prints, by kind. */
+static int m_groups_out(const struct m_groups *g, struct m_recs *r)
+{
+	size_t i;
+
+	for (i = 0; i < g->v.n; i++) {
+		const struct m_group *x = (const struct m_group *)g->v.v + i;
+		void *p;
+
+		if (x->n_brk && !(p = m_push(&r->brk)))
+			return -ENOMEM;
+		if (x->n_brk)
+			memcpy(p, &x->brk, sizeof(x->brk));
+		if (x->n_bkt && !(p = m_push(&r->bkt)))
+			return -ENOMEM;
+		if (x->n_bkt) {
+			memcpy(p, &x->bkt, sizeof(x->bkt));
+			memcpy(((struct brk_bucket_info *)p)->name, x->brk.name,
+			       sizeof(x->brk.name));
+		}
+		if (x->n_bud && !(p = m_push(&r->bud)))
+			return -ENOMEM;
+		if (x->n_bud) {
+			memcpy(p, &x->bud, sizeof(x->bud));
+			memcpy(((struct brk_budget_info *)p)->name, x->brk.name,
+			       sizeof(x->brk.name));
+		}
+	}
+	return 0;
+}
+
+/* What bctl metrics was asked for. */
+struct m_opts {
+	struct bctl_filter filter;
+	unsigned by_level; /* 0: one series per record */
+};
+
+/* Snapshot every record that passes the filters into @r (which the
+ * caller frees with m_recs_free() on success), or, with --by-level, sum
+ * them per prefix first. Records are read through the name index
+ * (bctl_filter_next()); a corrupt one is reported and left out.
+ * Returns 0 or an exit status after printing the error. */
+static int m_collect(const struct bctl *g, brk_segment *seg,
+		     const struct m_opts *o, struct m_recs *r)
 {
 	struct brk_info *in = malloc(sizeof(*in));
-	uint32_t i;
-	int rc;
+	struct m_groups grp;
+	uint64_t cur = 0;
+	int err = 0, bad = 0;
 
 	memset(r, 0, sizeof(*r));
+	memset(&grp, 0, sizeof(grp));
 	r->brk.size = sizeof(struct m_snap);
 	r->bkt.size = sizeof(struct brk_bucket_info);
 	r->bud.size = sizeof(struct brk_budget_info);
+	grp.v.size = sizeof(struct m_group);
+	grp.levels = o->by_level;
 	if (!in)
 		return cli_error("out of memory");
-	for (i = 0; i < n; i++) {
-		rc = brk_info_at(seg, i, in);
-		if (rc == -ENOENT)
-			continue; /* being created right now */
-		if (rc < 0) {
-			cli_note("%s: record %" PRIu32 ": %s", cli_q(bctl_shm(g)),
-				 i, brk_strerror(rc));
-			continue;
-		}
-		if (m_keep(r, in) < 0) {
-			free(in);
-			m_recs_free(r);
-			return cli_error("out of memory");
-		}
-	}
+	while (!err && bctl_filter_next(bctl_shm(g), seg, &cur, &o->filter, in, &bad))
+		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
+	if (!err && o->by_level)
+		err = m_groups_out(&grp, r);
 	free(in);
+	free(grp.v.v);
+	free(grp.slot);
+	if (err) {
+		m_recs_free(r);
+		return cli_error("out of memory");
+	}
 	return 0;
+}
+
+/* The families of @fams of type counter only (--by-level sums counters;
+ * a sum of gauges such as tokens or rates means nothing). */
+static void m_plain_counters(FILE *f, const struct m_plain *fams, size_t nfams,
+			     const void *recs, size_t size, size_t n)
+{
+	size_t k;
+
+	for (k = 0; n > 0 && k < nfams; k++)
+		if (fams[k].type == M_COUNTER)
+			m_plain_family(f, &fams[k], recs, size, n);
+}
+
+/* --by-level: one series per prefix (label prefix="..."). */
+static void m_print_levels(FILE *f, const struct brk_segment_info *si,
+			   const struct m_recs *r)
+{
+	const struct m_snap *snaps = r->brk.v;
+	size_t i, k, n = r->brk.n, z = sizeof(*snaps);
+	int st;
+
+	m_head(f, "breakerd_breakers", M_GAUGE,
+	       "Breakers under the prefix, by state (bctl metrics --by-level).");
+	for (i = 0; i < n; i++)
+		for (st = BRK_CLOSED; st <= BRK_HALF_OPEN; st++) {
+			m_open(f, "breakerd_breakers", snaps[i].name);
+			fprintf(f, ",state=\"%s\"", brk_state_name(st));
+			m_value(f, snaps[i].n_state[st], 0);
+		}
+	m_plain_family(f, &m_counters[0], snaps, z, n); /* allowed */
+	m_rejected(f, snaps, n);
+	m_plain_family(f, &m_counters[1], snaps, z, n); /* successes */
+	m_failures(f, snaps, n);
+	for (k = 2; k < N_OF(m_counters); k++)
+		m_plain_family(f, &m_counters[k], snaps, z, n);
+	for (k = 0; k < N_OF(m_gauges); k++)
+		if (m_gauges[k].off == SNAP(probes_in_flight) ||
+		    m_gauges[k].off == SNAP(in_flight))
+			m_plain_family(f, &m_gauges[k], snaps, z, n);
+	m_plain_counters(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
+			 r->bkt.n);
+	m_plain_counters(f, m_budgets, N_OF(m_budgets), r->bud.v, r->bud.size,
+			 r->bud.n);
+	m_segment(f, si);
 }
 
 static void m_print(FILE *f, const struct brk_segment_info *si,
@@ -517,38 +750,67 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 	m_segment(f, si);
 }
 
+enum { M_OPT_BY_LEVEL = BCTL_OPT_FIRST_CMD };
+
 static const struct option metrics_opts[] = {
+	BCTL_FILTER_LONGOPTS,
+	{ "by-level", required_argument, NULL, M_OPT_BY_LEVEL },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
-int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
+/* Names have at most this many levels ("a/b/..." of 1-byte levels). */
+#define M_MAX_LEVELS ((BRK_NAME_MAX + 1) / 2)
+
+static int m_parse(struct bctl *g, int argc, char **argv, struct m_opts *o)
 {
-	struct brk_segment_info si;
-	struct m_recs r;
-	brk_segment *seg;
-	uint32_t records;
+	uint64_t v;
 	int c, rc;
 
+	memset(o, 0, sizeof(*o));
+	bctl_filter_init(&o->filter);
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", metrics_opts)) != -1) {
+		if (c == M_OPT_BY_LEVEL) {
+			if (cli_opt_uint("--by-level", optarg, 1, M_MAX_LEVELS, &v))
+				return CLI_EXIT_USAGE;
+			o->by_level = (unsigned)v;
+			continue;
+		}
+		rc = bctl_filter_opt(&o->filter, c, optarg);
+		if (rc == BCTL_CONTINUE)
+			continue;
+		if (rc)
+			return rc;
 		rc = bctl_opt_common(g, c, argc, argv);
 		if (rc != BCTL_CONTINUE)
 			return rc;
 	}
-	rc = bctl_no_args("metrics", argc, argv);
-	if (rc)
+	return bctl_no_args("metrics", argc, argv) ? CLI_EXIT_USAGE : BCTL_CONTINUE;
+}
+
+int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
+{
+	struct brk_segment_info si;
+	struct m_opts o;
+	struct m_recs r;
+	brk_segment *seg;
+	int rc;
+
+	rc = m_parse(g, argc, argv, &o);
+	if (rc != BCTL_CONTINUE)
 		return rc;
 	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
 	brk_segment_info(seg, &si);
-	records = brk_record_count(seg);
-	if (records > si.capacity)
-		records = si.capacity;
-	rc = m_collect(g, seg, records, &r);
+	rc = m_collect(g, seg, &o, &r);
 	if (rc == 0) {
-		m_print(stdout, &si, &r);
+		m_key = o.by_level ? "prefix" : "name";
+		if (o.by_level)
+			m_print_levels(stdout, &si, &r);
+		else
+			m_print(stdout, &si, &r);
 		m_recs_free(&r);
 		rc = cli_flush_stdout();
 	}

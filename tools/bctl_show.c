@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bctl.h"
+#include "bctl_filter.h"
 #include "bctl_out.h"
 
 
@@ -18,15 +21,29 @@ static const struct option show_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Options of list and inspect: --json and the common ones. */
-static int show_parse(struct bctl *g, int argc, char **argv, int *json)
+static const struct option list_opts[] = {
+	{ "json", no_argument, NULL, BCTL_OPT_JSON },
+	BCTL_FILTER_LONGOPTS,
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Options of list and inspect: --json, list's filters (@f NULL: none) and
+ * the common ones. */
+static int show_parse(struct bctl *g, int argc, char **argv, int *json,
+		      struct bctl_filter *f)
 {
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", show_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", f ? list_opts : show_opts)) != -1) {
 		if (c == BCTL_OPT_JSON) {
 			*json = 1;
+			continue;
+		}
+		if (f && (rc = bctl_filter_opt(f, c, optarg)) != 0) {
+			if (rc != BCTL_CONTINUE)
+				return rc;
 			continue;
 		}
 		rc = bctl_opt_common(g, c, argc, argv);
@@ -36,46 +53,85 @@ static int show_parse(struct bctl *g, int argc, char **argv, int *json)
 	return BCTL_CONTINUE;
 }
 
-/* One record of the list; returns 0, or 1 after printing a warning. */
-static int list_one(const struct bctl *g, brk_segment *seg, uint32_t idx,
-		    int json, json_t *arr)
+/* One record of the list, printed at once (a JSON array element on a line
+ * of its own); returns 0, or 1 after printing a warning. */
+static int list_one(const struct brk_info *in, int json, int *first)
 {
-	struct brk_info in;
-	int rc = brk_info_at(seg, idx, &in);
+	json_t *o;
 
-	if (rc == -ENOENT)
-		return 0; /* being created right now */
-	if (rc < 0) {
-		cli_note("%s: record %" PRIu32 ": %s", cli_q(bctl_shm(g)), idx,
-			 brk_strerror(rc));
+	if (!json) {
+		bctl_print_record_row(stdout, in);
+		return 0;
+	}
+	o = bctl_json_record(in);
+	if (!o) {
+		cli_note("%s: out of memory", in->name);
 		return 1;
 	}
-	if (json)
-		json_array_append_new(arr, bctl_json_record(&in));
-	else
-		bctl_print_record_row(stdout, &in);
+	fputs(*first ? "\n  " : ",\n  ", stdout);
+	*first = 0;
+	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		   JSON_REAL_PRECISION(15));
+	json_decref(o);
 	return 0;
 }
 
-static int list_all(const struct bctl *g, brk_segment *seg, int json)
+/* Output is block-buffered into a pipe; a filter that matches rarely
+ * would hold rows back until the end, so what is buffered is flushed when
+ * LIST_FLUSH_MS have passed since the last flush (checked every
+ * LIST_FLUSH_CHECK rows, and after every record that passes a filter). */
+#define LIST_FLUSH_MS 20
+#define LIST_FLUSH_CHECK 256u
+
+static void list_flush_due(struct timespec *at)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - at->tv_sec) * 1000 +
+	    (now.tv_nsec - at->tv_nsec) / 1000000 >= LIST_FLUSH_MS) {
+		fflush(stdout);
+		*at = now;
+	}
+}
+
+/*
+ * Walk the name index (bctl_filter_next()) and print each record that
+ * passes the filters as soon as it is read: nothing is collected or
+ * sorted, so the first line comes after a few records whatever the size
+ * of the segment, and memory stays flat. Index order is the order of the
+ * names' hashes.
+ */
+static int list_all(const struct bctl *g, brk_segment *seg, int json,
+		    const struct bctl_filter *f)
 {
 	struct brk_segment_info si;
-	json_t *arr = json ? json_array() : NULL;
-	uint32_t n = brk_record_count(seg), i;
-	int bad = 0;
+	struct brk_info *in = malloc(sizeof(*in));
+	struct timespec at;
+	unsigned long rows = 0;
+	uint64_t cur = 0;
+	int bad = 0, first = 1, filtered = bctl_filter_any(f);
 
-	brk_segment_info(seg, &si);
-	if (n > si.capacity)
-		n = si.capacity;
-	if (json && !arr)
+	if (!in)
 		return cli_error("out of memory");
-	if (!json)
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	if (json)
+		fputc('[', stdout);
+	else
 		bctl_print_list_header(stdout);
-	for (i = 0; i < n; i++)
-		bad |= list_one(g, seg, i, json, arr);
-	if (json && bctl_json_put(arr, 0) < 0)
-		return cli_error("write error on standard output");
-	if (!json) {
+	fflush(stdout); /* the header (or "["): output has begun */
+	while (bctl_filter_next(bctl_shm(g), seg, &cur, f, in, &bad)) {
+		bad |= list_one(in, json, &first);
+		if (rows++ == 0)
+			fflush(stdout); /* the first record at once */
+		else if (filtered || rows % LIST_FLUSH_CHECK == 0)
+			list_flush_due(&at);
+	}
+	free(in);
+	if (json) {
+		fputs(first ? "]\n" : "\n]\n", stdout);
+	} else {
+		brk_segment_info(seg, &si);
 		fputc('\n', stdout);
 		bctl_print_segment(stdout, &si);
 	}
@@ -84,10 +140,12 @@ static int list_all(const struct bctl *g, brk_segment *seg, int json)
 
 int bctl_cmd_list(struct bctl *g, int argc, char **argv)
 {
+	struct bctl_filter f;
 	brk_segment *seg;
 	int json = 0, rc;
 
-	rc = show_parse(g, argc, argv, &json);
+	bctl_filter_init(&f);
+	rc = show_parse(g, argc, argv, &json, &f);
 	if (rc != BCTL_CONTINUE)
 		return rc;
 	rc = bctl_no_args("list", argc, argv);
@@ -96,7 +154,7 @@ int bctl_cmd_list(struct bctl *g, int argc, char **argv)
 	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
 	if (rc)
 		return rc;
-	rc = list_all(g, seg, json);
+	rc = list_all(g, seg, json, &f);
 	brk_detach(seg);
 	return rc;
 }
@@ -162,7 +220,7 @@ int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
 	const char *name;
 	int json = 0, rc;
 
-	rc = show_parse(g, argc, argv, &json);
+	rc = show_parse(g, argc, argv, &json, NULL);
 	if (rc != BCTL_CONTINUE)
 		return rc;
 	rc = bctl_name_arg("inspect", argc, argv, &name);

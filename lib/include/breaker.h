@@ -879,9 +879,19 @@ struct brk_info {
 		struct brk_budget_info budget;
 		uint64_t budget_room_[32];      /* 256 bytes */
 	};
+	/* --- BRK_INFO_SIZE_VER1 (issue 10); an older caller's size stops
+	 * before these, and the library writes none of them for it --- */
+	uint32_t record_bytes;      /* shared-memory bytes of this record
+	                               (core and extension blocks) */
+	uint32_t reserved_v1_;      /* 0 */
+	uint64_t last_change_age_ms; /* ms since the record's last state
+	                                transition (segment clock);
+	                                UINT64_MAX: never (also buckets and
+	                                budgets, which have no state) */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
+#define BRK_INFO_SIZE_VER1 2608u /* + record_bytes, last_change_age_ms */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read
@@ -912,6 +922,72 @@ BRK_API int brk_info_at_sz(brk_segment *seg, uint32_t idx,
 BRK_API int (brk_info_at)(brk_segment *seg, uint32_t idx, struct brk_info *out);
 #define brk_info_at(seg, idx, out) \
 	brk_info_at_sz((seg), (idx), (out), sizeof(*(out)))
+
+/*
+ * Iterating over the records (lib/src/iter.c). The cursor is a position in
+ * the segment's name index: start with *cursor = 0 and call again with the
+ * same cursor until -ENOENT. Records come in name-index order (the order
+ * of their names' hashes, not sorted and not in creation order), each
+ * record once: no index slot ever moves, so a record that exists from the
+ * first call to the last is returned exactly once. A record created or
+ * retired meanwhile may or may not be returned. Cost: one step per index
+ * slot (2 to 4 slots per record of capacity) plus the record's own read;
+ * nothing is allocated and no lock is taken, so a reader never slows down
+ * a worker. Thread- and process-safe; works on a read-only attach.
+ *
+ * A corrupt slot (its record index out of range, or a record whose kind,
+ * name or name hash disagrees with the slot) is reported, not skipped:
+ * -BRK_ECORRUPT with the cursor already past it, so the caller can report
+ * it (the slot is at *cursor - 1) and go on with the next call.
+ */
+
+/**
+ * brk_record_next - the next record of the segment, as a full snapshot
+ * (brk_breaker_info() for breakers, brk_info_at() for buckets and
+ * budgets). A macro over brk_record_next_sz(seg, cursor, out,
+ * sizeof(*out)) (see "Growing structs"). Returns 0 (*out filled, *cursor
+ * advanced), -ENOENT (no more records; *cursor left at the end),
+ * -BRK_ECORRUPT (see above; *out zeroed), -EINVAL (NULL argument).
+ */
+BRK_API int brk_record_next_sz(brk_segment *seg, uint64_t *cursor,
+			       struct brk_info *out, size_t size);
+BRK_API int (brk_record_next)(brk_segment *seg, uint64_t *cursor,
+			      struct brk_info *out);
+#define brk_record_next(seg, cursor, out) \
+	brk_record_next_sz((seg), (cursor), (out), sizeof(*(out)))
+
+/*
+ * What brk_record_next_brief() returns: a record's identity and state only,
+ * read from its first two cache lines (no counters, window or lease scan),
+ * so filtering by name, kind or state costs a fraction of a full snapshot.
+ */
+struct brk_record_brief {
+	char name[BRK_NAME_MAX + 1];
+	uint32_t index;              /* record index, as brk_info.index */
+	int kind;                    /* enum brk_kind */
+	int state;                   /* enum brk_state; BRK_CLOSED for buckets
+	                                and budgets */
+	int mode;                    /* enum brk_mode; BRK_MODE_NORMAL for
+	                                buckets and budgets */
+	uint64_t last_change_age_ms; /* as brk_info.last_change_age_ms */
+};
+
+#define BRK_RECORD_BRIEF_SIZE_VER0 88u /* sizeof when introduced */
+
+/**
+ * brk_record_next_brief - the next record of the segment, name and state
+ * only (struct brk_record_brief). Same cursor, order, concurrency and
+ * corruption rules as brk_record_next(); get the full snapshot of a
+ * record it returned with brk_info_at(seg, brief.index, &info). A macro
+ * over brk_record_next_brief_sz(seg, cursor, out, sizeof(*out)). Returns
+ * 0, -ENOENT (the end), -BRK_ECORRUPT, -EINVAL.
+ */
+BRK_API int brk_record_next_brief_sz(brk_segment *seg, uint64_t *cursor,
+				     struct brk_record_brief *out, size_t size);
+BRK_API int (brk_record_next_brief)(brk_segment *seg, uint64_t *cursor,
+				    struct brk_record_brief *out);
+#define brk_record_next_brief(seg, cursor, out) \
+	brk_record_next_brief_sz((seg), (cursor), (out), sizeof(*(out)))
 
 BRK_API const char *brk_state_name(int state);     /* "closed", "open", "half_open" */
 BRK_API const char *brk_outcome_name(int outcome); /* "success", ... or "unknown" */

@@ -12,6 +12,7 @@
  * is zero. Writing never goes past the caller's size.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "abi.h"
@@ -24,12 +25,16 @@ _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER0,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER0,
 	       "brk_segment_info");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER0, "brk_info");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER1, "brk_info");
+_Static_assert(offsetof(struct brk_info, record_bytes) == BRK_INFO_SIZE_VER0,
+	       "brk_info grew at its end");
 _Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER0,
 	       "brk_bucket_info");
 _Static_assert(sizeof(struct brk_budget_info) == BRK_BUDGET_INFO_SIZE_VER0,
 	       "brk_budget_info");
 _Static_assert(sizeof(struct brk_event) == BRK_EVENT_SIZE_VER0, "brk_event");
+_Static_assert(sizeof(struct brk_record_brief) == BRK_RECORD_BRIEF_SIZE_VER0,
+	       "brk_record_brief");
 /* Fixed-size structs (rule 3): new fields come out of reserved_. */
 _Static_assert(sizeof(struct brk_refusal) == 128, "brk_refusal");
 _Static_assert(sizeof(struct brk_result) == 64, "brk_result");

@@ -18,6 +18,11 @@ int brk_breaker_get(brk_segment *seg, const char *name,
 	struct brk_config k;
 	int rc;
 
+	/* Without settings, a name already cached needs no defaults filled
+	 * and validated (they are valid by construction): the same result,
+	 * at the cost of the cache lookup alone. */
+	if (!cfg && brk__handle_cached(seg, name, BRK_KIND_BREAKER, out) == 0)
+		return 0;
 	rc = brk__config_in(cfg, &k); /* NULL: the defaults */
 	if (rc == 0)
 		rc = brk_config_validate(&k, NULL);

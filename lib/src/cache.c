@@ -1,81 +1,246 @@
 /*
  * cache.c - the per-process handle cache: name -> struct brk_breaker.
  *
- * A liburcu rculfhash (bp flavour: safe across fork() without exec, no
- * thread registration), fixed size, no auto-resize (that would start a
- * thread in every worker).
+ * An open-addressing table (linear probing) of (hash, handle) slots that
+ * starts at BRK__CACHE_MIN_SLOTS and doubles, synchronously, in the thread
+ * whose insert takes it past half full. No thread is ever started (the
+ * library must stay fork()-safe and work where a worker may not create
+ * threads), so liburcu's rculfhash is not used any more: its resize
+ * splits the re-bucketing of a table of 2^13 buckets or more across
+ * pthreads it creates (partition_resize_helper() in src/rculfhash.c,
+ * liburcu 0.13, when more than one CPU is online), and its automatic
+ * resize runs in the call_rcu worker thread. A fixed table (the earlier
+ * design, min(capacity, 65536) buckets) either wastes memory in a process
+ * that uses three names or degrades at 10^6.
+ *
+ * Concurrency: lookups take no lock and write nothing: load the table
+ * pointer, probe. Inserts (once per name per process, after the shared
+ * index lookup that costs far more) are serialised by a per-segment lock
+ * word; an insert writes the slot's hash, then publishes the handle
+ * pointer (release), so a reader that sees the pointer sees the handle
+ * whole. A grow copies every slot into a new table under the lock and
+ * publishes it with one store; the old table stays readable (it is freed
+ * only by brk_detach(), with the handles), so a reader still probing it
+ * finds every name inserted before the grow, and one inserted after it
+ * is a miss that ends in the insert path, which finds it under the lock.
+ * Retired tables add at most the current table's size again (a geometric
+ * series), about 16-32 bytes per cached name.
+ *
+ * fork(): the lock word holds the owner's pid; a child that finds it held
+ * by another pid inherited it from a thread that does not exist in the
+ * child, and takes it over (every step under the lock leaves the table
+ * consistent: slots and the table pointer are single stores).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <urcu-bp.h>
-#include <urcu/rculfhash.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-static int cache_match(struct cds_lfht_node *node, const void *key)
+#define BRK__CACHE_MIN_SLOTS 16u
+
+struct brk__cache_slot {
+	uint64_t hash;
+	brk_breaker *b; /* NULL: empty; set once, after hash */
+};
+
+struct brk__cache_table {
+	struct brk__cache_table *older; /* retired tables, freed at detach */
+	size_t mask;                    /* slots - 1 */
+	struct brk__cache_slot slot[];
+};
+
+static struct brk__cache_table *table_new(size_t slots)
 {
-	const struct brk_breaker *b =
-		caa_container_of(node, struct brk_breaker, node);
-	/* acquire: pairs with the release in cache_put (visible to TSan,
-	 * which cannot see inside liburcu) */
-	return uatomic_read(&b->ready) && strcmp(b->name, key) == 0;
+	struct brk__cache_table *t =
+		calloc(1, sizeof(*t) + slots * sizeof(t->slot[0]));
+
+	if (t)
+		t->mask = slots - 1;
+	return t;
 }
 
 int brk__cache_init(brk_segment *s)
 {
-	unsigned long n = 1;
-
-	while (n < s->capacity && n < 65536)
-		n <<= 1;
-	s->cache = cds_lfht_new_flavor(n, n, n, 0, &urcu_bp_flavor, NULL);
-	return s->cache ? 0 : -ENOMEM;
+	s->cache = calloc(1, sizeof(*s->cache));
+	if (!s->cache)
+		return -ENOMEM;
+	s->cache->table = table_new(BRK__CACHE_MIN_SLOTS);
+	if (!s->cache->table) {
+		free(s->cache);
+		s->cache = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void brk__cache_free(brk_segment *s)
 {
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *node;
+	struct brk__cache_table *t, *older;
+	size_t i;
 
 	if (!s->cache)
 		return;
-	urcu_bp_read_lock();
-	cds_lfht_for_each(s->cache, &it, node) {
-		if (cds_lfht_del(s->cache, node) == 0)
-			free(caa_container_of(node, struct brk_breaker, node));
+	t = s->cache->table;
+	for (i = 0; i <= t->mask; i++)
+		free(t->slot[i].b); /* the current table holds every handle */
+	for (; t; t = older) {
+		older = t->older;
+		free(t);
 	}
-	urcu_bp_read_unlock();
-	cds_lfht_destroy(s->cache, NULL);
+	free(s->cache);
 	s->cache = NULL;
+}
+
+size_t brk__cache_count(brk_segment *s)
+{
+	return s && s->cache ? uatomic_read(&s->cache->count) : 0;
+}
+
+size_t brk__cache_bytes(brk_segment *s)
+{
+	const struct brk__cache_table *t;
+	size_t n = 0;
+
+	if (!s || !s->cache)
+		return 0;
+	for (t = uatomic_read(&s->cache->table); t; t = t->older)
+		n += sizeof(*t) + (t->mask + 1) * sizeof(t->slot[0]);
+	return n;
+}
+
+static int name_is(const brk_breaker *b, const char *name)
+{
+	return strcmp(b->name, name) == 0;
+}
+
+/* Probe @t for @name: the handle, or NULL at the first empty slot. */
+static brk_breaker *table_find(const struct brk__cache_table *t,
+			       const char *name, uint64_t h)
+{
+	size_t pos = (size_t)h & t->mask, i;
+
+	for (i = 0; i <= t->mask; i++, pos = (pos + 1) & t->mask) {
+		brk_breaker *b = uatomic_read(&t->slot[pos].b);
+
+		if (!b)
+			return NULL;
+		cmm_smp_rmb(); /* the pointer before the hash written before it */
+		if (t->slot[pos].hash == h && name_is(b, name))
+			return b;
+	}
+	return NULL;
 }
 
 static brk_breaker *cache_get(brk_segment *s, const char *name, uint64_t h)
 {
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *node;
+	const struct brk__cache_table *t = uatomic_read(&s->cache->table);
 
-	urcu_bp_read_lock();
-	cds_lfht_lookup(s->cache, (unsigned long)h, cache_match, name, &it);
-	node = cds_lfht_iter_get_node(&it);
-	urcu_bp_read_unlock();
-	/* Handles are only freed by brk_detach(): safe outside the lock. */
-	return node ? caa_container_of(node, struct brk_breaker, node) : NULL;
+	cmm_smp_rmb(); /* the table pointer before its slots */
+	return table_find(t, name, h);
 }
 
+/* Put @b in the first empty slot of its chain in @t (under the lock, with
+ * room known to be there). */
+static void table_put(struct brk__cache_table *t, brk_breaker *b)
+{
+	size_t pos = (size_t)b->hash & t->mask;
+
+	while (t->slot[pos].b)
+		pos = (pos + 1) & t->mask;
+	t->slot[pos].hash = b->hash;
+	cmm_smp_wmb(); /* the hash (and the handle) before the pointer */
+	uatomic_set(&t->slot[pos].b, b);
+}
+
+/* Double the table (under the lock). 0, or -ENOMEM (the old one stays). */
+static int cache_grow(struct brk__cache *c)
+{
+	struct brk__cache_table *old = c->table, *t;
+	size_t i;
+
+	t = table_new((old->mask + 1) * 2);
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i <= old->mask; i++)
+		if (old->slot[i].b)
+			table_put(t, old->slot[i].b);
+	t->older = old;
+	cmm_smp_wmb(); /* the slots before the table that holds them */
+	uatomic_set(&c->table, t);
+	return 0;
+}
+
+static void cache_lock(struct brk__cache *c)
+{
+	int32_t me = (int32_t)getpid();
+
+	for (;;) {
+		int32_t held = uatomic_cmpxchg(&c->lock, 0, me);
+
+		if (held == 0)
+			return;
+		/* held by a thread of the parent we were fork()ed from: gone */
+		if (held != me && uatomic_cmpxchg(&c->lock, held, me) == held)
+			return;
+		sched_yield();
+	}
+}
+
+static void cache_unlock(struct brk__cache *c)
+{
+	uatomic_set(&c->lock, 0);
+}
+
+/* Publish @b, or return the handle another thread published first for its
+ * name (then @b is freed). NULL: out of memory (@b freed). */
 static brk_breaker *cache_put(brk_segment *s, brk_breaker *b)
 {
-	struct cds_lfht_node *got;
+	struct brk__cache *c = s->cache;
+	brk_breaker *got;
 
-	cds_lfht_node_init(&b->node);
-	uatomic_set(&b->ready, 1);
-	urcu_bp_read_lock();
-	got = cds_lfht_add_unique(s->cache, (unsigned long)b->hash, cache_match,
-				  b->name, &b->node);
-	urcu_bp_read_unlock();
-	if (got != &b->node) {
-		free(b);
-		return caa_container_of(got, struct brk_breaker, node);
+	cache_lock(c);
+	got = table_find(c->table, b->name, b->hash);
+	if (!got) {
+		/* past half full: grow (if that fails, go on in the old
+		 * table while it keeps one slot empty, so probes end) */
+		if ((c->count + 1) * 2 > c->table->mask + 1)
+			(void)cache_grow(c);
+		if (c->count + 1 <= c->table->mask) {
+			table_put(c->table, b);
+			uatomic_set(&c->count, c->count + 1);
+			got = b;
+		}
 	}
-	return b;
+	cache_unlock(c);
+	if (got != b)
+		free(b);
+	return got;
+}
+
+/* The number of ancestors of @name ("a/b/c" has "a" and "a/b"). */
+static uint32_t count_levels(const char *name)
+{
+	uint32_t n = 0;
+
+	for (; *name; name++)
+		n += *name == '/';
+	return n;
+}
+
+int brk__handle_cached(brk_segment *s, const char *name, int kind,
+		       brk_breaker **out)
+{
+	brk_breaker *b;
+
+	if (!s || !out || brk_name_validate(name) != 0)
+		return -ENOENT;
+	b = cache_get(s, name, brk__hash(name));
+	if (!b || uatomic_read(&b->rec->kind) != (uint64_t)kind)
+		return -ENOENT;
+	*out = b;
+	return 0;
 }
 
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
@@ -83,7 +248,7 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 {
 	brk_breaker *b;
 	uint64_t h;
-	uint32_t idx;
+	uint32_t idx, np;
 	int rc;
 
 	if (!s || !out)
@@ -103,7 +268,10 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		}
 		if (rc)
 			return rc;
-		b = calloc(1, sizeof(*b));
+		/* room for the ancestors this name has, not for the most a
+		 * name can have */
+		np = kind == BRK_KIND_BREAKER ? count_levels(name) : 0;
+		b = calloc(1, sizeof(*b) + np * sizeof(b->parents[0]));
 		if (!b)
 			return -ENOMEM;
 		b->seg = s;
@@ -114,6 +282,8 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		if (kind == BRK_KIND_BREAKER)
 			brk__parents_resolve(b);
 		b = cache_put(s, b);
+		if (!b)
+			return -ENOMEM;
 	}
 	switch (uatomic_read(&b->rec->kind)) {
 	case BRK_KIND_BREAKER:

@@ -95,6 +95,16 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 		    BRK_LEASE_PERMIT, out, rel);
 }
 
+uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r)
+{
+	uint64_t at = uatomic_read(&r->last_change_ms);
+	uint64_t rel = brk__rel_ms(s, brk__now(s));
+
+	if (at == 0)
+		return UINT64_MAX;
+	return rel > at ? rel - at : 0; /* a stamp in the future: just now */
+}
+
 static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
 	const struct brk__record *r = brk__rec(s, idx);
@@ -111,6 +121,8 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 		return rc;
 	out->index = idx;
 	out->kind = (int)kind;
+	out->record_bytes = BRK__RECORD_SIZE;
+	out->last_change_age_ms = UINT64_MAX;
 	if (kind == BRK_KIND_BUCKET)
 		return brk__bucket_fill(s, r, out->name, &out->bucket);
 	if (kind == BRK_KIND_BUDGET)
@@ -118,6 +130,7 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	brk__config_load(r, &out->config);
 	read_counters(r, &out->counters);
 	fill_state(s, r, out);
+	out->last_change_age_ms = brk__change_age_ms(s, r);
 	return 0;
 }
 
@@ -197,6 +210,17 @@ static int fill_breaker(void *h, uint32_t idx, struct brk_info *out)
 static int fill_at(void *h, uint32_t idx, struct brk_info *out)
 {
 	return brk__info_at(h, idx, out);
+}
+
+static int fill_ref(void *h, uint32_t idx, struct brk_info *out)
+{
+	return fill(h, idx, out);
+}
+
+int brk__info_ref_sz(brk_segment *s, uint32_t idx, struct brk_info *out,
+		     size_t size)
+{
+	return info_out(out, size, fill_ref, s, idx);
 }
 
 int brk_breaker_info_sz(brk_breaker *b, struct brk_info *out, size_t size)

@@ -6,6 +6,7 @@
 #define BRK_INTERNAL_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "atomics.h"
@@ -14,7 +15,6 @@
 #include "breaker.h"
 #include "layout.h"
 
-#include <urcu/rculfhash.h>
 
 /* A bounded CAS loop gives up after this many tries (docs/design.md
  * "Atomics"): enough
@@ -51,7 +51,7 @@ struct brk_segment {
 	void *clock_ctx;
 	brk_random_fn random;
 	void *random_ctx;
-	struct cds_lfht *cache;   /* name -> struct brk_breaker (rculfhash, bp) */
+	struct brk__cache *cache; /* name -> struct brk_breaker (cache.c) */
 };
 
 struct brk_breaker {
@@ -60,14 +60,14 @@ struct brk_breaker {
 	uint32_t idx;
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
-	struct cds_lfht_node node; /* in seg->cache */
-	int ready;                 /* set (release) before publication */
 	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
 	 * while absent; re-resolved when the record count has changed) */
 	uint32_t n_parents;
 	uint32_t parents_missing;
 	uint64_t parents_at;
-	struct brk__record *parents[BRK_NAME_MAX / 2 + 1];
+	/* one per '/' of the name (cache.c allocates exactly that many;
+	 * keep this member last) */
+	struct brk__record *parents[];
 };
 
 /* ---- time ------------------------------------------------------------ */
@@ -174,7 +174,15 @@ int brk__attach_opts_in(const struct brk_attach_opts *user,
 int brk__segment_info(brk_segment *seg, struct brk_segment_info *out);
 int brk__breaker_info(brk_breaker *b, struct brk_info *out);
 int brk__info_at(brk_segment *seg, uint32_t idx, struct brk_info *out);
+/* brk_info_at_sz() of record @idx (< capacity, checked by the caller)
+ * without its name-index check: for a caller that just read the index
+ * slot pointing at it (iter.c), which checks the slot again after. */
+int brk__info_ref_sz(brk_segment *s, uint32_t idx, struct brk_info *out,
+		     size_t size);
 int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out);
+/* ms since @r's last state transition (brk_info.last_change_age_ms);
+ * UINT64_MAX: never. */
+uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r);
 int brk__budget_info(brk_budget *g, struct brk_budget_info *out);
 
 
@@ -224,10 +232,23 @@ int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk__init *init, uint32_t *idx);
 
 /* ---- the per-process handle cache (cache.c) --------------------------- */
+struct brk__cache {
+	struct brk__cache_table *table; /* current; replaced by a grow */
+	int32_t lock;                   /* inserts: 0, or the owner's pid */
+	size_t count;                   /* handles cached (under the lock) */
+};
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out);
+/* The cached handle of @name if it is cached and of @kind: 0 (*out set);
+ * -ENOENT for anything else (not cached, bad arguments, another kind):
+ * the caller takes the full path, brk__handle(), which says what it is. */
+int brk__handle_cached(brk_segment *s, const char *name, int kind,
+		       brk_breaker **out);
 int brk__cache_init(brk_segment *s);
 void brk__cache_free(brk_segment *s);
+/* Handles cached, and bytes of the cache's tables (bench/, tests). */
+size_t brk__cache_count(brk_segment *s);
+size_t brk__cache_bytes(brk_segment *s);
 
 /* ---- leases (lease.c) ------------------------------------------------- */
 /* Claim a free slot of @slots[0..@n) of record @ref (marked in the lease

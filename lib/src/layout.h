@@ -249,7 +249,12 @@ struct brk__record {
 	/* line 0: identity, written before publication, immutable after */
 	uint64_t kind; /* 0: not (yet) published; enum brk_kind */
 	uint64_t hash; /* 64-bit FNV-1a of the name */
-	uint64_t reserved0[6];
+	uint64_t last_change_ms; /* ms since the segment epoch of the last
+	                            state transition, written by its winner
+	                            (state.c); 0: never (a transition in the
+	                            epoch's first ms is stored as 1). The one
+	                            line-0 word that changes after publication. */
+	uint64_t reserved0[5];
 	char name[BRK__NAME_BYTES]; /* NUL-terminated, validated on read */
 	/* line 1: hot state */
 	uint64_t state;          /* see BRK__ST_* */
@@ -281,6 +286,7 @@ struct brk__record {
 
 _Static_assert(sizeof(struct brk__record) == BRK__RECORD_SIZE, "record");
 _Static_assert(offsetof(struct brk__record, name) == 64, "rec name");
+_Static_assert(offsetof(struct brk__record, last_change_ms) == 16, "rec last change");
 _Static_assert(offsetof(struct brk__record, state) == 128, "rec l1");
 _Static_assert(offsetof(struct brk__record, cfg) == 256, "rec l2");
 _Static_assert(offsetof(struct brk__record, ctr) == 384, "rec l3");

@@ -125,6 +125,14 @@ static void after_transition(struct brk__record *r, uint64_t nw)
 
 /* One CAS from @old to (@to, @level, gen + 1), an OPEN state with the
  * deadline @until (ms since the segment epoch). 1 if we did it. */
+/* The winner of a transition stamps it (bctl metrics --changed-within). */
+static void note_change(brk_segment *s, struct brk__record *r)
+{
+	uint64_t ms = brk__rel_ms(s, brk__now(s));
+
+	uatomic_set(&r->last_change_ms, ms ? ms : 1);
+}
+
 int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 		      int to, uint32_t level, uint64_t until, int reason,
 		      uint64_t value)
@@ -136,6 +144,7 @@ int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 	if (uatomic_cmpxchg(&r->state, old, nw) != old)
 		return 0;
 	after_transition(r, nw);
+	note_change(s, r);
 	brk__count(r, BRK__CTR_TRANSITIONS);
 	brk__record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
 		     value);
@@ -207,8 +216,10 @@ int brk__reset_state(brk_segment *s, struct brk__record *r)
 		if (uatomic_cmpxchg(&r->state, w, nw) != w)
 			continue;
 		after_transition(r, nw);
-		if (BRK__ST_STATE(w) != BRK_CLOSED)
+		if (BRK__ST_STATE(w) != BRK_CLOSED) {
+			note_change(s, r);
 			brk__count(r, BRK__CTR_TRANSITIONS);
+		}
 		brk__record_event(s, r, BRK__ST_STATE(w), BRK_CLOSED,
 				  BRK_EV_RESET, brk__self()->pid, 0);
 		return 0;

@@ -23,10 +23,11 @@ writes it, checked by hand (prometheus_client is not a dependency):
     per-bucket (per-budget) family; with an empty list, those families
     must be absent (bctl prints them only if such a record exists);
   - --expect 'series=value' (repeatable): that sample has that value;
-    --absent NAME: no family NAME.
+    --absent NAME: no family NAME; --series N: exactly N samples in all
+    (the cardinality `bctl metrics --help` documents per option).
 
 Usage: check_prom.py [--breakers A,B] [--buckets A,B] [--budgets A,B]
-                     [--expect S=V]... [--absent N]... FILE|-
+                     [--expect S=V]... [--absent N]... [--series N] FILE|-
        check_prom.py --self-test
 Exit 0 when everything holds; otherwise the problems on stderr, exit 1.
 """
@@ -344,12 +345,16 @@ def self_test():
 
 def main(argv):
     lists = {'--breakers': None, '--buckets': None, '--budgets': None}
-    expects, absent, path = [], [], None
+    expects, absent, path, want_series = [], [], None, None
     i = 1
     while i < len(argv):
         a = argv[i]
         if a == '--self-test':
             return self_test()
+        if a == '--series' and i + 1 < len(argv):
+            want_series = int(argv[i + 1])
+            i += 2
+            continue
         if (a in lists or a in ('--expect', '--absent')) and i + 1 < len(argv):
             v = argv[i + 1]
             if a in lists:
@@ -375,6 +380,8 @@ def main(argv):
             text = f.read()
     errs, samples = check(text, lists['--breakers'], expects, absent,
                           lists['--buckets'], lists['--budgets'])
+    if want_series is not None and len(samples) != want_series:
+        errs.append('%d series, want %d' % (len(samples), want_series))
     for e in errs:
         print('check_prom: ' + e, file=sys.stderr)
     if not errs:
