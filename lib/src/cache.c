@@ -40,8 +40,11 @@ void brk__cache_free(brk_segment *s)
 		return;
 	urcu_bp_read_lock();
 	cds_lfht_for_each(s->cache, &it, node) {
-		if (cds_lfht_del(s->cache, node) == 0)
-			free(caa_container_of(node, struct brk_breaker, node));
+		if (cds_lfht_del(s->cache, node) == 0) {
+			brk_breaker *b = caa_container_of(node, struct brk_breaker, node);
+			brk__views_free(b);
+			free(b);
+		}
 	}
 	urcu_bp_read_unlock();
 	cds_lfht_destroy(s->cache, NULL);
@@ -78,11 +81,30 @@ static brk_breaker *cache_put(brk_segment *s, brk_breaker *b)
 	return b;
 }
 
+/* The handle's copy of its creation settings (refresh.c re-creates with
+ * them after a retirement). */
+static void keep_init(brk_breaker *b, const struct brk__init *init)
+{
+	uint32_t i;
+
+	if (!init)
+		return;
+	if (init->cfg) {
+		b->init.cfg = *init->cfg;
+		b->init.has_cfg = 1;
+	}
+	b->init.n_ext = init->n_ext < 4 ? init->n_ext : 4;
+	for (i = 0; i < b->init.n_ext; i++) {
+		b->init.ext[i].idx = init->ext[i].idx;
+		b->init.ext[i].val = init->ext[i].val;
+	}
+}
+
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out)
 {
 	brk_breaker *b;
-	uint64_t h;
+	uint64_t h, head;
 	uint32_t idx;
 	int rc;
 
@@ -94,37 +116,33 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 	h = brk__hash(name);
 	b = cache_get(s, name, h);
 	if (!b) {
-		if (create && !s->readonly) {
-			rc = brk__create(s, name, h, kind, init, &idx);
-		} else {
-			rc = brk__lookup(s, name, h, &idx);
-			if (rc == -ENOENT && create)
-				rc = -EROFS;
-		}
+		rc = brk__resolve(s, name, h, create, kind, init, &idx, &head);
 		if (rc)
 			return rc;
 		b = calloc(1, sizeof(*b));
 		if (!b)
 			return -ENOMEM;
 		b->seg = s;
-		b->idx = idx;
-		b->rec = brk__rec(s, idx);
+		b->view0.idx = idx;
+		b->view0.rec = brk__rec(s, idx);
+		b->view0.head = head;
+		b->view = &b->view0;
+		b->kind = kind;
+		b->create = create;
+		keep_init(b, init);
 		b->hash = h;
 		memcpy(b->name, name, strlen(name) + 1);
 		if (kind == BRK_KIND_BREAKER)
 			brk__parents_resolve(b);
 		b = cache_put(s, b);
 	}
-	switch (uatomic_read(&b->rec->kind)) {
-	case BRK_KIND_BREAKER:
-	case BRK_KIND_BUCKET:
-	case BRK_KIND_BUDGET:
-		if (uatomic_read(&b->rec->kind) != (uint64_t)kind)
-			return -EMEDIUMTYPE;
-		break;
-	default:
-		return -BRK_ECORRUPT;
-	}
+	if (b->kind != kind)
+		return -EMEDIUMTYPE;
+	rc = brk__fresh(b);
+	if (rc == -ENOENT && create) /* a find's handle, retired: a get creates */
+		rc = brk__refresh_with(b, 1, init);
+	if (rc)
+		return rc;
 	*out = b;
 	return 0;
 }

@@ -23,7 +23,9 @@ enum brk__killpoint {
 	BRK__KP_REL_CHECKED = 9,     /* release: probe_lost checked */
 	BRK__KP_REL_VERDICT = 10,    /* release: verdict counted, probe held */
 	BRK__KP_REL_FREED = 11,      /* release: probe slot freed */
-	BRK__KP_COUNT = 12
+	BRK__KP_INDEX_LOCKED = 12,   /* create: index lock held, run taken
+	                                and initialised, not in the index */
+	BRK__KP_COUNT = 13
 };
 
 #ifdef BRK__TEST_HOOKS

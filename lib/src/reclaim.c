@@ -91,8 +91,8 @@ int brk__caller_reclaim(brk_breaker *b)
 	if (s->readonly || (last && now - last < CALLER_SCAN_NS) ||
 	    uatomic_cmpxchg(&s->last_scan_ns, last, now) != last)
 		return 0;
-	scan_probes(s, b->rec, &st);
-	scan_permits(s, b->rec, &st);
+	scan_probes(s, brk__brec(b), &st);
+	scan_permits(s, brk__brec(b), &st);
 	return (int)(st.dead_owner + st.expired_probe);
 }
 
@@ -109,7 +109,7 @@ int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 	n = brk_record_count(s);
 	for (i = 0; i < n; i++) {
 		struct brk__record *r = brk__rec(s, i);
-		if (uatomic_read(&r->kind) != BRK_KIND_BREAKER)
+		if (BRK__HEAD_KIND(uatomic_read(&r->head)) != BRK_KIND_BREAKER)
 			continue;
 		scan_probes(s, r, &local);
 		scan_permits(s, r, &local);

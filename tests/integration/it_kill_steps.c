@@ -58,6 +58,8 @@ static const struct kp kps[] = {
 	 * a finished generation, free for the next claim, not reclaimed */
 	{ BRK__KP_REL_VERDICT, "rel_verdict", 1, 0, 1, 0 },
 	{ BRK__KP_REL_FREED, "rel_freed", 1, 0, 1, 0 },
+	/* creation only (it_retire_lock_kill): a call never passes it */
+	{ BRK__KP_INDEX_LOCKED, "index_locked", 0, 0, 0, 0 },
 };
 #define N_KP (sizeof(kps) / sizeof(kps[0]))
 _Static_assert(N_KP == BRK__KP_COUNT - 1, "every kill point is tested");

@@ -580,7 +580,7 @@ static void probe_claim_never_takes_a_newer_generations_slot(void **state)
 
 	ut_cfg(&c);
 	b = ut_breaker(u, "claim/gen", &c);
-	r = b->rec;
+	r = brk__brec(b);
 	uatomic_set(&r->probes[0].owner, newer);
 	assert_int_equal(brk__lease_claim(u->seg, r->probes, 1, g, g, &slot), 0);
 	assert_int_equal(uatomic_read(&r->probes[0].owner), newer);
