@@ -138,9 +138,13 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 	}
 	if (b->kind != kind)
 		return -EMEDIUMTYPE;
-	rc = brk__fresh(b);
-	if (rc == -ENOENT && create) /* a find's handle, retired: a get creates */
-		rc = brk__refresh_with(b, 1, init);
+	/* A cached handle whose record was retired: a get creates it again
+	 * (with the settings it passes), a find only looks. */
+	{
+		const struct brk__view *v = uatomic_read(&b->view);
+		rc = uatomic_read(&v->rec->head) == v->head ? 0
+		     : brk__refresh_with(b, create, create ? init : NULL);
+	}
 	if (rc)
 		return rc;
 	*out = b;
