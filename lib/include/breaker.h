@@ -969,8 +969,9 @@ struct brk_retire_stats {
  * - the sum of its counters (breakers: every counter of struct
  * brk_counters; buckets: taken, denied, tokens; budgets: deposits,
  * retries, floor retries, deferred) - unchanged for @idle_ms (ms) as seen
- * by the retirement sweep (brk_retire_idle(), breakerd --retire-idle): a
- * record the sweep has not seen unchanged that long is busy. @idle_ms 0
+ * by the retirement sweep (brk_retire_idle(), breakerd --retire-idle, or
+ * earlier calls of this function with @idle_ms > 0, which note what they
+ * see the same way): a record not seen unchanged that long is busy. @idle_ms 0
  * retires now whatever its recent traffic, if it has no lease and (a
  * breaker) is closed in mode normal; calls in flight without a lease
  * then count into the retired record (lost).

@@ -49,13 +49,15 @@ int brk__resolve(brk_segment *s, const char *name, uint64_t h, int create,
 		if (rc)
 			return rc;
 		hd = uatomic_read(&brk__rec(s, *idx)->head);
-		if (brk__head_live(hd) && still_named(brk__rec(s, *idx), hd, name)) {
+		if (brk__head_live(hd)) {
+			if (!still_named(brk__rec(s, *idx), hd, name))
+				continue; /* retired (and maybe reused) meanwhile */
 			if (BRK__HEAD_KIND(hd) != (uint32_t)kind)
 				return -EMEDIUMTYPE;
 			*head = hd;
 			return 0;
 		}
-		if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED && hd != 0)
+		if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED)
 			return -BRK_ECORRUPT;
 		/* A retirement in progress: wait for its holder to finish. */
 		if (!s->readonly && brk__index_lock(s) == 0)

@@ -122,11 +122,26 @@ static int retire_locked(brk_segment *s, uint32_t idx, uint32_t pos,
 	return 0;
 }
 
+/* Note what the sweep sees of @r; 1 if it may be idle long enough. */
+static int observe(struct brk__record *r, uint64_t head, uint64_t idle_ms,
+		   uint64_t rel)
+{
+	uint64_t act = brk__activity(r, head);
+	uint64_t since = uatomic_read(&r->idle_since_ms);
+
+	if (since == 0 || act != uatomic_read(&r->idle_snap)) {
+		uatomic_set(&r->idle_snap, act);
+		uatomic_set(&r->idle_since_ms, rel + 1);
+		return 0;
+	}
+	return rel + 1 >= since && rel + 1 - since >= idle_ms;
+}
+
 int brk_retire(brk_segment *seg, const char *name, uint64_t idle_ms)
 {
 	uint32_t idx, pos;
 	enum why why = IDLE;
-	uint64_t h;
+	uint64_t h, rel;
 	int rc;
 
 	if (!seg)
@@ -142,6 +157,13 @@ int brk_retire(brk_segment *seg, const char *name, uint64_t idle_ms)
 		return rc;
 	if (idle_ms > BRK_MAX_DURATION_MS)
 		idle_ms = BRK_MAX_DURATION_MS;
+	rel = brk__rel_ms(seg, brk__now(seg));
+	if (idle_ms) { /* the sweep's notes: this call watches it too */
+		struct brk__record *r = brk__rec(seg, idx);
+		uint64_t head = uatomic_read(&r->head);
+		if (brk__head_live(head) && !observe(r, head, idle_ms, rel))
+			return -EBUSY;
+	}
 	rc = brk__index_lock(seg);
 	if (rc)
 		return rc;
@@ -149,25 +171,9 @@ int brk_retire(brk_segment *seg, const char *name, uint64_t idle_ms)
 	if (rc == 0)
 		rc = brk__index_pos(seg, name, h, idx, &pos);
 	if (rc == 0)
-		rc = retire_locked(seg, idx, pos, idle_ms,
-				   brk__rel_ms(seg, brk__now(seg)), &why);
+		rc = retire_locked(seg, idx, pos, idle_ms, rel, &why);
 	brk__index_unlock(seg);
 	return rc;
-}
-
-/* Note what the sweep sees of @r; 1 if it may be idle long enough. */
-static int observe(struct brk__record *r, uint64_t head, uint64_t idle_ms,
-		   uint64_t rel)
-{
-	uint64_t act = brk__activity(r, head);
-	uint64_t since = uatomic_read(&r->idle_since_ms);
-
-	if (since == 0 || act != uatomic_read(&r->idle_snap)) {
-		uatomic_set(&r->idle_snap, act);
-		uatomic_set(&r->idle_since_ms, rel + 1);
-		return 0;
-	}
-	return rel + 1 >= since && rel + 1 - since >= idle_ms;
 }
 
 static void count_busy(struct brk_retire_stats *st, int rc, enum why why)
