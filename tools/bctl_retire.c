@@ -85,22 +85,19 @@ static int retire_one(const struct bctl *g, brk_segment *seg, const char *name,
 	return -1;
 }
 
-/* Every record: the names first (retiring changes the table). */
+/* Every record: brk_retire() on each name (with idle_ms, which also notes
+ * what it sees, as the sweep does), so every retirement is named. */
 static int retire_all(const struct bctl *g, brk_segment *seg, uint64_t idle_ms)
 {
 	uint32_t n = brk_record_count(seg), i, kept = 0, done = 0;
-	struct brk_retire_stats st;
 	int rc = 0;
 
-	/* one sweep notes activity (and retires what was already watched) */
-	memset(&st, 0, sizeof st);
-	(void)brk_retire_idle(seg, idle_ms, 0, &st);
 	for (i = 0; i < n; i++) {
 		struct brk_info in;
 		int r;
 
 		if (brk_info_at(seg, i, &in) != 0)
-			continue;
+			continue; /* free, or retired meanwhile */
 		r = retire_one(g, seg, in.name, idle_ms, !g->verbose);
 		if (r == 0)
 			done++;
@@ -109,8 +106,8 @@ static int retire_all(const struct bctl *g, brk_segment *seg, uint64_t idle_ms)
 		else
 			rc = CLI_EXIT_ERROR;
 	}
-	printf("retired %u (%u by the sweep, names not kept), kept %u "
-	       "(-v: one line each)\n", done + st.retired, st.retired, kept);
+	printf("retired %u, kept %u%s\n", done, kept,
+	       kept && !g->verbose ? " (-v: why, one line each)" : "");
 	return rc;
 }
 

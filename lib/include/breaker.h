@@ -307,7 +307,8 @@ struct brk_segment_info {
 	char shm_name[256];
 	uint32_t layout_version;
 	uint32_t capacity;         /* records */
-	uint32_t used;             /* records allocated */
+	uint32_t used;             /* records in use (live: published and
+	                              not retired) */
 	uint32_t record_size;      /* bytes per record */
 	uint64_t total_size;       /* bytes */
 	uint64_t created_wall_ms;  /* ms since the Unix epoch */
@@ -957,7 +958,8 @@ struct brk_retire_stats {
 	uint32_t busy_state;     /* not retired: not closed, or a forced mode */
 	uint32_t busy_recent;    /* not retired: activity within idle_ms */
 	uint32_t busy_locked;    /* not retired: the index lock was busy */
-	uint32_t reserved_[8];   /* fixed size: 64 bytes (rule 3); zeroed */
+	uint32_t index_slots;    /* slots in the whole index (to size @max) */
+	uint32_t reserved_[7];   /* fixed size: 64 bytes (rule 3); zeroed */
 };
 
 /**
@@ -1052,7 +1054,9 @@ enum brk_event_reason {
 	BRK_EV_COOL_UNTIL = 10,  /* shared cool-until set from a Retry-After */
 	BRK_EV_FAILURE_RATE = 11,
 	BRK_EV_SLOW_RATE = 12,   /* slow-call rate reached: -> open */
-	BRK_EV_FORCED = 13       /* brk_set_mode(); value = enum brk_mode */
+	BRK_EV_FORCED = 13,      /* brk_set_mode(); value = enum brk_mode */
+	BRK_EV_RETIRED = 14      /* brk_retire() / the idle sweep retired the
+	                            record; value = the idle ms asked (0: now) */
 };
 
 struct brk_event {

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "ident.h"
 #include "internal.h"
 
 enum why { IDLE = 0, BUSY_LEASE, BUSY_STATE, BUSY_RECENT };
@@ -112,6 +113,8 @@ static int retire_locked(brk_segment *s, uint32_t idx, uint32_t pos,
 		uatomic_set(&s->hdr->index_intent, 0);
 		return -EBUSY;
 	}
+	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_RETIRED,
+			  brk__self()->pid, idle_ms);
 	tomb(s, pos);
 	uatomic_add_return(&s->hdr->index_seq, 1);
 	if (uatomic_read(&s->hdr->live_records))
@@ -194,6 +197,7 @@ int brk_retire_idle(brk_segment *seg, uint64_t idle_ms, uint32_t max,
 	uint32_t pos, n, mask;
 	uint64_t rel;
 
+	_Static_assert(sizeof(struct brk_retire_stats) == 64, "retire stats: 64 bytes");
 	if (!seg || !st || idle_ms == 0)
 		return -EINVAL;
 	if (seg->readonly)
@@ -202,6 +206,7 @@ int brk_retire_idle(brk_segment *seg, uint64_t idle_ms, uint32_t max,
 		idle_ms = BRK_MAX_DURATION_MS;
 	pos = st->cursor;
 	memset(st, 0, sizeof(*st));
+	st->index_slots = seg->index_slots;
 	mask = seg->index_slots - 1;
 	if (pos > mask)
 		pos = 0;
