@@ -12,6 +12,7 @@
  * processes yields exactly one record, with no orphaned records to take
  * back (the lock-free "creating"/"orphans" protocol of layout 2 is gone).
  */
+#include <sched.h>
 #include <string.h>
 
 #include "ident.h"
@@ -27,13 +28,17 @@ struct brk__record *brk__slot_rec(brk_segment *s, uint64_t w)
 	return brk__rec(s, rec1 - 1);
 }
 
-/* Is index word @w the record for @name? 1 yes, 0 no, <0 corrupt. */
+/* Is index word @w the record for @name? 1 yes, 0 no, 2 it is, but a
+ * retirer holds it (its head is retired, its slot still live: the
+ * retirer is checking it, and undoes or tombs it in a moment), <0
+ * corrupt. */
 static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 			uint64_t h, uint32_t *idx)
 {
 	uint32_t rec1 = BRK__IDX_REC(w);
 	struct brk__record *r;
 	char got[BRK__NAME_BYTES];
+	uint64_t hd;
 	int rc;
 
 	if (BRK__IDX_HASH(w) != (uint32_t)(h >> 32))
@@ -42,44 +47,49 @@ static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 		return -BRK_ECORRUPT;
 	cmm_smp_rmb();
 	r = brk__rec(s, rec1 - 1);
-	{
-		uint64_t hd = uatomic_read(&r->head);
-		if (BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED)
-			return 0; /* being retired: not a match (yet) */
-		if (!brk__head_live(hd))
-			return -BRK_ECORRUPT;
-	}
+	hd = uatomic_read(&r->head);
+	if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED && !brk__head_live(hd))
+		return -BRK_ECORRUPT;
 	rc = brk__record_name(r, got);
 	if (rc)
-		return rc;
+		return BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED ? 0 : rc;
 	if (strcmp(got, name) != 0)
 		return 0;
 	*idx = rec1 - 1;
-	return 1;
+	return BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED ? 2 : 1;
 }
+
+/* A lookup that meets a record a retirer is checking waits this many
+ * rounds (sched_yield) for the verdict, then takes the name as absent. */
+#define RETIRING_SPINS 4096
 
 /* The chain of @h: the slot of @name (*pos, *idx) or -ENOENT. */
 static int find(brk_segment *s, const char *name, uint64_t h, uint32_t *idx,
 		uint32_t *pos_out)
 {
-	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i = 0;
+	uint32_t spins = 0;
 
-	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+	while (i < s->index_slots) {
 		uint64_t w = uatomic_read(&s->index[pos]);
 		int rc;
 
 		if (w == 0)
 			return -ENOENT;
-		if (w == BRK__IDX_TOMB)
-			continue;
-		rc = slot_matches(s, w, name, h, idx);
+		rc = w == BRK__IDX_TOMB ? 0 : slot_matches(s, w, name, h, idx);
 		if (rc < 0)
 			return rc;
-		if (rc) {
+		if (rc == 2 && spins++ < RETIRING_SPINS) {
+			sched_yield(); /* the same slot again */
+			continue;
+		}
+		if (rc == 1) {
 			if (pos_out)
 				*pos_out = pos;
 			return 0;
 		}
+		i++;
+		pos = (pos + 1) & mask;
 	}
 	return -ENOENT;
 }
