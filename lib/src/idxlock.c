@@ -73,6 +73,16 @@ done:
 	uatomic_set(&s->hdr->index_intent, 0);
 }
 
+/* Is the holder (pid, start ticks @st, 0: not written yet) dead? Our own
+ * pid is another thread of ours (alive), unless the start time says it
+ * was an earlier process that had our pid. */
+static int holder_dead(const struct brk__ident *me, int32_t pid, uint64_t st)
+{
+	if (pid == me->pid)
+		return st != 0 && st != me->start_ticks;
+	return brk__owner_dead(pid, st, st != 0);
+}
+
 static void pause_a_little(uint32_t round)
 {
 	struct timespec ts = { 0, 100000 }; /* 100 µs */
@@ -102,8 +112,7 @@ int brk__index_lock(brk_segment *s)
 		}
 		st = uatomic_read(&s->hdr->index_lock_start);
 		if (uatomic_read(&s->hdr->index_lock) == cur &&
-		    (int32_t)BRK__TOK_PID(cur) != me->pid &&
-		    brk__owner_dead((int32_t)BRK__TOK_PID(cur), st, st != 0) &&
+		    holder_dead(me, (int32_t)BRK__TOK_PID(cur), st) &&
 		    uatomic_cmpxchg(&s->hdr->index_lock, cur, tok) == cur) {
 			uatomic_set(&s->hdr->index_lock_start, me->start_ticks);
 			repair(s);
