@@ -9,6 +9,7 @@
 
 #include "layout.h"
 #include "internal.h"
+#include "ident.h"
 #include "fixture.h"
 
 UT_GROUP_FIXTURES("retire", 8)
@@ -416,6 +417,20 @@ static void live_lock_holder_bounds_creators_only(void **state)
 	ut_rc(0, brk_breaker_get(u->seg, "new", NULL, &x));
 }
 
+/* A lock left by an earlier process that had our pid (another start
+ * time) is taken over, not mistaken for one of our threads. */
+static void lock_of_an_earlier_process_with_our_pid_is_taken_over(void **state)
+{
+	struct ut *u = *state;
+	struct brk__header *h = u->seg->hdr;
+	brk_breaker *b = NULL;
+
+	h->index_lock = BRK__TOK_MAKE(getpid(), 0, 5);
+	h->index_lock_start = (brk__self()->start_ticks + 1) & 0xffffffffffULL;
+	ut_rc(0, brk_breaker_get(u->seg, "svc", NULL, &b));
+	assert_int_equal(h->index_lock, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +448,7 @@ int main(void)
 		UT_TEST(dead_lock_holder_is_taken_over),
 		UT_TEST(dead_retirer_is_undone),
 		UT_TEST(live_lock_holder_bounds_creators_only),
+		UT_TEST(lock_of_an_earlier_process_with_our_pid_is_taken_over),
 	};
 	return cmocka_run_group_tests_name("retire", tests, NULL, NULL);
 }
