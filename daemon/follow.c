@@ -33,6 +33,8 @@ static const char *value_key(int reason, int to)
 	switch (reason) {
 	case BRK_EV_COOL_UNTIL:
 		return "wait_ms";
+	case BRK_EV_RETIRED:
+		return "idle_ms";
 	case BRK_EV_THRESHOLD:
 	case BRK_EV_PROBE_FAILED:
 	case BRK_EV_RETRY_AFTER:
@@ -53,6 +55,8 @@ static void log_event(const struct brk_event *ev)
 	if (is_reclaim(ev->reason)) {
 		msg = "reclaim";
 		level = "warn";
+	} else if (ev->reason == BRK_EV_RETIRED) {
+		msg = "retired";
 	} else if (ev->from != ev->to) {
 		msg = "transition";
 	} else {

@@ -2,7 +2,7 @@
  * main.c - breakerd: the supervisor. Options, attach, run, stop.
  *
  *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--mode OCTAL]
- *            [--group NAME] [--help]
+ *            [--group NAME] [--retire-idle DUR] [--help]
  *
  * Runs in the foreground and logs to stderr, one logfmt line per event.
  * It attaches the segment (creating it with the given capacity, mode and
@@ -33,6 +33,7 @@
 struct options {
 	const char *shm_flag;  /* --shm, or NULL */
 	uint64_t interval_ms;
+	uint64_t retire_idle_ms; /* 0: no retirement */
 	uint32_t capacity;     /* 0: the library's default */
 	uint32_t mode;         /* 0: the library's default */
 	int64_t gid;           /* -1: leave as is */
@@ -53,6 +54,10 @@ static const char usage_text[] =
 	"  --capacity N      records, when creating the segment (default 1024)\n"
 	"  --mode OCTAL      permission bits, when creating (default 0600)\n"
 	"  --group NAME      group owner, when creating (share with a group)\n"
+	"  --retire-idle DUR retire records idle this long (closed, no lease, no\n"
+	"                    traffic), so their names and slots can be reused;\n"
+	"                    every record is looked at least every DUR/4, and\n"
+	"                    each retirement is logged (default: never)\n"
 	"  -h, --help        show this help and exit\n"
 	"\n"
 	"Exit status: 0 stopped by a signal, 1 segment or system error,\n"
@@ -95,6 +100,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "capacity", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "retire-idle", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -147,6 +153,18 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'g':
 			parse_group(o, optarg);
+			break;
+		case 'r':
+			rc = parse_duration_arg(optarg, &o->retire_idle_ms);
+			if (rc == -ERANGE)
+				usage_error("--retire-idle: '%s' is too long", optarg);
+			if (rc < 0)
+				usage_error("--retire-idle: '%s' is not a duration "
+					    "(a number with a unit: 30s, 10m, 1h)",
+					    optarg);
+			if (o->retire_idle_ms == 0)
+				usage_error("--retire-idle: '%s' must be at least 1ms",
+					    optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -208,6 +226,8 @@ static void log_start(const struct options *o, brk_segment *seg)
 	ll_str(&l, "shm", si.shm_name);
 	ll_i64(&l, "pid", getpid());
 	ll_u64(&l, "interval_ms", o->interval_ms);
+	if (o->retire_idle_ms)
+		ll_u64(&l, "retire_idle_ms", o->retire_idle_ms);
 	ll_str(&l, "created", si.creator_pid == getpid() ? "true" : "false");
 	ll_u64(&l, "capacity", si.capacity);
 	ll_u64(&l, "used", si.used);
@@ -253,7 +273,7 @@ int main(int argc, char **argv)
 		return 1;
 	log_start(&o, seg);
 
-	sig = supervise_run(seg, o.interval_ms);
+	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms);
 
 	ll_begin(&l, "info", "stopping");
 	ll_str(&l, "shm", shm);

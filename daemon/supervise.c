@@ -82,8 +82,55 @@ static void log_error(const char *what, int rc)
 	ll_end(&l);
 }
 
+/* The retirement sweep's state across scans. */
+struct retirer {
+	uint64_t idle_ms;   /* 0: off */
+	uint64_t interval_ms;
+	uint32_t cursor;
+	uint32_t slots;     /* the index's, learned from the first call */
+	int last_rc;
+};
+
+/* Index slots per scan so that the whole index is walked at least every
+ * idle_ms / 4. */
+static uint32_t retire_slice(const struct retirer *r)
+{
+	uint64_t period = r->idle_ms / 4 ? r->idle_ms / 4 : 1;
+	uint64_t scans = period / r->interval_ms ? period / r->interval_ms : 1;
+	uint64_t n = (r->slots + scans - 1) / scans;
+
+	return r->slots == 0 ? 1 : n == 0 ? 1 : n > r->slots ? r->slots : (uint32_t)n;
+}
+
+static void retire_slice_run(brk_segment *seg, struct retirer *r)
+{
+	struct brk_retire_stats st;
+	struct logline l;
+	int rc;
+
+	if (!r->idle_ms)
+		return;
+	memset(&st, 0, sizeof(st));
+	st.cursor = r->cursor;
+	rc = brk_retire_idle(seg, r->idle_ms, retire_slice(r), &st);
+	if (rc < 0) {
+		if (rc != r->last_rc)
+			log_error("retire sweep failed", rc);
+		r->last_rc = rc;
+		return;
+	}
+	r->last_rc = 0;
+	r->cursor = st.cursor;
+	r->slots = st.index_slots;
+	if (st.busy_locked) {
+		ll_begin(&l, "warn", "retire sweep: index lock busy");
+		ll_u64(&l, "skipped", st.busy_locked);
+		ll_end(&l);
+	}
+}
+
 static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
-		 int *last_rc)
+		 int *last_rc, struct retirer *ret)
 {
 	struct brk_reclaim_stats st;
 	struct logline l;
@@ -97,6 +144,7 @@ static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
 	rc = brk_heartbeat(seg, interval_ms);
 	if (rc < 0)
 		log_error("heartbeat failed", rc);
+	retire_slice_run(seg, ret); /* its retirements are events: logged below */
 	/* Events first (one line per lease freed, whoever freed it), then
 	 * this scan's own summary. */
 	follow_drain(f);
@@ -109,18 +157,23 @@ static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
 	}
 }
 
-int supervise_run(brk_segment *seg, uint64_t interval_ms)
+int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms)
 {
 	struct follower f;
+	struct retirer ret;
 	uint64_t interval_ns, next, now;
 	int last_rc = 0;
+
+	memset(&ret, 0, sizeof(ret));
+	ret.idle_ms = retire_idle_ms;
+	ret.interval_ms = interval_ms;
 
 	interval_ns = interval_ms > UINT64_MAX / 1000000u ? UINT64_MAX
 							  : interval_ms * 1000000u;
 	follow_init(&f, seg);
 	next = brk_monotonic_ns(NULL);
 	while (!stop_signal) {
-		scan(seg, interval_ms, &f, &last_rc);
+		scan(seg, interval_ms, &f, &last_rc, &ret);
 		/* Fixed rate; after an overrun (a slow scan, a stopped
 		 * process) start again from now instead of catching up. */
 		next = sat_add(next, interval_ns);

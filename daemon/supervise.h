@@ -2,8 +2,9 @@
  * supervise.h - breakerd's main loop.
  *
  * Every interval: brk_reclaim() (free the leases of dead owners and
- * expired probes), brk_heartbeat(), then log the events any process
- * recorded. SIGTERM and SIGINT end the loop cleanly; they are blocked
+ * expired probes), brk_heartbeat(), a slice of the retirement sweep if
+ * asked (--retire-idle), then log the events any process recorded (one
+ * line per retirement among them). SIGTERM and SIGINT end the loop cleanly; they are blocked
  * except while the loop sleeps (ppoll with the unblocked mask), so a
  * signal is never lost between the check of the flag and the sleep.
  */
@@ -26,8 +27,11 @@ int supervise_signals_init(void);
  * supervise_run - run until SIGTERM or SIGINT.
  * @seg:         the attached, writable segment.
  * @interval_ms: scan interval (>= 1).
+ * @retire_idle_ms: 0, or retire records idle this long: each scan sweeps
+ *               a slice of the name index (brk_retire_idle()) so that
+ *               every record is visited at least every retire_idle_ms / 4.
  * Returns the number of the signal that stopped the loop.
  */
-int supervise_run(brk_segment *seg, uint64_t interval_ms);
+int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms);
 
 #endif /* BREAKERD_SUPERVISE_H */

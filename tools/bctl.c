@@ -29,6 +29,7 @@ static const struct bctl_cmd bctl_cmds[] = {
 	{ "bucket", bctl_cmd_bucket },
 	{ "take", bctl_cmd_take },
 	{ "budget", bctl_cmd_budget },
+	{ "retire", bctl_cmd_retire },
 };
 
 static const struct bctl_cmd *bctl_lookup(const char *name)

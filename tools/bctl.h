@@ -108,5 +108,6 @@ int bctl_cmd_metrics_only(struct bctl *g, int argc, char **argv);
 int bctl_cmd_bucket(struct bctl *g, int argc, char **argv);
 int bctl_cmd_take(struct bctl *g, int argc, char **argv);
 int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
+int bctl_cmd_retire(struct bctl *g, int argc, char **argv);
 
 #endif /* BCTL_H */

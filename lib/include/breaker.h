@@ -307,7 +307,8 @@ struct brk_segment_info {
 	char shm_name[256];
 	uint32_t layout_version;
 	uint32_t capacity;         /* records */
-	uint32_t used;             /* records allocated */
+	uint32_t used;             /* records in use (live: published and
+	                              not retired) */
 	uint32_t record_size;      /* bytes per record */
 	uint64_t total_size;       /* bytes */
 	uint64_t created_wall_ms;  /* ms since the Unix epoch */
@@ -1022,6 +1023,87 @@ struct brk_reclaim_stats {
  */
 BRK_API int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
 
+/* ---------------------------------------------------------------------- */
+/* Retirement of idle records                                              */
+/* ---------------------------------------------------------------------- */
+
+/* What brk_retire_idle() did. cursor is in and out (the rest is out,
+ * zeroed by the call): start the walk at index slot cursor (0 the first
+ * time, then the value the last call left). */
+struct brk_retire_stats {
+	uint32_t cursor;         /* in: first index slot; out: the next one */
+	uint32_t wrapped;        /* 1: this call reached the end of the index */
+	uint32_t visited;        /* records looked at */
+	uint32_t retired;        /* records retired */
+	uint32_t busy_lease;     /* not retired: a probe or permit lease held */
+	uint32_t busy_state;     /* not retired: not closed, or a forced mode */
+	uint32_t busy_recent;    /* not retired: activity within idle_ms */
+	uint32_t busy_locked;    /* not retired: the index lock was busy */
+	uint32_t index_slots;    /* slots in the whole index (to size @max) */
+	uint32_t reserved_[7];   /* fixed size: 64 bytes (rule 3); zeroed */
+};
+
+/**
+ * brk_retire - retire the record @name (a breaker, bucket or retry
+ * budget), so its name and its slot can be used again.
+ *
+ * A record is retired when it is idle: (breakers) state closed and mode
+ * normal, no probe or bulkhead permit lease held; (all kinds) its activity
+ * - the sum of its counters (breakers: every counter of struct
+ * brk_counters; buckets: taken, denied, tokens; budgets: deposits,
+ * retries, floor retries, deferred) - unchanged for @idle_ms (ms) as seen
+ * by the retirement sweep (brk_retire_idle(), breakerd --retire-idle, or
+ * earlier calls of this function with @idle_ms > 0, which note what they
+ * see the same way): a record not seen unchanged that long is busy. @idle_ms 0
+ * retires now whatever its recent traffic, if it has no lease and (a
+ * breaker) is closed in mode normal; calls in flight without a lease
+ * then count into the retired record (lost).
+ *
+ * What other processes observe: the name is gone from the index at once
+ * (brk_breaker_find() and the other finds return -ENOENT; the get
+ * functions create a fresh record: closed, counters zero, the settings
+ * they pass). A handle resolved before notices on its next call (one load
+ * of the record's generation-tagged head word) and re-resolves by name:
+ * a handle from a get function re-creates the record with the settings it
+ * was made with, one from a find function gets -ENOENT. A permit taken
+ * before never blocks forever: a record with a lease is never retired.
+ * The slot is handed out again only after it has been free for
+ * BRK_RETIRE_QUARANTINE_MS on the segment's clock (docs/design.md
+ * "Retirement": what a writer stalled longer than that can do).
+ *
+ * Takes the segment's index lock (bounded wait; a holder that died is
+ * taken over). Thread- and process-safe.
+ *
+ * Returns 0 (retired), -EINVAL (NULL, a bad name), -ENOENT (no such
+ * record), -EBUSY (not idle: a lease is held, or the breaker is not
+ * closed or in a forced mode, or - @idle_ms > 0 - its activity changed
+ * within @idle_ms or the sweep has not watched it that long; brk_info()
+ * tells which), -EROFS (read-only attachment), -BRK_ECONTENDED (the index
+ * lock stayed busy for 2 s), -BRK_ECORRUPT.
+ */
+BRK_API int brk_retire(brk_segment *seg, const char *name, uint64_t idle_ms);
+
+/**
+ * brk_retire_idle - the idle sweep: walk up to @max index slots (0: the
+ * whole index) from @st->cursor, and for each record found note its
+ * activity (the counter sum, see brk_retire()) and when it was first seen
+ * unchanged, then retire it if it has been idle for at least @idle_ms
+ * (ms, > 0) by the rules of brk_retire(). The notes live in the record,
+ * so sweeps from several processes (breakerd, bctl) share them. Visiting
+ * every slot once per idle_ms / 4 retires a record between idle_ms and
+ * 1.25 * idle_ms after its last activity.
+ *
+ * Lookups and calls of other processes never wait for it; it takes the
+ * index lock only to retire. Fills @st (required; cursor is in/out).
+ * Returns the number retired (>= 0), -EINVAL (NULL @seg or @st, @idle_ms
+ * 0), -EROFS, -BRK_ECORRUPT.
+ */
+BRK_API int brk_retire_idle(brk_segment *seg, uint64_t idle_ms, uint32_t max,
+			    struct brk_retire_stats *st);
+
+/* A retired slot is reused only after this long free (segment clock). */
+#define BRK_RETIRE_QUARANTINE_MS 10000u
+
 /**
  * brk_heartbeat - publish this process as the supervisor: its pid, scan
  * interval (ms) and the current time. bctl shows the heartbeat's age.
@@ -1053,7 +1135,9 @@ enum brk_event_reason {
 	BRK_EV_COOL_UNTIL = 10,  /* shared cool-until set from a Retry-After */
 	BRK_EV_FAILURE_RATE = 11,
 	BRK_EV_SLOW_RATE = 12,   /* slow-call rate reached: -> open */
-	BRK_EV_FORCED = 13       /* brk_set_mode(); value = enum brk_mode */
+	BRK_EV_FORCED = 13,      /* brk_set_mode(); value = enum brk_mode */
+	BRK_EV_RETIRED = 14      /* brk_retire() / the idle sweep retired the
+	                            record; value = the idle ms asked (0: now) */
 };
 
 struct brk_event {

@@ -25,10 +25,20 @@ static uint64_t ns_to_ms_ceil(uint64_t ns)
 	return ns / 1000000u + (ns % 1000000u != 0);
 }
 
-/* Claim a bulkhead permit if the breaker has a bulkhead. */
+/* After a lease claim (a full-barrier CAS): is the record still the one
+ * the handle resolved? The retirer CASes the head before it looks for
+ * leases (retire.c), so one of the two sees the other (Dekker). */
+static int head_kept(const brk_breaker *b, const struct brk__record *r)
+{
+	return uatomic_read(&r->head) == uatomic_read(&b->view)->head &&
+	       brk__brec(b) == r;
+}
+
+/* Claim a bulkhead permit if the breaker has a bulkhead. 0, -BRK_EFULL,
+ * or BRK__EREHEAD (the record is being retired: claim given back). */
 static int take_permit(brk_breaker *b, brk_permit *p)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
 	uint64_t hw = uatomic_read(&r->permit_hw);
 	uint32_t slot;
@@ -42,13 +52,18 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		else
 			hw = seen;
 	}
-	p->permit_ = brk__lease_claim(b->seg, b->idx, r->permits, mc,
+	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), r->permits, mc,
 				      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, b->idx, r->permits, mc,
+		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), r->permits, mc,
 					      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
+	if (!head_kept(b, r)) {
+		brk__lease_free(&r->permits[slot], p->permit_);
+		p->permit_ = 0;
+		return BRK__EREHEAD;
+	}
 	/* Permits claimed while max_concurrent was higher still count: claim
 	 * first, then count every slot, and give ours back if that is over
 	 * the bound (of racing claimers, the last to claim sees them all).
@@ -71,20 +86,24 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 /* A permit's start time is needed only by the slow-call rule. */
 static uint64_t start_time(const brk_breaker *b, uint64_t *now)
 {
-	return brk__cfg(b->rec, BRK__CFG_SLOW_CALL_MS)
+	return brk__cfg(brk__brec(b), BRK__CFG_SLOW_CALL_MS)
 		       ? brk__lazy_now(b->seg, now) : *now;
 }
 
 static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 		 struct brk_refusal *why)
 {
-	if (take_permit(b, p) != 0)
+	int rc = take_permit(b, p);
+
+	if (rc == BRK__EREHEAD)
+		return rc;
+	if (rc != 0)
 		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
 			      BRK_CAUSE_FULL);
 	p->changes_ = BRK__ST_GEN(w); /* the 56-bit generation */
 	p->gen_ = (uint32_t)BRK__ST_GEN(w);
 	p->start_ns_ = start_time(b, now);
-	brk__count(b->rec, BRK__CTR_ALLOWED);
+	brk__count(brk__brec(b), BRK__CTR_ALLOWED);
 	BRK__KILLPOINT(BRK__KP_PERMIT_ADMITTED);
 	return 0;
 }
@@ -117,16 +136,17 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		     struct brk_refusal *why)
 {
 	uint64_t now = brk__lazy_now(b->seg, nowp);
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint32_t n = brk__cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
 	uint32_t g = BRK__ST_TAG(w), slot;
 	uint64_t wait;
+	int rc;
 
 	/* An expired probe is reclaimed (as failed) whatever the other slots
 	 * hold: a free slot must not let a hung probe linger. */
 	if (reclaim_expired(b->seg, r, w, now, n))
 		return -EAGAIN;
-	p->token_ = brk__lease_claim(b->seg, b->idx, r->probes, n, g, g, &slot);
+	p->token_ = brk__lease_claim(b->seg, brk__bidx(b), r->probes, n, g, g, &slot);
 	if (!p->token_) {
 		if (brk__caller_reclaim(b))
 			return -EAGAIN;
@@ -137,6 +157,11 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 			      BRK_CAUSE_PROBES_BUSY);
 	}
 	p->probe_slot_ = (uint16_t)slot;
+	if (!head_kept(b, r)) {
+		brk__lease_free(&r->probes[slot], p->token_);
+		p->token_ = 0;
+		return BRK__EREHEAD;
+	}
 	if (uatomic_read(&r->state) != w) {
 		/* A probe of a generation that is already over. */
 		brk__lease_free(&r->probes[slot], p->token_);
@@ -144,9 +169,11 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		return -EAGAIN;
 	}
 	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
-	if (take_permit(b, p) != 0) {
+	if ((rc = take_permit(b, p)) != 0) {
 		brk__lease_free(&r->probes[slot], p->token_);
 		p->token_ = 0;
+		if (rc == BRK__EREHEAD)
+			return rc;
 		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
 			      BRK_CAUSE_FULL);
 	}
@@ -174,7 +201,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 /* Expired cool-until: clear it once, so later calls need no clock. */
 static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
 {
-	uint64_t cu = uatomic_read(&b->rec->cool_until_ns);
+	uint64_t cu = uatomic_read(&brk__brec(b)->cool_until_ns);
 
 	if (cu == 0)
 		return 0;
@@ -182,7 +209,7 @@ static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
 		*left_ms = ns_to_ms_ceil(cu - *now);
 		return 1;
 	}
-	uatomic_cmpxchg(&b->rec->cool_until_ns, cu, 0);
+	uatomic_cmpxchg(&brk__brec(b)->cool_until_ns, cu, 0);
 	return 0;
 }
 
@@ -190,7 +217,7 @@ static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
 static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 			 struct brk_refusal *why)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint64_t w, left, rel;
 	int tries, rc;
 
@@ -231,11 +258,11 @@ static int admit_ungated(brk_breaker *b, brk_permit *p, uint64_t *now,
 {
 	p->token_ = 0;
 	p->permit_ = 0;
-	p->changes_ = BRK__ST_GEN(uatomic_read(&b->rec->state));
+	p->changes_ = BRK__ST_GEN(uatomic_read(&brk__brec(b)->state));
 	p->gen_ = (uint32_t)p->changes_;
 	p->start_ns_ = start_time(b, now);
 	p->flags_ = flags;
-	brk__count(b->rec, BRK__CTR_ALLOWED);
+	brk__count(brk__brec(b), BRK__CTR_ALLOWED);
 	return 0;
 }
 
@@ -245,17 +272,44 @@ static int effective_mode(const brk_breaker *b)
 
 	if (b->seg->disabled)
 		return BRK_MODE_DISABLED;
-	m = uatomic_read(&b->rec->mode);
+	m = uatomic_read(&brk__brec(b)->mode);
 	return m > BRK_MODE_METRICS_ONLY ? BRK_MODE_FORCED_OPEN : (int)m;
 }
 
+static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why);
+
+/* Every call first checks that the handle's record is still the one it
+ * resolved (one load, brk__fresh()); a claim that finds the record being
+ * retired gives its lease back, and the call starts over on the
+ * re-resolved record (a few times, then -BRK_ECONTENDED). */
 int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+{
+	int tries, rc = BRK__EREHEAD;
+
+	if (!b || !p)
+		return -EINVAL;
+	for (tries = 0; tries < 8 && rc == BRK__EREHEAD; tries++) {
+		rc = brk__fresh(b);
+		if (rc) {
+			memset(p, 0, offsetof(brk_permit, reserved_));
+			p->flags_ = BRK__PERMIT_REFUSED;
+			p->b_ = b;
+			return rc;
+		}
+		rc = acquire_once(b, p, why);
+	}
+	if (rc == BRK__EREHEAD) {
+		p->flags_ = BRK__PERMIT_REFUSED;
+		rc = -BRK_ECONTENDED;
+	}
+	return rc;
+}
+
+static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 {
 	uint64_t now = 0;
 	int mode, rc;
 
-	if (!b || !p)
-		return -EINVAL;
 	/* The reserved tail is the library's own future storage: a release
 	 * that uses it will set it here. Zeroing only the fields in use keeps
 	 * this a few vector stores (96 bytes made gcc emit rep stos: +30 % on
@@ -282,7 +336,12 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 		uint16_t slot = 0;
 
 		if (!b->seg->disabled) {
-			if (take_permit(b, p) != 0) {
+			rc = take_permit(b, p);
+			if (rc == BRK__EREHEAD) {
+				p->flags_ = BRK__PERMIT_REFUSED;
+				return rc;
+			}
+			if (rc != 0) {
 				p->flags_ = BRK__PERMIT_REFUSED;
 				return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
 					      BRK_CAUSE_FULL);

@@ -15,7 +15,8 @@ int brk_reset(brk_breaker *b)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	r = b->rec;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
 	/* Bulkhead permits out stay counted until released (or their owner
 	 * dies); their late release frees the slot and counts no verdict. */
 	uatomic_set(&r->cool_until_ns, 0);
@@ -34,7 +35,8 @@ int brk_trip(brk_breaker *b, uint64_t for_ms)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	r = b->rec;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
 	if (for_ms > BRK_MAX_DURATION_MS)
 		for_ms = BRK_MAX_DURATION_MS;
 	now = brk__now(b->seg);
@@ -59,7 +61,8 @@ int brk_set_mode(brk_breaker *b, int mode)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	r = b->rec;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
 	old = uatomic_xchg(&r->mode, (uint64_t)mode);
 	if (old == (uint64_t)mode)
 		return -EALREADY;

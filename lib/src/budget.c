@@ -211,8 +211,8 @@ static int budget_handle(brk_segment *seg, const char *name, int create,
 	/* as for buckets: settings are stored before publication; the CAS
 	 * only repairs a record whose creator died half-way */
 	if (create && !seg->readonly &&
-	    uatomic_read(&b->rec->ext[BRK__BG_CFG]) == 0)
-		(void)uatomic_cmpxchg(&b->rec->ext[BRK__BG_CFG], 0, cfg);
+	    uatomic_read(&brk__brec(b)->ext[BRK__BG_CFG]) == 0)
+		(void)uatomic_cmpxchg(&brk__brec(b)->ext[BRK__BG_CFG], 0, cfg);
 	*out = (brk_budget *)(void *)b;
 	return 0;
 }
@@ -260,9 +260,10 @@ int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
-	cw = &b->rec->ext[BRK__BG_CFG];
+	cw = &brk__brec(b)->ext[BRK__BG_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(cw), nwc;
 		struct budget_cfg oc, nc;
@@ -288,7 +289,7 @@ int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
 			return 0; /* no floor any more: its TAT is unused */
 		if (rc || oc.t == 0) /* none before (or corrupt): clamp only */
 			oc.t = nc.t, oc.tau = nc.tau;
-		return brk__gcra_rescale(b->seg, &b->rec->ext[BRK__BG_TAT],
+		return brk__gcra_rescale(b->seg, &brk__brec(b)->ext[BRK__BG_TAT],
 					 oc.t, oc.tau, nc.t, nc.tau);
 	}
 	return -BRK_ECONTENDED;
@@ -305,7 +306,8 @@ int brk_budget_deposit(brk_budget *g)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	r = b->rec;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
 	rc = budget_cfg_parse(uatomic_read(&r->ext[BRK__BG_CFG]), &c);
 	if (rc)
 		return rc;
@@ -349,7 +351,8 @@ int brk_retry_permitted(brk_budget *g)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	r = b->rec;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
 	rc = budget_cfg_parse(uatomic_read(&r->ext[BRK__BG_CFG]), &c);
 	if (rc)
 		return rc;
@@ -420,7 +423,8 @@ int brk__budget_info(brk_budget *g, struct brk_budget_info *out)
 
 	if (!g || !out)
 		return -EINVAL;
-	return brk__budget_fill(b->seg, b->rec, b->name, out);
+	BRK__FRESH_OR_RETURN(b);
+	return brk__budget_fill(b->seg, brk__brec(b), b->name, out);
 }
 
 int brk_budget_info_sz(brk_budget *g, struct brk_budget_info *out, size_t size)

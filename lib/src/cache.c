@@ -84,7 +84,11 @@ void brk__cache_free(brk_segment *s)
 		return;
 	t = s->cache->table;
 	for (i = 0; i <= t->mask; i++)
-		free(t->slot[i].b); /* the current table holds every handle */
+		if (t->slot[i].b) { /* the current table holds every handle */
+			brk__views_free(t->slot[i].b);
+			free(t->slot[i].b->init);
+			free(t->slot[i].b);
+		}
 	for (; t; t = older) {
 		older = t->older;
 		free(t);
@@ -214,8 +218,10 @@ static brk_breaker *cache_put(brk_segment *s, brk_breaker *b)
 		}
 	}
 	cache_unlock(c);
-	if (got != b)
+	if (got != b) {
+		free(b->init);
 		free(b);
+	}
 	return got;
 }
 
@@ -237,9 +243,39 @@ int brk__handle_cached(brk_segment *s, const char *name, int kind,
 	if (!s || !out || brk_name_validate(name) != 0)
 		return -ENOENT;
 	b = cache_get(s, name, brk__hash(name));
-	if (!b || uatomic_read(&b->rec->kind) != (uint64_t)kind)
+	if (!b || b->kind != kind)
 		return -ENOENT;
+	{ /* retired since: the full path refreshes it */
+		const struct brk__view *v = uatomic_read(&b->view);
+		if (uatomic_read(&v->rec->head) != v->head)
+			return -ENOENT;
+	}
 	*out = b;
+	return 0;
+}
+
+/* The handle's copy of its creation settings (refresh.c re-creates with
+ * them after a retirement). */
+static int keep_init(brk_breaker *b, const struct brk__init *init)
+{
+	struct brk__init_copy *c;
+	uint32_t i;
+
+	if (!init || (!init->cfg && init->n_ext == 0))
+		return 0; /* the defaults: nothing to keep */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (init->cfg) {
+		c->cfg = *init->cfg;
+		c->has_cfg = 1;
+	}
+	c->n_ext = init->n_ext < 4 ? init->n_ext : 4;
+	for (i = 0; i < c->n_ext; i++) {
+		c->ext[i].idx = init->ext[i].idx;
+		c->ext[i].val = init->ext[i].val;
+	}
+	b->init = c;
 	return 0;
 }
 
@@ -247,7 +283,7 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out)
 {
 	brk_breaker *b;
-	uint64_t h;
+	uint64_t h, head;
 	uint32_t idx, np;
 	int rc;
 
@@ -259,13 +295,7 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 	h = brk__hash(name);
 	b = cache_get(s, name, h);
 	if (!b) {
-		if (create && !s->readonly) {
-			rc = brk__create(s, name, h, kind, init, &idx);
-		} else {
-			rc = brk__lookup(s, name, h, &idx);
-			if (rc == -ENOENT && create)
-				rc = -EROFS;
-		}
+		rc = brk__resolve(s, name, h, create, kind, init, &idx, &head);
 		if (rc)
 			return rc;
 		/* room for the ancestors this name has, not for the most a
@@ -275,8 +305,16 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		if (!b)
 			return -ENOMEM;
 		b->seg = s;
-		b->idx = idx;
-		b->rec = brk__rec(s, idx);
+		b->view0.idx = idx;
+		b->view0.rec = brk__rec(s, idx);
+		b->view0.head = head;
+		b->view = &b->view0;
+		b->kind = kind;
+		b->create = create;
+		if (keep_init(b, init) != 0) {
+			free(b);
+			return -ENOMEM;
+		}
 		b->hash = h;
 		memcpy(b->name, name, strlen(name) + 1);
 		if (kind == BRK_KIND_BREAKER)
@@ -285,16 +323,17 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		if (!b)
 			return -ENOMEM;
 	}
-	switch (uatomic_read(&b->rec->kind)) {
-	case BRK_KIND_BREAKER:
-	case BRK_KIND_BUCKET:
-	case BRK_KIND_BUDGET:
-		if (uatomic_read(&b->rec->kind) != (uint64_t)kind)
-			return -EMEDIUMTYPE;
-		break;
-	default:
-		return -BRK_ECORRUPT;
+	if (b->kind != kind)
+		return -EMEDIUMTYPE;
+	/* A cached handle whose record was retired: a get creates it again
+	 * (with the settings it passes), a find only looks. */
+	{
+		const struct brk__view *v = uatomic_read(&b->view);
+		rc = uatomic_read(&v->rec->head) == v->head ? 0
+		     : brk__refresh_with(b, create, create ? init : NULL);
 	}
+	if (rc)
+		return rc;
 	*out = b;
 	return 0;
 }

@@ -282,6 +282,7 @@ int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
 	}
 	if (b->seg->readonly)
 		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
 	rc = brk__config_in(cfg, &in); /* the caller's size (-E2BIG) */
@@ -290,7 +291,7 @@ int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
 			*what = "size";
 		return rc;
 	}
-	r = b->rec;
+	r = brk__brec(b);
 	for (i = 0; i < BRK__CFG_COUNT; i++)
 		ours[i] = member_get(&in, i);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {

@@ -173,8 +173,9 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_FAILURE_RATE] = "failure_rate",
 		[BRK_EV_SLOW_RATE] = "slow_rate",
 		[BRK_EV_FORCED] = "forced",
+		[BRK_EV_RETIRED] = "retired",
 	};
-	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_FORCED)
+	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_RETIRED)
 		return "unknown";
 	return n[reason];
 }

@@ -168,8 +168,8 @@ static int bucket_handle(brk_segment *seg, const char *name, int create,
 	 * settings word is 0, and takers see -EAGAIN until it is set).
 	 */
 	if (create && !seg->readonly &&
-	    uatomic_read(&b->rec->ext[BRK__BK_CFG]) == 0)
-		(void)uatomic_cmpxchg(&b->rec->ext[BRK__BK_CFG], 0, cfg);
+	    uatomic_read(&brk__brec(b)->ext[BRK__BK_CFG]) == 0)
+		(void)uatomic_cmpxchg(&brk__brec(b)->ext[BRK__BK_CFG], 0, cfg);
 	*out = (brk_bucket *)(void *)b;
 	return 0;
 }
@@ -219,9 +219,10 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
-	cw = &b->rec->ext[BRK__BK_CFG];
+	cw = &brk__brec(b)->ext[BRK__BK_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(cw), t_old = 0, t_new, nwc;
 		uint32_t burst_old = 0, burst_new;
@@ -244,7 +245,7 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 			return 0; /* never configured: nothing was taken */
 		if (rc) /* corrupt: clamp the TAT to the new bucket */
 			t_old = t_new, burst_old = burst_new;
-		return brk__gcra_rescale(b->seg, &b->rec->ext[BRK__BK_TAT],
+		return brk__gcra_rescale(b->seg, &brk__brec(b)->ext[BRK__BK_TAT],
 					 t_old, t_old * burst_old, t_new,
 					 t_new * burst_new);
 	}
@@ -263,7 +264,8 @@ int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
-	r = b->rec;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
 	rc = bucket_cfg_parse(uatomic_read(&r->ext[BRK__BK_CFG]), &t, &burst);
 	if (rc)
 		return rc;
@@ -288,7 +290,9 @@ uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns)
 	uint64_t t, j;
 	uint32_t burst;
 
-	if (!k || bucket_cfg_parse(uatomic_read(&b->rec->ext[BRK__BK_CFG]),
+	if (k && brk__fresh(b) != 0)
+		return not_before_ns;
+	if (!k || bucket_cfg_parse(uatomic_read(&brk__brec(b)->ext[BRK__BK_CFG]),
 				   &t, &burst) != 0)
 		return not_before_ns;
 	j = (uint64_t)(((unsigned __int128)brk__random(b->seg) * t) >> 64);
@@ -328,7 +332,8 @@ int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out)
 
 	if (!k || !out)
 		return -EINVAL;
-	return brk__bucket_fill(b->seg, b->rec, b->name, out);
+	BRK__FRESH_OR_RETURN(b);
+	return brk__bucket_fill(b->seg, brk__brec(b), b->name, out);
 }
 
 int brk_bucket_info_sz(brk_bucket *k, struct brk_bucket_info *out, size_t size)

@@ -1,29 +1,44 @@
 /*
  * index.c - the shared name index: name -> record, and record creation.
  *
- * Open addressing with linear probing, insert-only; a slot is 0 or
- * (hash32 << 32 | record index + 1), claimed by one CAS, so a concurrent
- * get-or-create of one name from many processes yields exactly one
- * record. A creator allocates its record first (CAS on
- * header.record_count, bounded by the capacity), initialises it, then
- * publishes it with the index CAS; a creator that loses the race marks its
- * record an orphan (never listed) and uses the winner's.
+ * Open addressing with linear probing; a slot is 0 (empty), (hash32 << 32
+ * | record index + 1) (live) or BRK__IDX_TOMB (a retired name). Lookups
+ * are lock-free: they skip tombs and stop at an empty slot. Creation runs
+ * under the index lock (idxlock.c): a full lookup, then a run from
+ * brk__alloc() (a new one, or a retired one past its quarantine),
+ * initialised with every word stored atomically, its head word published
+ * last, then the first tomb or empty slot of the chain takes it. One
+ * holder at a time means a concurrent get-or-create of one name from many
+ * processes yields exactly one record, with no orphaned records to take
+ * back (the lock-free "creating"/"orphans" protocol of layout 2 is gone).
  */
 #include <sched.h>
 #include <string.h>
 
 #include "ident.h"
 #include "internal.h"
+#include "killpoint.h"
 
-#define BRK__KIND_ORPHAN 0xdeadu
+struct brk__record *brk__slot_rec(brk_segment *s, uint64_t w)
+{
+	uint32_t rec1 = BRK__IDX_REC(w);
 
-/* Is index word @w the record for @name? 1 yes, 0 no, <0 corrupt. */
+	if (w == 0 || w == BRK__IDX_TOMB || rec1 == 0 || rec1 > s->capacity)
+		return NULL;
+	return brk__rec(s, rec1 - 1);
+}
+
+/* Is index word @w the record for @name? 1 yes, 0 no, 2 it is, but a
+ * retirer holds it (its head is retired, its slot still live: the
+ * retirer is checking it, and undoes or tombs it in a moment), <0
+ * corrupt. */
 static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 			uint64_t h, uint32_t *idx)
 {
 	uint32_t rec1 = BRK__IDX_REC(w);
 	struct brk__record *r;
 	char got[BRK__NAME_BYTES];
+	uint64_t hd;
 	int rc;
 
 	if (BRK__IDX_HASH(w) != (uint32_t)(h >> 32))
@@ -32,167 +47,164 @@ static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 		return -BRK_ECORRUPT;
 	cmm_smp_rmb();
 	r = brk__rec(s, rec1 - 1);
+	hd = uatomic_read(&r->head);
+	if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED && !brk__head_live(hd))
+		return -BRK_ECORRUPT;
 	rc = brk__record_name(r, got);
 	if (rc)
-		return rc;
+		return BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED ? 0 : rc;
 	if (strcmp(got, name) != 0)
 		return 0;
 	*idx = rec1 - 1;
-	return 1;
+	return BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED ? 2 : 1;
 }
 
-int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx)
-{
-	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
+/* A lookup that meets a record a retirer is checking waits this many
+ * rounds (sched_yield) for the verdict, then takes the name as absent. */
+#define RETIRING_SPINS 4096
 
-	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+/* The chain of @h: the slot of @name (*pos, *idx) or -ENOENT. */
+static int find(brk_segment *s, const char *name, uint64_t h, uint32_t *idx,
+		uint32_t *pos_out)
+{
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i = 0;
+	uint32_t spins = 0;
+
+	while (i < s->index_slots) {
 		uint64_t w = uatomic_read(&s->index[pos]);
 		int rc;
 
 		if (w == 0)
 			return -ENOENT;
-		rc = slot_matches(s, w, name, h, idx);
-		if (rc)
-			return rc < 0 ? rc : 0;
+		rc = w == BRK__IDX_TOMB ? 0 : slot_matches(s, w, name, h, idx);
+		if (rc < 0)
+			return rc;
+		if (rc == 2 && spins++ < RETIRING_SPINS) {
+			sched_yield(); /* the same slot again */
+			continue;
+		}
+		if (rc == 1) {
+			if (pos_out)
+				*pos_out = pos;
+			return 0;
+		}
+		i++;
+		pos = (pos + 1) & mask;
 	}
 	return -ENOENT;
 }
 
-static int alloc_record(brk_segment *s, uint32_t *idx)
+int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx)
 {
-	int tries;
-
-	for (tries = 0; tries < BRK__CAS_TRIES * 16; tries++) {
-		uint64_t n = uatomic_read(&s->hdr->record_count);
-		if (n >= s->capacity)
-			return -ENOSPC;
-		if (uatomic_cmpxchg(&s->hdr->record_count, n, n + 1) == n) {
-			*idx = (uint32_t)n;
-			return 0;
-		}
-	}
-	return -BRK_ECONTENDED;
+	return find(s, name, h, idx, NULL);
 }
 
-/* Take back a record orphaned by a lost creation race: CAS(kind, orphan
- * -> 0), then clear it (no index slot points at an orphan). */
-static int reuse_orphan(brk_segment *s, uint32_t *idx)
+int brk__index_pos(brk_segment *s, const char *name, uint64_t h,
+		   uint32_t idx, uint32_t *pos)
 {
-	uint32_t n = brk_record_count(s), i;
+	uint32_t got;
+	int rc = find(s, name, h, &got, pos);
 
-	if (uatomic_read(&s->hdr->orphans) == 0)
-		return -ENOSPC;
-	for (i = 0; i < n; i++) {
-		struct brk__record *r = brk__rec(s, i);
-		if (uatomic_read(&r->kind) != BRK__KIND_ORPHAN ||
-		    uatomic_cmpxchg(&r->kind, BRK__KIND_ORPHAN, 0) != BRK__KIND_ORPHAN)
-			continue;
-		uatomic_add_return(&s->hdr->orphans, -1);
-		memset((uint8_t *)r + sizeof(r->kind), 0, sizeof(*r) - sizeof(r->kind));
-		*idx = i;
-		return 0;
+	return rc ? rc : got == idx ? 0 : -ENOENT;
+}
+
+int brk__index_insert(brk_segment *s, uint64_t h, uint32_t idx)
+{
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
+
+	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+		uint64_t w = uatomic_read(&s->index[pos]);
+		if (w == 0 || w == BRK__IDX_TOMB) {
+			uatomic_set(&s->index[pos], BRK__IDX_MAKE(h >> 32, idx + 1));
+			return 0;
+		}
 	}
 	return -ENOSPC;
 }
 
-static void init_record(brk_segment *s, struct brk__record *r,
-			const char *name, uint64_t h, int kind,
-			const struct brk__init *init)
+/* Every word of @r but the head back to zero, one atomic store each (a
+ * stale writer may still touch a retired run: no torn words). */
+static void clear_record(struct brk__record *r)
 {
+	uint64_t *w = (uint64_t *)(void *)r;
+	size_t i;
+
+	for (i = 1; i < sizeof(*r) / sizeof(uint64_t); i++)
+		if (uatomic_read(&w[i]))
+			uatomic_set(&w[i], 0);
+}
+
+static void init_record(struct brk__record *r, const char *name, uint64_t h,
+			int kind, const struct brk__init *init)
+{
+	uint64_t old = uatomic_read(&r->head), gen = 1, st_gen = 0;
+	uint64_t nw[BRK__NAME_BYTES / 8] = { 0 };
 	uint32_t i;
 
-	size_t len = strlen(name);
-
-	memset(r->name, 0, sizeof(r->name));
-	memcpy(r->name, name, len);
+	if (old != 0) {
+		/* A retired run: a new generation of the head, and a state
+		 * word above any a stale handle read, so no CAS of one
+		 * succeeds here (docs/design.md "Retirement"). */
+		gen = BRK__HEAD_GEN(old) + 1;
+		st_gen = (BRK__ST_GEN(uatomic_read(&r->state)) + 1) & BRK__GEN_MASK;
+		clear_record(r);
+	}
+	memcpy(nw, name, strlen(name));
+	for (i = 0; i < BRK__NAME_BYTES / 8; i++)
+		uatomic_set(&((uint64_t *)(void *)r->name)[i], nw[i]);
 	uatomic_set(&r->hash, h);
 	if (init && init->cfg)
 		brk__config_store(r, init->cfg);
 	for (i = 0; init && i < init->n_ext && i < 4; i++)
 		if (init->ext[i].idx < sizeof(r->ext) / sizeof(r->ext[0]))
 			uatomic_set(&r->ext[init->ext[i].idx], init->ext[i].val);
-	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0));
-	(void)s;
+	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, st_gen));
 	cmm_smp_wmb();
-	uatomic_set(&r->kind, (uint64_t)kind);
+	uatomic_set(&r->head, BRK__HEAD_MAKE(kind, 1, gen));
 }
 
-/* Publish record @mine under @name: 1 done, 0 lost the race (*idx is
- * the winner's), <0 corrupt index or no free slot. */
-static int publish(brk_segment *s, const char *name, uint64_t h,
-		   uint32_t mine, uint32_t *idx)
-{
-	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
-	uint64_t want = BRK__IDX_MAKE(h >> 32, mine + 1);
-	int rc;
-
-	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
-		uint64_t w = uatomic_read(&s->index[pos]);
-		if (w == 0) {
-			w = uatomic_cmpxchg(&s->index[pos], 0, want);
-			if (w == 0) {
-				*idx = mine;
-				return 1;
-			}
-		}
-		rc = slot_matches(s, w, name, h, idx);
-		if (rc)
-			return rc > 0 ? 0 : rc;
-	}
-	return -ENOSPC;
-}
-
-/* Allocate, initialise and publish a record for @name (we hold a
- * "creating" count meanwhile). -ENOSPC: no record free right now. */
-static int create_once(brk_segment *s, const char *name, uint64_t h, int kind,
-		       const struct brk__init *init, uint32_t *idx)
+/* Under the lock, @name known absent. */
+static int create_locked(brk_segment *s, const char *name, uint64_t h, int kind,
+			 const struct brk__init *init, uint32_t *idx)
 {
 	uint32_t mine;
 	int rc;
 
-	rc = alloc_record(s, &mine);
-	if (rc == -ENOSPC)
-		rc = reuse_orphan(s, &mine);
+	rc = brk__alloc(s, 1, &mine);
 	if (rc)
 		return rc;
-	init_record(s, brk__rec(s, mine), name, h, kind, init);
-	rc = publish(s, name, h, mine, idx);
-	if (rc == 1)
-		return 0;
-	uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
-	uatomic_add_return(&s->hdr->orphans, 1);
-	return rc;
+	init_record(brk__rec(s, mine), name, h, kind, init);
+	BRK__KILLPOINT(BRK__KP_INDEX_LOCKED);
+	rc = brk__index_insert(s, h, mine);
+	if (rc) {
+		struct brk__record *r = brk__rec(s, mine);
+		uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, 1,
+						     BRK__HEAD_GEN(uatomic_read(&r->head))));
+		brk__free(s, mine, 1);
+		return rc;
+	}
+	uatomic_add_return(&s->hdr->index_seq, 1);
+	uatomic_add_return(&s->hdr->live_records, 1);
+	*idx = mine;
+	return 0;
 }
 
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk__init *init, uint32_t *idx)
 {
-	uint64_t deadline = 0;
-	int rc, settled = 0;
+	int rc;
 
-	for (;;) {
-		rc = brk__lookup(s, name, h, idx);
-		if (rc != -ENOENT)
-			return rc;
-		uatomic_add_return(&s->hdr->creating, 1);
-		rc = create_once(s, name, h, kind, init, idx);
-		uatomic_add_return(&s->hdr->creating, -1);
-		if (rc != -ENOSPC)
-			return rc;
-		/* Full, unless a racing creator is about to publish this name
-		 * or give its record back: wait for those (real time, at most
-		 * 1 s: a creator that died mid-way must not block us). */
-		if (uatomic_read(&s->hdr->creating) == 0) {
-			if (settled++) /* one more look after everyone settled */
-				return -ENOSPC;
-			continue;
-		}
-		if (!deadline)
-			deadline = brk__monotonic_ns(NULL) + 1000000000u;
-		else if (brk__monotonic_ns(NULL) > deadline)
-			return -ENOSPC;
-		sched_yield();
-	}
+	rc = brk__lookup(s, name, h, idx);
+	if (rc != -ENOENT)
+		return rc;
+	rc = brk__index_lock(s);
+	if (rc)
+		return rc;
+	rc = brk__lookup(s, name, h, idx); /* full lookup, under the lock */
+	if (rc == -ENOENT)
+		rc = create_locked(s, name, h, kind, init, idx);
+	brk__index_unlock(s);
+	return rc;
 }
 
 uint32_t brk_record_count(brk_segment *s)

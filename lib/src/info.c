@@ -108,7 +108,7 @@ uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r)
 static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
 	const struct brk__record *r = brk__rec(s, idx);
-	uint64_t kind = uatomic_read(&r->kind);
+	uint64_t kind = BRK__HEAD_KIND(uatomic_read(&r->head));
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -138,7 +138,8 @@ int brk__breaker_info(brk_breaker *b, struct brk_info *out)
 {
 	if (!b || !out)
 		return -EINVAL;
-	return fill(b->seg, b->idx, out);
+	BRK__FRESH_OR_RETURN(b);
+	return fill(b->seg, brk__bidx(b), out);
 }
 
 int brk__info_at(brk_segment *s, uint32_t idx, struct brk_info *out)

@@ -54,10 +54,31 @@ struct brk_segment {
 	struct brk__cache *cache; /* name -> struct brk_breaker (cache.c) */
 };
 
-struct brk_breaker {
-	brk_segment *seg;
+/* What a handle resolved: immutable once published (refresh.c makes a
+ * new one; all are freed with the handle). */
+struct brk__view {
 	struct brk__record *rec;
 	uint32_t idx;
+	uint64_t head;             /* rec's head word when resolved */
+	struct brk__view *older;   /* the views this one replaced */
+};
+
+struct brk_breaker {
+	brk_segment *seg;
+	/* The record the handle resolved, re-resolved by name when its head
+	 * word no longer equals view->head (retire.c, refresh.c). Threads
+	 * share a handle: one atomic pointer, read through brk__brec(). */
+	struct brk__view *view;
+	struct brk__view view0;    /* the first one */
+	int kind;                  /* enum brk_kind of the handle */
+	int create;                /* from a get-or-create: re-create */
+	struct brk__init_copy {
+		struct brk_config cfg;
+		int has_cfg;
+		uint32_t n_ext;
+		struct { uint32_t idx; uint64_t val; } ext[4];
+	} *init;                   /* the original settings (heap; NULL:
+	                              the defaults), freed with the handle */
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
 	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
@@ -69,6 +90,17 @@ struct brk_breaker {
 	 * keep this member last) */
 	struct brk__record *parents[];
 };
+
+/* The record a handle resolved (one load; see struct brk_breaker). */
+static inline struct brk__record *brk__brec(const brk_breaker *b)
+{
+	return uatomic_read(&b->view)->rec;
+}
+
+static inline uint32_t brk__bidx(const brk_breaker *b)
+{
+	return uatomic_read(&b->view)->idx;
+}
 
 /* ---- time ------------------------------------------------------------ */
 static inline uint64_t brk__sat_add(uint64_t a, uint64_t b)
@@ -231,6 +263,71 @@ struct brk__init {
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk__init *init, uint32_t *idx);
 
+/* The record at index slot value @w (live), NULL if out of bounds. */
+struct brk__record *brk__slot_rec(brk_segment *s, uint64_t w);
+/* Insert @name -> record @idx (under the index lock): the first tomb or
+ * empty slot of the chain. */
+int brk__index_insert(brk_segment *s, uint64_t h, uint32_t idx);
+/* The index slot position of live record @idx for @name, or -ENOENT. */
+int brk__index_pos(brk_segment *s, const char *name, uint64_t h,
+		   uint32_t idx, uint32_t *pos);
+
+/* ---- the index lock (idxlock.c) ---------------------------------------- */
+/* Take the index lock: bounded wait (real time), steals from a dead
+ * holder and repairs its half-done mutation. 0 or -BRK_ECONTENDED. */
+int brk__index_lock(brk_segment *s);
+void brk__index_unlock(brk_segment *s);
+
+/* ---- runs of records (alloc.c), under the index lock ------------------ */
+/* A run of @units: a free one past its quarantine (oldest first), else a
+ * new one. *@ref its index (its head word: 0 if never used, else the
+ * retired head with the last generation). -ENOSPC: none. */
+int brk__alloc(brk_segment *s, uint32_t units, uint32_t *ref);
+/* Give run @ref back (its head must already be BRK__KIND_RETIRED). */
+void brk__free(brk_segment *s, uint32_t ref, uint32_t units);
+/* 1 if run @ref is on a free list (walks it; repair path only). */
+int brk__free_has(brk_segment *s, uint32_t ref, uint32_t units);
+/* Rebuild the free lists' tails after a holder died mid-push. */
+void brk__free_repair(brk_segment *s);
+
+/* ---- retirement (retire.c) and handle refresh (refresh.c) ------------- */
+/* The activity sum of a record (kind from its head @head). */
+uint64_t brk__activity(const struct brk__record *r, uint64_t head);
+/* Is the handle's record still the one it resolved? Re-resolve if not.
+ * 0, or a lookup / create error (-ENOENT: retired, handle from a find). */
+int brk__refresh(brk_breaker *b);
+/* The same with explicit creation settings (@create 0: lookup only). */
+struct brk__init;
+int brk__refresh_with(brk_breaker *b, int create, const struct brk__init *init);
+/* Free the views a handle's refreshes made (with the handle). */
+void brk__views_free(brk_breaker *b);
+static inline int brk__fresh(brk_breaker *b)
+{
+	const struct brk__view *v = uatomic_read(&b->view);
+
+	if (__builtin_expect(uatomic_read(&v->rec->head) == v->head, 1))
+		return 0;
+	return brk__refresh(b);
+}
+/* Entry points: re-resolve a stale handle, or return the error. */
+#define BRK__FRESH_OR_RETURN(b) \
+	do { \
+		int fresh_rc_ = brk__fresh(b); \
+		if (fresh_rc_) \
+			return fresh_rc_; \
+	} while (0)
+
+/* Resolve @name to a live record of @kind (creating it with @init if
+ * @create): *@idx and its head word *@head, checked to still name @name.
+ * Waits out a retirement in progress (takes the index lock). */
+struct brk__init;
+int brk__resolve(brk_segment *s, const char *name, uint64_t h, int create,
+		 int kind, const struct brk__init *init, uint32_t *idx,
+		 uint64_t *head);
+/* Internal: a lease was claimed on a record whose head changed meanwhile
+ * (given back); re-resolve and retry. Never returned to a caller. */
+#define BRK__EREHEAD (-EXDEV)
+
 /* ---- the per-process handle cache (cache.c) --------------------------- */
 struct brk__cache {
 	struct brk__cache_table *table; /* current; replaced by a grow */
@@ -344,6 +441,14 @@ void brk__record_event(brk_segment *s, struct brk__record *r, int from,
 static inline struct brk__record *brk__rec(brk_segment *s, uint32_t idx)
 {
 	return &s->records[idx];
+}
+
+/* A head word's kind is one a handle may use. */
+static inline int brk__head_live(uint64_t head)
+{
+	uint32_t k = BRK__HEAD_KIND(head);
+
+	return k == BRK_KIND_BREAKER || k == BRK_KIND_BUCKET || k == BRK_KIND_BUDGET;
 }
 
 static inline uint32_t brk__rec_index(brk_segment *s, const struct brk__record *r)

@@ -15,9 +15,6 @@
 #include "abi.h"
 #include "internal.h"
 
-#ifndef BRK__IDX_TOMB
-#define BRK__IDX_TOMB 0xffffffffffffffffULL /* a retired name's slot */
-#endif
 
 /* What one slot holds. */
 enum slot_kind { SLOT_SKIP, SLOT_RECORD, SLOT_CORRUPT };
@@ -52,7 +49,7 @@ static enum slot_kind read_slot(brk_segment *s, uint32_t pos,
 		return SLOT_CORRUPT;
 	cmm_smp_rmb(); /* the slot before the record it publishes */
 	r = brk__rec(s, rec1 - 1);
-	kind = uatomic_read(&r->kind);
+	kind = BRK__HEAD_KIND(uatomic_read(&r->head));
 	if (!known_kind(kind) || brk__record_name(r, b->name) != 0 ||
 	    (uint32_t)(brk__hash(b->name) >> 32) != BRK__IDX_HASH(w))
 		return slot_moved(s, pos, w) ? SLOT_SKIP : SLOT_CORRUPT;

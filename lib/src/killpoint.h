@@ -25,7 +25,9 @@ enum brk__killpoint {
 	BRK__KP_REL_CHECKED = 10,    /* release: probe_lost checked */
 	BRK__KP_REL_VERDICT = 11,    /* release: verdict counted, probe held */
 	BRK__KP_REL_FREED = 12,      /* release: probe slot freed */
-	BRK__KP_COUNT = 13
+	BRK__KP_INDEX_LOCKED = 13,   /* create: index lock held, run taken
+	                                and initialised, not in the index */
+	BRK__KP_COUNT = 14
 };
 
 /*

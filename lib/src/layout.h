@@ -37,6 +37,18 @@
 _Static_assert(BRK__NAME_BYTES == BRK_NAME_MAX + 1, "name bytes: the name and its NUL");
 
 /* ---- header ---------------------------------------------------------- */
+#define BRK__FREE_SIZES 16u /* free lists: run sizes 1 .. 16 units */
+/* A retired run is handed out again only after it has been free this
+ * long on the segment clock (alloc.c; docs/design.md "Retirement"). */
+#define BRK__RETIRE_QUARANTINE_MS BRK_RETIRE_QUARANTINE_MS
+/* index_intent: what the index lock's holder is doing (idxlock.c repairs
+ * it when the holder died) */
+#define BRK__INTENT_CREATE 1u
+#define BRK__INTENT_RETIRE 2u
+#define BRK__INTENT_OP(w) ((uint32_t)((w) >> 32) & 0xffu)
+#define BRK__INTENT_REF1(w) ((uint32_t)((w) & 0xffffffffu))
+#define BRK__INTENT_MAKE(op, ref1) (((uint64_t)(op) << 32) | (uint32_t)(ref1))
+
 struct brk__header {
 	/* line 0: immutable after the magic is published */
 	uint64_t magic;
@@ -60,10 +72,18 @@ struct brk__header {
 	uint64_t lmap_offset;    /* the lease map (brk__lmap_offset()) */
 	uint64_t lmap_words;     /* its words, both levels (brk__lmap_words()) */
 	/* line 1: record allocation (CAS-bumped, bounded by capacity) */
-	uint64_t record_count;
-	uint64_t orphans;        /* hint: records left by lost creation races */
-	uint64_t creating;       /* creators between allocation and publication */
-	uint64_t pad1[13];
+	uint64_t record_count;   /* bump: records ever handed out */
+	uint64_t index_lock;     /* 0, or the holder's BRK__TOK_MAKE(pid, 0,
+	                            nonce): creation and retirement (idxlock.c) */
+	uint64_t index_lock_start; /* the holder's start ticks (0: not yet
+	                            written; cleared before the lock word) */
+	uint64_t index_seq;      /* +1 by every create and every retire */
+	uint64_t live_records;   /* published and not retired */
+	uint64_t index_intent;   /* op:8 | ref + 1:32 of the holder's
+	                            mutation in progress (BRK__INTENT_*) */
+	uint64_t index_intent_head; /* a retirer's head word before its CAS */
+	uint64_t retired_total;  /* records ever retired */
+	uint64_t pad1[8];
 	/* line 2: supervisor */
 	uint64_t daemon_pid;
 	uint64_t daemon_start;
@@ -75,21 +95,30 @@ struct brk__header {
 	/* line 3: event ring head (sequence of the last event claimed) */
 	uint64_t event_head;
 	uint64_t pad3[15];
-	uint8_t reserved[BRK__HEADER_SIZE - 4 * BRK__LINE];
+	/* lines 4-5: FIFO free lists of retired runs, one per run size
+	 * (units - 1), under the index lock (alloc.c): ref + 1 of the oldest
+	 * and of the newest; 0: empty */
+	uint64_t free_head[BRK__FREE_SIZES];
+	uint64_t free_tail[BRK__FREE_SIZES];
+	uint8_t reserved[BRK__HEADER_SIZE - 6 * BRK__LINE];
 };
 
 _Static_assert(sizeof(struct brk__header) == BRK__HEADER_SIZE, "header");
 _Static_assert(offsetof(struct brk__header, record_count) == 128, "hdr l1");
 _Static_assert(offsetof(struct brk__header, daemon_pid) == 256, "hdr l2");
 _Static_assert(offsetof(struct brk__header, event_head) == 384, "hdr l3");
+_Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
 _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 _Static_assert(offsetof(struct brk__header, lmap_words) == 120, "hdr l0 end");
 
 /* ---- name index ------------------------------------------------------ */
 /*
- * Open addressing, linear probing, insert-only. A slot is 0 (empty) or
- * (hash32 << 32 | (record index + 1)). Filled by CAS(0 -> value).
+ * Open addressing, linear probing. A slot is 0 (empty), (hash32 << 32 |
+ * (record index + 1)) (live) or BRK__IDX_TOMB (a retired name). Lookups
+ * (lock-free) skip tombs and stop at empty; inserts and retirements
+ * change slots only under the index lock (index.c, retire.c).
  */
+#define BRK__IDX_TOMB 0xffffffffffffffffULL
 #define BRK__IDX_HASH(w) ((uint32_t)((w) >> 32))
 #define BRK__IDX_REC(w) ((uint32_t)((w) & 0xffffffffu)) /* index + 1 */
 #define BRK__IDX_MAKE(h, rec1) (((uint64_t)(uint32_t)(h) << 32) | (uint32_t)(rec1))
@@ -245,16 +274,35 @@ enum brk__ctr {
 	BRK__CTR_COUNT = BRK__CTR_FAIL_REASON0 + 7
 };
 
+/*
+ * Record head word (word 0 of every record): kind:8 | units:8 | gen:48.
+ * kind 0: not (yet) published. The generation grows by one each time the
+ * run is handed out again after a retirement, so a handle that kept the
+ * head word it resolved notices any reuse with one load.
+ */
+#define BRK__HEAD_KIND(w)  ((uint32_t)((w) & 0xffu))          /* enum brk_kind; 0: unpublished */
+#define BRK__HEAD_UNITS(w) ((uint32_t)(((w) >> 8) & 0xffu))   /* units of the core run */
+#define BRK__HEAD_GEN(w)   ((w) >> 16)                        /* 48 bits, +1 per reuse */
+#define BRK__HEAD_MAKE(kind, units, gen) \
+    (((uint64_t)(gen) << 16) | (((uint64_t)(units) & 0xffu) << 8) | ((uint64_t)(kind) & 0xffu))
+#define BRK__KIND_RETIRED 0xfeu  /* head kind while/after retirement */
+#define BRK__KIND_ORPHAN  0xfdu  /* lost a creation race (today 0xdead) */
+
 struct brk__record {
-	/* line 0: identity, written before publication, immutable after */
-	uint64_t kind; /* 0: not (yet) published; enum brk_kind */
-	uint64_t hash; /* 64-bit FNV-1a of the name */
+	/* line 0: identity, written before publication, immutable after
+	 * (until retirement: retire.c) */
+	uint64_t head; /* BRK__HEAD_*: kind | units | generation */
+	uint64_t hash; /* 64-bit FNV-1a of the name; a free run's link */
 	uint64_t last_change_ms; /* ms since the segment epoch of the last
 	                            state transition, written by its winner
 	                            (state.c); 0: never (a transition in the
-	                            epoch's first ms is stored as 1). The one
-	                            line-0 word that changes after publication. */
-	uint64_t reserved0[5];
+	                            epoch's first ms is stored as 1). */
+	uint64_t idle_snap;     /* retirement sweep: activity sum last seen */
+	uint64_t idle_since_ms; /* ... unchanged since (ms since epoch + 1;
+	                           0: not seen yet) */
+	uint64_t free_ms;       /* a free run: when it was freed (ms since
+	                           the segment epoch) */
+	uint64_t reserved0[2];
 	char name[BRK__NAME_BYTES]; /* NUL-terminated, validated on read */
 	/* line 1: hot state */
 	uint64_t state;          /* see BRK__ST_* */
@@ -287,6 +335,8 @@ struct brk__record {
 _Static_assert(sizeof(struct brk__record) == BRK__RECORD_SIZE, "record");
 _Static_assert(offsetof(struct brk__record, name) == 64, "rec name");
 _Static_assert(offsetof(struct brk__record, last_change_ms) == 16, "rec last change");
+_Static_assert(offsetof(struct brk__record, idle_snap) == 24 &&
+	       offsetof(struct brk__record, free_ms) == 40, "rec retire words");
 _Static_assert(offsetof(struct brk__record, state) == 128, "rec l1");
 _Static_assert(offsetof(struct brk__record, cfg) == 256, "rec l2");
 _Static_assert(offsetof(struct brk__record, ctr) == 384, "rec l3");

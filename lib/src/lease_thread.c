@@ -85,7 +85,7 @@ static int permit_threads(brk_permit *p, int bind)
 		if (rc)
 			return rc;
 	}
-	r = p->b_->rec;
+	r = brk__brec(p->b_);
 	rc = p->token_ && p->probe_slot_ < BRK__PROBE_SLOTS
 		     ? thread_word(&r->probes[p->probe_slot_], p->token_, bind) : 0;
 	rc2 = p->permit_ && p->permit_slot_ < BRK__PERMIT_SLOTS

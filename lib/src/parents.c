@@ -1,9 +1,11 @@
 /*
  * parents.c - hierarchy: "a/b/c" is refused while "a" or "a/b" is open
  * (or cooling, or forced open); failures of "a/b/c" never open its
- * ancestors. Ancestors that do not exist yet are looked up again only
- * when the segment's record count has changed, so the fast path of a
- * hierarchical name costs one load per level plus one for the count.
+ * ancestors. Ancestors are looked up again when header.index_seq has
+ * changed (bumped by every create and every retire: a missing ancestor
+ * may exist now, a found one may have been retired), so the fast path of
+ * a hierarchical name costs one load per level plus one for the
+ * sequence.
  */
 #include <string.h>
 
@@ -13,7 +15,7 @@ void brk__parents_resolve(brk_breaker *b)
 {
 	char prefix[BRK_NAME_MAX + 1];
 	uint32_t n = 0, missing = 0, idx;
-	uint64_t at = uatomic_read(&b->seg->hdr->record_count);
+	uint64_t at = uatomic_read(&b->seg->hdr->index_seq);
 	size_t i;
 
 	for (i = 0; b->name[i]; i++) {
@@ -23,7 +25,8 @@ void brk__parents_resolve(brk_breaker *b)
 		memcpy(prefix, b->name, i);
 		prefix[i] = '\0';
 		if (brk__lookup(b->seg, prefix, brk__hash(prefix), &idx) == 0 &&
-		    uatomic_read(&brk__rec(b->seg, idx)->kind) == BRK_KIND_BREAKER)
+		    BRK__HEAD_KIND(uatomic_read(&brk__rec(b->seg, idx)->head)) ==
+		    BRK_KIND_BREAKER)
 			r = brk__rec(b->seg, idx);
 		else
 			missing++;
@@ -41,8 +44,7 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 
 	if (n == 0)
 		return 0;
-	if (uatomic_read(&b->parents_missing) &&
-	    uatomic_read(&b->seg->hdr->record_count) != uatomic_read(&b->parents_at))
+	if (uatomic_read(&b->seg->hdr->index_seq) != uatomic_read(&b->parents_at))
 		brk__parents_resolve(b);
 	for (k = 0; k < n; k++) {
 		const struct brk__record *r = uatomic_read(&b->parents[k]);

@@ -188,7 +188,7 @@ static int holds_lease(const struct brk__record *r)
 {
 	uint32_t cur, tag, i;
 
-	if (uatomic_read(&r->kind) != BRK_KIND_BREAKER)
+	if (BRK__HEAD_KIND(uatomic_read(&r->head)) != BRK_KIND_BREAKER)
 		return 0;
 	cur = BRK__ST_TAG(uatomic_read(&r->state));
 	for (i = 0; i < BRK__PROBE_SLOTS; i++) {
@@ -219,7 +219,7 @@ static void visit(struct scan *sc, uint32_t ref, int marked)
 	}
 	r = brk__rec(s, ref);
 	sc->visits++;
-	if (uatomic_read(&r->kind) == BRK_KIND_BREAKER) {
+	if (BRK__HEAD_KIND(uatomic_read(&r->head)) == BRK_KIND_BREAKER) {
 		scan_probes(sc, r);
 		scan_permits(sc, r);
 	}
@@ -307,8 +307,8 @@ int brk__caller_reclaim(brk_breaker *b)
 	if (s->readonly || (last && now - last < CALLER_SCAN_NS) ||
 	    uatomic_cmpxchg(&s->last_scan_ns, last, now) != last)
 		return 0;
-	scan_probes(&sc, b->rec);
-	scan_permits(&sc, b->rec);
+	scan_probes(&sc, brk__brec(b));
+	scan_permits(&sc, brk__brec(b));
 	return (int)(st.dead_owner + st.expired_probe);
 }
 

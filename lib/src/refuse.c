@@ -21,7 +21,7 @@ int brk__refuse(brk_breaker *b, struct brk_refusal *why, enum brk__ctr c,
 		int code, uint64_t wait_ms, const struct brk__record *by,
 		int cause)
 {
-	brk__count(b->rec, c);
+	brk__count(brk__brec(b), c);
 	if (why) {
 		memset(why, 0, sizeof(*why)); /* reserved_ too */
 		why->cause = cause;

@@ -30,7 +30,7 @@ static int gc_count(const struct brk__record *r, uint64_t c, uint64_t g,
  * -BRK_ECONTENDED (a bounded CAS loop gave up: not counted). */
 static int closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint64_t g = BRK__ST_GEN(w), n;
 	uint64_t thr = brk__cfg_u32(r, BRK__CFG_FAILURE_THRESHOLD, 1,
 				    BRK_MAX_FAILURE_THRESHOLD);
@@ -53,7 +53,7 @@ static int closed_failure(brk_breaker *b, uint64_t w, uint64_t now)
 
 static int closed_success(brk_breaker *b, uint64_t w)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint64_t g = BRK__ST_GEN(w);
 	int tries;
 
@@ -68,7 +68,7 @@ static int closed_success(brk_breaker *b, uint64_t w)
 
 static int probe_success(brk_breaker *b, uint64_t w)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint64_t g = BRK__ST_GEN(w), n;
 	uint64_t thr = brk__cfg_u32(r, BRK__CFG_SUCCESS_THRESHOLD, 1,
 				    BRK_MAX_SUCCESS_THRESHOLD);
@@ -91,7 +91,7 @@ static int probe_success(brk_breaker *b, uint64_t w)
 static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
 			     uint64_t ms)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	int tries;
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
@@ -112,7 +112,7 @@ static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
  * that long (only from a counted result: a stale one cannot re-open). */
 static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	uint64_t ms = (uint64_t)ra, w, until;
 	int tries;
 
@@ -179,7 +179,7 @@ static uint64_t lazy_now(const brk_breaker *b, uint64_t *now)
 static int verdict(brk_breaker *b, const brk_permit *p, int outcome,
 		   int reason, uint64_t w, uint64_t *now)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	int probe = p->token_ != 0 && BRK__ST_STATE(w) == BRK_HALF_OPEN;
 	int closed = !probe && BRK__ST_STATE(w) == BRK_CLOSED;
 
@@ -230,7 +230,7 @@ static void drop_probe(struct brk__record *r, const brk_permit *p, int judging)
  * probe_timeout_ms unnoticed (then it is reclaimed now, as a failure)? */
 static int probe_lost(brk_breaker *b, const brk_permit *p)
 {
-	struct brk__record *r = b->rec;
+	struct brk__record *r = brk__brec(b);
 	struct brk__lease *l = &r->probes[p->probe_slot_];
 	uint64_t claim, rel;
 
@@ -266,9 +266,24 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (!p || !p->b_)
 		return -EINVAL;
 	b = p->b_;
-	r = b->rec;
+	r = brk__brec(b);
 	if ((p->flags_ & BRK__PERMIT_REFUSED) == BRK__PERMIT_REFUSED)
 		return -BRK_ESTALE; /* never admitted: nothing to count */
+	/* A record with a lease is never retired; one without may have been
+	 * (and its run handed to another name): count only into the record
+	 * the name resolves to now. A lease is freed by a CAS of our own
+	 * token, harmless on any record. */
+	if (brk__fresh(b) != 0) {
+		if (!(p->flags_ & BRK__PERMIT_RELEASED) && p->pid_ == brk__self()->pid) {
+			p->flags_ |= BRK__PERMIT_RELEASED;
+			if (p->permit_)
+				brk__lease_free(&r->permits[p->permit_slot_], p->permit_);
+			if (p->token_)
+				brk__lease_free(&r->probes[p->probe_slot_], p->token_);
+		}
+		return -BRK_ESTALE;
+	}
+	r = brk__brec(b);
 	if ((p->flags_ & BRK__PERMIT_RELEASED) || p->pid_ != brk__self()->pid) {
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;

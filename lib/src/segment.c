@@ -494,7 +494,11 @@ int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 	snprintf(out->shm_name, sizeof(out->shm_name), "%s", s->shm_name);
 	out->layout_version = BRK__LAYOUT_VERSION;
 	out->capacity = s->capacity;
-	out->used = brk_record_count(s);
+	{ /* live records: published and not retired (bounded: untrusted) */
+		uint64_t live = uatomic_read(&s->hdr->live_records);
+		out->used = live < brk_record_count(s) ? (uint32_t)live
+						      : brk_record_count(s);
+	}
 	out->record_size = BRK__RECORD_SIZE;
 	out->total_size = s->size;
 	out->created_wall_ms = s->epoch_wall_ns / 1000000u;

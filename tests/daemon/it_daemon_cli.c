@@ -136,6 +136,63 @@ static void check_lost_events(const char *shm)
 	free(log);
 }
 
+/* breakerd --retire-idle: idle records retired, each logged; a busy one
+ * (a permit held) kept. */
+static void check_retire_idle(const char *shm)
+{
+	char tmpl[] = "/tmp/brkit-daemon-retire.XXXXXX", log[65536];
+	struct brk_config c;
+	brk_segment *seg;
+	brk_breaker *idle, *held, *f;
+	brk_permit p;
+	ssize_t n;
+	int fd, st;
+	pid_t d;
+
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		it_skip("mkstemp: %s", strerror(errno));
+	unlink(tmpl);
+	seg = it_attach(shm, 0);
+	brk_config_init(&c);
+	c.max_concurrent = 1;
+	if (brk_breaker_get(seg, "idle1", NULL, &idle) != 0 ||
+	    brk_breaker_get(seg, "held1", &c, &held) != 0 ||
+	    brk_acquire(held, &p, NULL) != 0) {
+		CHECK(0, "[retire] set-up");
+		return;
+	}
+	{
+		char *a[] = { (char *)exe, "--shm", (char *)shm, "--interval", "20ms",
+			      "--retire-idle", "200ms", NULL };
+		d = it_spawn(a, -1, fd);
+	}
+	CHECK(it_daemon_wait_heartbeat(seg, d, 3000) == 0, "[retire] breakerd "
+	      "--retire-idle 200ms heartbeats");
+	for (st = 0; st < 150 && brk_breaker_find(seg, "idle1", &f) == 0; st++)
+		it_sleep_ms(20);
+	CHECK(brk_breaker_find(seg, "idle1", &f) == -ENOENT,
+	      "[retire] the idle record was retired (within 3 s)");
+	CHECK(brk_breaker_find(seg, "held1", &f) == 0,
+	      "[retire] the one with a permit held was kept");
+	CHECK(brk_release(&p, BRK_SUCCESS, 0, 0) == 0,
+	      "[retire] the permit taken before releases cleanly");
+	st = it_daemon_stop(d, SIGTERM, 3000);
+	CHECK(st == 0, "[retire] SIGTERM: exit 0 (%d)", st);
+	brk_detach(seg);
+	n = pread(fd, log, sizeof(log) - 1, 0);
+	close(fd);
+	log[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(log, "retire_idle_ms=200") != NULL,
+	      "[retire] the start line says retire_idle_ms=200");
+	CHECK(strstr(log, "msg=retired name=idle1 ") != NULL &&
+	      strstr(log, "idle_ms=200") != NULL,
+	      "[retire] one log line for the retirement");
+	CHECK(strstr(log, "name=held1 ") == NULL ||
+	      strstr(log, "msg=retired name=held1 ") == NULL,
+	      "[retire] no retirement logged for the busy one");
+}
+
 int main(int argc, char **argv)
 {
 	char err[4096], path[256];
@@ -206,6 +263,14 @@ int main(int argc, char **argv)
 		char *a[] = { "--bogus", NULL };
 		usage_case("an unknown option", a);
 	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--retire-idle", "0s", NULL };
+		usage_case("--retire-idle 0s", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--retire-idle", "10", NULL };
+		usage_case("--retire-idle 10 (bare number)", a);
+	}
 	CHECK(access(path, F_OK) != 0, "no usage error created the segment");
 
 	/* Create: capacity, mode and group applied; SIGTERM exits 0. */
@@ -239,6 +304,7 @@ int main(int argc, char **argv)
 	CHECK(access(path, F_OK) == 0, "the segment outlives the daemon");
 
 	check_lost_events(shm);
+	check_retire_idle(shm);
 
 	/* Segment errors: exit 1, one line naming the segment. */
 	fd = open(path, O_RDWR);

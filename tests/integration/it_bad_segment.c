@@ -542,7 +542,7 @@ static void record_cases(void)
 
 	/* "a"'s kind: 77. */
 	make_segment(&m);
-	poke64(REC(m.idx_a, kind), 77);
+	poke64(REC(m.idx_a, head), 77);
 	if (probe("record: kind garbage", 0))
 		CHECK(r->find_a == -BRK_ECORRUPT, "record: kind garbage: "
 		      "find(\"a\") -> -BRK_ECORRUPT (%d %s)", r->find_a,

@@ -62,6 +62,8 @@ static const struct kp kps[] = {
 	 * a finished generation, free for the next claim, not reclaimed */
 	{ BRK__KP_REL_VERDICT, "rel_verdict", 1, 0, 1, 0 },
 	{ BRK__KP_REL_FREED, "rel_freed", 1, 0, 1, 0 },
+	/* creation only (it_retire_lock_kill): a call never passes it */
+	{ BRK__KP_INDEX_LOCKED, "index_locked", 0, 0, 0, 0 },
 };
 #define N_KP (sizeof(kps) / sizeof(kps[0]))
 _Static_assert(N_KP == BRK__KP_COUNT - 1, "every kill point is tested");
@@ -162,7 +164,7 @@ static void one(brk_segment *seg, const char *shm, int daemon,
 	 * the mark made before the claim. Without a daemon nothing clears
 	 * the bit; with one, the check would race its scan. */
 	if (!daemon && killed && holds)
-		CHECK(brk__lmap_test(seg, b->idx),
+		CHECK(brk__lmap_test(seg, brk__bidx(b)),
 		      "[%s %s %s] the dead worker's record is marked in the lease "
 		      "map", tag, mode, k->name);
 

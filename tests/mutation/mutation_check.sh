@@ -21,13 +21,18 @@
 #                 -> tests/unit 'transitions' (closed_to_open_at_threshold),
 #                    tests/integration 'it_shared_trip' and
 #                    tests/integration 'it_trip_quorum'
+#   stale-handle  lib/src/internal.h: brk__fresh() never notices that the
+#                 handle's record was retired (the head check always passes)
+#                 -> tests/integration 'it_retire_handle' (the old handle
+#                    writes into the record of the name that took its slot)
+#                    and tests/unit 'retire'
 #
 # A test counts as catching a mutant only if meson ran it and reported it
 # failed ("Fail: 1" in its summary; a test that does not exist or was not
 # built makes the run BROKEN, not caught), and the same tests first pass
 # on an unmutated copy (the baseline), so the failure is the mutant's.
 #
-# Takes well under a minute here, at most a few (three configures, three
+# Takes well under a minute here, at most a few (four configures, four
 # small builds).
 set -u
 
@@ -156,8 +161,10 @@ mutant() {
 }
 
 baseline "tests/cli/test_scan tools/bctl tests/integration/it_bctl_retry_after \
-	tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \
-	scan it_bctl_retry_after transitions it_shared_trip it_trip_quorum
+	tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum \
+	tests/integration/it_retire_handle tests/unit/test_retire" \
+	scan it_bctl_retry_after transitions it_shared_trip it_trip_quorum \
+	it_retire_handle retire
 
 # (a) the Retry-After detector does nothing
 mutant retry-after lib/src/textscan.c \
@@ -173,5 +180,12 @@ mutant no-failures lib/src/release.c \
 	"tests/unit/test_transitions tests/integration/it_shared_trip tests/integration/it_trip_quorum" \
 	transitions it_shared_trip it_trip_quorum
 
+# (c) a handle never notices its record was retired
+mutant stale-handle lib/src/internal.h \
+	's|^\tif (__builtin_expect(uatomic_read(&v->rec->head) == v->head, 1))$|\tif ((void)v, 1) /* MUTANT: head never checked */|' \
+	'MUTANT: head never checked' \
+	"tests/integration/it_retire_handle tests/unit/test_retire" \
+	it_retire_handle retire
+
 echo "# mutation check: $caught caught, $missed missed, $broken broken"
-[ "$missed" -eq 0 ] && [ "$broken" -eq 0 ] && [ "$caught" -eq 2 ]
+[ "$missed" -eq 0 ] && [ "$broken" -eq 0 ] && [ "$caught" -eq 3 ]

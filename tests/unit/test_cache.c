@@ -75,7 +75,7 @@ static void handle_parents_sized_by_name(void **state)
 	abc = ut_breaker(u, "a/b/c", NULL);
 	assert_int_equal(a->n_parents, 0);
 	assert_int_equal(abc->n_parents, 2);
-	assert_ptr_equal(abc->parents[0], a->rec);
+	assert_ptr_equal(abc->parents[0], brk__brec(a));
 	assert_null(abc->parents[1]); /* "a/b" does not exist */
 	assert_true(sizeof(struct brk_breaker) <= 160);
 	ut_free(u);

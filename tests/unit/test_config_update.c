@@ -79,7 +79,7 @@ static void partial_update_touches_no_other_setting(void **state)
 	c.max_concurrent = 5;
 	c.min_distinct_processes = 2;
 	b = ut_breaker(u, "upd/partial", &c);
-	r = b->rec;
+	r = brk__brec(b);
 	memcpy(before_words, r->cfg, sizeof before_words);
 	seq = r->cfg[BRK__CFG_SEQ];
 	garbage(&g);
@@ -251,7 +251,7 @@ static void conflicting_concurrent_updates_leave_a_valid_combination(void **stat
 	a.b = ut_breaker(u, "upd/conflict", &c);
 	b.b = ut_breaker_on(other, "upd/conflict", NULL);
 	run_pair(&a, &b);
-	r = a.b->rec;
+	r = brk__brec(a.b);
 	fprintf(stderr, "open: %u ok, %u invalid, %u withdrawn; max_open: %u ok, "
 		"%u invalid, %u withdrawn; stored %" PRIu64 " <= %" PRIu64 "\n",
 		a.ok, a.invalid, a.contended, b.ok, b.invalid, b.contended,

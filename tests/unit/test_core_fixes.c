@@ -580,16 +580,16 @@ static void probe_claim_never_takes_a_newer_generations_slot(void **state)
 
 	ut_cfg(&c);
 	b = ut_breaker(u, "claim/gen", &c);
-	r = b->rec;
+	r = brk__brec(b);
 	uatomic_set(&r->probes[0].owner, newer);
-	assert_int_equal(brk__lease_claim(u->seg, b->idx, r->probes, 1, g, g, &slot), 0);
+	assert_int_equal(brk__lease_claim(u->seg, brk__bidx(b), r->probes, 1, g, g, &slot), 0);
 	assert_int_equal(uatomic_read(&r->probes[0].owner), newer);
 	uatomic_set(&r->probes[0].owner, older);
-	assert_int_not_equal(brk__lease_claim(u->seg, b->idx, r->probes, 1, g, g, &slot), 0);
+	assert_int_not_equal(brk__lease_claim(u->seg, brk__bidx(b), r->probes, 1, g, g, &slot), 0);
 	assert_int_equal(slot, 0);
 	/* across the wrap of the 17-bit tag too */
 	uatomic_set(&r->probes[0].owner, BRK__TOK_MAKE(4242, 1, 9));
-	assert_int_equal(brk__lease_claim(u->seg, b->idx, r->probes, 1, BRK__TOK_TAG_MASK,
+	assert_int_equal(brk__lease_claim(u->seg, brk__bidx(b), r->probes, 1, BRK__TOK_TAG_MASK,
 					  BRK__TOK_TAG_MASK, &slot), 0);
 	uatomic_set(&r->probes[0].owner, 0);
 }

@@ -81,17 +81,17 @@ static void claim_marks_record(void **state)
 
 	breakers(u, b, 40);
 	for (int k = 0; k < 40; k++)
-		assert_false(brk__lmap_test(u->seg, b[k]->idx));
+		assert_false(brk__lmap_test(u->seg, brk__bidx(b[k])));
 	ut_acquire_ok(b[33], &p);
-	assert_true(brk__lmap_test(u->seg, b[33]->idx));
-	assert_true(l1_bit(u->seg, b[33]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[33])));
+	assert_true(l1_bit(u->seg, brk__bidx(b[33])));
 	for (int k = 0; k < 40; k++)
 		if (k != 33)
-			assert_false(brk__lmap_test(u->seg, b[k]->idx));
+			assert_false(brk__lmap_test(u->seg, brk__bidx(b[k])));
 	/* the scan visits the marked record (and its sweep slice), not 40 */
 	reclaim_ok(u->seg, &st);
 	assert_true(u->seg->reclaim_visits <= 1 + slice(40));
-	assert_true(brk__lmap_test(u->seg, b[33]->idx)); /* held: kept */
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[33]))); /* held: kept */
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 }
 
@@ -107,10 +107,10 @@ static void probe_claim_marks_record(void **state)
 	b = ut_breaker(u, "svc", &c);
 	ut_fail_n(b, 3);
 	/* the failed calls had no lease to claim: nothing marked */
-	assert_false(brk__lmap_test(u->seg, b->idx));
+	assert_false(brk__lmap_test(u->seg, brk__bidx(b)));
 	ut_advance_ms(u, 1000);
 	ut_acquire_ok(b, &p); /* the half-open probe */
-	assert_true(brk__lmap_test(u->seg, b->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b)));
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 }
 
@@ -124,17 +124,17 @@ static void released_record_unmarked_by_scan(void **state)
 	breakers(u, b, 3);
 	ut_acquire_ok(b[1], &p);
 	ut_release_ok(&p, BRK_SUCCESS, 0);
-	assert_true(brk__lmap_test(u->seg, b[1]->idx)); /* release never clears */
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[1]))); /* release never clears */
 	reclaim_ok(u->seg, &st);
-	assert_false(brk__lmap_test(u->seg, b[1]->idx));
+	assert_false(brk__lmap_test(u->seg, brk__bidx(b[1])));
 	assert_int_equal(brk__lmap_l1(u->seg, 0), 0); /* level 1 follows */
 	/* an idle segment: the next scan visits the sweep slice only */
 	reclaim_ok(u->seg, &st);
 	assert_true(u->seg->reclaim_visits <= slice(3));
 	/* the next claim marks it again */
 	ut_acquire_ok(b[1], &p);
-	assert_true(brk__lmap_test(u->seg, b[1]->idx));
-	assert_true(l1_bit(u->seg, b[1]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[1])));
+	assert_true(l1_bit(u->seg, brk__bidx(b[1])));
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 }
 
@@ -156,7 +156,7 @@ static void second_level1_word(void **state)
 		snprintf(name, sizeof name, "r/%d", k);
 		b = ut_breaker(u, name, &c);
 	}
-	assert_int_equal(b->idx, 4149);
+	assert_int_equal(brk__bidx(b), 4149);
 	ut_acquire_ok(b, &p);
 	assert_int_equal(brk__lmap_l1(u->seg, 0), 0);
 	assert_int_equal(brk__lmap_l1(u->seg, 1), 1ULL << (4149 / 64 - 64));
@@ -203,10 +203,10 @@ static void scan_before_claim_is_undone_by_remark(void **state)
 	ut_acquire_ok(b[1], &p);
 	brk__test_hook = NULL;
 	assert_int_equal(hook_ran, 1);
-	assert_true(brk__lmap_test(u->seg, b[1]->idx));
-	assert_true(l1_bit(u->seg, b[1]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[1])));
+	assert_true(l1_bit(u->seg, brk__bidx(b[1])));
 	reclaim_ok(hook_seg, &st); /* and the scan keeps it: held */
-	assert_true(brk__lmap_test(u->seg, b[1]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[1])));
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 	brk_detach(hook_seg);
 }
@@ -227,7 +227,7 @@ static void scan_after_claim_keeps_mark(void **state)
 	ut_acquire_ok(b[0], &p);
 	brk__test_hook = NULL;
 	assert_int_equal(hook_ran, 1);
-	assert_true(brk__lmap_test(u->seg, b[0]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[0])));
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 	brk_detach(hook_seg);
 }
@@ -246,8 +246,8 @@ static void sweep_finds_unmarked_dead_lease(void **state)
 
 	breakers(u, b, 20);
 	(void)child_dies_holding(&b[13], 1);
-	brk__lmap_clear(u->seg, b[13]->idx);
-	brk__lmap_settle(u->seg, b[13]->idx / 64u);
+	brk__lmap_clear(u->seg, brk__bidx(b[13]));
+	brk__lmap_settle(u->seg, brk__bidx(b[13]) / 64u);
 	assert_int_equal(brk__lmap_l1(u->seg, 0), 0);
 	while (freed == 0 && calls < 20) { /* slice 1: 20 calls cover 20 */
 		reclaim_ok(u->seg, &st);
@@ -272,14 +272,14 @@ static void sweep_remarks_unmarked_live_lease(void **state)
 
 	breakers(u, b, 10);
 	ut_acquire_ok(b[7], &p);
-	brk__lmap_clear(u->seg, b[7]->idx);
-	while (!brk__lmap_test(u->seg, b[7]->idx) && calls < 10) {
+	brk__lmap_clear(u->seg, brk__bidx(b[7]));
+	while (!brk__lmap_test(u->seg, brk__bidx(b[7])) && calls < 10) {
 		reclaim_ok(u->seg, &st);
 		assert_int_equal(st.dead_owner, 0);
 		calls++;
 	}
-	assert_true(brk__lmap_test(u->seg, b[7]->idx));
-	assert_true(l1_bit(u->seg, b[7]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[7])));
+	assert_true(l1_bit(u->seg, brk__bidx(b[7])));
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 }
 
@@ -321,10 +321,10 @@ static void stray_bits_and_cursor_are_harmless(void **state)
 	uatomic_set(&u->seg->hdr->sweep_cursor, UINT64_MAX);
 	reclaim_ok(u->seg, &st);
 	assert_int_equal(st.dead_owner, 0);
-	assert_true(brk__lmap_test(u->seg, b[2]->idx));
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[2])));
 	for (k = 0; k < u->seg->lmap_l0_words; k++)
 		assert_int_equal(uatomic_read(&u->seg->lmap[k]),
-				 k == b[2]->idx / 64u ? 1ULL << (b[2]->idx % 64u) : 0);
+				 k == brk__bidx(b[2]) / 64u ? 1ULL << (brk__bidx(b[2]) % 64u) : 0);
 	reclaim_ok(u->seg, &st);
 	assert_true(u->seg->reclaim_visits <= 1 + slice(5));
 	ut_release_ok(&p, BRK_SUCCESS, 0);

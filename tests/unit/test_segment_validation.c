@@ -529,11 +529,11 @@ static void record_kind_corrupt(void **state)
 {
 	struct world *w = *state;
 	uint64_t roff;
-	const uint64_t kinds[] = { 77, UINT64_MAX, 0, 1ULL << 32 | BRK_KIND_BREAKER };
+	const uint64_t kinds[] = { 77, UINT64_MAX, 0, BRK__HEAD_MAKE(77, 1, 1ULL << 32) };
 
 	rec_at(w, w->idx_a, &roff);
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-		put64(w, roff + offsetof(struct brk__record, kind), kinds[k]);
+		put64(w, roff + offsetof(struct brk__record, head), kinds[k]);
 		run_child(w, 0, 1);
 		assert_int_equal(rep->attach_rc, 0);
 		assert_true(rep->info_rc[w->idx_a] == -ENOENT ||
@@ -562,7 +562,7 @@ static void other_kind_is_emediumtype(void **state)
 	int rc;
 
 	rec_at(w, w->idx_a, &roff);
-	put64(w, roff + offsetof(struct brk__record, kind), BRK_KIND_BUCKET);
+	put64(w, roff + offsetof(struct brk__record, head), BRK_KIND_BUCKET);
 	ut_opts(w->u, &o, 0);
 	o.flags = BRK_ATTACH_NOCREATE;
 	ut_rc(0, brk_attach(&o, &s));

@@ -1,0 +1,272 @@
+/*
+ * retire.c - retirement of idle records (docs/design.md "Retirement").
+ *
+ * Under the index lock the retirer first CASes the record's head word
+ * from live to (BRK__KIND_RETIRED, same generation), THEN checks that the
+ * record is idle (closed, mode normal, no lease, activity unchanged); if
+ * it is not, it CASes the head back. A claimer of a probe or permit lease
+ * re-reads the head after its claiming CAS (acquire.c). Both sides use
+ * full-barrier CASes (Dekker): either the claimer sees the retired head
+ * and gives its lease back, or the retirer sees the lease and backs off.
+ * An idle record's index slot becomes a tomb, header.index_seq is bumped
+ * and its run goes to the free list (alloc.c), quarantined.
+ */
+#include <string.h>
+
+#include "ident.h"
+#include "internal.h"
+
+enum why { IDLE = 0, BUSY_LEASE, BUSY_STATE, BUSY_RECENT };
+
+uint64_t brk__activity(const struct brk__record *r, uint64_t head)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	switch (BRK__HEAD_KIND(head)) {
+	case BRK_KIND_BREAKER:
+		for (i = 0; i < BRK__CTR_COUNT; i++)
+			sum += uatomic_read(&r->ctr[i]);
+		break;
+	case BRK_KIND_BUCKET:
+		sum = uatomic_read(&r->ext[BRK__BK_TAKEN]) +
+		      uatomic_read(&r->ext[BRK__BK_DENIED]) +
+		      uatomic_read(&r->ext[BRK__BK_TOKENS]);
+		break;
+	case BRK_KIND_BUDGET:
+		sum = uatomic_read(&r->ext[BRK__BG_DEPOSITS]) +
+		      uatomic_read(&r->ext[BRK__BG_RETRIES]) +
+		      uatomic_read(&r->ext[BRK__BG_RETRIES_FLOOR]) +
+		      uatomic_read(&r->ext[BRK__BG_DEFERRED]);
+		break;
+	}
+	return sum;
+}
+
+static int leases_held(const struct brk__lease *l, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (uatomic_read(&l[i].owner))
+			return 1;
+	return 0;
+}
+
+/* Is @r (live head @head) idle for @idle_ms at @rel (ms since epoch)?
+ * @idle_ms 0: only leases and state count. */
+static enum why idle_check(const struct brk__record *r, uint64_t head,
+			   uint64_t idle_ms, uint64_t rel)
+{
+	if (BRK__HEAD_KIND(head) == BRK_KIND_BREAKER) {
+		if (leases_held(r->probes, BRK__PROBE_SLOTS) ||
+		    leases_held(r->permits, BRK__PERMIT_SLOTS))
+			return BUSY_LEASE;
+		if (BRK__ST_STATE(uatomic_read(&r->state)) != BRK_CLOSED ||
+		    uatomic_read(&r->mode) != BRK_MODE_NORMAL)
+			return BUSY_STATE;
+	}
+	if (idle_ms) {
+		uint64_t since = uatomic_read(&r->idle_since_ms);
+		if (since == 0 || brk__activity(r, head) != uatomic_read(&r->idle_snap) ||
+		    rel + 1 < since || rel + 1 - since < idle_ms)
+			return BUSY_RECENT;
+	}
+	return IDLE;
+}
+
+/* Turn index slot @pos into a tomb; tombs just before an empty slot end
+ * no chain and become empty again (inserts and this run only under the
+ * lock; a lookup that reads either value finds the same records). */
+static void tomb(brk_segment *s, uint32_t pos)
+{
+	uint32_t mask = s->index_slots - 1, i;
+
+	uatomic_set(&s->index[pos], BRK__IDX_TOMB);
+	if (uatomic_read(&s->index[(pos + 1) & mask]) != 0)
+		return;
+	for (i = 0; i < s->index_slots &&
+		    uatomic_read(&s->index[pos]) == BRK__IDX_TOMB;
+	     i++, pos = (pos - 1) & mask)
+		uatomic_set(&s->index[pos], 0);
+}
+
+/* Retire record @idx at index slot @pos, lock held. 0 or -EBUSY (*why). */
+static int retire_locked(brk_segment *s, uint32_t idx, uint32_t pos,
+			 uint64_t idle_ms, uint64_t rel, enum why *why)
+{
+	struct brk__record *r = brk__rec(s, idx);
+	uint64_t head = uatomic_read(&r->head), gone;
+
+	if (!brk__head_live(head))
+		return -ENOENT;
+	gone = BRK__HEAD_MAKE(BRK__KIND_RETIRED, BRK__HEAD_UNITS(head),
+			      BRK__HEAD_GEN(head));
+	uatomic_set(&s->hdr->index_intent_head, head);
+	uatomic_set(&s->hdr->index_intent,
+		    BRK__INTENT_MAKE(BRK__INTENT_RETIRE, idx + 1));
+	if (uatomic_cmpxchg(&r->head, head, gone) != head) /* full barrier */
+		return -BRK_ECORRUPT; /* only lock holders change a live head */
+	*why = idle_check(r, head, idle_ms, rel);
+	if (*why != IDLE) {
+		(void)uatomic_cmpxchg(&r->head, gone, head);
+		uatomic_set(&s->hdr->index_intent, 0);
+		return -EBUSY;
+	}
+	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_RETIRED,
+			  brk__self()->pid, idle_ms);
+	tomb(s, pos);
+	uatomic_add_return(&s->hdr->index_seq, 1);
+	if (uatomic_read(&s->hdr->live_records))
+		uatomic_add_return(&s->hdr->live_records, -1);
+	uatomic_add_return(&s->hdr->retired_total, 1);
+	brk__free(s, idx, 1);
+	uatomic_set(&s->hdr->index_intent, 0);
+	return 0;
+}
+
+/* Note what the sweep sees of @r; 1 if it may be idle long enough. */
+static int observe(struct brk__record *r, uint64_t head, uint64_t idle_ms,
+		   uint64_t rel)
+{
+	uint64_t act = brk__activity(r, head);
+	uint64_t since = uatomic_read(&r->idle_since_ms);
+
+	if (since == 0 || act != uatomic_read(&r->idle_snap)) {
+		uatomic_set(&r->idle_snap, act);
+		uatomic_set(&r->idle_since_ms, rel + 1);
+		return 0;
+	}
+	return rel + 1 >= since && rel + 1 - since >= idle_ms;
+}
+
+int brk_retire(brk_segment *seg, const char *name, uint64_t idle_ms)
+{
+	uint32_t idx, pos;
+	enum why why = IDLE;
+	uint64_t h, rel;
+	int rc;
+
+	if (!seg)
+		return -EINVAL;
+	rc = brk_name_validate(name);
+	if (rc)
+		return rc;
+	if (seg->readonly)
+		return -EROFS;
+	h = brk__hash(name);
+	rc = brk__lookup(seg, name, h, &idx);
+	if (rc)
+		return rc;
+	if (idle_ms > BRK_MAX_DURATION_MS)
+		idle_ms = BRK_MAX_DURATION_MS;
+	rel = brk__rel_ms(seg, brk__now(seg));
+	if (idle_ms) { /* the sweep's notes: this call watches it too */
+		struct brk__record *r = brk__rec(seg, idx);
+		uint64_t head = uatomic_read(&r->head);
+		if (brk__head_live(head) && !observe(r, head, idle_ms, rel))
+			return -EBUSY;
+	}
+	rc = brk__index_lock(seg);
+	if (rc)
+		return rc;
+	rc = brk__lookup(seg, name, h, &idx);
+	if (rc == 0)
+		rc = brk__index_pos(seg, name, h, idx, &pos);
+	if (rc == 0)
+		rc = retire_locked(seg, idx, pos, idle_ms, rel, &why);
+	brk__index_unlock(seg);
+	return rc;
+}
+
+static void count_busy(struct brk_retire_stats *st, int rc, enum why why)
+{
+	if (rc == -BRK_ECONTENDED)
+		st->busy_locked++;
+	else if (why == BUSY_LEASE)
+		st->busy_lease++;
+	else if (why == BUSY_STATE)
+		st->busy_state++;
+	else if (why == BUSY_RECENT)
+		st->busy_recent++;
+}
+
+int brk_retire_idle(brk_segment *seg, uint64_t idle_ms, uint32_t max,
+		    struct brk_retire_stats *st)
+{
+	uint32_t pos, n, mask;
+	uint64_t rel;
+
+	_Static_assert(sizeof(struct brk_retire_stats) == 64, "retire stats: 64 bytes");
+	if (!seg || !st || idle_ms == 0)
+		return -EINVAL;
+	if (seg->readonly)
+		return -EROFS;
+	if (idle_ms > BRK_MAX_DURATION_MS)
+		idle_ms = BRK_MAX_DURATION_MS;
+	pos = st->cursor;
+	memset(st, 0, sizeof(*st));
+	st->index_slots = seg->index_slots;
+	mask = seg->index_slots - 1;
+	if (pos > mask)
+		pos = 0;
+	if (max == 0 || max > seg->index_slots)
+		max = seg->index_slots;
+	rel = brk__rel_ms(seg, brk__now(seg));
+	for (n = 0; n < max; n++, pos++) {
+		uint64_t w, head;
+		struct brk__record *r;
+		enum why why = IDLE;
+		int rc;
+
+		if (pos > mask) {
+			pos = 0;
+			st->wrapped = 1;
+		}
+		w = uatomic_read(&seg->index[pos]);
+		r = brk__slot_rec(seg, w);
+		if (!r)
+			continue;
+		head = uatomic_read(&r->head);
+		if (!brk__head_live(head))
+			continue;
+		st->visited++;
+		if (!observe(r, head, idle_ms, rel)) {
+			if (idle_check(r, head, 0, rel) == BUSY_LEASE)
+				st->busy_lease++;
+			else if (idle_check(r, head, 0, rel) == BUSY_STATE)
+				st->busy_state++;
+			else
+				st->busy_recent++;
+			continue;
+		}
+		why = idle_check(r, head, idle_ms, rel); /* cheap pre-check */
+		if (why != IDLE) {
+			count_busy(st, -EBUSY, why);
+			continue;
+		}
+		rc = brk__index_lock(seg);
+		if (rc) {
+			count_busy(st, rc, why);
+			continue;
+		}
+		/* the slot may have changed before we took the lock */
+		if (uatomic_read(&seg->index[pos]) == w &&
+		    uatomic_read(&r->head) == head)
+			rc = retire_locked(seg, BRK__IDX_REC(w) - 1, pos, idle_ms,
+					   rel, &why);
+		else
+			rc = -ENOENT;
+		brk__index_unlock(seg);
+		if (rc == 0)
+			st->retired++;
+		else if (rc == -EBUSY)
+			count_busy(st, rc, why);
+	}
+	if (pos > mask) {
+		pos = 0;
+		st->wrapped = 1;
+	}
+	st->cursor = pos;
+	return (int)st->retired;
+}
