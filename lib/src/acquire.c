@@ -25,16 +25,19 @@ static uint64_t ns_to_ms_ceil(uint64_t ns)
 	return ns / 1000000u + (ns % 1000000u != 0);
 }
 
-/* Claim a bulkhead permit if the breaker has a bulkhead. */
+/* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
+ * primary block, then of the overflow block, max_concurrent in all. */
 static int take_permit(brk_breaker *b, brk_permit *p)
 {
 	struct brk__record *r = b->rec;
 	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
-	uint64_t hw = uatomic_read(&r->permit_hw);
+	struct brk__slots set;
+	uint64_t hw;
 	uint32_t slot;
 
 	if (mc == 0)
 		return 0;
+	hw = uatomic_read(&r->permit_hw);
 	while (hw < mc) { /* before the claim: a counter then sees our slot */
 		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
 		if (seen == hw)
@@ -42,10 +45,10 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		else
 			hw = seen;
 	}
-	p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
-				      PERMIT_TAG, &slot);
+	brk__permit_slots(b->seg, r, &set);
+	p->permit_ = brk__lease_claim(b->seg, &set, mc, PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, r->permits, mc, PERMIT_TAG,
+		p->permit_ = brk__lease_claim(b->seg, &set, mc, PERMIT_TAG,
 					      PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
@@ -58,9 +61,9 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 	if (hw > BRK__PERMIT_SLOTS)
 		hw = BRK__PERMIT_SLOTS; /* untrusted */
 	if (hw > mc &&
-	    brk__lease_count(r->permits + mc, (uint32_t)hw - mc, PERMIT_TAG) != 0 &&
-	    brk__lease_count(r->permits, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
-		brk__lease_free(&r->permits[slot], p->permit_);
+	    brk__lease_count(&set, mc, (uint32_t)hw, PERMIT_TAG) != 0 &&
+	    brk__lease_count(&set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
+		brk__lease_free(brk__slot(&set, slot), p->permit_);
 		p->permit_ = 0;
 		return -BRK_EFULL;
 	}
@@ -93,17 +96,20 @@ static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
  * failed probes. Returns 1 if one was reclaimed (the state may have
  * moved on). */
 static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
-			   uint64_t now, uint32_t n)
+			   uint64_t now, const struct brk__slots *set, uint32_t n)
 {
 	uint64_t timeout = brk__cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
 	uint64_t rel = brk__rel_ms(s, now), claim;
 	uint32_t i;
 
+	if (n > brk__slots_total(set))
+		n = brk__slots_total(set);
 	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&r->probes[i].owner);
+		struct brk__lease *l = brk__slot(set, i);
+		uint64_t o = uatomic_read(&l->owner);
 		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
 			continue;
-		if (brk__lease_claim_ms(&r->probes[i], o, &claim) != 0)
+		if (brk__lease_claim_ms(l, o, &claim) != 0)
 			continue;
 		if (BRK__CLAIM_AGE(rel, claim) >= timeout &&
 		    brk__reclaim_probe(s, r, i, o, BRK_EV_RECLAIM_TIMEOUT))
@@ -120,13 +126,17 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	struct brk__record *r = b->rec;
 	uint32_t n = brk__cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
 	uint32_t g = BRK__ST_TAG(w), slot;
+	struct brk__slots set;
 	uint64_t wait;
 
+	/* probe0, then the probe extension (linked before half_open_probes
+	 * was raised above 1) */
+	brk__probe_slots(b->seg, r, &set);
 	/* An expired probe is reclaimed (as failed) whatever the other slots
 	 * hold: a free slot must not let a hung probe linger. */
-	if (reclaim_expired(b->seg, r, w, now, n))
+	if (reclaim_expired(b->seg, r, w, now, &set, n))
 		return -EAGAIN;
-	p->token_ = brk__lease_claim(b->seg, r->probes, n, g, g, &slot);
+	p->token_ = brk__lease_claim(b->seg, &set, n, g, g, &slot);
 	if (!p->token_) {
 		if (brk__caller_reclaim(b))
 			return -EAGAIN;
@@ -139,13 +149,13 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	p->probe_slot_ = (uint16_t)slot;
 	if (uatomic_read(&r->state) != w) {
 		/* A probe of a generation that is already over. */
-		brk__lease_free(&r->probes[slot], p->token_);
+		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		return -EAGAIN;
 	}
 	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
 	if (take_permit(b, p) != 0) {
-		brk__lease_free(&r->probes[slot], p->token_);
+		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		return refuse(b, why, BRK__CTR_REJ_FULL, -BRK_EFULL, 0,
 			      BRK_CAUSE_FULL);
@@ -155,9 +165,10 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	 * reclaimed as an expired probe (counted as failed), and must not run
 	 * as a probe without a lease beside a new one (the spin model's
 	 * BUG_ADMIT_UNOWNED). */
-	if (uatomic_read(&r->probes[slot].owner) != p->token_) {
+	if (uatomic_read(&brk__slot(&set, slot)->owner) != p->token_) {
 		if (p->permit_)
-			brk__lease_free(&r->permits[p->permit_slot_], p->permit_);
+			brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_),
+					p->permit_);
 		p->permit_ = 0;
 		p->token_ = 0;
 		return -EAGAIN;

@@ -115,11 +115,11 @@ int brk__handle(brk_segment *s, const char *name, int create, int kind,
 			brk__parents_resolve(b);
 		b = cache_put(s, b);
 	}
-	switch (uatomic_read(&b->rec->kind)) {
+	switch (BRK__HEAD_KIND(uatomic_read(&b->rec->head))) {
 	case BRK_KIND_BREAKER:
 	case BRK_KIND_BUCKET:
 	case BRK_KIND_BUDGET:
-		if (uatomic_read(&b->rec->kind) != (uint64_t)kind)
+		if (BRK__HEAD_KIND(uatomic_read(&b->rec->head)) != (uint32_t)kind)
 			return -EMEDIUMTYPE;
 		break;
 	default:

@@ -1,13 +1,16 @@
 /*
- * index.c - the shared name index: name -> record, and record creation.
+ * index.c - the shared name index: name -> record ref, and record
+ * creation.
  *
- * Open addressing with linear probing, insert-only; a slot is 0 or
- * (hash32 << 32 | record index + 1), claimed by one CAS, so a concurrent
- * get-or-create of one name from many processes yields exactly one
- * record. A creator allocates its record first (CAS on
- * header.record_count, bounded by the capacity), initialises it, then
- * publishes it with the index CAS; a creator that loses the race marks its
- * record an orphan (never listed) and uses the winner's.
+ * Open addressing with linear probing; a slot is 0 or (hash32 << 32 |
+ * ref + 1), claimed by one CAS, so a concurrent get-or-create of one name
+ * from many processes yields exactly one record. A creator reserves a
+ * record (CAS on header.live_records, bounded by the capacity), allocates
+ * the kind's run of arena units and the extension blocks its settings
+ * need (alloc.c, blocks.c), initialises them, writes the head word last
+ * and publishes the record with the index CAS; a creator that loses the
+ * race marks its run an orphan, gives it back (brk__free) and uses the
+ * winner's record.
  */
 #include <sched.h>
 #include <string.h>
@@ -15,29 +18,67 @@
 #include "ident.h"
 #include "internal.h"
 
-#define BRK__KIND_ORPHAN 0xdeadu
+int brk__ref_kind(brk_segment *s, uint32_t ref)
+{
+	uint64_t head;
+	uint32_t kind, units;
+
+	if (ref == 0 || ref >= s->arena_units)
+		return -BRK_ECORRUPT;
+	head = uatomic_read(&brk__rec(s, ref)->head);
+	kind = BRK__HEAD_KIND(head);
+	if (kind == 0 || kind == BRK__KIND_RETIRED || kind == BRK__KIND_ORPHAN)
+		return 0;
+	units = brk__kind_units(kind);
+	if (units == 0 || BRK__HEAD_UNITS(head) != units ||
+	    units > s->arena_units - ref)
+		return -BRK_ECORRUPT;
+	return (int)kind;
+}
+
+int brk__index_record(brk_segment *s, uint64_t w, uint32_t *ref)
+{
+	uint32_t rec1 = BRK__IDX_REC(w);
+	int kind;
+
+	if (w == 0)
+		return 0;
+	if (rec1 == 0)
+		return -BRK_ECORRUPT;
+	cmm_smp_rmb();
+	kind = brk__ref_kind(s, rec1 - 1);
+	if (kind > 0)
+		*ref = rec1 - 1;
+	return kind;
+}
 
 /* Is index word @w the record for @name? 1 yes, 0 no, <0 corrupt. */
 static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 			uint64_t h, uint32_t *idx)
 {
-	uint32_t rec1 = BRK__IDX_REC(w);
-	struct brk__record *r;
 	char got[BRK__NAME_BYTES];
+	uint32_t ref = 0;
+	uint64_t head;
 	int rc;
 
 	if (BRK__IDX_HASH(w) != (uint32_t)(h >> 32))
 		return 0;
-	if (rec1 == 0 || rec1 > s->capacity)
-		return -BRK_ECORRUPT;
-	cmm_smp_rmb();
-	r = brk__rec(s, rec1 - 1);
-	rc = brk__record_name(r, got);
+	rc = brk__index_record(s, w, &ref);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		/* a published slot names a published record: only a retired
+		 * one is legitimately something else */
+		head = BRK__IDX_REC(w) - 1 < s->arena_units
+			? uatomic_read(&brk__rec(s, BRK__IDX_REC(w) - 1)->head) : 0;
+		return BRK__HEAD_KIND(head) == BRK__KIND_RETIRED ? 0 : -BRK_ECORRUPT;
+	}
+	rc = brk__record_name(brk__rec(s, ref), got);
 	if (rc)
 		return rc;
 	if (strcmp(got, name) != 0)
 		return 0;
-	*idx = rec1 - 1;
+	*idx = ref;
 	return 1;
 }
 
@@ -58,63 +99,60 @@ int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx)
 	return -ENOENT;
 }
 
-static int alloc_record(brk_segment *s, uint32_t *idx)
+/* One record of the capacity (CAS-bumped header.live_records). */
+static int reserve_record(brk_segment *s)
 {
 	int tries;
 
 	for (tries = 0; tries < BRK__CAS_TRIES * 16; tries++) {
-		uint64_t n = uatomic_read(&s->hdr->record_count);
+		uint64_t n = uatomic_read(&s->hdr->live_records);
 		if (n >= s->capacity)
 			return -ENOSPC;
-		if (uatomic_cmpxchg(&s->hdr->record_count, n, n + 1) == n) {
-			*idx = (uint32_t)n;
+		if (uatomic_cmpxchg(&s->hdr->live_records, n, n + 1) == n)
 			return 0;
-		}
 	}
 	return -BRK_ECONTENDED;
 }
 
-/* Take back a record orphaned by a lost creation race: CAS(kind, orphan
- * -> 0), then clear it (no index slot points at an orphan). */
-static int reuse_orphan(brk_segment *s, uint32_t *idx)
+static void unreserve_record(brk_segment *s)
 {
-	uint32_t n = brk_record_count(s), i;
-
-	if (uatomic_read(&s->hdr->orphans) == 0)
-		return -ENOSPC;
-	for (i = 0; i < n; i++) {
-		struct brk__record *r = brk__rec(s, i);
-		if (uatomic_read(&r->kind) != BRK__KIND_ORPHAN ||
-		    uatomic_cmpxchg(&r->kind, BRK__KIND_ORPHAN, 0) != BRK__KIND_ORPHAN)
-			continue;
-		uatomic_add_return(&s->hdr->orphans, -1);
-		memset((uint8_t *)r + sizeof(r->kind), 0, sizeof(*r) - sizeof(r->kind));
-		*idx = i;
-		return 0;
-	}
-	return -ENOSPC;
+	(void)uatomic_add_return(&s->hdr->live_records, -1);
 }
 
-static void init_record(brk_segment *s, struct brk__record *r,
-			const char *name, uint64_t h, int kind,
-			const struct brk__init *init)
+/* Initialise the run at @r (nobody else refers to it yet) and write its
+ * head last. Breakers get the extension blocks their settings need first:
+ * no process ever sees a record without the blocks its settings use. */
+static int init_record(brk_segment *s, struct brk__record *r, uint32_t units,
+		       const char *name, uint64_t h, int kind,
+		       const struct brk__init *init)
 {
-	uint32_t i;
-
+	uint64_t gen = BRK__HEAD_GEN(uatomic_read(&r->head));
+	uint64_t *w = brk__xw(r);
 	size_t len = strlen(name);
+	uint32_t i;
+	int rc;
 
-	memset(r->name, 0, sizeof(r->name));
+	memset(w + 1, 0, (size_t)units * BRK__UNIT - sizeof(r->head));
 	memcpy(r->name, name, len);
 	uatomic_set(&r->hash, h);
-	if (init && init->cfg)
-		brk__config_store(r, init->cfg);
+	if (kind == BRK_KIND_BREAKER) {
+		if (init && init->cfg) {
+			rc = brk__ensure_blocks(s, r, init->cfg);
+			if (rc) {
+				brk__free_blocks(s, r);
+				return rc;
+			}
+			brk__config_store(r, init->cfg);
+		}
+		uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0));
+	}
 	for (i = 0; init && i < init->n_ext && i < 4; i++)
-		if (init->ext[i].idx < sizeof(r->ext) / sizeof(r->ext[0]))
-			uatomic_set(&r->ext[init->ext[i].idx], init->ext[i].val);
-	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, 0));
-	(void)s;
+		if (init->ext[i].idx >= BRK__ID_WORDS &&
+		    init->ext[i].idx < units * BRK__UNIT_WORDS)
+			uatomic_set(&w[init->ext[i].idx], init->ext[i].val);
 	cmm_smp_wmb();
-	uatomic_set(&r->kind, (uint64_t)kind);
+	uatomic_set(&r->head, BRK__HEAD_MAKE(kind, units, gen));
+	return 0;
 }
 
 /* Publish record @mine under @name: 1 done, 0 lost the race (*idx is
@@ -142,25 +180,39 @@ static int publish(brk_segment *s, const char *name, uint64_t h,
 	return -ENOSPC;
 }
 
-/* Allocate, initialise and publish a record for @name (we hold a
- * "creating" count meanwhile). -ENOSPC: no record free right now. */
+/* Reserve, allocate, initialise and publish a record for @name (we hold
+ * a "creating" count meanwhile). -ENOSPC: capacity or arena full. */
 static int create_once(brk_segment *s, const char *name, uint64_t h, int kind,
 		       const struct brk__init *init, uint32_t *idx)
 {
-	uint32_t mine;
+	uint32_t units = brk__kind_units((uint32_t)kind), mine;
+	struct brk__record *r;
 	int rc;
 
-	rc = alloc_record(s, &mine);
-	if (rc == -ENOSPC)
-		rc = reuse_orphan(s, &mine);
+	if (units == 0)
+		return -EINVAL;
+	rc = reserve_record(s);
 	if (rc)
 		return rc;
-	init_record(s, brk__rec(s, mine), name, h, kind, init);
-	rc = publish(s, name, h, mine, idx);
-	if (rc == 1)
-		return 0;
-	uatomic_set(&brk__rec(s, mine)->kind, BRK__KIND_ORPHAN);
-	uatomic_add_return(&s->hdr->orphans, 1);
+	rc = brk__alloc(s, units, &mine);
+	if (rc) {
+		unreserve_record(s);
+		return rc;
+	}
+	r = brk__rec(s, mine);
+	rc = init_record(s, r, units, name, h, kind, init);
+	if (rc == 0) {
+		rc = publish(s, name, h, mine, idx);
+		if (rc == 1)
+			return 0;
+		/* lost the race (or no index slot): give everything back */
+		brk__free_blocks(s, r);
+		(void)uatomic_add_return(&s->hdr->orphans, 1);
+	}
+	uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_ORPHAN, units,
+					     BRK__HEAD_GEN(uatomic_read(&r->head))));
+	brk__free(s, mine, units);
+	unreserve_record(s);
 	return rc;
 }
 
@@ -197,7 +249,7 @@ int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 
 uint32_t brk_record_count(brk_segment *s)
 {
-	uint64_t n = uatomic_read(&s->hdr->record_count);
+	uint64_t n = uatomic_read(&s->hdr->live_records);
 
 	return n > s->capacity ? s->capacity : (uint32_t)n;
 }

@@ -33,7 +33,7 @@ int brk__tag_older(uint32_t tag, uint32_t cur)
 	return d != 0 && d < (BRK__TOK_TAG_MASK + 1) / 2;
 }
 
-uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
+uint64_t brk__lease_claim(brk_segment *s, const struct brk__slots *slots,
 			  uint32_t n, uint32_t gen, uint32_t cur_tag,
 			  uint32_t *slot_out)
 {
@@ -41,17 +41,20 @@ uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 	uint32_t i, nonce = brk__next_nonce();
 	uint64_t token = BRK__TOK_MAKE(me->pid, gen, nonce);
 
+	if (n > brk__slots_total(slots))
+		n = brk__slots_total(slots);
 	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&slots[i].owner);
+		struct brk__lease *l = brk__slot(slots, i);
+		uint64_t o = uatomic_read(&l->owner);
 		if (o != 0 && !brk__tag_older(BRK__TOK_GEN(o), cur_tag))
 			continue;
-		if (uatomic_cmpxchg(&slots[i].owner, o, token) != o)
+		if (uatomic_cmpxchg(&l->owner, o, token) != o)
 			continue;
 		BRK__KILLPOINT(BRK__KP_LEASE_CLAIMED);
-		uatomic_set(&slots[i].meta,
+		uatomic_set(&l->meta,
 			    BRK__TAG_MAKE(brk__rel_ms(s, brk__now(s)), nonce));
 		BRK__KILLPOINT(BRK__KP_LEASE_META);
-		uatomic_set(&slots[i].start, BRK__TAG_MAKE(me->start_ticks, nonce));
+		uatomic_set(&l->start, BRK__TAG_MAKE(me->start_ticks, nonce));
 		BRK__KILLPOINT(BRK__KP_LEASE_START);
 		*slot_out = i;
 		return token;
@@ -61,7 +64,7 @@ uint64_t brk__lease_claim(brk_segment *s, struct brk__lease *slots,
 
 int brk__lease_free(struct brk__lease *l, uint64_t token)
 {
-	if (token == 0)
+	if (token == 0 || !l)
 		return -BRK_ESTALE;
 	return uatomic_cmpxchg(&l->owner, token, 0) == token ? 0 : -BRK_ESTALE;
 }
@@ -77,13 +80,15 @@ int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
 	return 0;
 }
 
-uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
-			  uint32_t tag)
+uint32_t brk__lease_count(const struct brk__slots *slots, uint32_t from,
+			  uint32_t to, uint32_t tag)
 {
 	uint32_t i, c = 0;
 
-	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&slots[i].owner);
+	if (to > brk__slots_total(slots))
+		to = brk__slots_total(slots);
+	for (i = from; i < to; i++) {
+		uint64_t o = uatomic_read(&brk__slot(slots, i)->owner);
 		if (o != 0 && BRK__TOK_GEN(o) == tag)
 			c++;
 	}

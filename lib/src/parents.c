@@ -13,7 +13,7 @@ void brk__parents_resolve(brk_breaker *b)
 {
 	char prefix[BRK_NAME_MAX + 1];
 	uint32_t n = 0, missing = 0, idx;
-	uint64_t at = uatomic_read(&b->seg->hdr->record_count);
+	uint64_t at = uatomic_read(&b->seg->hdr->live_records);
 	size_t i;
 
 	for (i = 0; b->name[i]; i++) {
@@ -23,7 +23,7 @@ void brk__parents_resolve(brk_breaker *b)
 		memcpy(prefix, b->name, i);
 		prefix[i] = '\0';
 		if (brk__lookup(b->seg, prefix, brk__hash(prefix), &idx) == 0 &&
-		    uatomic_read(&brk__rec(b->seg, idx)->kind) == BRK_KIND_BREAKER)
+		    brk__ref_kind(b->seg, idx) == BRK_KIND_BREAKER)
 			r = brk__rec(b->seg, idx);
 		else
 			missing++;
@@ -42,7 +42,7 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 	if (n == 0)
 		return 0;
 	if (uatomic_read(&b->parents_missing) &&
-	    uatomic_read(&b->seg->hdr->record_count) != uatomic_read(&b->parents_at))
+	    uatomic_read(&b->seg->hdr->live_records) != uatomic_read(&b->parents_at))
 		brk__parents_resolve(b);
 	for (k = 0; k < n; k++) {
 		const struct brk__record *r = uatomic_read(&b->parents[k]);

@@ -28,16 +28,20 @@ static void scan_probes(brk_segment *s, struct brk__record *r,
 {
 	uint64_t w = uatomic_read(&r->state), rel = brk__rel_ms(s, brk__now(s));
 	uint64_t timeout = brk__cfg(r, BRK__CFG_PROBE_TIMEOUT_MS), claim;
-	uint32_t i;
+	struct brk__slots set;
+	uint32_t i, n;
 
-	for (i = 0; i < BRK__PROBE_SLOTS; i++) {
-		uint64_t o = uatomic_read(&r->probes[i].owner);
+	brk__probe_slots(s, r, &set); /* probe0 and the probe extension */
+	n = brk__slots_total(&set);
+	for (i = 0; i < n; i++) {
+		struct brk__lease *l = brk__slot(&set, i);
+		uint64_t o = uatomic_read(&l->owner);
 		int reason = 0;
 		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
 			continue;
-		if (lease_owner_dead(&r->probes[i], o))
+		if (lease_owner_dead(l, o))
 			reason = BRK_EV_RECLAIM_DEAD;
-		else if (brk__lease_claim_ms(&r->probes[i], o, &claim) == 0 &&
+		else if (brk__lease_claim_ms(l, o, &claim) == 0 &&
 			 BRK__CLAIM_AGE(rel, claim) >= timeout)
 			reason = BRK_EV_RECLAIM_TIMEOUT;
 		if (!reason || !brk__reclaim_probe(s, r, i, o, reason))
@@ -55,16 +59,20 @@ static void scan_probes(brk_segment *s, struct brk__record *r,
 static void scan_permits(brk_segment *s, struct brk__record *r,
 			 struct brk_reclaim_stats *st)
 {
-	uint32_t tag = (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK), i;
+	const uint32_t tag = 0; /* permit tokens carry tag 0 (layout.h) */
 	char name[BRK__NAME_BYTES];
+	struct brk__slots set;
+	uint32_t i, n;
 
-	for (i = 0; i < BRK__PERMIT_SLOTS; i++) {
-		uint64_t o = uatomic_read(&r->permits[i].owner);
+	brk__permit_slots(s, r, &set); /* the primary and overflow blocks */
+	n = brk__slots_total(&set);
+	for (i = 0; i < n; i++) {
+		struct brk__lease *l = brk__slot(&set, i);
+		uint64_t o = uatomic_read(&l->owner);
 		uint64_t w;
-		if (o == 0 || BRK__TOK_GEN(o) != tag ||
-		    !lease_owner_dead(&r->permits[i], o))
+		if (o == 0 || BRK__TOK_GEN(o) != tag || !lease_owner_dead(l, o))
 			continue;
-		if (uatomic_cmpxchg(&r->permits[i].owner, o, 0) != o)
+		if (uatomic_cmpxchg(&l->owner, o, 0) != o)
 			continue;
 		brk__count(r, BRK__CTR_RECLAIMED);
 		st->dead_owner++;
@@ -99,18 +107,21 @@ int brk__caller_reclaim(brk_breaker *b)
 int brk_reclaim(brk_segment *s, struct brk_reclaim_stats *st)
 {
 	struct brk_reclaim_stats local;
-	uint32_t n, i;
+	uint32_t i;
 
 	memset(&local, 0, sizeof(local)); /* reserved_ too */
 	if (!s)
 		return -EINVAL;
 	if (s->readonly)
 		return -EROFS;
-	n = brk_record_count(s);
-	for (i = 0; i < n; i++) {
-		struct brk__record *r = brk__rec(s, i);
-		if (uatomic_read(&r->kind) != BRK_KIND_BREAKER)
+	/* every published record: walk the name index */
+	for (i = 0; i < s->index_slots; i++) {
+		struct brk__record *r;
+		uint32_t ref;
+		if (brk__index_record(s, uatomic_read(&s->index[i]), &ref) !=
+		    BRK_KIND_BREAKER)
 			continue;
+		r = brk__rec(s, ref);
 		scan_probes(s, r, &local);
 		scan_permits(s, r, &local);
 	}
