@@ -543,9 +543,9 @@ int bctl_cmd_metrics(struct bctl *g, int argc, char **argv)
 	if (rc)
 		return rc;
 	brk_segment_info(seg, &si);
-	records = brk_record_count(seg);
-	if (records > si.capacity)
-		records = si.capacity;
+	/* refs are arena units; records start anywhere below the units
+	 * handed out so far */
+	records = si.unit_bytes ? (uint32_t)(si.arena_used_bytes / si.unit_bytes) : 0;
 	rc = m_collect(g, seg, records, &r);
 	if (rc == 0) {
 		m_print(stdout, &si, &r);

@@ -61,12 +61,13 @@ static int list_all(const struct bctl *g, brk_segment *seg, int json)
 {
 	struct brk_segment_info si;
 	json_t *arr = json ? json_array() : NULL;
-	uint32_t n = brk_record_count(seg), i;
+	uint32_t n, i;
 	int bad = 0;
 
 	brk_segment_info(seg, &si);
-	if (n > si.capacity)
-		n = si.capacity;
+	/* refs are arena units: records start anywhere below the units
+	 * handed out so far (the rest answer -ENOENT) */
+	n = si.unit_bytes ? (uint32_t)(si.arena_used_bytes / si.unit_bytes) : 0;
 	if (json && !arr)
 		return cli_error("out of memory");
 	if (!json)

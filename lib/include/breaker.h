@@ -124,6 +124,8 @@ extern "C" {
 #define BRK_SHM_ENV "BREAKERD_SHM"        /* environment override */
 #define BRK_DEFAULT_CAPACITY 1024u        /* records */
 #define BRK_MAX_CAPACITY 1048576u         /* records */
+#define BRK_MIN_ARENA_BYTES 4096ull       /* brk_attach_opts.arena_bytes */
+#define BRK_MAX_ARENA_BYTES (1ull << 30)  /* 1 GiB of record storage */
 #define BRK_DEFAULT_MODE 0600u
 #define BRK_MAX_PROBES 8u                 /* half_open_probes upper bound */
 #define BRK_MAX_CONCURRENT 64u            /* bulkhead permits upper bound */
@@ -236,7 +238,7 @@ struct brk_attach_opts {
 	                           * 64 (every record a breaker, plus room for
 	                           extension blocks: bulkheads, probes above
 	                           1, window rules). Rounded down to 64 bytes;
-	                           4 KiB .. 1 GiB */
+	                           BRK_MIN_ARENA_BYTES .. BRK_MAX_ARENA_BYTES */
 };
 
 #define BRK_ATTACH_OPTS_SIZE_VER0 88u /* sizeof in BREAKER_0 */
@@ -278,7 +280,7 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  * Returns 0, or:
  *  -EINVAL  bad option (name not of the form "/name", capacity 0 or above
  *           BRK_MAX_CAPACITY, mode with bits outside 0777, arena_bytes
- *           outside 4 KiB .. 1 GiB), or o->size
+ *           outside BRK_MIN_ARENA_BYTES .. BRK_MAX_ARENA_BYTES), or o->size
  *           not a multiple of 8 or above BRK_STRUCT_SIZE_MAX;
  *  -E2BIG   o->size is larger than this library's struct and a field it
  *           does not know is not zero (built against a newer breaker.h);

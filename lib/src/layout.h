@@ -40,8 +40,10 @@ _Static_assert(BRK__NAME_BYTES == BRK_NAME_MAX + 1, "name bytes: the name and it
 /* Arena bounds. Unit 0 is never allocated: a link word of 0 means "no
  * block". Refs fit 24 bits (the permit_refs fields), so the arena is at
  * most 2^24 units (1 GiB). */
-#define BRK__ARENA_MIN_UNITS 64u
-#define BRK__ARENA_MAX_UNITS (1u << 24)
+#define BRK__ARENA_MIN_UNITS ((uint32_t)(BRK_MIN_ARENA_BYTES / BRK__UNIT))
+#define BRK__ARENA_MAX_UNITS ((uint32_t)(BRK_MAX_ARENA_BYTES / BRK__UNIT))
+_Static_assert(BRK__ARENA_MAX_UNITS == (1u << 24), "refs fit 24 bits");
+_Static_assert(BRK_MIN_ARENA_BYTES % BRK__UNIT == 0, "whole units");
 
 /* ---- header ---------------------------------------------------------- */
 struct brk__header {

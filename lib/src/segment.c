@@ -452,11 +452,11 @@ int brk_attach(const struct brk_attach_opts *user, brk_segment **out)
 	if (opts->arena_bytes &&
 	    (opts->arena_bytes < (uint64_t)BRK__ARENA_MIN_UNITS * BRK__UNIT ||
 	     opts->arena_bytes > (uint64_t)BRK__ARENA_MAX_UNITS * BRK__UNIT))
-		return fail(&c, -EINVAL, "arena of %llu bytes: it must be %u bytes "
-			    "to %llu bytes (1 GiB)",
+		return fail(&c, -EINVAL, "arena of %llu bytes: it must be %llu "
+			    "bytes to %llu bytes (1 GiB)",
 			    (unsigned long long)opts->arena_bytes,
-			    BRK__ARENA_MIN_UNITS * BRK__UNIT,
-			    (unsigned long long)BRK__ARENA_MAX_UNITS * BRK__UNIT);
+			    (unsigned long long)BRK_MIN_ARENA_BYTES,
+			    (unsigned long long)BRK_MAX_ARENA_BYTES);
 	c.deadline_ns = brk__monotonic_ns(NULL) +
 		(uint64_t)(opts->init_wait_ms ? opts->init_wait_ms : 2000) * 1000000u;
 	s = calloc(1, sizeof(*s));

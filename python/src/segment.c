@@ -170,7 +170,14 @@ static PyObject *segment_records(SegmentObject *self, PyObject *unused)
 	if (!in)
 		return PyErr_NoMemory();
 	l = PyList_New(0);
-	n = brk_record_count(self->seg);
+	/* refs are arena units: records start anywhere below the units
+	 * handed out so far (the rest answer -ENOENT) */
+	{
+		struct brk_segment_info si;
+
+		brk_segment_info(self->seg, &si);
+		n = si.unit_bytes ? (uint32_t)(si.arena_used_bytes / si.unit_bytes) : 0;
+	}
 	for (i = 0; l && i < n; i++) {
 		rc = brk_info_at(self->seg, i, in);
 		if (rc == -ENOENT)
