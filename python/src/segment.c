@@ -133,7 +133,8 @@ static PyObject *segment_info(SegmentObject *self, PyObject *unused)
 	}
 	if (!hb)
 		return NULL;
-	d = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:K,s:K,s:i,s:i,s:N,s:K,s:K,s:O}",
+	d = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:K,s:K,s:i,s:i,s:N,s:K,s:K,s:O,"
+			  "s:K,s:K,s:I}",
 			  "shm", si.shm_name, "layout_version", si.layout_version,
 			  "capacity", si.capacity, "used", si.used,
 			  "record_size", si.record_size,
@@ -143,7 +144,10 @@ static PyObject *segment_info(SegmentObject *self, PyObject *unused)
 			  "heartbeat_age_ms", hb,
 			  "daemon_interval_ms", (unsigned long long)si.daemon_interval_ms,
 			  "events_written", (unsigned long long)si.events_written,
-			  "readonly", si.readonly ? Py_True : Py_False);
+			  "readonly", si.readonly ? Py_True : Py_False,
+			  "arena_bytes", (unsigned long long)si.arena_bytes,
+			  "arena_used_bytes", (unsigned long long)si.arena_used_bytes,
+			  "unit_bytes", si.unit_bytes);
 	return d;
 }
 
