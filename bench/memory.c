@@ -97,7 +97,13 @@ static int attach_scan(const char *big, struct bench_memory *m,
 		free(info);
 		return rc;
 	}
-	n = brk_record_count(seg);
+	{
+		struct brk_segment_info si;
+
+		/* refs are arena units: try every unit handed out */
+		brk_segment_info(seg, &si);
+		n = si.unit_bytes ? (uint32_t)(si.arena_used_bytes / si.unit_bytes) : 0;
+	}
 	for (i = 0; i < n; i++)
 		if (brk_info_at(seg, i, info) == 0)
 			seen++;

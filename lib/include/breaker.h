@@ -319,7 +319,7 @@ struct brk_segment_info {
 	char shm_name[256];
 	uint32_t layout_version;
 	uint32_t capacity;         /* records */
-	uint32_t used;             /* records allocated */
+	uint32_t used;             /* records published (live) */
 	uint32_t record_size;      /* bytes of a breaker without extension
 	                              blocks (448; records are sized by
 	                              kind, see arena_bytes) */
@@ -946,9 +946,9 @@ BRK_API uint32_t brk_record_count(brk_segment *seg);
  * brk_info_at - snapshot the record whose ref is @idx (brk_info.index:
  * its first 64-byte unit in the arena; refs are not dense: walk the name
  * index, or units 1 .. arena_used_bytes / unit_bytes of
- * brk_segment_info). Returns 0, -ENOENT (@idx is not the start of a
- * published record), -BRK_ECORRUPT (the name index points at @idx and
- * the record there is damaged).
+ * brk_segment_info; each unit costs about one index lookup). Returns 0,
+ * -ENOENT (@idx is not the start of a published record), -BRK_ECORRUPT
+ * (the name index points at @idx and the record there is damaged).
  * Buckets and budgets fill name, index, kind and their own member
  * (.bucket, .budget) here. A macro over brk_info_at_sz(seg, idx, out,
  * sizeof(*out)) (see "Growing structs"); -EINVAL (NULL) too.

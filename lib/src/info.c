@@ -132,15 +132,22 @@ int brk__breaker_info(brk_breaker *b, struct brk_info *out)
 	return fill(b->seg, b->idx, out);
 }
 
-/* Does an index slot name @ref? (A unit that does not look like a record
- * is corrupt only if the index says a record is there.) */
+/* Does the index name @ref? Its slot is on the chain of the hash the
+ * record keeps (a record whose hash word is damaged too is not found:
+ * then the unit reads as "no record"). The chain ends at an empty slot,
+ * so this is as cheap as a lookup: listings call it for every unit. */
 static int indexed(brk_segment *s, uint32_t ref)
 {
-	uint32_t i;
+	uint64_t h = uatomic_read(&brk__rec(s, ref)->hash);
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
 
-	for (i = 0; i < s->index_slots; i++)
-		if (BRK__IDX_REC(uatomic_read(&s->index[i])) == ref + 1)
+	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+		uint64_t w = uatomic_read(&s->index[pos]);
+		if (w == 0)
+			return 0;
+		if (BRK__IDX_REC(w) == ref + 1)
 			return 1;
+	}
 	return 0;
 }
 
@@ -155,13 +162,16 @@ int brk__info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
 	if (idx == 0 || idx >= s->arena_units)
 		return -ENOENT;
 	rc = fill(s, idx, out);
-	if (rc < 0 && rc != -ENOENT) {
-		/* garbage where no record is (the middle of a run) is not one */
+	if (rc < 0) {
+		/* a unit that holds no record (the middle of a run, an
+		 * extension block, free space) is not one; a published record
+		 * that is damaged is corrupt */
 		memset(out, 0, sizeof(*out));
-		return indexed(s, idx) ? rc : -ENOENT;
+		if (rc == -ENOENT && BRK__HEAD_KIND(uatomic_read(&brk__rec(s, idx)->head)) ==
+				     BRK__KIND_RETIRED)
+			return -ENOENT; /* being retired */
+		return indexed(s, idx) ? (rc == -ENOENT ? -BRK_ECORRUPT : rc) : -ENOENT;
 	}
-	/* Only the record the name index points at is listed: a creator
-	 * killed between initialising and publishing leaves a ghost. */
 	if (rc == 0 && (brk__lookup(s, out->name, brk__hash(out->name), &found) != 0 ||
 			found != idx)) {
 		memset(out, 0, sizeof(*out));
