@@ -119,6 +119,7 @@ static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
 }
 
 /* HALF_OPEN: claim a probe slot. -EAGAIN: state moved, look again. */
+__attribute__((noinline)) /* half-open only: keep it off the closed fast path */
 static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		     struct brk_refusal *why)
 {

@@ -96,6 +96,12 @@ _Static_assert(BRK_MAX_PROBES < (1u << 4) && BRK_MAX_QUORUM < (1u << 4),
 _Static_assert(BRK_MAX_CONCURRENT < (1u << 7) && 100 < (1u << 7),
 	       "max_concurrent, pcts: 7 bits");
 
+/* brk__window_active() tests failure_rate_pct and slow_call_ms at once:
+ * they are the top bits of one word. */
+_Static_assert(BRK__CFG_WINDOW_SHIFT == 19 && BRK__CFG_WINDOW_WORD == 1,
+	       "window word: failure_rate_pct at bit 19, slow_call_ms above it "
+	       "to bit 63 (layout.h brk__cfg_pos)");
+
 static uint64_t field_mask(struct brk__cfg_field f)
 {
 	return ((1ULL << f.bits) - 1u) << f.shift;

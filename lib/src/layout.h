@@ -277,18 +277,20 @@ enum brk__cfg {
  * [shift, shift + bits) of word cfg[word], wide enough for its public
  * range (static-asserted in config.c):
  *
- *   cfg[0]  window_ms:38        | failure_threshold:20 | half_open_probes:4
- *   cfg[1]  slow_call_ms:38     | failure_rate_pct:7   | slow_rate_pct:7 |
- *           max_concurrent:7
- *   cfg[2]  open_ms:38          | success_threshold:20 | min_distinct:4
- *   cfg[3]  max_open_ms:38
+ *   cfg[0]  window_ms:38 | failure_threshold:20 | half_open_probes:4
+ *   cfg[1]  0:12 | slow_rate_pct:7 | failure_rate_pct:7 | slow_call_ms:38
+ *   cfg[2]  open_ms:38 | min_distinct:4 | 0:15 | max_concurrent:7
+ *   cfg[3]  max_open_ms:38 | success_threshold:20
  *   cfg[4]  probe_timeout_ms:38
  *   cfg[5]  max_wait_ms:38
  *   cfg[6]  min_calls:30
  *
- * The settings the closed fast path reads (max_concurrent, slow_call_ms,
- * failure_rate_pct) share cfg[1]. A setting is changed by a CAS of its
- * word that keeps every other field (config.c).
+ * (fields from the low bit up). The settings the closed fast path reads
+ * end at bit 63, so reading one is a load and a shift, testing it a load
+ * and a compare: max_concurrent (acquire), slow_call_ms (acquire, release)
+ * and, together with failure_rate_pct below it, "is a window rule on"
+ * (release: one load, one test, brk__window_active()). A setting is
+ * changed by a CAS of its word that keeps every other field (config.c).
  */
 struct brk__cfg_field {
 	uint8_t word, shift, bits;
@@ -300,20 +302,25 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_WINDOW_MS: return (struct brk__cfg_field){ 0, 0, 38 };
 	case BRK__CFG_FAILURE_THRESHOLD: return (struct brk__cfg_field){ 0, 38, 20 };
 	case BRK__CFG_HALF_OPEN_PROBES: return (struct brk__cfg_field){ 0, 58, 4 };
-	case BRK__CFG_SLOW_CALL_MS: return (struct brk__cfg_field){ 1, 0, 38 };
-	case BRK__CFG_FAILURE_RATE: return (struct brk__cfg_field){ 1, 38, 7 };
-	case BRK__CFG_SLOW_RATE: return (struct brk__cfg_field){ 1, 45, 7 };
-	case BRK__CFG_MAX_CONCURRENT: return (struct brk__cfg_field){ 1, 52, 7 };
+	case BRK__CFG_SLOW_RATE: return (struct brk__cfg_field){ 1, 12, 7 };
+	case BRK__CFG_FAILURE_RATE: return (struct brk__cfg_field){ 1, 19, 7 };
+	case BRK__CFG_SLOW_CALL_MS: return (struct brk__cfg_field){ 1, 26, 38 };
 	case BRK__CFG_OPEN_MS: return (struct brk__cfg_field){ 2, 0, 38 };
-	case BRK__CFG_SUCCESS_THRESHOLD: return (struct brk__cfg_field){ 2, 38, 20 };
-	case BRK__CFG_MIN_DISTINCT: return (struct brk__cfg_field){ 2, 58, 4 };
+	case BRK__CFG_MIN_DISTINCT: return (struct brk__cfg_field){ 2, 38, 4 };
+	case BRK__CFG_MAX_CONCURRENT: return (struct brk__cfg_field){ 2, 57, 7 };
 	case BRK__CFG_MAX_OPEN_MS: return (struct brk__cfg_field){ 3, 0, 38 };
+	case BRK__CFG_SUCCESS_THRESHOLD: return (struct brk__cfg_field){ 3, 38, 20 };
 	case BRK__CFG_PROBE_TIMEOUT_MS: return (struct brk__cfg_field){ 4, 0, 38 };
 	case BRK__CFG_MAX_WAIT_MS: return (struct brk__cfg_field){ 5, 0, 38 };
 	case BRK__CFG_MIN_CALLS: return (struct brk__cfg_field){ 6, 0, 30 };
 	default: return (struct brk__cfg_field){ 7, 0, 0 };
 	}
 }
+
+/* The window rules' word: failure_rate_pct and slow_call_ms are its bits
+ * from BRK__CFG_WINDOW_SHIFT up (brk__window_active()). */
+#define BRK__CFG_WINDOW_WORD 1u
+#define BRK__CFG_WINDOW_SHIFT 19u
 
 #define BRK__CFG_WORDS 7u
 /* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every

@@ -35,8 +35,8 @@
 /* Does this breaker use a window rule at all? */
 static inline int brk__window_active(const struct brk__record *r)
 {
-	return brk__cfg(r, BRK__CFG_FAILURE_RATE) != 0 ||
-	       brk__cfg(r, BRK__CFG_SLOW_CALL_MS) != 0;
+	/* failure_rate_pct != 0 || slow_call_ms != 0: one load, one test */
+	return (uatomic_read(&r->cfg[BRK__CFG_WINDOW_WORD]) >> BRK__CFG_WINDOW_SHIFT) != 0;
 }
 
 struct brk__window_sum {

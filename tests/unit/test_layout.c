@@ -33,6 +33,53 @@ static uint32_t record_bytes(brk_breaker *b)
 	return n;
 }
 
+/* The packed settings: every field inside its word, no two overlapping,
+ * each wide enough for its public bound, and the window rules' word as
+ * brk__window_active() reads it. */
+static void packed_settings_fit_and_never_overlap(void **state)
+{
+	const uint64_t bound[BRK__CFG_COUNT] = {
+		[BRK__CFG_FAILURE_THRESHOLD] = BRK_MAX_FAILURE_THRESHOLD,
+		[BRK__CFG_FAILURE_RATE] = 100,
+		[BRK__CFG_WINDOW_MS] = BRK_MAX_DURATION_MS,
+		[BRK__CFG_MIN_CALLS] = BRK_MAX_MIN_CALLS,
+		[BRK__CFG_SLOW_CALL_MS] = BRK_MAX_DURATION_MS,
+		[BRK__CFG_SLOW_RATE] = 100,
+		[BRK__CFG_OPEN_MS] = BRK_MAX_DURATION_MS,
+		[BRK__CFG_MAX_OPEN_MS] = BRK_MAX_DURATION_MS,
+		[BRK__CFG_HALF_OPEN_PROBES] = BRK_MAX_PROBES,
+		[BRK__CFG_SUCCESS_THRESHOLD] = BRK_MAX_SUCCESS_THRESHOLD,
+		[BRK__CFG_PROBE_TIMEOUT_MS] = BRK_MAX_DURATION_MS,
+		[BRK__CFG_MAX_WAIT_MS] = BRK_MAX_DURATION_MS,
+		[BRK__CFG_MAX_CONCURRENT] = BRK_MAX_CONCURRENT,
+		[BRK__CFG_MIN_DISTINCT] = BRK_MAX_QUORUM,
+	};
+	uint64_t used[BRK__CFG_WORDS] = { 0 };
+	struct brk__cfg_field rate = brk__cfg_pos(BRK__CFG_FAILURE_RATE);
+	struct brk__cfg_field slow = brk__cfg_pos(BRK__CFG_SLOW_CALL_MS);
+	int k;
+
+	(void)state;
+	for (k = 0; k < BRK__CFG_COUNT; k++) {
+		struct brk__cfg_field f = brk__cfg_pos((enum brk__cfg)k);
+		uint64_t m;
+
+		assert_true(f.word < BRK__CFG_WORDS);
+		assert_true(f.bits >= 1 && f.shift + f.bits <= 64);
+		assert_true(bound[k] <= (1ULL << f.bits) - 1);
+		m = (f.bits == 64 ? ~0ULL : ((1ULL << f.bits) - 1)) << f.shift;
+		assert_int_equal(used[f.word] & m, 0);
+		used[f.word] |= m;
+	}
+	assert_int_equal(rate.word, BRK__CFG_WINDOW_WORD);
+	assert_int_equal(slow.word, BRK__CFG_WINDOW_WORD);
+	assert_int_equal(rate.shift, BRK__CFG_WINDOW_SHIFT);
+	assert_int_equal(slow.shift, rate.shift + rate.bits);
+	assert_int_equal(slow.shift + slow.bits, 64);
+	assert_int_equal(brk__cfg_pos(BRK__CFG_MAX_CONCURRENT).shift +
+			 brk__cfg_pos(BRK__CFG_MAX_CONCURRENT).bits, 64);
+}
+
 /* The core record is 7 units; a bulkhead of 10 adds a primary block of
  * 10 permit slots (5 units); nothing else is allocated. */
 static void a_breaker_without_bulkhead_uses_7_units(void **state)
@@ -499,6 +546,7 @@ static void a_layout_2_segment_is_refused_with_what_to_do(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		UT_TEST(packed_settings_fit_and_never_overlap),
 		UT_TEST(a_breaker_without_bulkhead_uses_7_units),
 		UT_TEST(raising_max_concurrent_links_an_overflow_block),
 		UT_TEST(a_bulkhead_added_by_update_gets_a_primary_block),
