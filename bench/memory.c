@@ -85,7 +85,7 @@ static int attach_scan(const char *big, struct bench_memory *m,
 	struct brk_info *info = malloc(sizeof(*info));
 	brk_segment *seg;
 	uint64_t t0, t1, t2;
-	uint32_t i, n, seen = 0;
+	uint32_t seen = 0;
 	int rc;
 
 	if (!info)
@@ -97,10 +97,13 @@ static int attach_scan(const char *big, struct bench_memory *m,
 		free(info);
 		return rc;
 	}
-	n = brk_record_count(seg);
-	for (i = 0; i < n; i++)
-		if (brk_info_at(seg, i, info) == 0)
-			seen++;
+	{ /* the name index in order, as bctl list walks it */
+		uint64_t cur = 0;
+		int r;
+
+		while ((r = brk_record_next(seg, &cur, info)) != -ENOENT)
+			seen += r == 0;
+	}
 	t2 = bench_now_ns();
 	brk_detach(seg);
 	free(info);

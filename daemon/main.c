@@ -1,12 +1,12 @@
 /*
  * main.c - breakerd: the supervisor. Options, attach, run, stop.
  *
- *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--mode OCTAL]
- *            [--group NAME] [--retire-idle DUR] [--help]
+ *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--arena-mb N]
+ *            [--mode OCTAL] [--group NAME] [--retire-idle DUR] [--help]
  *
  * Runs in the foreground and logs to stderr, one logfmt line per event.
- * It attaches the segment (creating it with the given capacity, mode and
- * group if it is absent), then every interval reclaims the leases of dead
+ * It attaches the segment (creating it with the given capacity, arena
+ * size, mode and group if it is absent), then every interval reclaims the leases of dead
  * owners and expired probes and publishes a heartbeat. It never unlinks
  * or re-initialises the segment, so restarting it loses no state.
  *
@@ -35,6 +35,7 @@ struct options {
 	uint64_t interval_ms;
 	uint64_t retire_idle_ms; /* 0: no retirement */
 	uint32_t capacity;     /* 0: the library's default */
+	uint64_t arena_bytes;  /* --arena-mb; 0: the library's default */
 	uint32_t mode;         /* 0: the library's default */
 	int64_t gid;           /* -1: leave as is */
 	const char *group;     /* as given, for the log */
@@ -52,6 +53,9 @@ static const char usage_text[] =
 	BRK_DEFAULT_SHM ")\n"
 	"  --interval DUR    scan interval: 250ms, 1s, ... (default 100ms)\n"
 	"  --capacity N      records, when creating the segment (default 1024)\n"
+	"  --arena-mb N      MiB of record storage, when creating (default: a\n"
+	"                    breaker's 448 bytes per record of the capacity,\n"
+	"                    plus room for bulkheads and window rules)\n"
 	"  --mode OCTAL      permission bits, when creating (default 0600)\n"
 	"  --group NAME      group owner, when creating (share with a group)\n"
 	"  --retire-idle DUR retire records idle this long (closed, no lease, no\n"
@@ -98,6 +102,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "shm", required_argument, NULL, 's' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "capacity", required_argument, NULL, 'c' },
+		{ "arena-mb", required_argument, NULL, 'a' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "retire-idle", required_argument, NULL, 'r' },
@@ -137,6 +142,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 					    "records from 1 to %u", optarg,
 					    BRK_MAX_CAPACITY);
 			o->capacity = (uint32_t)v;
+			break;
+		case 'a':
+			rc = parse_uint_arg(optarg, 1, BRK_MAX_ARENA_BYTES >> 20, &v);
+			if (rc < 0)
+				usage_error("--arena-mb: '%s' is not a number of "
+					    "MiB from 1 to %llu", optarg,
+					    (unsigned long long)(BRK_MAX_ARENA_BYTES >> 20));
+			o->arena_bytes = v << 20;
 			break;
 		case 'm':
 			rc = parse_uint_arg_base(optarg, 8, 0, 0777, &v);
@@ -190,6 +203,7 @@ static int attach(const struct options *o, const char *shm, brk_segment **seg)
 	brk_attach_opts_init(&ao);
 	ao.shm_name = shm;
 	ao.capacity = o->capacity;
+	ao.arena_bytes = o->arena_bytes;
 	ao.mode = o->mode;
 	ao.gid = o->gid;
 	ao.flags = BRK_ATTACH_REPAIR; /* recreate a segment left half-made */

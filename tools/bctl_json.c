@@ -141,6 +141,7 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "half_open_successes", ju(in->half_open_successes));
 	set(o, "probes_in_flight", ju(in->probes_in_flight));
 	set(o, "in_flight", ju(in->in_flight));
+	set(o, "record_bytes", ju(in->record_bytes));
 	set(o, "leases", json_leases(in));
 	set(o, "window", json_window(in));
 	set(o, "config", json_config(&in->config));
@@ -158,6 +159,8 @@ json_t *bctl_json_segment(const struct brk_segment_info *s)
 	set(o, "shm", json_name(s->shm_name, sizeof(s->shm_name)));
 	set(o, "capacity", ju(s->capacity));
 	set(o, "used", ju(s->used));
+	set(o, "arena_bytes", ju(s->arena_bytes));
+	set(o, "arena_used_bytes", ju(s->arena_used_bytes));
 	set(o, "daemon_pid", json_integer(s->daemon_pid));
 	set(o, "heartbeat_age_ms", d == BCTL_DAEMON_NEVER ?
 	    json_null() : ju(s->heartbeat_age_ms));

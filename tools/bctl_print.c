@@ -120,6 +120,7 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "half_open_successes", "%" PRIu32, in->half_open_successes);
 	bctl_kv(f, 0, "probes_in_flight", "%" PRIu32, in->probes_in_flight);
 	bctl_kv(f, 0, "in_flight", "%" PRIu32, in->in_flight);
+	bctl_kv(f, 0, "record_bytes", "%" PRIu32, in->record_bytes);
 	bctl_kv(f, 0, "window", "%" PRIu64 " calls, %" PRIu64 " failures, %" PRIu64
 	   " slow, %" PRIu32 " failing processes", in->window_calls,
 	   in->window_failures, in->window_slow, in->distinct_failing_processes);
@@ -135,6 +136,8 @@ void bctl_print_segment(FILE *f, const struct brk_segment_info *s)
 	bctl_safe_name(s->shm_name, sizeof(s->shm_name), shm);
 	bctl_kv(f, 0, "segment", "%s, %" PRIu32 " of %" PRIu32 " records used",
 	   shm, s->used, s->capacity);
+	bctl_kv(f, 0, "arena", "%" PRIu64 " of %" PRIu64 " bytes used (%" PRIu32
+	   "-byte units)", s->arena_used_bytes, s->arena_bytes, s->unit_bytes);
 	switch (bctl_daemon_state(s)) {
 	case BCTL_DAEMON_NEVER:
 		bctl_kv(f, 0, "breakerd", "not running");

@@ -89,15 +89,16 @@ static int retire_one(const struct bctl *g, brk_segment *seg, const char *name,
  * what it sees, as the sweep does), so every retirement is named. */
 static int retire_all(const struct bctl *g, brk_segment *seg, uint64_t idle_ms)
 {
-	uint32_t n = brk_record_count(seg), i, kept = 0, done = 0;
-	int rc = 0;
+	struct brk_record_brief in;
+	uint32_t kept = 0, done = 0;
+	uint64_t cur = 0;
+	int rc = 0, r;
 
-	for (i = 0; i < n; i++) {
-		struct brk_info in;
-		int r;
-
-		if (brk_info_at(seg, i, &in) != 0)
-			continue; /* free, or retired meanwhile */
+	/* the name index in order (brk_record_next_brief()); a retirement
+	 * turns a slot into a tomb and moves no other, so the walk goes on */
+	while ((r = brk_record_next_brief(seg, &cur, &in)) != -ENOENT) {
+		if (r != 0)
+			continue; /* a damaged slot: brk_record_next says which */
 		r = retire_one(g, seg, in.name, idle_ms, !g->verbose);
 		if (r == 0)
 			done++;

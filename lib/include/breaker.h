@@ -124,6 +124,8 @@ extern "C" {
 #define BRK_SHM_ENV "BREAKERD_SHM"        /* environment override */
 #define BRK_DEFAULT_CAPACITY 1024u        /* records */
 #define BRK_MAX_CAPACITY 1048576u         /* records */
+#define BRK_MIN_ARENA_BYTES 4096ull       /* brk_attach_opts.arena_bytes */
+#define BRK_MAX_ARENA_BYTES (1ull << 30)  /* 1 GiB of record storage */
 #define BRK_DEFAULT_MODE 0600u
 #define BRK_MAX_PROBES 8u                 /* half_open_probes upper bound */
 #define BRK_MAX_CONCURRENT 64u            /* bulkhead permits upper bound */
@@ -229,9 +231,18 @@ struct brk_attach_opts {
 	char *errbuf;           /* optional: a one-line message naming the
 	                           segment and the cause on failure */
 	size_t errbuf_len;
+	/* since BRK_ATTACH_OPTS_SIZE_VER1 */
+	uint64_t arena_bytes;   /* bytes of record storage (the arena of
+	                           64-byte units), used only when creating;
+	                           0: capacity * 448 + max(capacity / 8, 1024)
+	                           * 64 (every record a breaker, plus room for
+	                           extension blocks: bulkheads, probes above
+	                           1, window rules). Rounded down to 64 bytes;
+	                           BRK_MIN_ARENA_BYTES .. BRK_MAX_ARENA_BYTES */
 };
 
 #define BRK_ATTACH_OPTS_SIZE_VER0 88u /* sizeof in BREAKER_0 */
+#define BRK_ATTACH_OPTS_SIZE_VER1 96u /* + arena_bytes */
 
 /**
  * brk_attach_opts_init - fill @o with the defaults above and store the
@@ -268,7 +279,8 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  *
  * Returns 0, or:
  *  -EINVAL  bad option (name not of the form "/name", capacity 0 or above
- *           BRK_MAX_CAPACITY, mode with bits outside 0777), or o->size
+ *           BRK_MAX_CAPACITY, mode with bits outside 0777, arena_bytes
+ *           outside BRK_MIN_ARENA_BYTES .. BRK_MAX_ARENA_BYTES), or o->size
  *           not a multiple of 8 or above BRK_STRUCT_SIZE_MAX;
  *  -E2BIG   o->size is larger than this library's struct and a field it
  *           does not know is not zero (built against a newer breaker.h);
@@ -279,7 +291,7 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  *           different release of breakerd;
  *  -ETIMEDOUT the creator did not finish initialising in time;
  *  -EXDEV   created in another pid or time namespace;
- *  -ENOSPC  /dev/shm is too small for the requested capacity;
+ *  -ENOSPC  /dev/shm is too small for the requested capacity and arena;
  *  -ENOMEM  out of memory.
  * Thread-safe; each call returns a new handle.
  */
@@ -307,9 +319,10 @@ struct brk_segment_info {
 	char shm_name[256];
 	uint32_t layout_version;
 	uint32_t capacity;         /* records */
-	uint32_t used;             /* records in use (live: published and
-	                              not retired) */
-	uint32_t record_size;      /* bytes per record */
+	uint32_t used;             /* records published (live) */
+	uint32_t record_size;      /* bytes of a breaker without extension
+	                              blocks (448; records are sized by
+	                              kind, see arena_bytes) */
 	uint64_t total_size;       /* bytes */
 	uint64_t created_wall_ms;  /* ms since the Unix epoch */
 	int32_t creator_pid;
@@ -319,9 +332,16 @@ struct brk_segment_info {
 	uint64_t daemon_interval_ms;
 	uint64_t events_written;   /* event sequence number so far */
 	int readonly;
+	/* since BRK_SEGMENT_INFO_SIZE_VER1 */
+	uint64_t arena_bytes;      /* record storage: units * unit_bytes */
+	uint64_t arena_used_bytes; /* of it handed out so far (records and
+	                              their extension blocks) */
+	uint32_t unit_bytes;       /* the arena's allocation unit (64) */
+	uint32_t live_records;     /* published records (== used) */
 };
 
 #define BRK_SEGMENT_INFO_SIZE_VER0 328u /* sizeof in BREAKER_0 */
+#define BRK_SEGMENT_INFO_SIZE_VER1 352u /* + the arena fields */
 
 /**
  * brk_segment_info - a snapshot of the header (a macro over
@@ -413,8 +433,10 @@ BRK_API int brk_name_validate(const char *name);
  * process, the lookup is a lock-free rculfhash hit with no syscall.
  * Returns 0, or -EINVAL/-ENAMETOOLONG (name), -EINVAL (cfg), -E2BIG (cfg
  * from a newer breaker.h with settings this library lacks), -EROFS
- * (read-only attach), -ENOSPC (table full: no record is touched),
- * -EMEDIUMTYPE (the name exists as a bucket), -BRK_ECORRUPT, -ENOMEM.
+ * (read-only attach), -ENOSPC (the segment's capacity of records or its
+ * arena is full: nothing is touched; recreate the segment with a larger
+ * breakerd --capacity / --arena-mb), -EMEDIUMTYPE (the name exists as a
+ * bucket), -BRK_ECORRUPT, -ENOMEM.
  */
 BRK_API int brk_breaker_get(brk_segment *seg, const char *name,
 		    const struct brk_config *cfg, brk_breaker **out);
@@ -493,10 +515,19 @@ enum brk_config_field {
  * used (max_open_ms below open_ms acts as open_ms; a slow-call rule with
  * either half 0 is off), as for any word read from the segment.
  *
- * Thread- and process-safe; no syscall, no allocation. Returns 0, -EINVAL
- * (NULL, bits outside BRK_CFG_ALL, or an invalid combination: nothing is
- * written), -EROFS, -BRK_ECONTENDED (withdrawn, see above; or the bounded
- * loop of 256 tries gave up: also withdrawn).
+ * A setting that needs segment storage the breaker lacks (a bulkhead or
+ * a higher max_concurrent, half_open_probes above 1, failure_rate_pct,
+ * slow_call_ms or min_distinct_processes >= 2) first allocates its
+ * extension block from the segment's arena (before any setting is
+ * written, so no caller sees a setting without its storage); such blocks
+ * stay with the breaker.
+ *
+ * Thread- and process-safe; no syscall, no allocation of process memory.
+ * Returns 0, -EINVAL (NULL, bits outside BRK_CFG_ALL, or an invalid
+ * combination: nothing is written), -EROFS, -ENOSPC (the arena has no
+ * room for the extension block: nothing is written, *@what = "arena"),
+ * -BRK_ECONTENDED (withdrawn, see above; or the bounded loop of 256
+ * tries gave up: also withdrawn).
  */
 BRK_API int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
 		       uint64_t fields, const char **what);
@@ -840,7 +871,8 @@ struct brk_budget_info {
 
 struct brk_info {
 	char name[BRK_NAME_MAX + 1];
-	uint32_t index;             /* record index in the segment */
+	uint32_t index;             /* the record's ref: its first 64-byte
+	                               unit in the segment's arena */
 	int kind;                   /* enum brk_kind */
 	int state;                  /* enum brk_state */
 	uint32_t generation;
@@ -880,15 +912,13 @@ struct brk_info {
 		struct brk_budget_info budget;
 		uint64_t budget_room_[32];      /* 256 bytes */
 	};
-	/* --- BRK_INFO_SIZE_VER1 (issue 10); an older caller's size stops
-	 * before these, and the library writes none of them for it --- */
-	uint32_t record_bytes;      /* shared-memory bytes of this record
-	                               (core and extension blocks) */
-	uint32_t reserved_v1_;      /* 0 */
-	uint64_t last_change_age_ms; /* ms since the record's last state
-	                                transition (segment clock);
-	                                UINT64_MAX: never (also buckets and
-	                                budgets, which have no state) */
+	/* since BRK_INFO_SIZE_VER1 */
+	uint32_t record_bytes;      /* segment bytes this record uses: its
+	                               core run and, for breakers, its
+	                               extension blocks (not the index) */
+	uint32_t reserved0_;        /* 0 */
+	uint64_t last_change_age_ms; /* ms since the last state transition
+	                                (breakers); UINT64_MAX: never */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -907,13 +937,18 @@ BRK_API int (brk_breaker_info)(brk_breaker *b, struct brk_info *out);
 #define brk_breaker_info(b, out) brk_breaker_info_sz((b), (out), sizeof(*(out)))
 
 /**
- * brk_record_count - records allocated so far (bounded by the capacity).
+ * brk_record_count - records published so far (bounded by the
+ * capacity): the live records of the segment.
  */
 BRK_API uint32_t brk_record_count(brk_segment *seg);
 
 /**
- * brk_info_at - snapshot the record at index @idx (0 .. count-1).
- * Returns 0, -ENOENT (index not a published record), -BRK_ECORRUPT.
+ * brk_info_at - snapshot the record whose ref is @idx (brk_info.index:
+ * its first 64-byte unit in the arena; refs are not dense: walk the name
+ * index, or units 1 .. arena_used_bytes / unit_bytes of
+ * brk_segment_info; each unit costs about one index lookup). Returns 0,
+ * -ENOENT (@idx is not the start of a published record), -BRK_ECORRUPT
+ * (the name index points at @idx and the record there is damaged).
  * Buckets and budgets fill name, index, kind and their own member
  * (.bucket, .budget) here. A macro over brk_info_at_sz(seg, idx, out,
  * sizeof(*out)) (see "Growing structs"); -EINVAL (NULL) too.

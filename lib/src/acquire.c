@@ -34,17 +34,21 @@ static int head_kept(const brk_breaker *b, const struct brk__record *r)
 	       brk__brec(b) == r;
 }
 
-/* Claim a bulkhead permit if the breaker has a bulkhead. 0, -BRK_EFULL,
- * or BRK__EREHEAD (the record is being retired: claim given back). */
+/* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
+ * primary block, then of the overflow block, max_concurrent in all. 0,
+ * -BRK_EFULL, or BRK__EREHEAD (the record is being retired: claim given
+ * back). */
 static int take_permit(brk_breaker *b, brk_permit *p)
 {
 	struct brk__record *r = brk__brec(b);
 	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
-	uint64_t hw = uatomic_read(&r->permit_hw);
+	struct brk__slots set;
+	uint64_t hw;
 	uint32_t slot;
 
 	if (mc == 0)
 		return 0;
+	hw = uatomic_read(&r->permit_hw);
 	while (hw < mc) { /* before the claim: a counter then sees our slot */
 		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
 		if (seen == hw)
@@ -52,15 +56,16 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		else
 			hw = seen;
 	}
-	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), r->permits, mc,
-				      PERMIT_TAG, PERMIT_TAG, &slot);
+	brk__permit_slots(b->seg, r, &set);
+	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), &set, mc, PERMIT_TAG,
+				      PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), r->permits, mc,
+		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), &set, mc,
 					      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
 	if (!head_kept(b, r)) {
-		brk__lease_free(&r->permits[slot], p->permit_);
+		brk__lease_free(brk__slot(&set, slot), p->permit_);
 		p->permit_ = 0;
 		return BRK__EREHEAD;
 	}
@@ -73,9 +78,9 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 	if (hw > BRK__PERMIT_SLOTS)
 		hw = BRK__PERMIT_SLOTS; /* untrusted */
 	if (hw > mc &&
-	    brk__lease_count(r->permits + mc, (uint32_t)hw - mc, PERMIT_TAG) != 0 &&
-	    brk__lease_count(r->permits, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
-		brk__lease_free(&r->permits[slot], p->permit_);
+	    brk__lease_count(&set, mc, (uint32_t)hw, PERMIT_TAG) != 0 &&
+	    brk__lease_count(&set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
+		brk__lease_free(brk__slot(&set, slot), p->permit_);
 		p->permit_ = 0;
 		return -BRK_EFULL;
 	}
@@ -112,17 +117,20 @@ static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
  * failed probes. Returns 1 if one was reclaimed (the state may have
  * moved on). */
 static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
-			   uint64_t now, uint32_t n)
+			   uint64_t now, const struct brk__slots *set, uint32_t n)
 {
 	uint64_t timeout = brk__cfg_ms(r, BRK__CFG_PROBE_TIMEOUT_MS);
 	uint64_t rel = brk__rel_ms(s, now), claim;
 	uint32_t i;
 
+	if (n > brk__slots_total(set))
+		n = brk__slots_total(set);
 	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&r->probes[i].owner);
+		struct brk__lease *l = brk__slot(set, i);
+		uint64_t o = uatomic_read(&l->owner);
 		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
 			continue;
-		if (brk__lease_claim_ms(&r->probes[i], o, &claim) != 0)
+		if (brk__lease_claim_ms(l, o, &claim) != 0)
 			continue;
 		if (BRK__CLAIM_AGE(rel, claim) >= timeout &&
 		    brk__reclaim_probe(s, r, i, o, BRK_EV_RECLAIM_TIMEOUT))
@@ -132,6 +140,7 @@ static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
 }
 
 /* HALF_OPEN: claim a probe slot. -EAGAIN: state moved, look again. */
+__attribute__((noinline)) /* half-open only: keep it off the closed fast path */
 static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		     struct brk_refusal *why)
 {
@@ -139,14 +148,18 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	struct brk__record *r = brk__brec(b);
 	uint32_t n = brk__cfg_u32(r, BRK__CFG_HALF_OPEN_PROBES, 1, BRK__PROBE_SLOTS);
 	uint32_t g = BRK__ST_TAG(w), slot;
+	struct brk__slots set;
 	uint64_t wait;
 	int rc;
 
+	/* probe0, then the probe extension (linked before half_open_probes
+	 * was raised above 1) */
+	brk__probe_slots(b->seg, r, &set);
 	/* An expired probe is reclaimed (as failed) whatever the other slots
 	 * hold: a free slot must not let a hung probe linger. */
-	if (reclaim_expired(b->seg, r, w, now, n))
+	if (reclaim_expired(b->seg, r, w, now, &set, n))
 		return -EAGAIN;
-	p->token_ = brk__lease_claim(b->seg, brk__bidx(b), r->probes, n, g, g, &slot);
+	p->token_ = brk__lease_claim(b->seg, brk__bidx(b), &set, n, g, g, &slot);
 	if (!p->token_) {
 		if (brk__caller_reclaim(b))
 			return -EAGAIN;
@@ -158,19 +171,19 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	}
 	p->probe_slot_ = (uint16_t)slot;
 	if (!head_kept(b, r)) {
-		brk__lease_free(&r->probes[slot], p->token_);
+		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		return BRK__EREHEAD;
 	}
 	if (uatomic_read(&r->state) != w) {
 		/* A probe of a generation that is already over. */
-		brk__lease_free(&r->probes[slot], p->token_);
+		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		return -EAGAIN;
 	}
 	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
 	if ((rc = take_permit(b, p)) != 0) {
-		brk__lease_free(&r->probes[slot], p->token_);
+		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		if (rc == BRK__EREHEAD)
 			return rc;
@@ -182,9 +195,10 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 	 * reclaimed as an expired probe (counted as failed), and must not run
 	 * as a probe without a lease beside a new one (the spin model's
 	 * BUG_ADMIT_UNOWNED). */
-	if (uatomic_read(&r->probes[slot].owner) != p->token_) {
+	if (uatomic_read(&brk__slot(&set, slot)->owner) != p->token_) {
 		if (p->permit_)
-			brk__lease_free(&r->permits[p->permit_slot_], p->permit_);
+			brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_),
+					p->permit_);
 		p->permit_ = 0;
 		p->token_ = 0;
 		return -EAGAIN;

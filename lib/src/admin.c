@@ -21,7 +21,7 @@ int brk_reset(brk_breaker *b)
 	 * dies); their late release frees the slot and counts no verdict. */
 	uatomic_set(&r->cool_until_ns, 0);
 	uatomic_set(&r->mode, BRK_MODE_NORMAL);
-	brk__quorum_clear(r);
+	brk__quorum_clear(b->seg, r);
 	return brk__reset_state(b->seg, r);
 }
 

@@ -1,119 +1,166 @@
 /*
- * alloc.c - runs of records: handing them out and taking them back.
+ * alloc.c - runs of 64-byte units in the segment's arena (layout.h):
+ * handing them out and taking retired records back.
  *
- * On this layout a record is one run of one unit (one 4 KiB slot); the
- * bump side is header.record_count. Retired runs go to a FIFO free list
- * per run size (header free_head[] / free_tail[], index units - 1, ref + 1;
- * 0: empty). A freed run's own words carry the list: `hash` (word 1) is
- * the ref + 1 of the next newer free run (0: last), `free_ms` when it was
- * freed (ms since the segment epoch, segment clock). brk__alloc() takes
- * the oldest run of its size only once it has been free for
- * BRK__RETIRE_QUARANTINE_MS, so a write of a handle that raced the
- * retirement lands in a record nobody owns yet (docs/design.md
- * "Retirement"). Everything here runs under the index lock (idxlock.c):
- * the lists have one writer at a time; the words are still atomic so
- * that a stale reader never sees a torn word.
+ * New runs: header.arena_next is bumped by CAS, bounded by arena_units; a
+ * run never moves. Unit 0 is never handed out (a link word of 0 means "no
+ * block"). Extension blocks are always new runs (brk__alloc(), lock-free:
+ * an update links them outside the index lock).
+ *
+ * Retired records go to a FIFO free list per record kind (header
+ * free_head[] / free_tail[], ref + 1; 0: empty), with their extension
+ * blocks still linked: a retired record is reused whole, by a record of
+ * the same kind, so no block is ever handed to a different owner while a
+ * stale handle could still write into it. A free record's own identity
+ * words carry the list (BRK__FREE_LINK_WORD: ref + 1 of the next newer
+ * free record, 0: last; BRK__FREE_MS_WORD: when it was freed, ms since
+ * the segment epoch, segment clock); no stale writer touches those words.
+ * brk__alloc_record() takes the oldest record of its kind only once it has
+ * been free for BRK__RETIRE_QUARANTINE_MS, so a write of a handle that
+ * raced the retirement lands in a record nobody owns yet (docs/design.md
+ * "Retirement"). The free lists change only under the index lock
+ * (idxlock.c): one writer at a time; the words are still atomic so that a
+ * stale reader never sees a torn word.
+ *
+ * A run that was never published and cannot go on a list (a creator's or
+ * an update's lost race for a block) is counted in header.leaked_units.
  */
 #include "internal.h"
+
+int brk__alloc(brk_segment *s, uint32_t units, uint32_t *ref)
+{
+	int tries;
+
+	if (units == 0 || units > s->arena_units)
+		return -ENOSPC;
+	for (tries = 0; tries < BRK__CAS_TRIES * 16; tries++) {
+		uint64_t n = uatomic_read(&s->hdr->arena_next);
+
+		if (n == 0) /* untrusted: the creator starts it at 1 */
+			return -BRK_ECORRUPT;
+		if (n > s->arena_units || units > s->arena_units - n)
+			return -ENOSPC;
+		if (uatomic_cmpxchg(&s->hdr->arena_next, n, n + units) == n) {
+			*ref = (uint32_t)n;
+			return 0;
+		}
+		caa_cpu_relax();
+	}
+	return -BRK_ECONTENDED;
+}
+
+void brk__free(brk_segment *s, uint32_t ref, uint32_t units)
+{
+	if (!brk__block(s, ref, units))
+		return;
+	(void)uatomic_add_return(&s->hdr->leaked_units, units);
+}
 
 static uint64_t free_now_ms(brk_segment *s)
 {
 	return brk__rel_ms(s, brk__now(s));
 }
 
-/* The run of ref + 1 @ref1 if it is in bounds for @units, else NULL. */
-static struct brk__record *run(brk_segment *s, uint64_t ref1, uint32_t units)
+static int list_of(uint32_t kind)
 {
-	if (ref1 == 0 || ref1 > s->capacity || ref1 - 1 + units > s->capacity)
-		return NULL;
-	return brk__rec(s, (uint32_t)(ref1 - 1));
+	uint32_t units = brk__kind_units(kind);
+
+	return units != 0 && kind < BRK__FREE_LISTS ? (int)units : 0;
 }
 
-static int take_free(brk_segment *s, uint32_t units, uint32_t *ref)
+/* The record of ref + 1 @ref1 of @kind if its run lies in the arena. */
+static uint64_t *run(brk_segment *s, uint64_t ref1, uint32_t kind)
 {
-	uint32_t k = units - 1;
-	uint64_t h = uatomic_read(&s->hdr->free_head[k]), next;
-	struct brk__record *r;
+	uint32_t units = brk__kind_units(kind);
+
+	if (ref1 == 0 || ref1 > UINT32_MAX || units == 0)
+		return NULL;
+	return brk__block(s, (uint32_t)(ref1 - 1), units);
+}
+
+static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
+{
+	uint64_t h = uatomic_read(&s->hdr->free_head[kind]), next, freed, now;
+	uint64_t *w;
 
 	if (h == 0)
 		return -ENOSPC;
-	r = run(s, h, units);
-	if (!r) { /* corrupt: drop the list (its runs leak, nothing breaks) */
-		uatomic_set(&s->hdr->free_head[k], 0);
-		uatomic_set(&s->hdr->free_tail[k], 0);
+	w = run(s, h, kind);
+	if (!w) { /* corrupt: drop the list (its runs leak, nothing breaks) */
+		uatomic_set(&s->hdr->free_head[kind], 0);
+		uatomic_set(&s->hdr->free_tail[kind], 0);
 		return -ENOSPC;
 	}
-	{
-		uint64_t freed = uatomic_read(&r->free_ms), now = free_now_ms(s);
-		if (freed > now || now - freed < BRK__RETIRE_QUARANTINE_MS)
-			return -ENOSPC; /* the oldest is still in quarantine */
-	}
-	next = uatomic_read(&r->hash);
-	if (next && !run(s, next, units))
+	freed = uatomic_read(&w[BRK__FREE_MS_WORD]);
+	now = free_now_ms(s);
+	if (freed > now || now - freed < BRK__RETIRE_QUARANTINE_MS)
+		return -ENOSPC; /* the oldest is still in quarantine */
+	next = uatomic_read(&w[BRK__FREE_LINK_WORD]);
+	if (next && !run(s, next, kind))
 		next = 0; /* corrupt link: the rest leaks */
 	uatomic_set(&s->hdr->index_intent,
-		    BRK__INTENT_MAKE(BRK__INTENT_CREATE, h));
-	uatomic_set(&s->hdr->free_head[k], next);
+		    BRK__INTENT_MAKE_KIND(BRK__INTENT_CREATE, kind, h));
+	uatomic_set(&s->hdr->free_head[kind], next);
 	if (next == 0)
-		uatomic_set(&s->hdr->free_tail[k], 0);
-	uatomic_set(&r->hash, 0);
-	uatomic_set(&r->free_ms, 0);
+		uatomic_set(&s->hdr->free_tail[kind], 0);
+	uatomic_set(&w[BRK__FREE_LINK_WORD], 0);
+	uatomic_set(&w[BRK__FREE_MS_WORD], 0);
 	*ref = (uint32_t)(h - 1);
 	return 0;
 }
 
-int brk__alloc(brk_segment *s, uint32_t units, uint32_t *ref)
+int brk__alloc_record(brk_segment *s, uint32_t kind, uint32_t *ref)
 {
-	uint64_t n;
+	uint32_t units = brk__kind_units(kind);
+	int rc;
 
-	if (units == 0 || units > s->capacity)
+	if (!list_of(kind))
 		return -EINVAL;
-	if (units <= BRK__FREE_SIZES && take_free(s, units, ref) == 0)
+	if (take_free(s, kind, ref) == 0)
 		return 0;
-	n = uatomic_read(&s->hdr->record_count);
-	if (n > s->capacity || s->capacity - n < units)
-		return -ENOSPC;
 	/* intent before the bump: a holder killed after it leaves a run
 	 * that idxlock.c's repair finds and frees */
 	uatomic_set(&s->hdr->index_intent,
-		    BRK__INTENT_MAKE(BRK__INTENT_CREATE, n + 1));
-	if (uatomic_cmpxchg(&s->hdr->record_count, n, n + units) != n)
-		return -BRK_ECONTENDED; /* a writer without the lock: corrupt */
-	*ref = (uint32_t)n;
-	return 0;
+		    BRK__INTENT_MAKE_KIND(BRK__INTENT_CREATE, kind,
+					  uatomic_read(&s->hdr->arena_next)));
+	rc = brk__alloc(s, units, ref);
+	if (rc == 0)
+		uatomic_set(&s->hdr->index_intent,
+			    BRK__INTENT_MAKE_KIND(BRK__INTENT_CREATE, kind,
+						  (uint64_t)*ref + 1));
+	return rc;
 }
 
-void brk__free(brk_segment *s, uint32_t ref, uint32_t units)
+void brk__free_record(brk_segment *s, uint32_t ref, uint32_t kind)
 {
-	uint32_t k = units - 1;
-	struct brk__record *r = run(s, (uint64_t)ref + 1, units), *t;
+	uint64_t *w = list_of(kind) ? run(s, (uint64_t)ref + 1, kind) : NULL, *t;
 	uint64_t tail;
 
-	if (!r || units == 0 || units > BRK__FREE_SIZES)
-		return; /* cannot be listed: leaks (never on this layout) */
-	uatomic_set(&r->hash, 0);
-	uatomic_set(&r->free_ms, free_now_ms(s));
-	tail = uatomic_read(&s->hdr->free_tail[k]);
-	t = run(s, tail, units);
-	if (t && uatomic_read(&s->hdr->free_head[k]) != 0)
-		uatomic_set(&t->hash, (uint64_t)ref + 1);
+	if (!w)
+		return; /* cannot be listed: leaks */
+	uatomic_set(&w[BRK__FREE_LINK_WORD], 0);
+	uatomic_set(&w[BRK__FREE_MS_WORD], free_now_ms(s));
+	tail = uatomic_read(&s->hdr->free_tail[kind]);
+	t = run(s, tail, kind);
+	if (t && uatomic_read(&s->hdr->free_head[kind]) != 0)
+		uatomic_set(&t[BRK__FREE_LINK_WORD], (uint64_t)ref + 1);
 	else
-		uatomic_set(&s->hdr->free_head[k], (uint64_t)ref + 1);
-	uatomic_set(&s->hdr->free_tail[k], (uint64_t)ref + 1);
+		uatomic_set(&s->hdr->free_head[kind], (uint64_t)ref + 1);
+	uatomic_set(&s->hdr->free_tail[kind], (uint64_t)ref + 1);
 }
 
-int brk__free_has(brk_segment *s, uint32_t ref, uint32_t units)
+int brk__free_has(brk_segment *s, uint32_t ref, uint32_t kind)
 {
-	uint64_t at = uatomic_read(&s->hdr->free_head[units - 1]);
+	uint64_t at = list_of(kind) ? uatomic_read(&s->hdr->free_head[kind]) : 0;
 	uint32_t steps;
 
-	for (steps = 0; at && steps <= s->capacity; steps++) {
-		struct brk__record *r = run(s, at, units);
-		if (!r)
+	for (steps = 0; at && steps <= s->arena_units; steps++) {
+		uint64_t *w = run(s, at, kind);
+		if (!w)
 			return 0;
 		if (at == (uint64_t)ref + 1)
 			return 1;
-		at = uatomic_read(&r->hash);
+		at = uatomic_read(&w[BRK__FREE_LINK_WORD]);
 	}
 	return 0;
 }
@@ -122,21 +169,27 @@ void brk__free_repair(brk_segment *s)
 {
 	uint32_t k;
 
-	for (k = 0; k < BRK__FREE_SIZES; k++) {
-		uint64_t at = uatomic_read(&s->hdr->free_head[k]), last = 0;
+	for (k = 0; k < BRK__FREE_LISTS; k++) {
+		uint64_t at, last = 0;
 		uint32_t steps;
 
-		for (steps = 0; at && steps <= s->capacity; steps++) {
-			struct brk__record *r = run(s, at, k + 1);
-			if (!r)
+		if (!list_of(k)) {
+			uatomic_set(&s->hdr->free_head[k], 0);
+			uatomic_set(&s->hdr->free_tail[k], 0);
+			continue;
+		}
+		at = uatomic_read(&s->hdr->free_head[k]);
+		for (steps = 0; at && steps <= s->arena_units; steps++) {
+			uint64_t *w = run(s, at, k);
+			if (!w)
 				break;
 			last = at;
-			at = uatomic_read(&r->hash);
+			at = uatomic_read(&w[BRK__FREE_LINK_WORD]);
 		}
 		if (last == 0)
 			uatomic_set(&s->hdr->free_head[k], 0);
 		else if (at) /* a cycle or a bad link: cut it at the last good run */
-			uatomic_set(&brk__rec(s, (uint32_t)(last - 1))->hash, 0);
+			uatomic_set(&run(s, last, k)[BRK__FREE_LINK_WORD], 0);
 		uatomic_set(&s->hdr->free_tail[k], last);
 	}
 }

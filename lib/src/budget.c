@@ -138,7 +138,7 @@ static uint64_t slice_of(const brk_segment *s, uint64_t now)
 /* Milli-tokens deposited in slice @k, if its ring word still holds it. */
 static uint64_t slice_milli(const struct brk__record *r, uint64_t k)
 {
-	uint64_t w = uatomic_read(&r->ext[BRK__BG_SLOT(k)]);
+	uint64_t w = uatomic_read(&brk__xw(r)[BRK__BG_SLOT(k)]);
 
 	return BRK__BGW_SLICE(w) == k ? BRK__BGW_MILLI(w) : 0;
 }
@@ -211,8 +211,8 @@ static int budget_handle(brk_segment *seg, const char *name, int create,
 	/* as for buckets: settings are stored before publication; the CAS
 	 * only repairs a record whose creator died half-way */
 	if (create && !seg->readonly &&
-	    uatomic_read(&brk__brec(b)->ext[BRK__BG_CFG]) == 0)
-		(void)uatomic_cmpxchg(&brk__brec(b)->ext[BRK__BG_CFG], 0, cfg);
+	    uatomic_read(&brk__xw(brk__brec(b))[BRK__BG_CFG]) == 0)
+		(void)uatomic_cmpxchg(&brk__xw(brk__brec(b))[BRK__BG_CFG], 0, cfg);
 	*out = (brk_budget *)(void *)b;
 	return 0;
 }
@@ -263,7 +263,7 @@ int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
 	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
-	cw = &brk__brec(b)->ext[BRK__BG_CFG];
+	cw = &brk__xw(brk__brec(b))[BRK__BG_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(cw), nwc;
 		struct budget_cfg oc, nc;
@@ -289,7 +289,7 @@ int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
 			return 0; /* no floor any more: its TAT is unused */
 		if (rc || oc.t == 0) /* none before (or corrupt): clamp only */
 			oc.t = nc.t, oc.tau = nc.tau;
-		return brk__gcra_rescale(b->seg, &brk__brec(b)->ext[BRK__BG_TAT],
+		return brk__gcra_rescale(b->seg, &brk__xw(brk__brec(b))[BRK__BG_TAT],
 					 oc.t, oc.tau, nc.t, nc.tau);
 	}
 	return -BRK_ECONTENDED;
@@ -308,15 +308,15 @@ int brk_budget_deposit(brk_budget *g)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
 	r = brk__brec(b);
-	rc = budget_cfg_parse(uatomic_read(&r->ext[BRK__BG_CFG]), &c);
+	rc = budget_cfg_parse(uatomic_read(&brk__xw(r)[BRK__BG_CFG]), &c);
 	if (rc)
 		return rc;
-	uatomic_inc(&r->ext[BRK__BG_DEPOSITS]);
+	uatomic_inc(&brk__xw(r)[BRK__BG_DEPOSITS]);
 	if (c.ratio_milli == 0)
 		return 0;
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t k = slice_of(b->seg, brk__now(b->seg));
-		uint64_t *slot = &r->ext[BRK__BG_SLOT(k)];
+		uint64_t *slot = &brk__xw(r)[BRK__BG_SLOT(k)];
 		uint64_t w = uatomic_read(slot), m = 0, nw;
 		uint64_t ws = BRK__BGW_SLICE(w);
 
@@ -353,19 +353,19 @@ int brk_retry_permitted(brk_budget *g)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
 	r = brk__brec(b);
-	rc = budget_cfg_parse(uatomic_read(&r->ext[BRK__BG_CFG]), &c);
+	rc = budget_cfg_parse(uatomic_read(&brk__xw(r)[BRK__BG_CFG]), &c);
 	if (rc)
 		return rc;
 	/* 1. the pool (deposits expire anyway: spend them first). The
 	 * cursor first, then the clock, as in brk__gcra_take(). */
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t cw = uatomic_read(&r->ext[BRK__BG_CURSOR]), next = 0;
+		uint64_t cw = uatomic_read(&brk__xw(r)[BRK__BG_CURSOR]), next = 0;
 
 		now = brk__now(b->seg);
 		if (pool_scan(r, cw, slice_of(b->seg, now), MILLI, &next) == 0)
 			break;
-		if (uatomic_cmpxchg(&r->ext[BRK__BG_CURSOR], cw, next) == cw) {
-			uatomic_inc(&r->ext[BRK__BG_RETRIES]);
+		if (uatomic_cmpxchg(&brk__xw(r)[BRK__BG_CURSOR], cw, next) == cw) {
+			uatomic_inc(&brk__xw(r)[BRK__BG_RETRIES]);
 			return 0;
 		}
 		caa_cpu_relax();
@@ -373,14 +373,14 @@ int brk_retry_permitted(brk_budget *g)
 	/* 2. the floor (a contended pool also falls through to it) */
 	rc = -BRK_ENOTOKENS;
 	if (c.t != 0)
-		rc = brk__gcra_take(b->seg, &r->ext[BRK__BG_TAT], c.t, c.tau, 1,
+		rc = brk__gcra_take(b->seg, &brk__xw(r)[BRK__BG_TAT], c.t, c.tau, 1,
 				    &now, &nb);
 	if (rc == 0) {
-		uatomic_inc(&r->ext[BRK__BG_RETRIES]);
-		uatomic_inc(&r->ext[BRK__BG_RETRIES_FLOOR]);
+		uatomic_inc(&brk__xw(r)[BRK__BG_RETRIES]);
+		uatomic_inc(&brk__xw(r)[BRK__BG_RETRIES_FLOOR]);
 		return 0;
 	}
-	uatomic_inc(&r->ext[BRK__BG_DEFERRED]);
+	uatomic_inc(&brk__xw(r)[BRK__BG_DEFERRED]);
 	return rc == -BRK_ECONTENDED ? rc : -BRK_EDEFERRED;
 }
 
@@ -393,11 +393,11 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
 
 	memset(out, 0, sizeof(*out));
 	memcpy(out->name, name, strnlen(name, BRK_NAME_MAX));
-	out->deposits = uatomic_read(&r->ext[BRK__BG_DEPOSITS]);
-	out->retries = uatomic_read(&r->ext[BRK__BG_RETRIES]);
-	out->retries_floor = uatomic_read(&r->ext[BRK__BG_RETRIES_FLOOR]);
-	out->deferred = uatomic_read(&r->ext[BRK__BG_DEFERRED]);
-	rc = budget_cfg_parse(uatomic_read(&r->ext[BRK__BG_CFG]), &c);
+	out->deposits = uatomic_read(&brk__xw(r)[BRK__BG_DEPOSITS]);
+	out->retries = uatomic_read(&brk__xw(r)[BRK__BG_RETRIES]);
+	out->retries_floor = uatomic_read(&brk__xw(r)[BRK__BG_RETRIES_FLOOR]);
+	out->deferred = uatomic_read(&brk__xw(r)[BRK__BG_DEFERRED]);
+	rc = budget_cfg_parse(uatomic_read(&brk__xw(r)[BRK__BG_CFG]), &c);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc)
@@ -407,12 +407,12 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
 	out->ratio = c.ratio_milli / 1000.0;
 	out->floor_burst = c.burst;
 	now = brk__now(s);
-	m = pool_scan(r, uatomic_read(&r->ext[BRK__BG_CURSOR]), slice_of(s, now),
+	m = pool_scan(r, uatomic_read(&brk__xw(r)[BRK__BG_CURSOR]), slice_of(s, now),
 		      0, NULL);
 	out->pool = (double)m / 1000.0;
 	if (c.t)
 		out->floor_tokens = brk__gcra_tokens(
-			uatomic_read(&r->ext[BRK__BG_TAT]), now, c.t, c.tau, NULL);
+			uatomic_read(&brk__xw(r)[BRK__BG_TAT]), now, c.t, c.tau, NULL);
 	out->balance = out->pool + out->floor_tokens;
 	return 0;
 }

@@ -86,22 +86,34 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	return 0;
 }
 
-void brk__config_store(struct brk__record *r, const struct brk_config *c)
+/* Every setting's field holds its public range (layout.h, brk__cfg_pos). */
+_Static_assert(BRK_MAX_DURATION_MS < (1ULL << 38), "durations: 38 bits");
+_Static_assert(BRK_MAX_FAILURE_THRESHOLD < (1u << 20) &&
+	       BRK_MAX_SUCCESS_THRESHOLD < (1u << 20), "thresholds: 20 bits");
+_Static_assert(BRK_MAX_MIN_CALLS < (1u << 30), "min_calls: 30 bits");
+_Static_assert(BRK_MAX_PROBES < (1u << 4) && BRK_MAX_QUORUM < (1u << 4),
+	       "probes, quorum: 4 bits");
+_Static_assert(BRK_MAX_CONCURRENT < (1u << 7) && 100 < (1u << 7),
+	       "max_concurrent, pcts: 7 bits");
+
+/* brk__window_active() tests failure_rate_pct and slow_call_ms at once:
+ * they are the top bits of one word. */
+_Static_assert(BRK__CFG_WINDOW_SHIFT == 19 && BRK__CFG_WINDOW_WORD == 1,
+	       "window word: failure_rate_pct at bit 19, slow_call_ms above it "
+	       "to bit 63 (layout.h brk__cfg_pos)");
+
+static uint64_t field_mask(struct brk__cfg_field f)
 {
-	uatomic_set(&r->cfg[BRK__CFG_FAILURE_THRESHOLD], c->failure_threshold);
-	uatomic_set(&r->cfg[BRK__CFG_FAILURE_RATE], c->failure_rate_pct);
-	uatomic_set(&r->cfg[BRK__CFG_WINDOW_MS], c->window_ms);
-	uatomic_set(&r->cfg[BRK__CFG_MIN_CALLS], c->min_calls);
-	uatomic_set(&r->cfg[BRK__CFG_SLOW_CALL_MS], c->slow_call_ms);
-	uatomic_set(&r->cfg[BRK__CFG_SLOW_RATE], c->slow_rate_pct);
-	uatomic_set(&r->cfg[BRK__CFG_OPEN_MS], c->open_ms);
-	uatomic_set(&r->cfg[BRK__CFG_MAX_OPEN_MS], c->max_open_ms);
-	uatomic_set(&r->cfg[BRK__CFG_HALF_OPEN_PROBES], c->half_open_probes);
-	uatomic_set(&r->cfg[BRK__CFG_SUCCESS_THRESHOLD], c->success_threshold);
-	uatomic_set(&r->cfg[BRK__CFG_PROBE_TIMEOUT_MS], c->probe_timeout_ms);
-	uatomic_set(&r->cfg[BRK__CFG_MAX_WAIT_MS], c->max_wait_ms);
-	uatomic_set(&r->cfg[BRK__CFG_MAX_CONCURRENT], c->max_concurrent);
-	uatomic_set(&r->cfg[BRK__CFG_MIN_DISTINCT], c->min_distinct_processes);
+	return ((1ULL << f.bits) - 1u) << f.shift;
+}
+
+/* Word @w with setting @k replaced by @v (saturated to its field). */
+static uint64_t field_put(uint64_t w, enum brk__cfg k, uint64_t v)
+{
+	struct brk__cfg_field f = brk__cfg_pos(k);
+	uint64_t max = (1ULL << f.bits) - 1u;
+
+	return (w & ~field_mask(f)) | ((v > max ? max : v) << f.shift);
 }
 
 static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
@@ -137,7 +149,7 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 /* ---- partial updates (brk_breaker_update) ------------------------------ */
 
 /* The struct member of each setting, in enum brk__cfg order: bit i of
- * enum brk_config_field is word cfg[i]. */
+ * enum brk_config_field is setting i (its field: brk__cfg_pos()). */
 static const struct cfg_member {
 	const char *name;
 	size_t off, size;
@@ -251,8 +263,44 @@ int brk_config_field_set(struct brk_config *c, uint64_t field, uint64_t value)
 	return 0;
 }
 
-/* Give back the words this update wrote (@wrote) and still owns: CAS each
- * from our value to the one we overwrote; then bump the sequence word so
+void brk__config_store(struct brk__record *r, const struct brk_config *c)
+{
+	uint64_t w[BRK__CFG_WORDS] = { 0 };
+	int i;
+
+	for (i = 0; i < BRK__CFG_COUNT; i++) {
+		struct brk__cfg_field f = brk__cfg_pos((enum brk__cfg)i);
+		w[f.word] = field_put(w[f.word], (enum brk__cfg)i, member_get(c, i));
+	}
+	for (i = 0; i < (int)BRK__CFG_WORDS; i++)
+		uatomic_set(&r->cfg[i], w[i]);
+}
+
+/* CAS setting @k from @expect (any value if @any) to @v, keeping the
+ * other settings of its word. 1 done (or already @v), 0 it held another
+ * value, -1 the CAS loop gave up. */
+static int field_cas(struct brk__record *r, enum brk__cfg k, int any,
+		     uint64_t expect, uint64_t v)
+{
+	struct brk__cfg_field f = brk__cfg_pos(k);
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t x = uatomic_read(&r->cfg[f.word]), cur = brk__cfg_get(x, f);
+		if (cur == v)
+			return 1;
+		if (!any && cur != expect)
+			return 0;
+		if (uatomic_cmpxchg(&r->cfg[f.word], x, field_put(x, k, v)) == x)
+			return 1;
+		caa_cpu_relax();
+	}
+	return -1;
+}
+
+/* Give back the settings this update wrote (@wrote) and still owns: CAS
+ * each from our value to the one we overwrote (keeping the other settings
+ * of its word); then bump the sequence word so
  * an update that validated against our values looks again. */
 static void withdraw(struct brk__record *r, uint64_t wrote,
 		     const uint64_t *ours, const uint64_t *before)
@@ -261,7 +309,7 @@ static void withdraw(struct brk__record *r, uint64_t wrote,
 
 	for (i = 0; i < BRK__CFG_COUNT; i++)
 		if (wrote & BIT(i))
-			(void)uatomic_cmpxchg(&r->cfg[i], ours[i], before[i]);
+			(void)field_cas(r, (enum brk__cfg)i, 0, ours[i], before[i]);
 	(void)uatomic_add_return(&r->cfg[BRK__CFG_SEQ], 1);
 }
 
@@ -311,18 +359,34 @@ int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
 			withdraw(r, wrote, ours, before);
 			return -BRK_ECONTENDED;
 		}
+		/* the blocks the new settings use exist before any caller
+		 * can read the settings (a raised max_concurrent finds its
+		 * overflow slots, a raised half_open_probes its probe slots) */
+		rc = brk__ensure_blocks(b->seg, r, &cur);
+		if (rc) {
+			if (wrote)
+				withdraw(r, wrote, ours, before);
+			if (what)
+				*what = "arena";
+			return rc;
+		}
 		for (i = 0; i < BRK__CFG_COUNT; i++) {
-			uint64_t w;
+			uint64_t v;
 
 			if (!(fields & BIT(i)))
 				continue;
-			w = uatomic_read(&r->cfg[i]);
-			if (w == ours[i])
+			v = brk__cfg(r, (enum brk__cfg)i);
+			if (v == ours[i])
 				continue;
 			if (!(wrote & BIT(i)))
-				before[i] = w;
+				before[i] = v;
 			wrote |= BIT(i);
-			uatomic_set(&r->cfg[i], ours[i]);
+			if (field_cas(r, (enum brk__cfg)i, 1, 0, ours[i]) < 0) {
+				withdraw(r, wrote, ours, before);
+				if (what)
+					*what = NULL;
+				return -BRK_ECONTENDED;
+			}
 		}
 		/* full barrier: our words are visible before the commit */
 		if (uatomic_cmpxchg(&r->cfg[BRK__CFG_SEQ], seq, seq + 1) == seq)

@@ -33,7 +33,9 @@ const char *brk_strerror(int code)
 	case EPROTO:
 		return "not a breakerd segment of this layout version";
 	case ENOSPC:
-		return "no space: record table or /dev/shm is full";
+		return "no space: the segment's arena (record storage) or record "
+		       "capacity is full, or /dev/shm is; recreate the segment "
+		       "bigger (breakerd --arena-mb N / --capacity N)";
 	case EROFS:
 		return "segment is attached read-only";
 	case EMEDIUMTYPE:

@@ -168,8 +168,8 @@ static int bucket_handle(brk_segment *seg, const char *name, int create,
 	 * settings word is 0, and takers see -EAGAIN until it is set).
 	 */
 	if (create && !seg->readonly &&
-	    uatomic_read(&brk__brec(b)->ext[BRK__BK_CFG]) == 0)
-		(void)uatomic_cmpxchg(&brk__brec(b)->ext[BRK__BK_CFG], 0, cfg);
+	    uatomic_read(&brk__xw(brk__brec(b))[BRK__BK_CFG]) == 0)
+		(void)uatomic_cmpxchg(&brk__xw(brk__brec(b))[BRK__BK_CFG], 0, cfg);
 	*out = (brk_bucket *)(void *)b;
 	return 0;
 }
@@ -222,7 +222,7 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
-	cw = &brk__brec(b)->ext[BRK__BK_CFG];
+	cw = &brk__xw(brk__brec(b))[BRK__BK_CFG];
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(cw), t_old = 0, t_new, nwc;
 		uint32_t burst_old = 0, burst_new;
@@ -245,7 +245,7 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 			return 0; /* never configured: nothing was taken */
 		if (rc) /* corrupt: clamp the TAT to the new bucket */
 			t_old = t_new, burst_old = burst_new;
-		return brk__gcra_rescale(b->seg, &brk__brec(b)->ext[BRK__BK_TAT],
+		return brk__gcra_rescale(b->seg, &brk__xw(brk__brec(b))[BRK__BK_TAT],
 					 t_old, t_old * burst_old, t_new,
 					 t_new * burst_new);
 	}
@@ -266,18 +266,18 @@ int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
 	r = brk__brec(b);
-	rc = bucket_cfg_parse(uatomic_read(&r->ext[BRK__BK_CFG]), &t, &burst);
+	rc = bucket_cfg_parse(uatomic_read(&brk__xw(r)[BRK__BK_CFG]), &t, &burst);
 	if (rc)
 		return rc;
 	if (n > burst)
 		return -EINVAL;
-	rc = brk__gcra_take(b->seg, &r->ext[BRK__BK_TAT], t, t * burst, n,
+	rc = brk__gcra_take(b->seg, &brk__xw(r)[BRK__BK_TAT], t, t * burst, n,
 			    &now, &nb);
 	if (rc == 0) {
-		uatomic_inc(&r->ext[BRK__BK_TAKEN]);
-		(void)uatomic_add_return(&r->ext[BRK__BK_TOKENS], (uint64_t)n);
+		uatomic_inc(&brk__xw(r)[BRK__BK_TAKEN]);
+		(void)uatomic_add_return(&brk__xw(r)[BRK__BK_TOKENS], (uint64_t)n);
 	} else {
-		uatomic_inc(&r->ext[BRK__BK_DENIED]);
+		uatomic_inc(&brk__xw(r)[BRK__BK_DENIED]);
 	}
 	if (not_before_ns)
 		*not_before_ns = nb;
@@ -292,7 +292,7 @@ uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns)
 
 	if (k && brk__fresh(b) != 0)
 		return not_before_ns;
-	if (!k || bucket_cfg_parse(uatomic_read(&brk__brec(b)->ext[BRK__BK_CFG]),
+	if (!k || bucket_cfg_parse(uatomic_read(&brk__xw(brk__brec(b))[BRK__BK_CFG]),
 				   &t, &burst) != 0)
 		return not_before_ns;
 	j = (uint64_t)(((unsigned __int128)brk__random(b->seg) * t) >> 64);
@@ -308,10 +308,10 @@ int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
 
 	memset(out, 0, sizeof(*out));
 	memcpy(out->name, name, strnlen(name, BRK_NAME_MAX));
-	out->taken = uatomic_read(&r->ext[BRK__BK_TAKEN]);
-	out->denied = uatomic_read(&r->ext[BRK__BK_DENIED]);
-	out->tokens_taken = uatomic_read(&r->ext[BRK__BK_TOKENS]);
-	rc = bucket_cfg_parse(uatomic_read(&r->ext[BRK__BK_CFG]), &t, &burst);
+	out->taken = uatomic_read(&brk__xw(r)[BRK__BK_TAKEN]);
+	out->denied = uatomic_read(&brk__xw(r)[BRK__BK_DENIED]);
+	out->tokens_taken = uatomic_read(&brk__xw(r)[BRK__BK_TOKENS]);
+	rc = bucket_cfg_parse(uatomic_read(&brk__xw(r)[BRK__BK_CFG]), &t, &burst);
 	if (rc == -EAGAIN)
 		return 0; /* configured = 0 */
 	if (rc)
@@ -320,7 +320,7 @@ int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
 	out->interval_ns = t;
 	out->rate_per_s = 1e9 / (double)t;
 	out->burst = burst;
-	tat = uatomic_read(&r->ext[BRK__BK_TAT]);
+	tat = uatomic_read(&brk__xw(r)[BRK__BK_TAT]);
 	now = brk__now(s);
 	out->tokens = brk__gcra_tokens(tat, now, t, t * burst, &out->full_in_ns);
 	return 0;

@@ -42,7 +42,7 @@ static void repair(brk_segment *s)
 	uint32_t ref1 = BRK__INTENT_REF1(in);
 
 	brk__free_repair(s);
-	if (in == 0 || ref1 == 0 || ref1 > s->capacity)
+	if (in == 0 || ref1 == 0 || ref1 > s->arena_units)
 		goto done;
 	{
 		struct brk__record *r = brk__rec(s, ref1 - 1);
@@ -50,6 +50,7 @@ static void repair(brk_segment *s)
 
 		if (BRK__INTENT_OP(in) == BRK__INTENT_RETIRE) {
 			uint64_t old = uatomic_read(&s->hdr->index_intent_head);
+			uint32_t kind = BRK__HEAD_KIND(old);
 			uint64_t gone = BRK__HEAD_MAKE(BRK__KIND_RETIRED,
 						       BRK__HEAD_UNITS(old),
 						       BRK__HEAD_GEN(old));
@@ -57,15 +58,21 @@ static void repair(brk_segment *s)
 				goto done;
 			if (index_has(s, ref1)) /* not tombed yet: undo */
 				(void)uatomic_cmpxchg(&r->head, gone, old);
-			else if (!brk__free_has(s, ref1 - 1, 1))
-				brk__free(s, ref1 - 1, 1);
+			else if (!brk__free_has(s, ref1 - 1, kind))
+				brk__free_record(s, ref1 - 1, kind);
 		} else if (BRK__INTENT_OP(in) == BRK__INTENT_CREATE) {
-			if (ref1 > uatomic_read(&s->hdr->record_count) ||
-			    index_has(s, ref1) || brk__free_has(s, ref1 - 1, 1))
+			uint32_t kind = BRK__INTENT_KIND(in);
+			uint32_t units = brk__kind_units(kind);
+
+			/* the run of a creation that never reached the index
+			 * (a bump the holder did not get is past arena_next) */
+			if (units == 0 || ref1 - 1 + (uint64_t)units >
+					      uatomic_read(&s->hdr->arena_next) ||
+			    index_has(s, ref1) || brk__free_has(s, ref1 - 1, kind))
 				goto done;
-			uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, 1,
+			uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, units,
 							     BRK__HEAD_GEN(head)));
-			brk__free(s, ref1 - 1, 1);
+			brk__free_record(s, ref1 - 1, kind);
 		}
 	}
 done:

@@ -1,16 +1,18 @@
 /*
- * index.c - the shared name index: name -> record, and record creation.
+ * index.c - the shared name index: name -> record ref, and record
+ * creation.
  *
  * Open addressing with linear probing; a slot is 0 (empty), (hash32 << 32
- * | record index + 1) (live) or BRK__IDX_TOMB (a retired name). Lookups
- * are lock-free: they skip tombs and stop at an empty slot. Creation runs
- * under the index lock (idxlock.c): a full lookup, then a run from
- * brk__alloc() (a new one, or a retired one past its quarantine),
- * initialised with every word stored atomically, its head word published
- * last, then the first tomb or empty slot of the chain takes it. One
- * holder at a time means a concurrent get-or-create of one name from many
- * processes yields exactly one record, with no orphaned records to take
- * back (the lock-free "creating"/"orphans" protocol of layout 2 is gone).
+ * | ref + 1) (live; ref = the record's first arena unit) or BRK__IDX_TOMB
+ * (a retired name). Lookups are lock-free: they skip tombs and stop at an
+ * empty slot. Creation runs under the index lock (idxlock.c): a full
+ * lookup, then a record run from brk__alloc_record() (a new one, or a
+ * retired one of the same kind past its quarantine), the extension blocks
+ * its settings need (blocks.c), every word stored atomically, its head
+ * word published last, then the first tomb or empty slot of the chain
+ * takes it. One holder at a time means a concurrent get-or-create of one
+ * name from many processes yields exactly one record, with no orphaned
+ * records to take back.
  */
 #include <sched.h>
 #include <string.h>
@@ -19,11 +21,46 @@
 #include "internal.h"
 #include "killpoint.h"
 
+int brk__ref_kind(brk_segment *s, uint32_t ref)
+{
+	uint64_t head;
+	uint32_t kind, units;
+
+	if (ref == 0 || ref >= s->arena_units)
+		return -BRK_ECORRUPT;
+	head = uatomic_read(&brk__rec(s, ref)->head);
+	kind = BRK__HEAD_KIND(head);
+	if (kind == 0 || kind == BRK__KIND_RETIRED || kind == BRK__KIND_ORPHAN)
+		return 0;
+	units = brk__kind_units(kind);
+	if (units == 0 || BRK__HEAD_UNITS(head) != units ||
+	    units > s->arena_units - ref)
+		return -BRK_ECORRUPT;
+	return (int)kind;
+}
+
+int brk__index_record(brk_segment *s, uint64_t w, uint32_t *ref)
+{
+	uint32_t rec1 = BRK__IDX_REC(w);
+	int kind;
+
+	if (w == 0 || w == BRK__IDX_TOMB)
+		return 0;
+	if (rec1 == 0)
+		return -BRK_ECORRUPT;
+	cmm_smp_rmb();
+	kind = brk__ref_kind(s, rec1 - 1);
+	if (kind > 0)
+		*ref = rec1 - 1;
+	return kind;
+}
+
 struct brk__record *brk__slot_rec(brk_segment *s, uint64_t w)
 {
 	uint32_t rec1 = BRK__IDX_REC(w);
 
-	if (w == 0 || w == BRK__IDX_TOMB || rec1 == 0 || rec1 > s->capacity)
+	if (w == 0 || w == BRK__IDX_TOMB || rec1 == 0 ||
+	    !brk__block(s, rec1 - 1, BRK__ID_WORDS * 8u / BRK__UNIT + 1u))
 		return NULL;
 	return brk__rec(s, rec1 - 1);
 }
@@ -35,28 +72,37 @@ struct brk__record *brk__slot_rec(brk_segment *s, uint64_t w)
 static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 			uint64_t h, uint32_t *idx)
 {
-	uint32_t rec1 = BRK__IDX_REC(w);
+	uint32_t ref = 0;
 	struct brk__record *r;
 	char got[BRK__NAME_BYTES];
 	uint64_t hd;
-	int rc;
+	int rc, retired;
 
 	if (BRK__IDX_HASH(w) != (uint32_t)(h >> 32))
 		return 0;
-	if (rec1 == 0 || rec1 > s->capacity)
-		return -BRK_ECORRUPT;
-	cmm_smp_rmb();
-	r = brk__rec(s, rec1 - 1);
-	hd = uatomic_read(&r->head);
-	if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED && !brk__head_live(hd))
-		return -BRK_ECORRUPT;
+	rc = brk__index_record(s, w, &ref);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		/* a published slot names a published record: only one a
+		 * retirer holds is legitimately something else */
+		r = brk__slot_rec(s, w);
+		hd = r ? uatomic_read(&r->head) : 0;
+		if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED ||
+		    BRK__HEAD_UNITS(hd) == 0 ||
+		    !brk__block(s, BRK__IDX_REC(w) - 1, BRK__HEAD_UNITS(hd)))
+			return -BRK_ECORRUPT;
+		ref = BRK__IDX_REC(w) - 1;
+	}
+	retired = rc == 0;
+	r = brk__rec(s, ref);
 	rc = brk__record_name(r, got);
 	if (rc)
-		return BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED ? 0 : rc;
+		return retired ? 0 : rc;
 	if (strcmp(got, name) != 0)
 		return 0;
-	*idx = rec1 - 1;
-	return BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED ? 2 : 1;
+	*idx = ref;
+	return retired ? 2 : 1;
 }
 
 /* A lookup that meets a record a retirer is checking waits this many
@@ -122,69 +168,117 @@ int brk__index_insert(brk_segment *s, uint64_t h, uint32_t idx)
 	return -ENOSPC;
 }
 
-/* Every word of @r but the head back to zero, one atomic store each (a
- * stale writer may still touch a retired run: no torn words). */
-static void clear_record(struct brk__record *r)
+/* @n words at @w back to zero, one atomic store each (a stale writer may
+ * still touch a retired run: no torn words). */
+static void clear_words(uint64_t *w, size_t n)
 {
-	uint64_t *w = (uint64_t *)(void *)r;
 	size_t i;
 
-	for (i = 1; i < sizeof(*r) / sizeof(uint64_t); i++)
+	for (i = 0; i < n; i++)
 		if (uatomic_read(&w[i]))
 			uatomic_set(&w[i], 0);
 }
 
-static void init_record(struct brk__record *r, const char *name, uint64_t h,
-			int kind, const struct brk__init *init)
+/* A retired breaker's extension blocks, kept linked while it was free,
+ * cleared for its next owner (their links stay: blocks.c adds what the
+ * new settings need on top). */
+static void clear_blocks(brk_segment *s, struct brk__record *r)
+{
+	uint64_t x = uatomic_read(&r->ext_refs), p = uatomic_read(&r->permit_refs);
+	uint64_t *w;
+
+	if ((w = brk__block(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS)))
+		clear_words(w, (size_t)BRK__PROBE_EXT_UNITS * BRK__UNIT_WORDS);
+	if ((w = brk__block(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS)))
+		clear_words(w, (size_t)BRK__WIN_EXT_UNITS * BRK__UNIT_WORDS);
+	if (BRK__PR_P_SLOTS(p) &&
+	    (w = brk__block(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(BRK__PR_P_SLOTS(p)))))
+		clear_words(w, (size_t)BRK__PERMIT_UNITS(BRK__PR_P_SLOTS(p)) * BRK__UNIT_WORDS);
+	if (BRK__PR_O_SLOTS(p) &&
+	    (w = brk__block(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(BRK__PR_O_SLOTS(p)))))
+		clear_words(w, (size_t)BRK__PERMIT_UNITS(BRK__PR_O_SLOTS(p)) * BRK__UNIT_WORDS);
+}
+
+/* Initialise the run at @r (nobody else refers to it) and write its head
+ * last. A retired run gets a new generation of the head and a state word
+ * above any a stale handle read, so no CAS of one succeeds here
+ * (docs/design.md "Retirement"). Breakers get the extension blocks their
+ * settings need first: no process ever sees a record without them. */
+static int init_record(brk_segment *s, struct brk__record *r, uint32_t units,
+		       const char *name, uint64_t h, int kind,
+		       const struct brk__init *init)
 {
 	uint64_t old = uatomic_read(&r->head), gen = 1, st_gen = 0;
-	uint64_t nw[BRK__NAME_BYTES / 8] = { 0 };
+	uint64_t nw[BRK__NAME_BYTES / 8] = { 0 }, links[2] = { 0, 0 };
+	uint64_t *w = brk__xw(r);
 	uint32_t i;
+	int rc;
 
 	if (old != 0) {
-		/* A retired run: a new generation of the head, and a state
-		 * word above any a stale handle read, so no CAS of one
-		 * succeeds here (docs/design.md "Retirement"). */
 		gen = BRK__HEAD_GEN(old) + 1;
-		st_gen = (BRK__ST_GEN(uatomic_read(&r->state)) + 1) & BRK__GEN_MASK;
-		clear_record(r);
+		if (kind == BRK_KIND_BREAKER) {
+			st_gen = (BRK__ST_GEN(uatomic_read(&r->state)) + 1) & BRK__GEN_MASK;
+			clear_blocks(s, r);
+			links[0] = uatomic_read(&r->ext_refs);
+			links[1] = uatomic_read(&r->permit_refs);
+		}
 	}
+	clear_words(w + 1, (size_t)units * BRK__UNIT_WORDS - 1);
 	memcpy(nw, name, strlen(name));
 	for (i = 0; i < BRK__NAME_BYTES / 8; i++)
 		uatomic_set(&((uint64_t *)(void *)r->name)[i], nw[i]);
 	uatomic_set(&r->hash, h);
-	if (init && init->cfg)
-		brk__config_store(r, init->cfg);
+	if (kind == BRK_KIND_BREAKER) {
+		uatomic_set(&r->ext_refs, links[0]);
+		uatomic_set(&r->permit_refs, links[1]);
+		if (init && init->cfg) {
+			rc = brk__ensure_blocks(s, r, init->cfg);
+			if (rc)
+				return rc; /* blocks linked so far stay with the run */
+			brk__config_store(r, init->cfg);
+		}
+		uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, st_gen));
+	}
 	for (i = 0; init && i < init->n_ext && i < 4; i++)
-		if (init->ext[i].idx < sizeof(r->ext) / sizeof(r->ext[0]))
-			uatomic_set(&r->ext[init->ext[i].idx], init->ext[i].val);
-	uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, st_gen));
+		if (init->ext[i].idx >= BRK__ID_WORDS &&
+		    init->ext[i].idx < units * BRK__UNIT_WORDS)
+			uatomic_set(&w[init->ext[i].idx], init->ext[i].val);
 	cmm_smp_wmb();
-	uatomic_set(&r->head, BRK__HEAD_MAKE(kind, 1, gen));
+	uatomic_set(&r->head, BRK__HEAD_MAKE(kind, units, gen));
+	return 0;
 }
 
 /* Under the lock, @name known absent. */
 static int create_locked(brk_segment *s, const char *name, uint64_t h, int kind,
 			 const struct brk__init *init, uint32_t *idx)
 {
-	uint32_t mine;
+	uint32_t units = brk__kind_units((uint32_t)kind), mine;
+	struct brk__record *r;
 	int rc;
 
-	rc = brk__alloc(s, 1, &mine);
+	if (units == 0)
+		return -EINVAL;
+	if (uatomic_read(&s->hdr->live_records) >= s->capacity)
+		return -ENOSPC;
+	rc = brk__alloc_record(s, (uint32_t)kind, &mine);
 	if (rc)
 		return rc;
-	init_record(brk__rec(s, mine), name, h, kind, init);
+	r = brk__rec(s, mine);
+	rc = init_record(s, r, units, name, h, kind, init);
 	BRK__KILLPOINT(BRK__KP_INDEX_LOCKED);
-	rc = brk__index_insert(s, h, mine);
+	if (rc == 0)
+		rc = brk__index_insert(s, h, mine);
 	if (rc) {
-		struct brk__record *r = brk__rec(s, mine);
-		uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, 1,
+		/* never published: back on the free list, blocks and all */
+		uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, units,
 						     BRK__HEAD_GEN(uatomic_read(&r->head))));
-		brk__free(s, mine, 1);
+		brk__free_record(s, mine, (uint32_t)kind);
+		uatomic_set(&s->hdr->index_intent, 0);
 		return rc;
 	}
 	uatomic_add_return(&s->hdr->index_seq, 1);
 	uatomic_add_return(&s->hdr->live_records, 1);
+	uatomic_set(&s->hdr->index_intent, 0);
 	*idx = mine;
 	return 0;
 }
@@ -209,7 +303,7 @@ int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 
 uint32_t brk_record_count(brk_segment *s)
 {
-	uint64_t n = uatomic_read(&s->hdr->record_count);
+	uint64_t n = uatomic_read(&s->hdr->live_records);
 
 	return n > s->capacity ? s->capacity : (uint32_t)n;
 }

@@ -28,15 +28,15 @@ static void read_counters(const struct brk__record *r, struct brk_counters *c)
 			uatomic_read(&r->ctr[BRK__CTR_FAIL_REASON0 + i]);
 }
 
-static void read_leases(brk_segment *s, const struct brk__lease *slots,
-			uint32_t n, uint32_t tag, int kind, struct brk_info *out,
-			uint64_t rel)
+static void read_leases(const struct brk__slots *slots, uint32_t tag,
+			int kind, struct brk_info *out, uint64_t rel)
 {
-	uint32_t i;
+	uint32_t i, n = brk__slots_total(slots);
 	uint64_t claim;
 
 	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&slots[i].owner);
+		const struct brk__lease *l = brk__slot(slots, i);
+		uint64_t o = uatomic_read(&l->owner);
 		struct brk_lease_info *li;
 		if (o == 0 || BRK__TOK_GEN(o) != tag)
 			continue; /* free, or a stale probe of an older generation */
@@ -45,20 +45,21 @@ static void read_leases(brk_segment *s, const struct brk__lease *slots,
 		li = &out->leases[out->n_leases++];
 		li->pid = (int32_t)BRK__TOK_PID(o);
 		li->kind = kind;
-		li->age_ms = brk__lease_claim_ms(&slots[i], o, &claim) == 0
+		li->age_ms = brk__lease_claim_ms(l, o, &claim) == 0
 				     ? BRK__CLAIM_AGE(rel, claim) : 0;
 		if (kind == BRK_LEASE_PROBE)
 			out->probes_in_flight++;
 		else
 			out->in_flight++;
 	}
-	(void)s;
 }
 
-static void fill_state(brk_segment *s, const struct brk__record *r,
+static void fill_state(brk_segment *s, struct brk__record *r,
 		       struct brk_info *out)
 {
 	uint64_t now = brk__now(s), rel = brk__rel_ms(s, now);
+	uint64_t changed = uatomic_read(&r->last_change_ms);
+	struct brk__slots slots;
 	uint64_t w = uatomic_read(&r->state);
 	uint64_t f = uatomic_read(&r->fails), hs = uatomic_read(&r->ho_successes);
 	uint64_t cu = uatomic_read(&r->cool_until_ns);
@@ -88,11 +89,13 @@ static void fill_state(brk_segment *s, const struct brk__record *r,
 		out->window_slow = sum.slow;
 	}
 	out->distinct_failing_processes = brk__quorum_count(s, r, now);
-	read_leases(s, r->probes, BRK__PROBE_SLOTS, BRK__ST_TAG(w),
-		    BRK_LEASE_PROBE, out, rel);
-	read_leases(s, r->permits, BRK__PERMIT_SLOTS,
-		    (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK),
-		    BRK_LEASE_PERMIT, out, rel);
+	out->last_change_age_ms = changed == 0 ? UINT64_MAX
+				  : rel > changed ? rel - changed : 0;
+	brk__probe_slots(s, r, &slots); /* probe0 and the probe extension */
+	read_leases(&slots, BRK__ST_TAG(w), BRK_LEASE_PROBE, out, rel);
+	brk__permit_slots(s, r, &slots); /* primary and overflow blocks */
+	read_leases(&slots, 0, BRK_LEASE_PERMIT, out, rel);
+	out->record_bytes += brk__ext_units(s, r) * BRK__UNIT;
 }
 
 uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r)
@@ -107,21 +110,21 @@ uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r)
 
 static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
-	const struct brk__record *r = brk__rec(s, idx);
-	uint64_t kind = BRK__HEAD_KIND(uatomic_read(&r->head));
-	int rc;
+	struct brk__record *r;
+	int kind, rc;
 
 	memset(out, 0, sizeof(*out));
-	if (kind != BRK_KIND_BREAKER && kind != BRK_KIND_BUCKET &&
-	    kind != BRK_KIND_BUDGET)
-		return -ENOENT;
+	kind = brk__ref_kind(s, idx);
+	if (kind <= 0)
+		return kind < 0 ? kind : -ENOENT;
+	r = brk__rec(s, idx);
 	cmm_smp_rmb();
 	rc = brk__record_name(r, out->name);
 	if (rc)
 		return rc;
 	out->index = idx;
-	out->kind = (int)kind;
-	out->record_bytes = BRK__RECORD_SIZE;
+	out->kind = kind;
+	out->record_bytes = brk__kind_units((uint32_t)kind) * BRK__UNIT;
 	out->last_change_age_ms = UINT64_MAX;
 	if (kind == BRK_KIND_BUCKET)
 		return brk__bucket_fill(s, r, out->name, &out->bucket);
@@ -142,6 +145,25 @@ int brk__breaker_info(brk_breaker *b, struct brk_info *out)
 	return fill(b->seg, brk__bidx(b), out);
 }
 
+/* Does the index name @ref? Its slot is on the chain of the hash the
+ * record keeps (a record whose hash word is damaged too is not found:
+ * then the unit reads as "no record"). The chain ends at an empty slot,
+ * so this is as cheap as a lookup: listings call it for every unit. */
+static int indexed(brk_segment *s, uint32_t ref)
+{
+	uint64_t h = uatomic_read(&brk__rec(s, ref)->hash);
+	uint32_t mask = s->index_slots - 1, pos = (uint32_t)h & mask, i;
+
+	for (i = 0; i < s->index_slots; i++, pos = (pos + 1) & mask) {
+		uint64_t w = uatomic_read(&s->index[pos]);
+		if (w == 0)
+			return 0;
+		if (BRK__IDX_REC(w) == ref + 1)
+			return 1;
+	}
+	return 0;
+}
+
 int brk__info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
 	uint32_t found;
@@ -149,11 +171,20 @@ int brk__info_at(brk_segment *s, uint32_t idx, struct brk_info *out)
 
 	if (!s || !out)
 		return -EINVAL;
-	if (idx >= brk_record_count(s))
+	memset(out, 0, sizeof(*out));
+	if (idx == 0 || idx >= s->arena_units)
 		return -ENOENT;
 	rc = fill(s, idx, out);
-	/* Only the record the name index points at is listed: a creator
-	 * killed between initialising and publishing leaves a ghost. */
+	if (rc < 0) {
+		/* a unit that holds no record (the middle of a run, an
+		 * extension block, free space) is not one; a published record
+		 * that is damaged is corrupt */
+		memset(out, 0, sizeof(*out));
+		if (rc == -ENOENT && BRK__HEAD_KIND(uatomic_read(&brk__rec(s, idx)->head)) ==
+				     BRK__KIND_RETIRED)
+			return -ENOENT; /* being retired */
+		return indexed(s, idx) ? (rc == -ENOENT ? -BRK_ECORRUPT : rc) : -ENOENT;
+	}
 	if (rc == 0 && (brk__lookup(s, out->name, brk__hash(out->name), &found) != 0 ||
 			found != idx)) {
 		memset(out, 0, sizeof(*out));

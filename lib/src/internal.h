@@ -23,6 +23,8 @@
  * a misbehaving writer cannot livelock anyone. */
 #define BRK__CAS_TRIES 256
 
+struct brk__slots; /* lease slot sets, below */
+
 struct brk_segment {
 	char shm_name[256];
 	int readonly;
@@ -35,8 +37,9 @@ struct brk_segment {
 	uint32_t capacity;
 	uint32_t index_slots;
 	uint32_t event_slots;
+	uint32_t arena_units;     /* header.arena_units */
 	uint64_t *index;
-	struct brk__record *records;
+	uint8_t *arena;           /* unit 0 of the arena */
 	struct brk__event *events;
 	uint64_t *lmap;           /* lease map: level 0, then level 1 */
 	uint32_t lmap_l0_words;
@@ -183,9 +186,17 @@ int brk__lease_thread_dead(const struct brk__lease *l, uint64_t owner);
 void brk__config_store(struct brk__record *r, const struct brk_config *c);
 /* Load and clamp (the segment is untrusted). */
 void brk__config_load(const struct brk__record *r, struct brk_config *c);
+/* A setting (packed words, layout.h): one load, a shift and a mask. */
+static inline uint64_t brk__cfg_get(uint64_t word, struct brk__cfg_field f)
+{
+	return (word >> f.shift) & ((1ULL << f.bits) - 1u);
+}
+
 static inline uint64_t brk__cfg(const struct brk__record *r, enum brk__cfg k)
 {
-	return uatomic_read(&r->cfg[k]);
+	struct brk__cfg_field f = brk__cfg_pos(k);
+
+	return brk__cfg_get(uatomic_read(&r->cfg[f.word]), f);
 }
 
 /* ---- caller structs of any size (config.c, segment.c, info.c, gcra.c,
@@ -253,12 +264,22 @@ int brk__record_name(const struct brk__record *r, char *out);
 
 /* ---- the shared name index (index.c) ----------------------------------- */
 int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx);
+/* The record at @ref if it is a published record: its kind (> 0), with
+ * the run inside the arena and the head's units the kind's; 0 if the unit
+ * holds no published record (free, unpublished, retired, orphaned);
+ * -BRK_ECORRUPT if @ref lies outside the arena or the head is not a
+ * record's. */
+int brk__ref_kind(brk_segment *s, uint32_t ref);
+/* The same for the record of index slot word @w (*ref set when > 0; 0
+ * also for empty slots). */
+int brk__index_record(brk_segment *s, uint64_t w, uint32_t *ref);
 /* Kind-specific words a creator stores before the record is published,
  * so no process ever sees a record of that kind without its settings. */
 struct brk__init {
 	const struct brk_config *cfg; /* breakers */
 	uint32_t n_ext;
-	struct { uint32_t idx; uint64_t val; } ext[4]; /* record ext words */
+	struct { uint32_t idx; uint64_t val; } ext[4]; /* record words
+	                                                  (brk__xw()) */
 };
 int brk__create(brk_segment *s, const char *name, uint64_t h, int kind,
 		const struct brk__init *init, uint32_t *idx);
@@ -278,15 +299,23 @@ int brk__index_pos(brk_segment *s, const char *name, uint64_t h,
 int brk__index_lock(brk_segment *s);
 void brk__index_unlock(brk_segment *s);
 
-/* ---- runs of records (alloc.c), under the index lock ------------------ */
-/* A run of @units: a free one past its quarantine (oldest first), else a
- * new one. *@ref its index (its head word: 0 if never used, else the
- * retired head with the last generation). -ENOSPC: none. */
+/* ---- runs of arena units (alloc.c) ------------------------------------- */
+/* A never-used run of @units (CAS bump of header.arena_next, lock-free):
+ * *@ref its first unit. -ENOSPC: the arena is full; -BRK_ECORRUPT. */
 int brk__alloc(brk_segment *s, uint32_t units, uint32_t *ref);
-/* Give run @ref back (its head must already be BRK__KIND_RETIRED). */
+/* Give back a run that was never published (a lost race for a block):
+ * counted in header.leaked_units, never reused. */
 void brk__free(brk_segment *s, uint32_t ref, uint32_t units);
-/* 1 if run @ref is on a free list (walks it; repair path only). */
-int brk__free_has(brk_segment *s, uint32_t ref, uint32_t units);
+/* Under the index lock: a record run of @kind, a retired one past its
+ * quarantine (oldest first; its head is the retired head with the last
+ * generation, its extension blocks still linked), else a new run (head
+ * 0). Records the creation intent (idxlock.c). -ENOSPC: none. */
+int brk__alloc_record(brk_segment *s, uint32_t kind, uint32_t *ref);
+/* Under the index lock: retired record @ref of @kind (head already
+ * BRK__KIND_RETIRED) goes on its kind's free list, blocks and all. */
+void brk__free_record(brk_segment *s, uint32_t ref, uint32_t kind);
+/* 1 if record @ref is on @kind's free list (walks it; repair path only). */
+int brk__free_has(brk_segment *s, uint32_t ref, uint32_t kind);
 /* Rebuild the free lists' tails after a holder died mid-push. */
 void brk__free_repair(brk_segment *s);
 
@@ -348,10 +377,11 @@ size_t brk__cache_count(brk_segment *s);
 size_t brk__cache_bytes(brk_segment *s);
 
 /* ---- leases (lease.c) ------------------------------------------------- */
-/* Claim a free slot of @slots[0..@n) of record @ref (marked in the lease
- * map before and after the claim). Returns the token, 0 if none. */
+/* Claim a free slot of @slots' first @n slots of record @ref (marked in
+ * the lease map before and after the claim). Returns the token, 0 if
+ * none. */
 uint64_t brk__lease_claim(brk_segment *s, uint32_t ref,
-			  struct brk__lease *slots, uint32_t n,
+			  const struct brk__slots *slots, uint32_t n,
 			  uint32_t gen, uint32_t cur_tag,
 			  uint32_t *slot_out);
 int brk__lease_free(struct brk__lease *l, uint64_t token);
@@ -360,15 +390,16 @@ int brk__tag_older(uint32_t tag, uint32_t cur);
 /* Claim time of the lease (ms since epoch) if its tags match the owner. */
 int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
 			uint64_t *claim_ms);
-uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
-			  uint32_t tag);
+/* Slots [@from, @to) of @slots owned with tag @tag. */
+uint32_t brk__lease_count(const struct brk__slots *slots, uint32_t from,
+			  uint32_t to, uint32_t tag);
 
 /* ---- the lease map (leasemap.c; layout.h) ----------------------------- */
 /* The bits of the lease map: one per record ref. The one function every
  * size of the map goes through (layout.h's brk__lmap_nbits()). */
 static inline uint32_t brk__lmap_bits(const brk_segment *s)
 {
-	return brk__lmap_nbits(s->capacity);
+	return brk__lmap_nbits(s->arena_units);
 }
 /* Mark record @ref as possibly holding a lease: plain loads first, an
  * atomic OR (then a full barrier) only of a clear level-0 or level-1 bit.
@@ -438,9 +469,12 @@ void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,
 void brk__record_event(brk_segment *s, struct brk__record *r, int from,
 		       int to, int reason, int32_t pid, uint64_t value);
 
-static inline struct brk__record *brk__rec(brk_segment *s, uint32_t idx)
+/* ---- the arena -------------------------------------------------------- */
+/* The record at @ref; the caller has bounds-checked ref + units <=
+ * s->arena_units. */
+static inline struct brk__record *brk__rec(brk_segment *s, uint32_t ref)
 {
-	return &s->records[idx];
+	return (struct brk__record *)(void *)(s->arena + (uint64_t)ref * BRK__UNIT);
 }
 
 /* A head word's kind is one a handle may use. */
@@ -453,7 +487,58 @@ static inline int brk__head_live(uint64_t head)
 
 static inline uint32_t brk__rec_index(brk_segment *s, const struct brk__record *r)
 {
-	return (uint32_t)(r - s->records);
+	return (uint32_t)(((const uint8_t *)r - s->arena) / BRK__UNIT);
 }
+
+/* The record's words from its start (buckets, budgets: layout.h); the
+ * const readers only read through it. */
+#define brk__xw(r) ((uint64_t *)(void *)(r))
+
+/* A block of @units units at @ref read from shm (untrusted): its address,
+ * or NULL when @ref is 0 (none) or the block does not lie inside the
+ * arena. */
+static inline void *brk__block(const brk_segment *s, uint32_t ref, uint32_t units)
+{
+	if (ref == 0 || ref >= s->arena_units || units > s->arena_units - ref)
+		return NULL;
+	return s->arena + (uint64_t)ref * BRK__UNIT;
+}
+
+/* ---- lease slot sets: probes and permits (blocks.c) ------------------- */
+/* Up to two runs of slots, numbered 0 .. n[0] + n[1] - 1. */
+struct brk__slots {
+	struct brk__lease *part[2];
+	uint32_t n[2];
+};
+
+static inline uint32_t brk__slots_total(const struct brk__slots *set)
+{
+	return set->n[0] + set->n[1];
+}
+
+/* Slot @i of @set (i < brk__slots_total()). */
+static inline struct brk__lease *brk__slot(const struct brk__slots *set, uint32_t i)
+{
+	return i < set->n[0] ? &set->part[0][i] : &set->part[1][i - set->n[0]];
+}
+
+/* probe0, then the probe extension if linked. */
+void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
+/* The primary permit block, then the overflow block (none: 0 slots). */
+void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
+/* Probe slot / permit slot @i of @r, or NULL (no such slot). */
+struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i);
+struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_t i);
+/* The window extension words (BRK__WIN_*, BRK__QUORUM*), or NULL. */
+uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r);
+/* Units of @r's linked extension blocks (for brk_info.record_bytes). */
+uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r);
+/* Allocate and link the blocks config @c needs that @r lacks (creator
+ * before publication, or an update before it writes the settings).
+ * Returns 0 or -ENOSPC (arena full; nothing linked by us is lost). */
+int brk__ensure_blocks(brk_segment *s, struct brk__record *r,
+		       const struct brk_config *c);
+/* Give back every extension block of an unpublished record @r. */
+void brk__free_blocks(brk_segment *s, struct brk__record *r);
 
 #endif /* BRK_INTERNAL_H */

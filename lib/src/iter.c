@@ -27,34 +27,35 @@ static int slot_moved(brk_segment *s, uint32_t pos, uint64_t w)
 	return uatomic_read(&s->index[pos]) != w;
 }
 
-static int known_kind(uint64_t kind)
-{
-	return kind == BRK_KIND_BREAKER || kind == BRK_KIND_BUCKET ||
-	       kind == BRK_KIND_BUDGET;
-}
-
 /* Classify slot @pos (its word into *@wp); for SLOT_RECORD fill @b (name,
  * index, kind). */
 static enum slot_kind read_slot(brk_segment *s, uint32_t pos,
 				struct brk_record_brief *b, uint64_t *wp)
 {
-	uint64_t w = uatomic_read(&s->index[pos]), kind;
-	uint32_t rec1 = BRK__IDX_REC(w);
+	uint64_t w = uatomic_read(&s->index[pos]);
 	const struct brk__record *r;
+	uint32_t ref = 0;
+	int kind;
 
 	*wp = w;
 	if (w == 0 || w == BRK__IDX_TOMB)
 		return SLOT_SKIP;
-	if (rec1 == 0 || rec1 > s->capacity)
-		return SLOT_CORRUPT;
-	cmm_smp_rmb(); /* the slot before the record it publishes */
-	r = brk__rec(s, rec1 - 1);
-	kind = BRK__HEAD_KIND(uatomic_read(&r->head));
-	if (!known_kind(kind) || brk__record_name(r, b->name) != 0 ||
+	/* the slot before the record it publishes; the ref inside the arena
+	 * and the head's units the kind's (index.c) */
+	kind = brk__index_record(s, w, &ref);
+	if (kind == 0) { /* a retirer holds it, or a stale slot */
+		r = brk__slot_rec(s, w);
+		if (r && BRK__HEAD_KIND(uatomic_read(&r->head)) == BRK__KIND_RETIRED)
+			return SLOT_SKIP;
+	}
+	if (kind <= 0)
+		return slot_moved(s, pos, w) ? SLOT_SKIP : SLOT_CORRUPT;
+	r = brk__rec(s, ref);
+	if (brk__record_name(r, b->name) != 0 ||
 	    (uint32_t)(brk__hash(b->name) >> 32) != BRK__IDX_HASH(w))
 		return slot_moved(s, pos, w) ? SLOT_SKIP : SLOT_CORRUPT;
-	b->index = rec1 - 1;
-	b->kind = (int)kind;
+	b->index = ref;
+	b->kind = kind;
 	return SLOT_RECORD;
 }
 

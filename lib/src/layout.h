@@ -3,13 +3,13 @@
  *
  * Rules (docs/design.md "Atomics"): every shared fact is one aligned 64-bit
  * word changed by one CAS (liburcu uatomic_cmpxchg, a full barrier); no
- * pointers, locks or bitfields; fixed-width types only; records padded to
- * the cache line. Every size and offset is static-asserted: a change here
- * is a change of BRK__LAYOUT_VERSION.
+ * pointers, locks or bitfields; fixed-width types only; records are runs
+ * of 64-byte arena units, named by their first unit (the ref). Every
+ * size and offset is static-asserted: a change here is a change of
+ * BRK__LAYOUT_VERSION.
  *
- * Segment:  [header 4096][name index: index_slots x 8][records: capacity x
- *            4096][lease map: lmap_words x 8, page-rounded][event ring:
- *            event_slots x 128]
+ * Segment:  [header 4096][name index: index_slots x 8][arena: arena_units x
+ *            64][lease map: lmap_words x 8][event ring: event_slots x 128]
  */
 #ifndef BRK_LAYOUT_H
 #define BRK_LAYOUT_H
@@ -23,21 +23,35 @@
 /* 2: 56-bit generation in the state word, open-until deadlines in their
  * own words, 44-bit counter tags, judging bit in probe tokens, window
  * head word, budget deposit ring (issue 9: nothing aliases, no deadline
- * stops, deposits expire after a sliding TTL). */
-/* 3: the lease map (a bitmap of the records that may hold a lease) and
- * the sweep cursor (issue 10, "the supervisor's cost follows the
- * leases"). */
+ * stops, deposits expire after a sliding TTL).
+ * 3: records sized by kind in an arena of 64-byte units, packed settings,
+ * probe / window / permit extension blocks (issue 10: a breaker without a
+ * bulkhead costs 464 bytes, not 4 KiB); the lease map (a bitmap of the
+ * records that may hold a lease) and the sweep cursor (breakerd's cost
+ * follows the leases); the index lock, tombstones and free lists of
+ * retired records (retirement). */
 #define BRK__LAYOUT_VERSION 3u
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
-#define BRK__RECORD_SIZE 4096u
+#define BRK__UNIT 64u            /* arena allocation unit, bytes */
+#define BRK__UNIT_WORDS (BRK__UNIT / 8u)
 #define BRK__EVENT_SIZE 128u
 #define BRK__EVENT_SLOTS 4096u
 #define BRK__NAME_BYTES 64u
 _Static_assert(BRK__NAME_BYTES == BRK_NAME_MAX + 1, "name bytes: the name and its NUL");
 
+/* Arena bounds. Unit 0 is never allocated: a link word of 0 means "no
+ * block". Refs fit 24 bits (the permit_refs fields), so the arena is at
+ * most 2^24 units (1 GiB). */
+#define BRK__ARENA_MIN_UNITS ((uint32_t)(BRK_MIN_ARENA_BYTES / BRK__UNIT))
+#define BRK__ARENA_MAX_UNITS ((uint32_t)(BRK_MAX_ARENA_BYTES / BRK__UNIT))
+_Static_assert(BRK__ARENA_MAX_UNITS == (1u << 24), "refs fit 24 bits");
+_Static_assert(BRK_MIN_ARENA_BYTES % BRK__UNIT == 0, "whole units");
+
 /* ---- header ---------------------------------------------------------- */
-#define BRK__FREE_SIZES 16u /* free lists: run sizes 1 .. 16 units */
+/* free lists of retired records, one per record kind (index: enum
+ * brk_kind; alloc.c) */
+#define BRK__FREE_LISTS 16u
 /* A retired run is handed out again only after it has been free this
  * long on the segment clock (alloc.c; docs/design.md "Retirement"). */
 #define BRK__RETIRE_QUARANTINE_MS BRK_RETIRE_QUARANTINE_MS
@@ -47,7 +61,11 @@ _Static_assert(BRK__NAME_BYTES == BRK_NAME_MAX + 1, "name bytes: the name and it
 #define BRK__INTENT_RETIRE 2u
 #define BRK__INTENT_OP(w) ((uint32_t)((w) >> 32) & 0xffu)
 #define BRK__INTENT_REF1(w) ((uint32_t)((w) & 0xffffffffu))
+#define BRK__INTENT_KIND(w) ((uint32_t)((w) >> 40) & 0xffu)
 #define BRK__INTENT_MAKE(op, ref1) (((uint64_t)(op) << 32) | (uint32_t)(ref1))
+/* a creation's intent also names the kind of the record being made */
+#define BRK__INTENT_MAKE_KIND(op, kind, ref1) \
+	(BRK__INTENT_MAKE(op, ref1) | ((uint64_t)((kind) & 0xffu) << 40))
 
 struct brk__header {
 	/* line 0: immutable after the magic is published */
@@ -55,14 +73,14 @@ struct brk__header {
 	uint32_t version;
 	uint32_t header_size;
 	uint64_t total_size;
-	uint32_t capacity;
-	uint32_t record_size;
+	uint32_t capacity;       /* records (sizes the name index) */
+	uint32_t unit_size;      /* BRK__UNIT */
 	uint32_t index_slots;
 	uint32_t event_slots;
 	uint32_t event_size;
-	uint32_t reserved0;
+	uint32_t arena_units;    /* units of BRK__UNIT bytes */
 	uint64_t index_offset;
-	uint64_t records_offset;
+	uint64_t arena_offset;
 	uint64_t events_offset;
 	uint64_t created_mono_ns;
 	uint64_t created_wall_ns;
@@ -71,19 +89,23 @@ struct brk__header {
 	uint64_t timens_ino;
 	uint64_t lmap_offset;    /* the lease map (brk__lmap_offset()) */
 	uint64_t lmap_words;     /* its words, both levels (brk__lmap_words()) */
-	/* line 1: record allocation (CAS-bumped, bounded by capacity) */
-	uint64_t record_count;   /* bump: records ever handed out */
+	/* line 1: allocation and the index lock */
+	uint64_t arena_next;     /* next never-used unit; 1 .. arena_units
+	                            (CAS-bumped) */
 	uint64_t index_lock;     /* 0, or the holder's BRK__TOK_MAKE(pid, 0,
 	                            nonce): creation and retirement (idxlock.c) */
 	uint64_t index_lock_start; /* the holder's start ticks (0: not yet
 	                            written; cleared before the lock word) */
+	uint64_t live_records;   /* published and not retired (bounded by
+	                            capacity) */
+	uint64_t leaked_units;   /* units of runs that were never published
+	                            and that nothing reuses (alloc.c) */
 	uint64_t index_seq;      /* +1 by every create and every retire */
-	uint64_t live_records;   /* published and not retired */
 	uint64_t index_intent;   /* op:8 | ref + 1:32 of the holder's
 	                            mutation in progress (BRK__INTENT_*) */
 	uint64_t index_intent_head; /* a retirer's head word before its CAS */
 	uint64_t retired_total;  /* records ever retired */
-	uint64_t pad1[8];
+	uint64_t pad1[7];
 	/* line 2: supervisor */
 	uint64_t daemon_pid;
 	uint64_t daemon_start;
@@ -95,38 +117,74 @@ struct brk__header {
 	/* line 3: event ring head (sequence of the last event claimed) */
 	uint64_t event_head;
 	uint64_t pad3[15];
-	/* lines 4-5: FIFO free lists of retired runs, one per run size
-	 * (units - 1), under the index lock (alloc.c): ref + 1 of the oldest
-	 * and of the newest; 0: empty */
-	uint64_t free_head[BRK__FREE_SIZES];
-	uint64_t free_tail[BRK__FREE_SIZES];
+	/* lines 4-5: FIFO free lists of retired records, one per kind,
+	 * under the index lock (alloc.c): ref + 1 of the oldest and of the
+	 * newest; 0: empty */
+	uint64_t free_head[BRK__FREE_LISTS];
+	uint64_t free_tail[BRK__FREE_LISTS];
 	uint8_t reserved[BRK__HEADER_SIZE - 6 * BRK__LINE];
 };
 
 _Static_assert(sizeof(struct brk__header) == BRK__HEADER_SIZE, "header");
-_Static_assert(offsetof(struct brk__header, record_count) == 128, "hdr l1");
+_Static_assert(offsetof(struct brk__header, arena_next) == 128, "hdr l1");
 _Static_assert(offsetof(struct brk__header, daemon_pid) == 256, "hdr l2");
 _Static_assert(offsetof(struct brk__header, event_head) == 384, "hdr l3");
-_Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
 _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 _Static_assert(offsetof(struct brk__header, lmap_words) == 120, "hdr l0 end");
+_Static_assert(offsetof(struct brk__header, leaked_units) == 160, "hdr l1 leaked");
+_Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
 
 /* ---- name index ------------------------------------------------------ */
 /*
  * Open addressing, linear probing. A slot is 0 (empty), (hash32 << 32 |
- * (record index + 1)) (live) or BRK__IDX_TOMB (a retired name). Lookups
- * (lock-free) skip tombs and stop at empty; inserts and retirements
- * change slots only under the index lock (index.c, retire.c).
+ * (ref + 1)) (live; ref = the record's first arena unit) or BRK__IDX_TOMB
+ * (a retired name). Lookups (lock-free) skip tombs and stop at empty;
+ * inserts and retirements change slots only under the index lock
+ * (index.c, retire.c).
  */
 #define BRK__IDX_TOMB 0xffffffffffffffffULL
+/* A retired record's own words carry its free list (alloc.c): word 1
+ * (the hash) links to the next newer free record (ref + 1; 0: the last),
+ * word 2 (the name's first bytes) holds when it was freed (ms since the
+ * segment epoch). No writer through a stale handle touches the identity
+ * words. */
+#define BRK__FREE_LINK_WORD 1u
+#define BRK__FREE_MS_WORD 2u
 #define BRK__IDX_HASH(w) ((uint32_t)((w) >> 32))
-#define BRK__IDX_REC(w) ((uint32_t)((w) & 0xffffffffu)) /* index + 1 */
+#define BRK__IDX_REC(w) ((uint32_t)((w) & 0xffffffffu)) /* ref + 1 */
 #define BRK__IDX_MAKE(h, rec1) (((uint64_t)(uint32_t)(h) << 32) | (uint32_t)(rec1))
 
 /* ---- records ---------------------------------------------------------- */
+/*
+ * Record head word (word 0 of every record): kind:8 | units:8 | gen:48.
+ * kind 0: not (yet) published; units: the core run's length, which must
+ * be the kind's (brk__kind_units()); gen: +1 per reuse of the run.
+ */
+#define BRK__HEAD_KIND(w)  ((uint32_t)((w) & 0xffu))          /* enum brk_kind; 0: unpublished */
+#define BRK__HEAD_UNITS(w) ((uint32_t)(((w) >> 8) & 0xffu))   /* units of the core run */
+#define BRK__HEAD_GEN(w)   ((w) >> 16)                        /* 48 bits, +1 per reuse */
+#define BRK__HEAD_MAKE(kind, units, gen) \
+	(((uint64_t)(gen) << 16) | (((uint64_t)(units) & 0xffu) << 8) | ((uint64_t)(kind) & 0xffu))
+#define BRK__KIND_RETIRED 0xfeu  /* head kind while/after retirement */
+#define BRK__KIND_ORPHAN  0xfdu  /* lost a creation race */
+
+/* Core units per kind. */
+#define BRK__BREAKER_UNITS 7u
+#define BRK__BUCKET_UNITS 4u
+#define BRK__BUDGET_UNITS 7u
+
+static inline uint32_t brk__kind_units(uint32_t kind)
+{
+	switch (kind) {
+	case BRK_KIND_BREAKER: return BRK__BREAKER_UNITS;
+	case BRK_KIND_BUCKET: return BRK__BUCKET_UNITS;
+	case BRK_KIND_BUDGET: return BRK__BUDGET_UNITS;
+	default: return 0;
+	}
+}
+
 #define BRK__PROBE_SLOTS 8u
 #define BRK__PERMIT_SLOTS 64u
-#define BRK__EXT_WORDS 144u /* a record's ext[] (kind-specific words) */
 /* The slots are the public bounds: one slot per probe or permit allowed. */
 _Static_assert(BRK__PROBE_SLOTS == BRK_MAX_PROBES, "probe slots");
 _Static_assert(BRK__PERMIT_SLOTS == BRK_MAX_CONCURRENT, "permit slots");
@@ -141,6 +199,8 @@ struct brk__lease {
 	                    trusted only when its nonce is the owner's */
 };
 _Static_assert(sizeof(struct brk__lease) == 32, "lease");
+#define BRK__LEASES_PER_UNIT (BRK__UNIT / sizeof(struct brk__lease)) /* 2 */
+_Static_assert(BRK__LEASES_PER_UNIT == 2, "two leases per unit");
 
 /*
  * token: pid:22 | judging:1 | tag:17 | nonce:24. tag: the low 17 bits of
@@ -256,6 +316,62 @@ enum brk__cfg {
 	BRK__CFG_COUNT
 };
 
+/*
+ * The settings are packed into cfg[0..6] (cfg[BRK__CFG_SEQ] = cfg[7] is
+ * the config sequence word). Each setting is a field of bits
+ * [shift, shift + bits) of word cfg[word], wide enough for its public
+ * range (static-asserted in config.c):
+ *
+ *   cfg[0]  window_ms:38 | failure_threshold:20 | half_open_probes:4
+ *   cfg[1]  0:12 | slow_rate_pct:7 | failure_rate_pct:7 | slow_call_ms:38
+ *   cfg[2]  open_ms:38 | min_distinct:4 | 0:15 | max_concurrent:7
+ *   cfg[3]  max_open_ms:38 | success_threshold:20
+ *   cfg[4]  probe_timeout_ms:38
+ *   cfg[5]  max_wait_ms:38
+ *   cfg[6]  min_calls:30
+ *
+ * (fields from the low bit up). The settings the closed fast path reads
+ * end at bit 63, so reading one is a load and a shift, testing it a load
+ * and a compare: max_concurrent (acquire), slow_call_ms (acquire, release)
+ * and, together with failure_rate_pct below it, "is a window rule on"
+ * (release: one load, one test, brk__window_active()). A setting is
+ * changed by a CAS of its word that keeps every other field (config.c).
+ */
+struct brk__cfg_field {
+	uint8_t word, shift, bits;
+};
+
+static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
+{
+	switch (k) {
+	case BRK__CFG_WINDOW_MS: return (struct brk__cfg_field){ 0, 0, 38 };
+	case BRK__CFG_FAILURE_THRESHOLD: return (struct brk__cfg_field){ 0, 38, 20 };
+	case BRK__CFG_HALF_OPEN_PROBES: return (struct brk__cfg_field){ 0, 58, 4 };
+	case BRK__CFG_SLOW_RATE: return (struct brk__cfg_field){ 1, 12, 7 };
+	case BRK__CFG_FAILURE_RATE: return (struct brk__cfg_field){ 1, 19, 7 };
+	case BRK__CFG_SLOW_CALL_MS: return (struct brk__cfg_field){ 1, 26, 38 };
+	case BRK__CFG_OPEN_MS: return (struct brk__cfg_field){ 2, 0, 38 };
+	case BRK__CFG_MIN_DISTINCT: return (struct brk__cfg_field){ 2, 38, 4 };
+	case BRK__CFG_MAX_CONCURRENT: return (struct brk__cfg_field){ 2, 57, 7 };
+	case BRK__CFG_MAX_OPEN_MS: return (struct brk__cfg_field){ 3, 0, 38 };
+	case BRK__CFG_SUCCESS_THRESHOLD: return (struct brk__cfg_field){ 3, 38, 20 };
+	case BRK__CFG_PROBE_TIMEOUT_MS: return (struct brk__cfg_field){ 4, 0, 38 };
+	case BRK__CFG_MAX_WAIT_MS: return (struct brk__cfg_field){ 5, 0, 38 };
+	case BRK__CFG_MIN_CALLS: return (struct brk__cfg_field){ 6, 0, 30 };
+	default: return (struct brk__cfg_field){ 7, 0, 0 };
+	}
+}
+
+/* The window rules' word: failure_rate_pct and slow_call_ms are its bits
+ * from BRK__CFG_WINDOW_SHIFT up (brk__window_active()). */
+#define BRK__CFG_WINDOW_WORD 1u
+#define BRK__CFG_WINDOW_SHIFT 19u
+
+#define BRK__CFG_WORDS 7u
+/* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
+ * committed (or withdrawn) brk_breaker_update() (config.c). */
+#define BRK__CFG_SEQ 7u
+
 enum brk__ctr {
 	BRK__CTR_ALLOWED,
 	BRK__CTR_REJ_OPEN,
@@ -275,83 +391,103 @@ enum brk__ctr {
 };
 
 /*
- * Record head word (word 0 of every record): kind:8 | units:8 | gen:48.
- * kind 0: not (yet) published. The generation grows by one each time the
- * run is handed out again after a retirement, so a handle that kept the
- * head word it resolved notices any reuse with one load.
+ * The breaker core record: BRK__BREAKER_UNITS units (448 bytes), so a
+ * breaker without a bulkhead costs 448 + 16 (its share of the name index)
+ * = 464 bytes. Buckets and budgets share only head, hash and name (their
+ * other words: brk__xw(), below).
  */
-#define BRK__HEAD_KIND(w)  ((uint32_t)((w) & 0xffu))          /* enum brk_kind; 0: unpublished */
-#define BRK__HEAD_UNITS(w) ((uint32_t)(((w) >> 8) & 0xffu))   /* units of the core run */
-#define BRK__HEAD_GEN(w)   ((w) >> 16)                        /* 48 bits, +1 per reuse */
-#define BRK__HEAD_MAKE(kind, units, gen) \
-    (((uint64_t)(gen) << 16) | (((uint64_t)(units) & 0xffu) << 8) | ((uint64_t)(kind) & 0xffu))
-#define BRK__KIND_RETIRED 0xfeu  /* head kind while/after retirement */
-#define BRK__KIND_ORPHAN  0xfdu  /* lost a creation race (today 0xdead) */
-
 struct brk__record {
-	/* line 0: identity, written before publication, immutable after
-	 * (until retirement: retire.c) */
-	uint64_t head; /* BRK__HEAD_*: kind | units | generation */
-	uint64_t hash; /* 64-bit FNV-1a of the name; a free run's link */
-	uint64_t last_change_ms; /* ms since the segment epoch of the last
-	                            state transition, written by its winner
-	                            (state.c); 0: never (a transition in the
-	                            epoch's first ms is stored as 1). */
-	uint64_t idle_snap;     /* retirement sweep: activity sum last seen */
-	uint64_t idle_since_ms; /* ... unchanged since (ms since epoch + 1;
-	                           0: not seen yet) */
-	uint64_t free_ms;       /* a free run: when it was freed (ms since
-	                           the segment epoch) */
-	uint64_t reserved0[2];
+	uint64_t head;           /* BRK__HEAD_*; written last at creation */
+	uint64_t hash;           /* 64-bit FNV-1a of the name */
 	char name[BRK__NAME_BYTES]; /* NUL-terminated, validated on read */
-	/* line 1: hot state */
 	uint64_t state;          /* see BRK__ST_* */
 	uint64_t cool_until_ns;  /* shared cool-until (monotonic ns), 0: none */
 	uint64_t fails;          /* consecutive failures, gen-tagged */
 	uint64_t ho_successes;   /* successful probes, gen-tagged */
-	uint64_t epoch;          /* permit token tag: always 0 since layout 2
-	                            (a reset no longer frees permits) */
-	uint64_t mode;           /* enum brk_mode (forced states) */
-	uint64_t changes;        /* unused since layout 2 (the 56-bit
-	                            generation never wraps); 0 */
 	uint64_t open_until[2];  /* deadline of OPEN(gen), slot gen & 1
 	                            (BRK__UT_*) */
+	uint64_t mode;           /* enum brk_mode (forced states) */
 	uint64_t permit_hw;      /* permit slots ever used: the largest
 	                            max_concurrent any claimer had (raised
 	                            by CAS before its claim) */
-	uint64_t pad1[6];
-	/* line 2: settings, one word each (enum brk__cfg) */
-	uint64_t cfg[16];
-	/* lines 3-4: counters (enum brk__ctr) */
-	uint64_t ctr[32];
-	/* lines 5-6: half-open probe leases */
-	struct brk__lease probes[BRK__PROBE_SLOTS];
-	/* lines 7-22: bulkhead permit leases */
-	struct brk__lease permits[BRK__PERMIT_SLOTS];
-	/* lines 23-31: reserved for record kinds and trip rules to come */
-	uint64_t ext[BRK__EXT_WORDS];
+	uint64_t ext_refs;       /* probe_ref:32 | window_ref:32 (0: none) */
+	uint64_t permit_refs;    /* BRK__PR_* (0: no bulkhead block) */
+	uint64_t cfg[8];         /* packed settings + sequence word */
+	uint64_t ctr[BRK__CTR_COUNT]; /* counters (enum brk__ctr) */
+	struct brk__lease probe0; /* the first half-open probe slot */
+	uint64_t last_change_ms; /* ms since the segment epoch of the last
+	                            transition (its winner); 0: never */
+	uint64_t idle_snap;      /* retirement sweep only */
+	uint64_t idle_since_ms;  /* retirement sweep only */
+	uint64_t reserved;
 };
 
-_Static_assert(sizeof(struct brk__record) == BRK__RECORD_SIZE, "record");
-_Static_assert(offsetof(struct brk__record, name) == 64, "rec name");
-_Static_assert(offsetof(struct brk__record, last_change_ms) == 16, "rec last change");
-_Static_assert(offsetof(struct brk__record, idle_snap) == 24 &&
-	       offsetof(struct brk__record, free_ms) == 40, "rec retire words");
-_Static_assert(offsetof(struct brk__record, state) == 128, "rec l1");
-_Static_assert(offsetof(struct brk__record, cfg) == 256, "rec l2");
-_Static_assert(offsetof(struct brk__record, ctr) == 384, "rec l3");
-_Static_assert(offsetof(struct brk__record, probes) == 640, "rec l5");
-_Static_assert(offsetof(struct brk__record, permits) == 896, "rec l7");
-_Static_assert(offsetof(struct brk__record, ext) == 2944, "rec ext");
-_Static_assert(offsetof(struct brk__record, mode) == 168, "rec mode");
-_Static_assert(offsetof(struct brk__record, changes) == 176, "rec changes");
-_Static_assert(offsetof(struct brk__record, open_until) == 184, "rec until");
-_Static_assert(offsetof(struct brk__record, permit_hw) == 200, "rec hw");
-/* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
- * committed (or withdrawn) brk_breaker_update() (config.c). */
-#define BRK__CFG_SEQ 15u
-_Static_assert(BRK__CFG_COUNT <= BRK__CFG_SEQ && BRK__CFG_SEQ < 16, "cfg words");
-_Static_assert(BRK__CTR_COUNT <= 32, "ctr words");
+_Static_assert(sizeof(struct brk__record) == BRK__BREAKER_UNITS * BRK__UNIT, "record 448");
+_Static_assert(offsetof(struct brk__record, head) == 0, "rec head");
+_Static_assert(offsetof(struct brk__record, hash) == 8, "rec hash");
+_Static_assert(offsetof(struct brk__record, name) == 16, "rec name");
+_Static_assert(offsetof(struct brk__record, state) == 80, "rec state");
+_Static_assert(offsetof(struct brk__record, cool_until_ns) == 88, "rec cool");
+_Static_assert(offsetof(struct brk__record, fails) == 96, "rec fails");
+_Static_assert(offsetof(struct brk__record, ho_successes) == 104, "rec ho");
+_Static_assert(offsetof(struct brk__record, open_until) == 112, "rec until");
+_Static_assert(offsetof(struct brk__record, mode) == 128, "rec mode");
+_Static_assert(offsetof(struct brk__record, permit_hw) == 136, "rec hw");
+_Static_assert(offsetof(struct brk__record, ext_refs) == 144, "rec ext_refs");
+_Static_assert(offsetof(struct brk__record, permit_refs) == 152, "rec permit_refs");
+_Static_assert(offsetof(struct brk__record, cfg) == 160, "rec cfg");
+_Static_assert(offsetof(struct brk__record, ctr) == 224, "rec ctr");
+_Static_assert(offsetof(struct brk__record, probe0) == 384, "rec probe0");
+_Static_assert(offsetof(struct brk__record, last_change_ms) == 416, "rec last change");
+_Static_assert(offsetof(struct brk__record, idle_snap) == 424, "rec idle snap");
+_Static_assert(offsetof(struct brk__record, idle_since_ms) == 432, "rec idle since");
+_Static_assert(offsetof(struct brk__record, reserved) == 440, "rec reserved");
+_Static_assert(BRK__CTR_COUNT == 20, "ctr words");
+_Static_assert(BRK__CFG_WORDS < BRK__CFG_SEQ + 1 && BRK__CFG_SEQ < 8, "cfg words");
+/* identity (head, hash, name) ends at word 10 for every kind */
+#define BRK__ID_WORDS 10u
+_Static_assert(offsetof(struct brk__record, state) == BRK__ID_WORDS * 8, "identity words");
+
+/* ---- extension blocks -------------------------------------------------- */
+/* ext_refs: probe_ref:32 (low) | window_ref:32 */
+#define BRK__XR_PROBE(w) ((uint32_t)((w) & 0xffffffffu))
+#define BRK__XR_WINDOW(w) ((uint32_t)((w) >> 32))
+#define BRK__XR_MAKE(probe, window) \
+	(((uint64_t)(uint32_t)(window) << 32) | (uint32_t)(probe))
+/* Probe extension: the probe slots after probe0. */
+#define BRK__PROBE_EXT_SLOTS (BRK__PROBE_SLOTS - 1u)
+#define BRK__PROBE_EXT_UNITS \
+	((BRK__PROBE_EXT_SLOTS + BRK__LEASES_PER_UNIT - 1) / BRK__LEASES_PER_UNIT)
+_Static_assert(BRK__PROBE_EXT_UNITS == 4, "probe extension: 4 units");
+/* Window extension: head word, 2 words per bucket, the quorum slots. */
+#define BRK__WIN_HEAD 0u      /* newest bucket epoch */
+#define BRK__WIN_BASE 1u      /* two words per bucket */
+#define BRK__WIN_WORD(k) (BRK__WIN_BASE + (k)) /* k < 2 * BRK_WINDOW_BUCKETS */
+#define BRK__WIN_A(i) BRK__WIN_WORD(2u * (i))      /* bucket i: calls, failures */
+#define BRK__WIN_B(i) BRK__WIN_WORD(2u * (i) + 1u) /* bucket i: slow calls */
+#define BRK__QUORUM_BASE (BRK__WIN_BASE + 2u * BRK_WINDOW_BUCKETS)
+#define BRK__QUORUM(i) (BRK__QUORUM_BASE + (i))    /* i < BRK_MAX_QUORUM */
+#define BRK__WIN_EXT_WORDS (BRK__QUORUM_BASE + BRK_MAX_QUORUM)
+#define BRK__WIN_EXT_UNITS ((BRK__WIN_EXT_WORDS + BRK__UNIT_WORDS - 1) / BRK__UNIT_WORDS)
+_Static_assert(BRK__WIN_EXT_WORDS == 29 && BRK__WIN_EXT_UNITS == 4, "window extension");
+
+/* permit_refs: primary_ref:24 | primary_slots:7 | overflow_ref:24 |
+ * overflow_slots:7 (from the low end). A block of n slots is
+ * n / BRK__LEASES_PER_UNIT units; n is even. */
+#define BRK__PR_REF_BITS 24u
+#define BRK__PR_REF_MASK ((1u << BRK__PR_REF_BITS) - 1u)
+#define BRK__PR_P_REF(w) ((uint32_t)((w) & BRK__PR_REF_MASK))
+#define BRK__PR_P_SLOTS(w) ((uint32_t)(((w) >> 24) & 0x7fu))
+#define BRK__PR_O_REF(w) ((uint32_t)(((w) >> 31) & BRK__PR_REF_MASK))
+#define BRK__PR_O_SLOTS(w) ((uint32_t)(((w) >> 55) & 0x7fu))
+#define BRK__PR_MAKE(pref, pslots, oref, oslots) \
+	(((uint64_t)((pref) & BRK__PR_REF_MASK)) | \
+	 ((uint64_t)((pslots) & 0x7fu) << 24) | \
+	 ((uint64_t)((oref) & BRK__PR_REF_MASK) << 31) | \
+	 ((uint64_t)((oslots) & 0x7fu) << 55))
+#define BRK__PERMIT_UNITS(slots) (((slots) + 1u) / BRK__LEASES_PER_UNIT)
+_Static_assert(BRK__ARENA_MAX_UNITS - 1u <= BRK__PR_REF_MASK, "refs fit the permit fields");
+_Static_assert(BRK__PERMIT_SLOTS <= 0x7fu, "slots fit 7 bits");
 
 /* ---- event ring ------------------------------------------------------ */
 /*
@@ -372,7 +508,8 @@ struct brk__event {
 };
 _Static_assert(sizeof(struct brk__event) == BRK__EVENT_SIZE, "event");
 
-/* Geometry for a capacity, computed the same way by creator and checker. */
+/* Geometry, computed the same way by creator and checker:
+ * [header][index][arena][lease map][event ring]. */
 static inline uint32_t brk__index_slots(uint32_t capacity)
 {
 	uint32_t n = 16;
@@ -381,97 +518,89 @@ static inline uint32_t brk__index_slots(uint32_t capacity)
 	return n;
 }
 
+/* The default arena: 7 units (a breaker core) per record of the capacity,
+ * and max(capacity / 8, 1024) units for extension blocks. */
+static inline uint64_t brk__default_arena_units(uint32_t capacity)
+{
+	uint64_t extra = capacity / 8u > 1024u ? capacity / 8u : 1024u;
+	return (uint64_t)capacity * BRK__BREAKER_UNITS + extra;
+}
+
 static inline uint64_t brk__index_offset(void) { return BRK__HEADER_SIZE; }
 
-static inline uint64_t brk__records_offset(uint32_t capacity)
+static inline uint64_t brk__arena_offset(uint32_t capacity)
 {
 	uint64_t o = BRK__HEADER_SIZE + (uint64_t)brk__index_slots(capacity) * 8u;
-	return (o + BRK__RECORD_SIZE - 1) / BRK__RECORD_SIZE * BRK__RECORD_SIZE;
+	return (o + 4095u) / 4096u * 4096u;
 }
 
 /*
- * The lease map (leasemap.c): level 0 has one bit per record ref ("this
- * record may hold a lease"), level 1 one bit per level-0 word ("that
- * word may be non-zero"). Level 0's words come first, level 1's follow.
- * brk__lmap_nbits() is the one place that says what the bits count: the
- * record capacity on this layout (the arena's units once records are
- * runs of units).
+ * The lease map (leasemap.c): level 0 has one bit per arena unit (a
+ * record is named by its first unit: "this record may hold a lease"),
+ * level 1 one bit per level-0 word ("that word may be non-zero"). Level
+ * 0's words come first, level 1's follow. brk__lmap_nbits() is the one
+ * place that says what the bits count.
  */
-static inline uint32_t brk__lmap_nbits(uint32_t capacity) { return capacity; }
+static inline uint32_t brk__lmap_nbits(uint32_t units) { return units; }
 
-static inline uint32_t brk__lmap_l0_words(uint32_t capacity)
+static inline uint32_t brk__lmap_l0_words(uint32_t units)
 {
-	return (uint32_t)(((uint64_t)brk__lmap_nbits(capacity) + 63u) / 64u);
+	return (uint32_t)(((uint64_t)brk__lmap_nbits(units) + 63u) / 64u);
 }
 
-static inline uint32_t brk__lmap_l1_words(uint32_t capacity)
+static inline uint32_t brk__lmap_l1_words(uint32_t units)
 {
-	return (brk__lmap_l0_words(capacity) + 63u) / 64u;
+	return (brk__lmap_l0_words(units) + 63u) / 64u;
 }
 
-static inline uint64_t brk__lmap_words(uint32_t capacity)
+static inline uint64_t brk__lmap_words(uint32_t units)
 {
-	return (uint64_t)brk__lmap_l0_words(capacity) + brk__lmap_l1_words(capacity);
+	return (uint64_t)brk__lmap_l0_words(units) + brk__lmap_l1_words(units);
 }
 
-static inline uint64_t brk__lmap_offset(uint32_t capacity)
+static inline uint64_t brk__lmap_offset(uint32_t capacity, uint32_t units)
 {
-	return brk__records_offset(capacity) + (uint64_t)capacity * BRK__RECORD_SIZE;
+	return brk__arena_offset(capacity) + (uint64_t)units * BRK__UNIT;
 }
 
-/* After the lease map, rounded up to a page (4096 = BRK__HEADER_SIZE). */
-static inline uint64_t brk__events_offset(uint32_t capacity)
+static inline uint64_t brk__events_offset(uint32_t capacity, uint32_t units)
 {
-	uint64_t o = brk__lmap_offset(capacity) + brk__lmap_words(capacity) * 8u;
-
-	return (o + BRK__HEADER_SIZE - 1) / BRK__HEADER_SIZE * BRK__HEADER_SIZE;
+	uint64_t o = brk__lmap_offset(capacity, units) + brk__lmap_words(units) * 8u;
+	return (o + BRK__LINE - 1) / BRK__LINE * BRK__LINE;
 }
 
-static inline uint64_t brk__total_size(uint32_t capacity)
+static inline uint64_t brk__total_size(uint32_t capacity, uint32_t units)
 {
-	return brk__events_offset(capacity) + (uint64_t)BRK__EVENT_SLOTS * BRK__EVENT_SIZE;
+	return brk__events_offset(capacity, units) +
+	       (uint64_t)BRK__EVENT_SLOTS * BRK__EVENT_SIZE;
 }
 
-/* ---- breakers: window and quorum words at the END of ext[] ------------ */
-/* (encodings: window.h; other record kinds use ext[] from the start) */
-#define BRK__WIN_HEAD 115u    /* ext[115]: newest bucket epoch */
-#define BRK__WIN_BASE 116u    /* ext[116 .. 135]: two words per bucket */
-#define BRK__WIN_WORD(k) (BRK__WIN_BASE + (k)) /* k < 2 * BRK_WINDOW_BUCKETS */
-#define BRK__WIN_A(i) BRK__WIN_WORD(2u * (i))      /* bucket i: calls, failures */
-#define BRK__WIN_B(i) BRK__WIN_WORD(2u * (i) + 1u) /* bucket i: slow calls */
-#define BRK__QUORUM_BASE 136u /* ext[136 .. 143]: one slot per process */
-#define BRK__QUORUM(i) (BRK__QUORUM_BASE + (i))    /* i < BRK_MAX_QUORUM */
-
-_Static_assert(BRK__WIN_HEAD + 1u == BRK__WIN_BASE, "window head");
-_Static_assert(BRK__WIN_BASE + 2 * BRK_WINDOW_BUCKETS <= BRK__QUORUM_BASE,
-	       "window words");
-_Static_assert(BRK__QUORUM_BASE + BRK_MAX_QUORUM <= BRK__EXT_WORDS, "quorum words");
-
-/* ---- GCRA buckets and retry budgets: the record's ext words ----------- */
+/* ---- GCRA buckets and retry budgets: words of the record -------------- */
 /*
- * Records of kind BRK_KIND_BUCKET and BRK_KIND_BUDGET use only line 0
- * (identity) and ext[]; lines 1-22 stay zero. ext[] starts on record line
- * 23; each group below has its own 128-byte line, so the word every take
- * CASes (the TAT) shares its line with nothing else.
+ * Records of kind BRK_KIND_BUCKET (BRK__BUCKET_UNITS units) and
+ * BRK_KIND_BUDGET (BRK__BUDGET_UNITS units) share head, hash and name
+ * (words 0..9) with breakers; their other words are indexed from the
+ * record's start (brk__xw()). The word every take CASes (the TAT) has a
+ * 64-byte unit of its own.
  *
- * Bucket:
- *   ext line 0  TAT, ns of the segment clock (0: full since ever)
- *   ext line 1  settings: interval_ns:44 | burst:20; 0 = not configured
- *               yet (the creator stores it right after publication)
- *   ext line 2  counters: taken, denied, tokens_taken
- * Budget:
- *   ext line 0  floor TAT (GCRA as above, unused when floor is 0)
- *   ext line 1  spend cursor: slice:35 | used_milli:29. Deposits of the
- *               slices before `slice` are spent or expired; `used_milli`
- *               of slice `slice`'s are spent. Only withdrawals CAS it.
- *   ext line 2  settings: configured:1 (bit 63) | ratio_milli:17 (bits
- *               30..46) | floor_milli_per_s:30 (bits 0..29); 0 = not
- *               configured yet
- *   ext line 3  counters: deposits, retries, retries_floor, deferred
- *   ext line 4  deposit ring: BRK__BG_SLICES words; slice k (slices of
- *               BRK__BG_SLICE_MS since the segment epoch) lives in word
- *               k % BRK__BG_SLICES as slice:35 (k itself) |
- *               milli-tokens:29. Only deposits CAS these.
+ * Bucket (4 units):
+ *   unit 1  (after the name) settings: interval_ns:44 | burst:20; 0 = not
+ *           configured yet (the creator stores it before publication)
+ *   unit 2  TAT, ns of the segment clock (0: full since ever)
+ *   unit 3  counters: taken, denied, tokens_taken
+ * Budget (7 units):
+ *   unit 1  (after the name) settings: configured:1 (bit 63) |
+ *           ratio_milli:17 (bits 30..46) | floor_milli_per_s:30 (bits
+ *           0..29); 0 = not configured yet
+ *   unit 2  floor TAT (GCRA as above, unused when floor is 0)
+ *   unit 3  spend cursor: slice:35 | used_milli:29. Deposits of the
+ *           slices before `slice` are spent or expired; `used_milli`
+ *           of slice `slice`'s are spent. Only withdrawals CAS it.
+ *   unit 4  counters: deposits, retries, retries_floor, deferred
+ *   units 5-6  deposit ring: BRK__BG_SLICES words; slice k (slices of
+ *           BRK__BG_SLICE_MS since the segment epoch) lives in word
+ *           k % BRK__BG_SLICES as slice:35 (k itself) |
+ *           milli-tokens:29. Only deposits CAS these.
  *
  * The slice field is wide enough for the slice of any 64-bit ns clock
  * read (2^64 ns / 1 s < 2^35, static-asserted below), so slices are
@@ -484,28 +613,40 @@ _Static_assert(BRK__QUORUM_BASE + BRK_MAX_QUORUM <= BRK__EXT_WORDS, "quorum word
  * 0.2, of 2,684,354). Deposits past it saturate (are dropped: fewer
  * retries, never more); the cursor's used_milli never exceeds a slice's.
  */
-#define BRK__EXT_LINE (BRK__LINE / 8u) /* words per line: 16 */
+#define BRK__XW_UNIT(u) ((u) * BRK__UNIT_WORDS)
 
 enum brk__bucket_ext {
-	BRK__BK_TAT = 0 * BRK__EXT_LINE,
-	BRK__BK_CFG = 1 * BRK__EXT_LINE,
-	BRK__BK_TAKEN = 2 * BRK__EXT_LINE,
+	BRK__BK_CFG = BRK__ID_WORDS,
+	BRK__BK_TAT = BRK__XW_UNIT(2),
+	BRK__BK_TAKEN = BRK__XW_UNIT(3),
 	BRK__BK_DENIED,
 	BRK__BK_TOKENS,
 	BRK__BK_END
 };
 
 enum brk__budget_ext {
-	BRK__BG_TAT = 0 * BRK__EXT_LINE,
-	BRK__BG_CURSOR = 1 * BRK__EXT_LINE,
-	BRK__BG_CFG = 2 * BRK__EXT_LINE,
-	BRK__BG_DEPOSITS = 3 * BRK__EXT_LINE,
+	BRK__BG_CFG = BRK__ID_WORDS,
+	BRK__BG_TAT = BRK__XW_UNIT(2),
+	BRK__BG_CURSOR = BRK__XW_UNIT(3),
+	BRK__BG_DEPOSITS = BRK__XW_UNIT(4),
 	BRK__BG_RETRIES,
 	BRK__BG_RETRIES_FLOOR,
 	BRK__BG_DEFERRED,
-	BRK__BG_RING = 4 * BRK__EXT_LINE,
+	BRK__BG_RING = BRK__XW_UNIT(5),
 	BRK__BG_END = BRK__BG_RING + BRK_BUDGET_SLICES
 };
+
+/* The retirement sweep's words of each kind (retire.c): the activity
+ * sum it last saw at BRK__IDLE_WORD(kind), and since when (ms since the
+ * epoch + 1; 0: not seen yet) in the word after it. */
+#define BRK__IDLE_WORD(kind) \
+	((kind) == BRK_KIND_BUCKET ? (uint32_t)BRK__BK_END : \
+	 (kind) == BRK_KIND_BUDGET ? (uint32_t)BRK__BG_END : \
+	 (uint32_t)(offsetof(struct brk__record, idle_snap) / 8u))
+_Static_assert(BRK__BK_END + 2u <= BRK__BUCKET_UNITS * BRK__UNIT_WORDS &&
+	       BRK__BG_END + 2u <= BRK__BUDGET_UNITS * BRK__UNIT_WORDS &&
+	       offsetof(struct brk__record, idle_since_ms) ==
+	       offsetof(struct brk__record, idle_snap) + 8u, "idle words fit");
 
 /* The deposit ring: a deposit counts while its slice is one of the last
  * BRK__BG_SLICES, so it expires between TTL - TTL/10 and TTL after it was
@@ -547,22 +688,17 @@ enum brk__budget_ext {
 	(BRK__BGC_SET | (((uint64_t)(ratio_milli) & BRK__BGC_RATIO_MAX) << 30) | \
 	 ((uint64_t)(floor_milli) & BRK__BGC_FLOOR_MAX))
 
-_Static_assert(BRK__LINE % 8u == 0 && BRK__EXT_LINE == 16, "ext line");
-_Static_assert(offsetof(struct brk__record, ext) % BRK__LINE == 0, "ext line 0");
-_Static_assert(sizeof(((struct brk__record *)0)->ext) == 144 * 8, "ext words");
-_Static_assert(BRK__BK_END <= BRK__EXT_WORDS && BRK__BG_END <= BRK__EXT_WORDS,
-	       "ext fits");
-_Static_assert(BRK__BK_END <= BRK__WIN_HEAD && BRK__BG_END <= BRK__WIN_HEAD,
-	       "buckets and budgets stay clear of the breaker window words");
-_Static_assert(BRK__BK_TAT % BRK__EXT_LINE == 0 && BRK__BK_CFG % BRK__EXT_LINE == 0 &&
-	       BRK__BK_TAKEN % BRK__EXT_LINE == 0, "bucket lines");
-_Static_assert(BRK__BG_TAT % BRK__EXT_LINE == 0 && BRK__BG_CURSOR % BRK__EXT_LINE == 0 &&
-	       BRK__BG_CFG % BRK__EXT_LINE == 0 &&
-	       BRK__BG_DEPOSITS % BRK__EXT_LINE == 0 &&
-	       BRK__BG_RING % BRK__EXT_LINE == 0, "budget lines");
+_Static_assert(BRK__BK_END <= BRK__BUCKET_UNITS * BRK__UNIT_WORDS &&
+	       BRK__BG_END <= BRK__BUDGET_UNITS * BRK__UNIT_WORDS, "words fit the kind's units");
+_Static_assert(BRK__BK_CFG < BRK__UNIT_WORDS * 2 && BRK__BG_CFG < BRK__UNIT_WORDS * 2,
+	       "settings after the name, in unit 1");
+_Static_assert(BRK__BK_TAT % BRK__UNIT_WORDS == 0 && BRK__BK_TAKEN % BRK__UNIT_WORDS == 0,
+	       "bucket units");
+_Static_assert(BRK__BG_TAT % BRK__UNIT_WORDS == 0 && BRK__BG_CURSOR % BRK__UNIT_WORDS == 0 &&
+	       BRK__BG_DEPOSITS % BRK__UNIT_WORDS == 0 &&
+	       BRK__BG_RING % BRK__UNIT_WORDS == 0, "budget units");
 _Static_assert(BRK__BG_RETRIES + 3 < BRK__BG_RING, "counters before the ring");
-_Static_assert(BRK__BG_END == BRK__BG_RING + BRK__BG_SLICES &&
-	       BRK__BG_SLICES <= BRK__EXT_LINE, "ring on one line");
+_Static_assert(BRK__BG_END == BRK__BG_RING + BRK__BG_SLICES, "ring");
 _Static_assert(BRK__BG_SLICE_MS * BRK__BG_SLICES == BRK_BUDGET_TTL_MS &&
 	       BRK__BG_SLICE_MS >= 1, "TTL in whole slices");
 /* every slice of a 64-bit ns clock fits the slice field: nothing wraps */
@@ -571,10 +707,9 @@ _Static_assert(UINT64_MAX / ((uint64_t)BRK__BG_SLICE_MS * 1000000u) <= BRK__BGW_
 /* a slice holds at least 5000 deposits at the largest ratio (100) */
 _Static_assert(BRK__BGW_MILLI_MAX >= 5000u * ((uint64_t)BRK_BUDGET_MAX_RATIO * 1000u),
 	       "milli field");
-_Static_assert(BRK__BK_CFG - BRK__BK_TAT >= BRK__EXT_LINE &&
-	       BRK__BG_CURSOR - BRK__BG_TAT >= BRK__EXT_LINE, "TAT alone on its line");
-_Static_assert(offsetof(struct brk__record, ext) + BRK__BK_TAT * 8u == 23u * BRK__LINE,
-	       "bucket TAT at record line 23");
+_Static_assert(BRK__BK_TAKEN - BRK__BK_TAT >= BRK__UNIT_WORDS &&
+	       BRK__BK_TAT - BRK__BK_CFG >= 1 &&
+	       BRK__BG_CURSOR - BRK__BG_TAT >= BRK__UNIT_WORDS, "TAT alone in its unit");
 _Static_assert(BRK__BKC_T_BITS + BRK__BKC_BURST_BITS == 64, "bucket cfg word");
 _Static_assert((1u << BRK__BKC_BURST_BITS) > 1000000u, "burst field holds 1e6");
 _Static_assert(BRK__BKC_T_MAX >= 10000000000000ULL, "T field holds 1e13 ns");

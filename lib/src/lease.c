@@ -41,29 +41,32 @@ int brk__tag_older(uint32_t tag, uint32_t cur)
 }
 
 uint64_t brk__lease_claim(brk_segment *s, uint32_t ref,
-			  struct brk__lease *slots, uint32_t n, uint32_t gen,
-			  uint32_t cur_tag, uint32_t *slot_out)
+			  const struct brk__slots *slots, uint32_t n,
+			  uint32_t gen, uint32_t cur_tag, uint32_t *slot_out)
 {
 	const struct brk__ident *me = brk__self();
 	uint32_t i, nonce = brk__next_nonce();
 	uint64_t token = BRK__TOK_MAKE(me->pid, gen, nonce);
 
+	if (n > brk__slots_total(slots))
+		n = brk__slots_total(slots);
 	brk__lmap_mark(s, ref);
 	BRK__HOOK(BRK__HOOK_MARKED, s, ref);
 	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&slots[i].owner);
+		struct brk__lease *l = brk__slot(slots, i);
+		uint64_t o = uatomic_read(&l->owner);
 		if (o != 0 && !brk__tag_older(BRK__TOK_GEN(o), cur_tag))
 			continue;
-		if (uatomic_cmpxchg(&slots[i].owner, o, token) != o)
+		if (uatomic_cmpxchg(&l->owner, o, token) != o)
 			continue;
 		BRK__KILLPOINT(BRK__KP_LEASE_CLAIMED);
 		BRK__HOOK(BRK__HOOK_CLAIMED, s, ref);
 		brk__lmap_mark(s, ref);
 		BRK__KILLPOINT(BRK__KP_LEASE_MARKED);
-		uatomic_set(&slots[i].meta,
+		uatomic_set(&l->meta,
 			    BRK__TAG_MAKE(brk__rel_ms(s, brk__now(s)), nonce));
 		BRK__KILLPOINT(BRK__KP_LEASE_META);
-		uatomic_set(&slots[i].start, BRK__TAG_MAKE(me->start_ticks, nonce));
+		uatomic_set(&l->start, BRK__TAG_MAKE(me->start_ticks, nonce));
 		BRK__KILLPOINT(BRK__KP_LEASE_START);
 		*slot_out = i;
 		return token;
@@ -73,7 +76,7 @@ uint64_t brk__lease_claim(brk_segment *s, uint32_t ref,
 
 int brk__lease_free(struct brk__lease *l, uint64_t token)
 {
-	if (token == 0)
+	if (token == 0 || !l)
 		return -BRK_ESTALE;
 	return uatomic_cmpxchg(&l->owner, token, 0) == token ? 0 : -BRK_ESTALE;
 }
@@ -89,13 +92,15 @@ int brk__lease_claim_ms(const struct brk__lease *l, uint64_t owner,
 	return 0;
 }
 
-uint32_t brk__lease_count(const struct brk__lease *slots, uint32_t n,
-			  uint32_t tag)
+uint32_t brk__lease_count(const struct brk__slots *slots, uint32_t from,
+			  uint32_t to, uint32_t tag)
 {
 	uint32_t i, c = 0;
 
-	for (i = 0; i < n; i++) {
-		uint64_t o = uatomic_read(&slots[i].owner);
+	if (to > brk__slots_total(slots))
+		to = brk__slots_total(slots);
+	for (i = from; i < to; i++) {
+		uint64_t o = uatomic_read(&brk__slot(slots, i)->owner);
 		if (o != 0 && BRK__TOK_GEN(o) == tag)
 			c++;
 	}

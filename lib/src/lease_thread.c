@@ -58,7 +58,7 @@ static int thread_word(struct brk__lease *l, uint64_t token, int bind)
 
 	if (token == 0)
 		return 0; /* no lease of this kind */
-	if (uatomic_read(&l->owner) != token)
+	if (!l || uatomic_read(&l->owner) != token)
 		return -BRK_ESTALE; /* reclaimed, or released */
 	if (bind) {
 		uatomic_set(&l->thread, BRK__THR_MAKE(me.tid, me.start,
@@ -86,10 +86,12 @@ static int permit_threads(brk_permit *p, int bind)
 			return rc;
 	}
 	r = brk__brec(p->b_);
-	rc = p->token_ && p->probe_slot_ < BRK__PROBE_SLOTS
-		     ? thread_word(&r->probes[p->probe_slot_], p->token_, bind) : 0;
-	rc2 = p->permit_ && p->permit_slot_ < BRK__PERMIT_SLOTS
-		      ? thread_word(&r->permits[p->permit_slot_], p->permit_, bind) : 0;
+	rc = p->token_
+		     ? thread_word(brk__probe_at(p->b_->seg, r, p->probe_slot_),
+				   p->token_, bind) : 0;
+	rc2 = p->permit_
+		      ? thread_word(brk__permit_at(p->b_->seg, r, p->permit_slot_),
+				    p->permit_, bind) : 0;
 	return rc ? rc : rc2;
 }
 

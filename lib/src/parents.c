@@ -25,8 +25,7 @@ void brk__parents_resolve(brk_breaker *b)
 		memcpy(prefix, b->name, i);
 		prefix[i] = '\0';
 		if (brk__lookup(b->seg, prefix, brk__hash(prefix), &idx) == 0 &&
-		    BRK__HEAD_KIND(uatomic_read(&brk__rec(b->seg, idx)->head)) ==
-		    BRK_KIND_BREAKER)
+		    brk__ref_kind(b->seg, idx) == BRK_KIND_BREAKER)
 			r = brk__rec(b->seg, idx);
 		else
 			missing++;

@@ -118,27 +118,25 @@ static int lease_owner_dead(struct scan *sc, const struct brk__lease *l,
 	       brk__lease_thread_dead(l, o);
 }
 
-/* Bulkhead permits carry tag 0 (acquire.c's PERMIT_TAG; layout.h). */
-static uint32_t permit_tag(const struct brk__record *r)
-{
-	return (uint32_t)(uatomic_read(&r->epoch) & BRK__GEN_MASK);
-}
-
 static void scan_probes(struct scan *sc, struct brk__record *r)
 {
 	brk_segment *s = sc->s;
 	uint64_t w = uatomic_read(&r->state), rel = brk__rel_ms(s, brk__now(s));
 	uint64_t timeout = brk__cfg(r, BRK__CFG_PROBE_TIMEOUT_MS), claim;
-	uint32_t i;
+	struct brk__slots set;
+	uint32_t i, n;
 
-	for (i = 0; i < BRK__PROBE_SLOTS; i++) {
-		uint64_t o = uatomic_read(&r->probes[i].owner);
+	brk__probe_slots(s, r, &set); /* probe0 and the probe extension */
+	n = brk__slots_total(&set);
+	for (i = 0; i < n; i++) {
+		struct brk__lease *l = brk__slot(&set, i);
+		uint64_t o = uatomic_read(&l->owner);
 		int reason = 0;
 		if (o == 0 || BRK__TOK_GEN(o) != BRK__ST_TAG(w))
 			continue;
-		if (lease_owner_dead(sc, &r->probes[i], o))
+		if (lease_owner_dead(sc, l, o))
 			reason = BRK_EV_RECLAIM_DEAD;
-		else if (brk__lease_claim_ms(&r->probes[i], o, &claim) == 0 &&
+		else if (brk__lease_claim_ms(l, o, &claim) == 0 &&
 			 BRK__CLAIM_AGE(rel, claim) >= timeout)
 			reason = BRK_EV_RECLAIM_TIMEOUT;
 		if (!reason || !brk__reclaim_probe(s, r, i, o, reason))
@@ -156,16 +154,20 @@ static void scan_probes(struct scan *sc, struct brk__record *r)
 static void scan_permits(struct scan *sc, struct brk__record *r)
 {
 	brk_segment *s = sc->s;
-	uint32_t tag = permit_tag(r), i;
+	const uint32_t tag = 0; /* permit tokens carry tag 0 (layout.h) */
 	char name[BRK__NAME_BYTES];
+	struct brk__slots set;
+	uint32_t i, n;
 
-	for (i = 0; i < BRK__PERMIT_SLOTS; i++) {
-		uint64_t o = uatomic_read(&r->permits[i].owner);
+	brk__permit_slots(s, r, &set); /* the primary and overflow blocks */
+	n = brk__slots_total(&set);
+	for (i = 0; i < n; i++) {
+		struct brk__lease *l = brk__slot(&set, i);
+		uint64_t o = uatomic_read(&l->owner);
 		uint64_t w;
-		if (o == 0 || BRK__TOK_GEN(o) != tag ||
-		    !lease_owner_dead(sc, &r->permits[i], o))
+		if (o == 0 || BRK__TOK_GEN(o) != tag || !lease_owner_dead(sc, l, o))
 			continue;
-		if (uatomic_cmpxchg(&r->permits[i].owner, o, 0) != o)
+		if (uatomic_cmpxchg(&l->owner, o, 0) != o)
 			continue;
 		brk__count(r, BRK__CTR_RECLAIMED);
 		sc->st->dead_owner++;
@@ -184,21 +186,26 @@ static void scan_permits(struct scan *sc, struct brk__record *r)
  * state word moved on after we read it). A permit counts when it carries
  * the permit tag. Same slots as scan_probes() and scan_permits().
  */
-static int holds_lease(const struct brk__record *r)
+static int holds_lease(brk_segment *s, struct brk__record *r)
 {
-	uint32_t cur, tag, i;
+	const uint32_t tag = 0; /* permit tokens carry tag 0 (layout.h) */
+	struct brk__slots set;
+	uint32_t cur, i, n;
 
 	if (BRK__HEAD_KIND(uatomic_read(&r->head)) != BRK_KIND_BREAKER)
 		return 0;
 	cur = BRK__ST_TAG(uatomic_read(&r->state));
-	for (i = 0; i < BRK__PROBE_SLOTS; i++) {
-		uint64_t o = uatomic_read(&r->probes[i].owner);
+	brk__probe_slots(s, r, &set);
+	n = brk__slots_total(&set);
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&brk__slot(&set, i)->owner);
 		if (o != 0 && !brk__tag_older(BRK__TOK_GEN(o), cur))
 			return 1;
 	}
-	tag = permit_tag(r);
-	for (i = 0; i < BRK__PERMIT_SLOTS; i++) {
-		uint64_t o = uatomic_read(&r->permits[i].owner);
+	brk__permit_slots(s, r, &set);
+	n = brk__slots_total(&set);
+	for (i = 0; i < n; i++) {
+		uint64_t o = uatomic_read(&brk__slot(&set, i)->owner);
 		if (o != 0 && BRK__TOK_GEN(o) == tag)
 			return 1;
 	}
@@ -212,18 +219,18 @@ static void visit(struct scan *sc, uint32_t ref, int marked)
 	brk_segment *s = sc->s;
 	struct brk__record *r;
 
-	if (ref >= s->capacity) { /* a stray bit past the records */
+	/* a stray bit (garbage, or a record retired since it was marked):
+	 * only the first unit of a live breaker's run is a record */
+	if (brk__ref_kind(s, ref) != BRK_KIND_BREAKER) {
 		if (marked)
 			brk__lmap_clear(s, ref);
 		return;
 	}
 	r = brk__rec(s, ref);
 	sc->visits++;
-	if (BRK__HEAD_KIND(uatomic_read(&r->head)) == BRK_KIND_BREAKER) {
-		scan_probes(sc, r);
-		scan_permits(sc, r);
-	}
-	if (holds_lease(r)) {
+	scan_probes(sc, r);
+	scan_permits(sc, r);
+	if (holds_lease(s, r)) {
 		if (!marked) /* the backstop found one: mark it again */
 			brk__lmap_mark(s, ref);
 		return;
@@ -231,7 +238,7 @@ static void visit(struct scan *sc, uint32_t ref, int marked)
 	if (!marked)
 		return;
 	brk__lmap_clear(s, ref); /* then a full barrier */
-	if (holds_lease(r))      /* a claimer got in: it may be past its re-mark */
+	if (holds_lease(s, r))   /* a claimer got in: it may be past its re-mark */
 		brk__lmap_mark(s, ref);
 }
 
@@ -256,16 +263,15 @@ static void walk_marked(struct scan *sc)
 	}
 }
 
-/* The backstop: the next slice of all records, those not marked. */
+/* The backstop: the next slice of the name index, its breakers that are
+ * not marked. */
 static void sweep(struct scan *sc)
 {
 	brk_segment *s = sc->s;
-	uint64_t n = brk_record_count(s), iv, k, c, start, j;
+	uint64_t n = s->index_slots, iv, k, c, start, j;
 	int tries;
 
-	if (n > brk__lmap_bits(s))
-		n = brk__lmap_bits(s);
-	if (n == 0)
+	if (n == 0 || brk_record_count(s) == 0)
 		return;
 	iv = uatomic_read(&s->hdr->daemon_interval_ms); /* untrusted */
 	if (iv == 0)
@@ -284,8 +290,10 @@ static void sweep(struct scan *sc)
 		c = seen;
 	}
 	for (j = 0; j < k; j++) {
-		uint32_t ref = (uint32_t)((start + j) % n);
-		if (!brk__lmap_test(s, ref))
+		uint64_t w = uatomic_read(&s->index[(start + j) % n]);
+		uint32_t ref;
+		if (brk__index_record(s, w, &ref) == BRK_KIND_BREAKER &&
+		    !brk__lmap_test(s, ref))
 			visit(sc, ref, 0);
 	}
 }

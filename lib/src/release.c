@@ -219,10 +219,10 @@ static int verdict(brk_breaker *b, const brk_permit *p, int outcome,
 }
 
 /* Free the probe slot if we still hold it (@judging: with the mark). */
-static void drop_probe(struct brk__record *r, const brk_permit *p, int judging)
+static void drop_probe(brk_breaker *b, const brk_permit *p, int judging)
 {
 	if (p->token_)
-		brk__lease_free(&r->probes[p->probe_slot_],
+		brk__lease_free(brk__probe_at(b->seg, brk__brec(b), p->probe_slot_),
 				p->token_ | (judging ? BRK__TOK_JUDGING : 0));
 }
 
@@ -231,10 +231,10 @@ static void drop_probe(struct brk__record *r, const brk_permit *p, int judging)
 static int probe_lost(brk_breaker *b, const brk_permit *p)
 {
 	struct brk__record *r = brk__brec(b);
-	struct brk__lease *l = &r->probes[p->probe_slot_];
+	struct brk__lease *l = brk__probe_at(b->seg, r, p->probe_slot_);
 	uint64_t claim, rel;
 
-	if (uatomic_read(&l->owner) != p->token_)
+	if (!l || uatomic_read(&l->owner) != p->token_)
 		return 1;
 	if (brk__lease_claim_ms(l, p->token_, &claim) != 0)
 		return 0;
@@ -277,9 +277,11 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		if (!(p->flags_ & BRK__PERMIT_RELEASED) && p->pid_ == brk__self()->pid) {
 			p->flags_ |= BRK__PERMIT_RELEASED;
 			if (p->permit_)
-				brk__lease_free(&r->permits[p->permit_slot_], p->permit_);
+				brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_),
+						p->permit_);
 			if (p->token_)
-				brk__lease_free(&r->probes[p->probe_slot_], p->token_);
+				brk__lease_free(brk__probe_at(b->seg, r, p->probe_slot_),
+						p->token_);
 		}
 		return -BRK_ESTALE;
 	}
@@ -289,12 +291,13 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		return -BRK_ESTALE;
 	}
 	p->flags_ |= BRK__PERMIT_RELEASED;
-	if (p->permit_ && brk__lease_free(&r->permits[p->permit_slot_], p->permit_))
+	if (p->permit_ &&
+	    brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_), p->permit_))
 		stale = 1;
 	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
 	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT) {
-		drop_probe(r, p, 0);
+		drop_probe(b, p, 0);
 		return -EINVAL;
 	}
 	/* A probe keeps its slot until its verdict is in, so no second probe
@@ -302,7 +305,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (p->token_ && !stale) {
 		if (probe_lost(b, p))
 			stale = 1;
-		else if (uatomic_cmpxchg(&r->probes[p->probe_slot_].owner,
+		else if (uatomic_cmpxchg(&brk__probe_at(b->seg, r, p->probe_slot_)->owner,
 					 p->token_, p->token_ | BRK__TOK_JUDGING) !=
 			 p->token_)
 			stale = 1; /* reclaimed just now */
@@ -312,7 +315,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	BRK__KILLPOINT(BRK__KP_REL_CHECKED);
 	w = uatomic_read(&r->state);
 	if (stale || BRK__ST_GEN(w) != p->changes_) {
-		drop_probe(r, p, judging);
+		drop_probe(b, p, judging);
 		if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
 			retry_after(b, retry_after_ms, 0, lazy_now(b, &now));
 		brk__count(r, BRK__CTR_STALE);
@@ -320,7 +323,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	}
 	rc = verdict(b, p, outcome, reason, w, &now);
 	BRK__KILLPOINT(BRK__KP_REL_VERDICT);
-	drop_probe(r, p, judging); /* fails harmlessly if taken meanwhile */
+	drop_probe(b, p, judging); /* fails harmlessly if taken meanwhile */
 	BRK__KILLPOINT(BRK__KP_REL_FREED);
 	if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
 		retry_after(b, retry_after_ms, rc == 0, lazy_now(b, &now));

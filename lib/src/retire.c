@@ -29,46 +29,61 @@ uint64_t brk__activity(const struct brk__record *r, uint64_t head)
 			sum += uatomic_read(&r->ctr[i]);
 		break;
 	case BRK_KIND_BUCKET:
-		sum = uatomic_read(&r->ext[BRK__BK_TAKEN]) +
-		      uatomic_read(&r->ext[BRK__BK_DENIED]) +
-		      uatomic_read(&r->ext[BRK__BK_TOKENS]);
+		sum = uatomic_read(&brk__xw(r)[BRK__BK_TAKEN]) +
+		      uatomic_read(&brk__xw(r)[BRK__BK_DENIED]) +
+		      uatomic_read(&brk__xw(r)[BRK__BK_TOKENS]);
 		break;
 	case BRK_KIND_BUDGET:
-		sum = uatomic_read(&r->ext[BRK__BG_DEPOSITS]) +
-		      uatomic_read(&r->ext[BRK__BG_RETRIES]) +
-		      uatomic_read(&r->ext[BRK__BG_RETRIES_FLOOR]) +
-		      uatomic_read(&r->ext[BRK__BG_DEFERRED]);
+		sum = uatomic_read(&brk__xw(r)[BRK__BG_DEPOSITS]) +
+		      uatomic_read(&brk__xw(r)[BRK__BG_RETRIES]) +
+		      uatomic_read(&brk__xw(r)[BRK__BG_RETRIES_FLOOR]) +
+		      uatomic_read(&brk__xw(r)[BRK__BG_DEFERRED]);
 		break;
 	}
 	return sum;
 }
 
-static int leases_held(const struct brk__lease *l, uint32_t n)
+static int leases_held(const struct brk__slots *set)
 {
-	uint32_t i;
+	uint32_t i, n = brk__slots_total(set);
 
 	for (i = 0; i < n; i++)
-		if (uatomic_read(&l[i].owner))
+		if (uatomic_read(&brk__slot(set, i)->owner))
 			return 1;
 	return 0;
 }
 
+/* The retirement sweep's two words of a record of kind @kind (layout.h
+ * BRK__IDLE_WORD()). */
+static uint64_t *idle_snap(const struct brk__record *r, uint64_t head)
+{
+	return &brk__xw(r)[BRK__IDLE_WORD(BRK__HEAD_KIND(head))];
+}
+
+static uint64_t *idle_since(const struct brk__record *r, uint64_t head)
+{
+	return idle_snap(r, head) + 1;
+}
+
 /* Is @r (live head @head) idle for @idle_ms at @rel (ms since epoch)?
  * @idle_ms 0: only leases and state count. */
-static enum why idle_check(const struct brk__record *r, uint64_t head,
-			   uint64_t idle_ms, uint64_t rel)
+static enum why idle_check(brk_segment *s, struct brk__record *r,
+			   uint64_t head, uint64_t idle_ms, uint64_t rel)
 {
 	if (BRK__HEAD_KIND(head) == BRK_KIND_BREAKER) {
-		if (leases_held(r->probes, BRK__PROBE_SLOTS) ||
-		    leases_held(r->permits, BRK__PERMIT_SLOTS))
+		struct brk__slots probes, permits;
+
+		brk__probe_slots(s, r, &probes);
+		brk__permit_slots(s, r, &permits);
+		if (leases_held(&probes) || leases_held(&permits))
 			return BUSY_LEASE;
 		if (BRK__ST_STATE(uatomic_read(&r->state)) != BRK_CLOSED ||
 		    uatomic_read(&r->mode) != BRK_MODE_NORMAL)
 			return BUSY_STATE;
 	}
 	if (idle_ms) {
-		uint64_t since = uatomic_read(&r->idle_since_ms);
-		if (since == 0 || brk__activity(r, head) != uatomic_read(&r->idle_snap) ||
+		uint64_t since = uatomic_read(idle_since(r, head));
+		if (since == 0 || brk__activity(r, head) != uatomic_read(idle_snap(r, head)) ||
 		    rel + 1 < since || rel + 1 - since < idle_ms)
 			return BUSY_RECENT;
 	}
@@ -107,7 +122,7 @@ static int retire_locked(brk_segment *s, uint32_t idx, uint32_t pos,
 		    BRK__INTENT_MAKE(BRK__INTENT_RETIRE, idx + 1));
 	if (uatomic_cmpxchg(&r->head, head, gone) != head) /* full barrier */
 		return -BRK_ECORRUPT; /* only lock holders change a live head */
-	*why = idle_check(r, head, idle_ms, rel);
+	*why = idle_check(s, r, head, idle_ms, rel);
 	if (*why != IDLE) {
 		(void)uatomic_cmpxchg(&r->head, gone, head);
 		uatomic_set(&s->hdr->index_intent, 0);
@@ -120,7 +135,7 @@ static int retire_locked(brk_segment *s, uint32_t idx, uint32_t pos,
 	if (uatomic_read(&s->hdr->live_records))
 		uatomic_add_return(&s->hdr->live_records, -1);
 	uatomic_add_return(&s->hdr->retired_total, 1);
-	brk__free(s, idx, 1);
+	brk__free_record(s, idx, BRK__HEAD_KIND(head));
 	uatomic_set(&s->hdr->index_intent, 0);
 	return 0;
 }
@@ -130,11 +145,11 @@ static int observe(struct brk__record *r, uint64_t head, uint64_t idle_ms,
 		   uint64_t rel)
 {
 	uint64_t act = brk__activity(r, head);
-	uint64_t since = uatomic_read(&r->idle_since_ms);
+	uint64_t since = uatomic_read(idle_since(r, head));
 
-	if (since == 0 || act != uatomic_read(&r->idle_snap)) {
-		uatomic_set(&r->idle_snap, act);
-		uatomic_set(&r->idle_since_ms, rel + 1);
+	if (since == 0 || act != uatomic_read(idle_snap(r, head))) {
+		uatomic_set(idle_snap(r, head), act);
+		uatomic_set(idle_since(r, head), rel + 1);
 		return 0;
 	}
 	return rel + 1 >= since && rel + 1 - since >= idle_ms;
@@ -215,6 +230,7 @@ int brk_retire_idle(brk_segment *seg, uint64_t idle_ms, uint32_t max,
 	rel = brk__rel_ms(seg, brk__now(seg));
 	for (n = 0; n < max; n++, pos++) {
 		uint64_t w, head;
+		uint32_t ref = 0;
 		struct brk__record *r;
 		enum why why = IDLE;
 		int rc;
@@ -224,23 +240,23 @@ int brk_retire_idle(brk_segment *seg, uint64_t idle_ms, uint32_t max,
 			st->wrapped = 1;
 		}
 		w = uatomic_read(&seg->index[pos]);
-		r = brk__slot_rec(seg, w);
-		if (!r)
+		if (brk__index_record(seg, w, &ref) <= 0)
 			continue;
+		r = brk__rec(seg, ref);
 		head = uatomic_read(&r->head);
 		if (!brk__head_live(head))
 			continue;
 		st->visited++;
 		if (!observe(r, head, idle_ms, rel)) {
-			if (idle_check(r, head, 0, rel) == BUSY_LEASE)
+			if (idle_check(seg, r, head, 0, rel) == BUSY_LEASE)
 				st->busy_lease++;
-			else if (idle_check(r, head, 0, rel) == BUSY_STATE)
+			else if (idle_check(seg, r, head, 0, rel) == BUSY_STATE)
 				st->busy_state++;
 			else
 				st->busy_recent++;
 			continue;
 		}
-		why = idle_check(r, head, idle_ms, rel); /* cheap pre-check */
+		why = idle_check(seg, r, head, idle_ms, rel); /* cheap pre-check */
 		if (why != IDLE) {
 			count_busy(st, -EBUSY, why);
 			continue;

@@ -120,23 +120,25 @@ static void owner_name(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "uid %u", (unsigned)uid);
 }
 
-static void init_header(brk_segment *s, uint32_t cap)
+static void init_header(brk_segment *s, uint32_t cap, uint32_t units)
 {
 	struct brk__header *h = s->hdr;
 
 	h->version = BRK__LAYOUT_VERSION;
 	h->header_size = BRK__HEADER_SIZE;
-	h->total_size = brk__total_size(cap);
+	h->total_size = brk__total_size(cap, units);
 	h->capacity = cap;
-	h->record_size = BRK__RECORD_SIZE;
+	h->unit_size = BRK__UNIT;
 	h->index_slots = brk__index_slots(cap);
 	h->event_slots = BRK__EVENT_SLOTS;
 	h->event_size = BRK__EVENT_SIZE;
+	h->arena_units = units;
 	h->index_offset = brk__index_offset();
-	h->records_offset = brk__records_offset(cap);
-	h->events_offset = brk__events_offset(cap);
-	h->lmap_offset = brk__lmap_offset(cap);
-	h->lmap_words = brk__lmap_words(cap);
+	h->arena_offset = brk__arena_offset(cap);
+	h->events_offset = brk__events_offset(cap, units);
+	h->lmap_offset = brk__lmap_offset(cap, units);
+	h->lmap_words = brk__lmap_words(units);
+	h->arena_next = 1; /* unit 0 is never handed out (0: no block) */
 	h->created_mono_ns = brk__now(s);
 	h->created_wall_ns = wall_ns();
 	h->creator_pid = (uint64_t)getpid();
@@ -159,13 +161,23 @@ static int map_fd(brk_segment *s, int fd, uint64_t size)
 	return 0;
 }
 
+/* The arena's units for the options (validated by brk_attach()). */
+static uint32_t arena_units_for(const struct brk_attach_opts *o, uint32_t cap)
+{
+	uint64_t u = o->arena_bytes ? o->arena_bytes / BRK__UNIT
+				    : brk__default_arena_units(cap);
+
+	return u > BRK__ARENA_MAX_UNITS ? BRK__ARENA_MAX_UNITS : (uint32_t)u;
+}
+
 /* Returns 0 created, -EEXIST if someone else has the name, or an error. */
 static int create(brk_segment *s, struct attach_ctx *c)
 {
 	const struct brk_attach_opts *o = c->o;
 	uint32_t cap = o->capacity ? o->capacity : BRK_DEFAULT_CAPACITY;
 	uint32_t mode = o->mode ? o->mode : BRK_DEFAULT_MODE;
-	uint64_t size = brk__total_size(cap);
+	uint32_t units = arena_units_for(o, cap);
+	uint64_t size = brk__total_size(cap, units);
 	int fd, rc;
 
 	fd = shm_open(c->name, O_RDWR | O_CREAT | O_EXCL, mode);
@@ -195,7 +207,7 @@ static int create(brk_segment *s, struct attach_ctx *c)
 		goto undo;
 	}
 	close(fd);
-	init_header(s, cap);
+	init_header(s, cap, units);
 	return 0;
 undo:
 	/* We created this name and it never became valid: ours to remove. */
@@ -283,7 +295,7 @@ static int wait_magic(const struct attach_ctx *c, brk_segment *s)
 static int validate_header(const struct attach_ctx *c, brk_segment *s)
 {
 	const struct brk__header *h = s->hdr;
-	uint32_t cap = h->capacity;
+	uint32_t cap = h->capacity, units = h->arena_units;
 
 	if (h->version != BRK__LAYOUT_VERSION)
 		return fail(c, -EPROTO, "layout version %u, this library "
@@ -295,24 +307,28 @@ static int validate_header(const struct attach_ctx *c, brk_segment *s)
 			    c->name);
 	if (cap == 0 || cap > BRK_MAX_CAPACITY)
 		return fail(c, -EPROTO, "capacity %u out of range", cap);
+	if (units < BRK__ARENA_MIN_UNITS || units > BRK__ARENA_MAX_UNITS)
+		return fail(c, -EPROTO, "arena of %u units out of range", units);
 	if (h->header_size != BRK__HEADER_SIZE ||
-	    h->record_size != BRK__RECORD_SIZE ||
+	    h->unit_size != BRK__UNIT ||
 	    h->event_size != BRK__EVENT_SIZE ||
 	    h->event_slots != BRK__EVENT_SLOTS ||
 	    h->index_slots != brk__index_slots(cap) ||
 	    h->index_offset != brk__index_offset() ||
-	    h->records_offset != brk__records_offset(cap) ||
-	    h->lmap_offset != brk__lmap_offset(cap) ||
-	    h->lmap_words != brk__lmap_words(cap) ||
-	    h->events_offset != brk__events_offset(cap))
-		return fail(c, -EPROTO, "geometry does not match capacity %u",
-			    cap);
-	if (h->total_size != brk__total_size(cap) || h->total_size != s->size)
+	    h->arena_offset != brk__arena_offset(cap) ||
+	    h->lmap_offset != brk__lmap_offset(cap, units) ||
+	    h->lmap_words != brk__lmap_words(units) ||
+	    h->events_offset != brk__events_offset(cap, units))
+		return fail(c, -EPROTO, "geometry does not match capacity %u "
+			    "and arena of %u units", cap, units);
+	if (h->total_size != brk__total_size(cap, units) || h->total_size != s->size)
 		return fail(c, -EPROTO, "size %llu bytes (header says %llu), "
-			    "expected %llu for capacity %u (truncated or not ours)",
+			    "expected %llu for capacity %u and arena of %u units "
+			    "(truncated or not ours)",
 			    (unsigned long long)s->size,
 			    (unsigned long long)h->total_size,
-			    (unsigned long long)brk__total_size(cap), cap);
+			    (unsigned long long)brk__total_size(cap, units), cap,
+			    units);
 	return 0;
 }
 
@@ -397,12 +413,13 @@ static void adopt_geometry(brk_segment *s)
 	s->capacity = h->capacity;
 	s->index_slots = h->index_slots;
 	s->event_slots = h->event_slots;
+	s->arena_units = h->arena_units;
 	s->index = (uint64_t *)(s->base + h->index_offset);
-	s->records = (struct brk__record *)(s->base + h->records_offset);
+	s->arena = s->base + h->arena_offset;
 	s->events = (struct brk__event *)(s->base + h->events_offset);
 	s->lmap = (uint64_t *)(s->base + h->lmap_offset);
-	s->lmap_l0_words = brk__lmap_l0_words(h->capacity);
-	s->lmap_l1_words = brk__lmap_l1_words(h->capacity);
+	s->lmap_l0_words = brk__lmap_l0_words(h->arena_units);
+	s->lmap_l1_words = brk__lmap_l1_words(h->arena_units);
 	s->epoch_ns = h->created_mono_ns;
 	s->epoch_wall_ns = h->created_wall_ns;
 }
@@ -435,6 +452,14 @@ int brk_attach(const struct brk_attach_opts *user, brk_segment **out)
 	if (opts->capacity > BRK_MAX_CAPACITY || (opts->mode & ~0777u))
 		return fail(&c, -EINVAL, "capacity above %u or mode outside 0777",
 			    BRK_MAX_CAPACITY);
+	if (opts->arena_bytes &&
+	    (opts->arena_bytes < (uint64_t)BRK__ARENA_MIN_UNITS * BRK__UNIT ||
+	     opts->arena_bytes > (uint64_t)BRK__ARENA_MAX_UNITS * BRK__UNIT))
+		return fail(&c, -EINVAL, "arena of %llu bytes: it must be %llu "
+			    "bytes to %llu bytes (1 GiB)",
+			    (unsigned long long)opts->arena_bytes,
+			    (unsigned long long)BRK_MIN_ARENA_BYTES,
+			    (unsigned long long)BRK_MAX_ARENA_BYTES);
 	c.deadline_ns = brk__monotonic_ns(NULL) +
 		(uint64_t)(opts->init_wait_ms ? opts->init_wait_ms : 2000) * 1000000u;
 	s = calloc(1, sizeof(*s));
@@ -487,19 +512,21 @@ uint64_t brk_now_ns(const brk_segment *s)
 
 int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 {
-	uint64_t hb, now = brk__now(s);
+	uint64_t hb, next, now = brk__now(s);
 	uint64_t dpid = uatomic_read(&s->hdr->daemon_pid);
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->shm_name, sizeof(out->shm_name), "%s", s->shm_name);
 	out->layout_version = BRK__LAYOUT_VERSION;
 	out->capacity = s->capacity;
-	{ /* live records: published and not retired (bounded: untrusted) */
-		uint64_t live = uatomic_read(&s->hdr->live_records);
-		out->used = live < brk_record_count(s) ? (uint32_t)live
-						      : brk_record_count(s);
-	}
-	out->record_size = BRK__RECORD_SIZE;
+	out->used = brk_record_count(s);
+	out->record_size = BRK__BREAKER_UNITS * BRK__UNIT;
+	out->live_records = out->used;
+	out->unit_bytes = BRK__UNIT;
+	out->arena_bytes = (uint64_t)s->arena_units * BRK__UNIT;
+	next = uatomic_read(&s->hdr->arena_next);
+	out->arena_used_bytes = (next > s->arena_units ? s->arena_units : next) *
+				(uint64_t)BRK__UNIT;
 	out->total_size = s->size;
 	out->created_wall_ms = s->epoch_wall_ns / 1000000u;
 	out->creator_pid = (int32_t)s->hdr->creator_pid;

@@ -105,34 +105,39 @@ static void counter_clear(uint64_t *c, uint64_t g)
  * generation meanwhile. Bulkhead permits are not touched (a permit counts
  * until released or its owner dies).
  */
-static void after_transition(struct brk__record *r, uint64_t nw)
+static void after_transition(brk_segment *s, struct brk__record *r, uint64_t nw)
 {
 	uint64_t g = BRK__ST_GEN(nw), *next = &r->open_until[(g + 1) & 1], u;
-	uint32_t i, tag = BRK__ST_TAG(nw);
+	uint32_t i, n, tag = BRK__ST_TAG(nw);
+	struct brk__slots probes;
 
 	u = uatomic_read(next); /* OPEN(g - 1)'s slot: keep only g + 1's */
 	if (u && !BRK__UT_FOR(u, (g + 1) & BRK__GEN_MASK))
 		uatomic_cmpxchg(next, u, 0);
 	counter_clear(&r->fails, g);
 	counter_clear(&r->ho_successes, g);
-	for (i = 0; i < BRK__PROBE_SLOTS; i++) { /* stale probe leases */
-		uint64_t o = uatomic_read(&r->probes[i].owner);
+	brk__probe_slots(s, r, &probes);
+	n = brk__slots_total(&probes);
+	for (i = 0; i < n; i++) { /* stale probe leases */
+		struct brk__lease *l = brk__slot(&probes, i);
+		uint64_t o = uatomic_read(&l->owner);
 		if (o != 0 && BRK__TOK_GEN(o) != tag)
-			uatomic_cmpxchg(&r->probes[i].owner, o, 0);
+			uatomic_cmpxchg(&l->owner, o, 0);
 	}
-	brk__window_clear(r, g);
+	brk__window_clear(s, r, g);
+}
+
+/* The winner of a transition notes when it happened (bctl metrics
+ * --changed-within); 0 stays "never", so the epoch's first ms is 1. */
+static void note_change(brk_segment *s, struct brk__record *r)
+{
+	uint64_t rel = brk__rel_ms(s, brk__now(s));
+
+	uatomic_set(&r->last_change_ms, rel ? rel : 1);
 }
 
 /* One CAS from @old to (@to, @level, gen + 1), an OPEN state with the
  * deadline @until (ms since the segment epoch). 1 if we did it. */
-/* The winner of a transition stamps it (bctl metrics --changed-within). */
-static void note_change(brk_segment *s, struct brk__record *r)
-{
-	uint64_t ms = brk__rel_ms(s, brk__now(s));
-
-	uatomic_set(&r->last_change_ms, ms ? ms : 1);
-}
-
 int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 		      int to, uint32_t level, uint64_t until, int reason,
 		      uint64_t value)
@@ -143,7 +148,7 @@ int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 		return 0;
 	if (uatomic_cmpxchg(&r->state, old, nw) != old)
 		return 0;
-	after_transition(r, nw);
+	after_transition(s, r, nw);
 	note_change(s, r);
 	brk__count(r, BRK__CTR_TRANSITIONS);
 	brk__record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
@@ -174,10 +179,12 @@ void brk__probe_failed(brk_segment *s, struct brk__record *r, uint64_t w,
 int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
 		       uint64_t owner, int reason)
 {
+	struct brk__slots probes;
 	uint64_t w;
 
-	if (slot >= BRK__PROBE_SLOTS ||
-	    uatomic_cmpxchg(&r->probes[slot].owner, owner, 0) != owner)
+	brk__probe_slots(s, r, &probes);
+	if (slot >= brk__slots_total(&probes) ||
+	    uatomic_cmpxchg(&brk__slot(&probes, slot)->owner, owner, 0) != owner)
 		return 0;
 	brk__count(r, BRK__CTR_RECLAIMED);
 	w = uatomic_read(&r->state);
@@ -198,8 +205,10 @@ void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 	uint32_t level = BRK__ST_LEVEL(w);
 	uint64_t ms = brk__cooling_ms(r, level);
 
-	if (k >= 2 && brk__quorum_count(s, r, now) < k)
-		return; /* one broken worker cannot open it for everyone */
+	/* one broken worker cannot open it for everyone (no window block:
+	 * the quorum is inactive, as the window rules are) */
+	if (k >= 2 && brk__window_words(s, r) && brk__quorum_count(s, r, now) < k)
+		return;
 	brk__transition(s, r, w, BRK_OPEN, level,
 		   brk__until_add(brk__rel_ms(s, now), ms), reason, ms);
 }
@@ -215,7 +224,7 @@ int brk__reset_state(brk_segment *s, struct brk__record *r)
 		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1);
 		if (uatomic_cmpxchg(&r->state, w, nw) != w)
 			continue;
-		after_transition(r, nw);
+		after_transition(s, r, nw);
 		if (BRK__ST_STATE(w) != BRK_CLOSED) {
 			note_change(s, r);
 			brk__count(r, BRK__CTR_TRANSITIONS);

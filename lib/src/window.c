@@ -23,9 +23,9 @@ static uint64_t bucket_ms(const struct brk__record *r)
 	return b ? b : 1;
 }
 
-static uint64_t *word(struct brk__record *r, uint32_t i, int which)
+static uint64_t *word(uint64_t *x, uint32_t i, int which)
 {
-	return &r->ext[BRK__WIN_WORD(2 * i + (uint32_t)which)];
+	return &x[BRK__WIN_WORD(2 * i + (uint32_t)which)];
 }
 
 /* Add (a, b) to the word, rotating it if its tag is old. */
@@ -60,12 +60,13 @@ static void clear_word(uint64_t *p, uint64_t keep_tag)
 		uatomic_cmpxchg(p, x, 0);
 }
 
-void brk__window_clear(struct brk__record *r, uint64_t gen)
+void brk__window_clear(brk_segment *s, struct brk__record *r, uint64_t gen)
 {
+	uint64_t *xw = brk__window_words(s, r);
 	uint32_t i;
 
-	for (i = 0; i < 2 * BRK_WINDOW_BUCKETS; i++) {
-		uint64_t *p = &r->ext[BRK__WIN_WORD(i)], x = uatomic_read(p);
+	for (i = 0; xw && i < 2 * BRK_WINDOW_BUCKETS; i++) {
+		uint64_t *p = &xw[BRK__WIN_WORD(i)], x = uatomic_read(p);
 		if (x != 0 && TAG_GEN(W_TAG(x)) != (gen & 0xffffu))
 			uatomic_cmpxchg(p, x, 0);
 	}
@@ -79,9 +80,9 @@ void brk__window_clear(struct brk__record *r, uint64_t gen)
  * ago) is moved back to @e and every bucket emptied. Returns 1: count
  * the call in epoch @e.
  */
-static int advance_head(struct brk__record *r, uint64_t gen, uint64_t e)
+static int advance_head(uint64_t *r, uint64_t gen, uint64_t e)
 {
-	uint64_t *hp = &r->ext[BRK__WIN_HEAD];
+	uint64_t *hp = &r[BRK__WIN_HEAD];
 	int tries;
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
@@ -117,18 +118,22 @@ void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
 		     uint64_t now, struct brk__window_sum *out)
 {
 	uint64_t bms = bucket_ms(r), e = brk__rel_ms(s, now) / bms;
-	uint64_t gen = BRK__ST_GEN(w), head = uatomic_read(&r->ext[BRK__WIN_HEAD]);
+	const uint64_t *x = brk__window_words(s, r);
+	uint64_t gen = BRK__ST_GEN(w), head;
 	uint32_t i;
 
 	out->calls = out->failures = out->slow = 0;
+	if (!x) /* no window block: the window rules are inactive */
+		return;
+	head = uatomic_read(&x[BRK__WIN_HEAD]);
 	for (i = 0; i < BRK_WINDOW_BUCKETS && i <= e; i++) {
 		uint64_t be = e - i, tag = TAG(gen, be);
 		/* only the epochs of one window up to the head hold data */
 		if (be > head || be + BRK_WINDOW_BUCKETS <= head)
 			continue;
 		uint32_t slot = (uint32_t)(be % BRK_WINDOW_BUCKETS);
-		uint64_t a = uatomic_read(&r->ext[BRK__WIN_A(slot)]);
-		uint64_t b = uatomic_read(&r->ext[BRK__WIN_B(slot)]);
+		uint64_t a = uatomic_read(&x[BRK__WIN_A(slot)]);
+		uint64_t b = uatomic_read(&x[BRK__WIN_B(slot)]);
 		if (W_TAG(a) == tag) {
 			out->calls += W_A(a);
 			out->failures += W_B(a);
@@ -144,20 +149,23 @@ int brk__window_record(brk_segment *s, struct brk__record *r, uint64_t w,
 	uint64_t rate = brk__cfg(r, BRK__CFG_FAILURE_RATE);
 	uint64_t srate = brk__cfg(r, BRK__CFG_SLOW_RATE);
 	uint64_t slow_ms = brk__cfg(r, BRK__CFG_SLOW_CALL_MS);
-	uint64_t e, tag, min_calls;
+	uint64_t e, tag, min_calls, *x;
 	struct brk__window_sum sum;
 	uint32_t slot;
 
 	if (rate == 0 && slow_ms == 0)
 		return 0;
+	x = brk__window_words(s, r);
+	if (!x) /* no window block: the window rules are inactive */
+		return 0;
 	e = brk__rel_ms(s, now) / bucket_ms(r);
 	tag = TAG(BRK__ST_GEN(w), e);
 	slot = (uint32_t)(e % BRK_WINDOW_BUCKETS);
-	if (!advance_head(r, BRK__ST_GEN(w), e))
+	if (!advance_head(x, BRK__ST_GEN(w), e))
 		return 0;
-	bump(word(r, slot, 0), tag, 1, failed ? 1 : 0);
+	bump(word(x, slot, 0), tag, 1, failed ? 1 : 0);
 	if (slow)
-		bump(word(r, slot, 1), tag, 1, 0);
+		bump(word(x, slot, 1), tag, 1, 0);
 	brk__window_sum(s, r, w, now, &sum);
 	min_calls = brk__cfg(r, BRK__CFG_MIN_CALLS);
 	if (sum.calls == 0 || sum.calls < min_calls)
@@ -186,10 +194,11 @@ uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,
 			   uint64_t now)
 {
 	uint64_t rel = brk__rel_ms(s, now), win = brk__cfg(r, BRK__CFG_WINDOW_MS);
+	const uint64_t *x = brk__window_words(s, r);
 	uint32_t i, n = 0;
 
-	for (i = 0; i < BRK_MAX_QUORUM; i++)
-		if (fresh(uatomic_read(&r->ext[BRK__QUORUM(i)]), rel, win))
+	for (i = 0; x && i < BRK_MAX_QUORUM; i++)
+		if (fresh(uatomic_read(&x[BRK__QUORUM(i)]), rel, win))
 			n++;
 	return n;
 }
@@ -198,29 +207,30 @@ uint32_t brk__quorum_note(brk_segment *s, struct brk__record *r, uint64_t now)
 {
 	int32_t me = brk__self()->pid;
 	uint64_t rel = brk__rel_ms(s, now), win = brk__cfg(r, BRK__CFG_WINDOW_MS);
-	uint64_t mine = Q_MAKE(me, rel);
+	uint64_t mine = Q_MAKE(me, rel), *xw = brk__window_words(s, r);
 	uint32_t i;
-	int done = 0;
+	int done = !xw; /* no window block: no quorum to note */
 
 	for (i = 0; i < BRK_MAX_QUORUM && !done; i++) {
-		uint64_t *p = &r->ext[BRK__QUORUM(i)], x = uatomic_read(p);
+		uint64_t *p = &xw[BRK__QUORUM(i)], x = uatomic_read(p);
 		if (x != 0 && Q_PID(x) == (me & 0x3fffff)) {
 			uatomic_cmpxchg(p, x, mine); /* lost: a fresher one is there */
 			done = 1;
 		}
 	}
 	for (i = 0; i < BRK_MAX_QUORUM && !done; i++) {
-		uint64_t *p = &r->ext[BRK__QUORUM(i)], x = uatomic_read(p);
+		uint64_t *p = &xw[BRK__QUORUM(i)], x = uatomic_read(p);
 		if (!fresh(x, rel, win))
 			done = uatomic_cmpxchg(p, x, mine) == x;
 	}
 	return brk__quorum_count(s, r, now);
 }
 
-void brk__quorum_clear(struct brk__record *r)
+void brk__quorum_clear(brk_segment *s, struct brk__record *r)
 {
+	uint64_t *x = brk__window_words(s, r);
 	uint32_t i;
 
-	for (i = 0; i < BRK_MAX_QUORUM; i++)
-		uatomic_set(&r->ext[BRK__QUORUM(i)], 0);
+	for (i = 0; x && i < BRK_MAX_QUORUM; i++)
+		uatomic_set(&x[BRK__QUORUM(i)], 0);
 }

@@ -1,8 +1,8 @@
 /*
  * window.h - words of a breaker record used by the sliding-window trip
- * rules (failure rate, slow-call rate) and the trip quorum. They sit at
- * the END of the record's ext area; other record kinds use ext from the
- * start.
+ * rules (failure rate, slow-call rate) and the trip quorum. They live in
+ * the record's window extension block (layout.h, ext_refs), allocated
+ * when a setting needs them; without it the rules are inactive.
  *
  * Window: BRK_WINDOW_BUCKETS buckets of window_ms / BRK_WINDOW_BUCKETS ms,
  * each two words tagged tag:24 = (gen & 0xffff) << 8 | (bucket epoch &
@@ -29,13 +29,14 @@
 
 #include "internal.h"
 
-/* The words' offsets in ext[] are layout.h's BRK__WIN_* and BRK__QUORUM*. */
+/* The words' offsets in the block are layout.h's BRK__WIN_* and
+ * BRK__QUORUM*. */
 
 /* Does this breaker use a window rule at all? */
 static inline int brk__window_active(const struct brk__record *r)
 {
-	return brk__cfg(r, BRK__CFG_FAILURE_RATE) != 0 ||
-	       brk__cfg(r, BRK__CFG_SLOW_CALL_MS) != 0;
+	/* failure_rate_pct != 0 || slow_call_ms != 0: one load, one test */
+	return (uatomic_read(&r->cfg[BRK__CFG_WINDOW_WORD]) >> BRK__CFG_WINDOW_SHIFT) != 0;
 }
 
 struct brk__window_sum {
@@ -56,8 +57,8 @@ void brk__window_sum(brk_segment *s, const struct brk__record *r, uint64_t w,
 uint32_t brk__quorum_note(brk_segment *s, struct brk__record *r, uint64_t now);
 uint32_t brk__quorum_count(brk_segment *s, const struct brk__record *r,
 			   uint64_t now);
-void brk__quorum_clear(struct brk__record *r);
+void brk__quorum_clear(brk_segment *s, struct brk__record *r);
 /* Empty every bucket not of generation @gen (a transition's winner). */
-void brk__window_clear(struct brk__record *r, uint64_t gen);
+void brk__window_clear(brk_segment *s, struct brk__record *r, uint64_t gen);
 
 #endif

@@ -31,7 +31,8 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	    PUTU(d, "cool_until_remaining_ms", in->cool_until_remaining_ms) ||
 	    PUTU(d, "half_open_successes", in->half_open_successes) ||
 	    PUTU(d, "probes_in_flight", in->probes_in_flight) ||
-	    PUTU(d, "in_flight", in->in_flight))
+	    PUTU(d, "in_flight", in->in_flight) ||
+	    PUTU(d, "record_bytes", in->record_bytes))
 		goto fail;
 	if (!(x = PyList_New(0)))
 		goto fail;

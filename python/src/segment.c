@@ -133,7 +133,8 @@ static PyObject *segment_info(SegmentObject *self, PyObject *unused)
 	}
 	if (!hb)
 		return NULL;
-	d = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:K,s:K,s:i,s:i,s:N,s:K,s:K,s:O}",
+	d = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:K,s:K,s:i,s:i,s:N,s:K,s:K,s:O,"
+			  "s:K,s:K,s:I}",
 			  "shm", si.shm_name, "layout_version", si.layout_version,
 			  "capacity", si.capacity, "used", si.used,
 			  "record_size", si.record_size,
@@ -143,7 +144,10 @@ static PyObject *segment_info(SegmentObject *self, PyObject *unused)
 			  "heartbeat_age_ms", hb,
 			  "daemon_interval_ms", (unsigned long long)si.daemon_interval_ms,
 			  "events_written", (unsigned long long)si.events_written,
-			  "readonly", si.readonly ? Py_True : Py_False);
+			  "readonly", si.readonly ? Py_True : Py_False,
+			  "arena_bytes", (unsigned long long)si.arena_bytes,
+			  "arena_used_bytes", (unsigned long long)si.arena_used_bytes,
+			  "unit_bytes", si.unit_bytes);
 	return d;
 }
 
@@ -160,7 +164,7 @@ static PyObject *segment_records(SegmentObject *self, PyObject *unused)
 {
 	struct brk_info *in;
 	PyObject *l, *d;
-	uint32_t i, n;
+	uint64_t cur;
 	int rc;
 
 	(void)unused;
@@ -170,11 +174,11 @@ static PyObject *segment_records(SegmentObject *self, PyObject *unused)
 	if (!in)
 		return PyErr_NoMemory();
 	l = PyList_New(0);
-	n = brk_record_count(self->seg);
-	for (i = 0; l && i < n; i++) {
-		rc = brk_info_at(self->seg, i, in);
+	/* the name index in order (brk_record_next()) */
+	for (cur = 0; l;) {
+		rc = brk_record_next(self->seg, &cur, in);
 		if (rc == -ENOENT)
-			continue;
+			break;
 		if (rc) {
 			Py_CLEAR(l);
 			brkpy_set_error(rc, "record", NULL);

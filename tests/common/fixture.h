@@ -255,6 +255,45 @@ static inline void ut_info(brk_breaker *b, struct brk_info *i)
 	assert_int_equal(brk_breaker_info(b, i), 0);
 }
 
+/*
+ * ut_ref_nth - the ref (brk_info.index) of the @k-th live record in arena
+ * order, 0-based, or UINT32_MAX if there are fewer. Refs are not dense
+ * (records are runs of 64-byte units with extension blocks between them):
+ * this walks the units handed out so far with brk_info_at().
+ */
+static inline uint32_t ut_ref_nth(brk_segment *seg, uint32_t k)
+{
+	struct brk_segment_info si;
+	struct brk_info *i = malloc(sizeof *i);
+	uint32_t ref, n, seen = 0, found = UINT32_MAX;
+
+	assert_non_null(i);
+	assert_int_equal(brk_segment_info(seg, &si), 0);
+	n = (uint32_t)(si.arena_used_bytes / si.unit_bytes);
+	for (ref = 1; ref < n && found == UINT32_MAX; ref++)
+		if (brk_info_at(seg, ref, i) == 0 && seen++ == k)
+			found = ref;
+	free(i);
+	return found;
+}
+
+/* ut_ref_of - the ref of the live record @name, or UINT32_MAX. */
+static inline uint32_t ut_ref_of(brk_segment *seg, const char *name)
+{
+	struct brk_segment_info si;
+	struct brk_info *i = malloc(sizeof *i);
+	uint32_t ref, n, found = UINT32_MAX;
+
+	assert_non_null(i);
+	assert_int_equal(brk_segment_info(seg, &si), 0);
+	n = (uint32_t)(si.arena_used_bytes / si.unit_bytes);
+	for (ref = 1; ref < n && found == UINT32_MAX; ref++)
+		if (brk_info_at(seg, ref, i) == 0 && strcmp(i->name, name) == 0)
+			found = ref;
+	free(i);
+	return found;
+}
+
 static inline int ut_state(brk_breaker *b)
 {
 	struct brk_info i;

@@ -2,10 +2,11 @@
  * it_daemon_cli.c - breakerd's command line and segment errors.
  *
  * Usage errors exit 2 with a message (a bare-number duration, an unknown
- * group, bad capacity or mode, a stray argument); --help exits 0; a
- * segment it must refuse (wrong magic, world-writable) exits 1 with one
- * line naming the segment. --capacity/--mode/--group are applied when it
- * creates the segment, SIGTERM exits 0, and the segment outlives it.
+ * group, bad capacity, arena size or mode, a stray argument); --help
+ * exits 0; a segment it must refuse (wrong magic, world-writable) exits 1
+ * with one line naming the segment. --capacity/--arena-mb/--mode/--group
+ * are applied when it creates the segment, SIGTERM exits 0, and the
+ * segment outlives it.
  *
  * Usage: it_daemon_cli BREAKERD_EXE
  */
@@ -244,6 +245,18 @@ int main(int argc, char **argv)
 		usage_case("--capacity 12x", a);
 	}
 	{
+		char *a[] = { "--shm", (char *)shm, "--arena-mb", "0", NULL };
+		usage_case("--arena-mb 0", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--arena-mb", "1025", NULL };
+		usage_case("--arena-mb 1025 (above 1 GiB)", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--arena-mb", "2M", NULL };
+		usage_case("--arena-mb 2M", a);
+	}
+	{
 		char *a[] = { "--shm", (char *)shm, "--mode", "0689", NULL };
 		usage_case("--mode 0689", a);
 	}
@@ -278,8 +291,8 @@ int main(int argc, char **argv)
 	snprintf(gid_name, sizeof(gid_name), "%s", gr ? gr->gr_name : "root");
 	{
 		char *a[] = { (char *)exe, "--shm", (char *)shm, "--interval",
-			      "20ms", "--capacity", "8", "--mode", "0640",
-			      "--group", gid_name, NULL };
+			      "20ms", "--capacity", "8", "--arena-mb", "2",
+			      "--mode", "0640", "--group", gid_name, NULL };
 
 		d = it_spawn(a, -1, -1);
 	}
@@ -290,6 +303,8 @@ int main(int argc, char **argv)
 	      "the segment and heartbeats");
 	brk_segment_info(seg, &si);
 	CHECK(si.capacity == 8, "--capacity 8 applied (%u)", si.capacity);
+	CHECK(si.arena_bytes == 2u << 20, "--arena-mb 2 applied (%llu bytes)",
+	      (unsigned long long)si.arena_bytes);
 	if (stat(path, &st_shm) != 0)
 		memset(&st_shm, 0, sizeof(st_shm));
 	CHECK((st_shm.st_mode & 0777) == 0640 &&

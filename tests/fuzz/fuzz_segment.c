@@ -39,6 +39,9 @@
 #include "layout.h"
 
 #define CAP 8u
+#define UNITS ((uint32_t)brk__default_arena_units(CAP))
+/* the units the populated records and their blocks use (and a margin) */
+#define USED_UNITS 96u
 #define MAX_PATCHES 64
 
 static char shm[64];
@@ -128,7 +131,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		die("create");
 	populate(s);
 	brk_detach(s);
-	total = brk__total_size(CAP);
+	total = brk__total_size(CAP, UNITS);
 	fd = shm_open(shm, O_RDWR, 0);
 	if (fd < 0)
 		die("shm_open");
@@ -150,14 +153,14 @@ static void region(unsigned r, uint64_t *base, uint64_t *size)
 		break;
 	case 1:
 		*base = brk__index_offset();
-		*size = brk__records_offset(CAP) - *base;
+		*size = brk__arena_offset(CAP) - *base;
 		break;
-	case 2:
-		*base = brk__records_offset(CAP);
-		*size = (uint64_t)CAP * BRK__RECORD_SIZE;
+	case 2: /* the records' units (heads, links, extension blocks) */
+		*base = brk__arena_offset(CAP);
+		*size = (uint64_t)USED_UNITS * BRK__UNIT;
 		break;
 	default:
-		*base = brk__events_offset(CAP);
+		*base = brk__events_offset(CAP, UNITS);
 		*size = total - *base;
 		break;
 	}
@@ -249,7 +252,7 @@ static void exercise(brk_segment *s)
 	n = brk_record_count(s);
 	if (n > CAP)
 		bad("record count above capacity", "-");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < USED_UNITS + 8; i++) /* refs: arena units */
 		if (brk_info_at(s, i, &info) == 0)
 			check_info(&info);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

@@ -28,6 +28,8 @@
 #include "layout.h"
 
 #define CAP 4u
+#define UNITS ((uint32_t)brk__default_arena_units(CAP))
+#define NREFS 64u /* brk_info_at() is tried on refs 0 .. NREFS - 1 */
 #define NW 8
 
 static const char *shm;
@@ -39,7 +41,7 @@ struct probe_result {
 	int attach_rc;
 	char errbuf[256];
 	int find_a, find_b, get_new, info_a, acquire_a, release_a, reclaim;
-	int info_at[CAP + 3];
+	int info_at[NREFS];
 	uint32_t record_count;
 	int events_n, events_calls;
 	int seginfo;
@@ -134,8 +136,8 @@ static void truncate_to(uint64_t size)
 }
 
 #define HDR(field) ((uint64_t)offsetof(struct brk__header, field))
-#define REC(idx, field) (brk__records_offset(CAP) + \
-	(uint64_t)(idx) * BRK__RECORD_SIZE + offsetof(struct brk__record, field))
+#define REC(idx, field) (brk__arena_offset(CAP) + \
+	(uint64_t)(idx) * BRK__UNIT + offsetof(struct brk__record, field))
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -197,7 +199,7 @@ static int prober(int flags, void *arg)
 		}
 		if (!(flags & BRK_ATTACH_READONLY))
 			r->get_new = brk_breaker_get(seg, "newname", NULL, &nb);
-		for (i = 0; i < CAP + 3; i++)
+		for (i = 0; i < NREFS; i++)
 			r->info_at[i] = brk_info_at(seg, i, &info);
 		for (r->events_calls = 0; r->events_calls < 1000;
 		     r->events_calls++) {
@@ -364,10 +366,13 @@ static void full_table(void)
 	}
 	CHECK(intact, "[full] the 3 racing winners' records are intact and "
 	      "findable under their names");
-	for (i = 0; i < (int)CAP; i++)
-		if (brk_info_at(seg, (uint32_t)i, &info) != 0)
-			intact = 0;
-	CHECK(intact, "[full] brk_info_at works for all %u records", CAP);
+	{
+		uint32_t ref, live = 0;
+		for (ref = 1; ref < UNITS; ref++)
+			live += brk_info_at(seg, ref, &info) == 0;
+		CHECK(live == CAP, "[full] brk_info_at finds all %u records (%u)",
+		      CAP, live);
+	}
 	brk_detach(seg);
 
 	/* The same from a fresh process. */
@@ -398,11 +403,11 @@ static void header_cases(void)
 	expect_refused("wrong layout version", 0);
 
 	make_segment(&m);
-	poke64(HDR(total_size), brk__total_size(CAP) + 4096);
+	poke64(HDR(total_size), brk__total_size(CAP, UNITS) + 4096);
 	expect_refused("wrong total_size in the header", 0);
 
 	make_segment(&m);
-	truncate_to(brk__total_size(CAP) / 2);
+	truncate_to(brk__total_size(CAP, UNITS) / 2);
 	expect_refused("file truncated to half its size", 0);
 
 	make_segment(&m);
@@ -422,15 +427,18 @@ static void header_cases(void)
 	expect_refused("index_offset out of bounds", 1);
 
 	make_segment(&m);
-	poke64(HDR(events_offset), brk__total_size(CAP) - 64);
+	poke64(HDR(events_offset), brk__total_size(CAP, UNITS) - 64);
 	expect_refused("events_offset at the end of the segment", 1);
 
 	make_segment(&m);
-	poke32(HDR(record_size), 64);
-	expect_refused("record_size changed", 1);
+	poke32(HDR(unit_size), 128);
+	expect_refused("unit_size changed", 1);
+	make_segment(&m);
+	poke32(HDR(arena_units), UNITS + 1);
+	expect_refused("arena_units changed", 1);
 
 	make_segment(&m);
-	poke64(HDR(lmap_offset), brk__total_size(CAP) - 8);
+	poke64(HDR(lmap_offset), brk__total_size(CAP, UNITS) - 8);
 	expect_refused("lease map at the end of the segment", 1);
 
 	make_segment(&m);
@@ -550,8 +558,8 @@ static void record_cases(void)
 
 	/* Record count beyond the capacity. */
 	make_segment(&m);
-	poke64(HDR(record_count), 0xffffffffffffULL);
-	if (probe("header: record_count garbage", 0)) {
+	poke64(HDR(live_records), 0xffffffffffffULL);
+	if (probe("header: live_records garbage", 0)) {
 		CHECK(r->attach_rc == 0 || is_clear(r->attach_rc),
 		      "record_count garbage: attach %d", r->attach_rc);
 		if (r->attach_rc == 0)
@@ -566,12 +574,14 @@ static void record_cases(void)
 	poke64(REC(m.idx_a, fails), rnd());
 	poke64(REC(m.idx_a, ho_successes), rnd());
 	poke64(REC(m.idx_a, cool_until_ns), rnd());
-	for (i = 0; i < BRK__CFG_COUNT; i++)
+	for (i = 0; i < 8; i++)
 		poke64(REC(m.idx_a, cfg) + i * 8, (i % 2) ? rnd() : 0);
-	for (i = 0; i < BRK__PROBE_SLOTS * 4; i++)
-		poke64(REC(m.idx_a, probes) + i * 8, rnd());
-	for (i = 0; i < BRK__PERMIT_SLOTS * 4; i++)
-		poke64(REC(m.idx_a, permits) + i * 8, rnd());
+	for (i = 0; i < 4; i++)
+		poke64(REC(m.idx_a, probe0) + i * 8, rnd());
+	/* extension links: garbage refs are bounds-checked, never followed
+	 * out of the arena */
+	poke64(REC(m.idx_a, ext_refs), rnd());
+	poke64(REC(m.idx_a, permit_refs), rnd());
 	if (probe("record: state, settings and leases garbage", 0))
 		CHECK(r->attach_rc == 0 && r->find_a == 0 && r->info_a == 0,
 		      "record garbage words: attach, find and info still answer "
@@ -583,7 +593,7 @@ static void event_cases(void)
 {
 	struct probe_result *r = &sh->pr;
 	struct made m;
-	uint64_t off = brk__events_offset(CAP);
+	uint64_t off = brk__events_offset(CAP, UNITS);
 	uint32_t i;
 
 	make_segment(&m);

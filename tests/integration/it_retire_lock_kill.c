@@ -49,7 +49,7 @@ int main(void)
 	seg = it_attach(shm, 16);
 	if (brk_breaker_get(seg, "first", NULL, &first) != 0)
 		return 1;
-	ref1 = seg->hdr->record_count + 1; /* the run the child will take */
+	ref1 = seg->hdr->arena_next + 1; /* the run the child will take */
 	pid = it_fork(creator, 0, NULL);
 	CHECK(it_wait(pid, 20000, &st) == 0 && WIFSIGNALED(st) &&
 	      WTERMSIG(st) == SIGKILL, "the creator was killed at the kill point");
@@ -67,9 +67,9 @@ int main(void)
 	ms = it_now_ms() - t0;
 	CHECK(ms < 1000, "... without waiting out a timeout (%llu ms)",
 	      (unsigned long long)ms);
-	CHECK(seg->hdr->free_head[0] == ref1,
+	CHECK(seg->hdr->free_head[BRK_KIND_BREAKER] == ref1,
 	      "the dead creator's half-made slot is on the free list (%llu)",
-	      (unsigned long long)seg->hdr->free_head[0]);
+	      (unsigned long long)seg->hdr->free_head[BRK_KIND_BREAKER]);
 	CHECK(brk_breaker_get(seg, "x", NULL, &b) == 0, "the dead creator's name "
 	      "can be created");
 	CHECK(seg->hdr->index_lock == 0, "the lock is free afterwards");

@@ -144,4 +144,10 @@ def test_segment_info(seg):
     seg.breaker("i/d")
     info = seg.info()
     assert info["shm"] == seg.shm and info["used"] == 1 and info["capacity"] == 1024
+    # layout 3: the arena of 64-byte units; a breaker without extension
+    # blocks takes 7 of them
+    assert info["unit_bytes"] == 64 and info["record_size"] == 448
+    assert info["arena_bytes"] == (1024 * 7 + 1024) * 64
+    assert info["arena_used_bytes"] == (1 + 7) * 64  # unit 0 is never used
+    assert seg.breaker("i/d").info()["record_bytes"] == 448
     assert info["heartbeat_age_ms"] is None and info["daemon_pid"] == 0

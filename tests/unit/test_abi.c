@@ -269,7 +269,7 @@ static void outputs_never_write_past_the_callers_size(void **state)
 	assert_canary(buf, old_info, sizeof buf);
 
 	memset(buf, CANARY, sizeof buf);
-	ut_rc(0, brk_info_at_sz(u->seg, 0, i, old_info));
+	ut_rc(0, brk_info_at_sz(u->seg, ut_ref_nth(u->seg, 0), i, old_info));
 	assert_string_equal(i->name, "out/b");
 	assert_canary(buf, old_info, sizeof buf);
 
@@ -375,7 +375,7 @@ static void plain_names_are_the_ver0_entry_points(void **state)
 	memset(&i, CANARY, sizeof i);
 	ut_rc(0, info_fn(b, &i));
 	assert_int_equal(i.config.failure_threshold, 6);
-	ut_rc(0, (brk_info_at)(u->seg, 0, &i));
+	ut_rc(0, (brk_info_at)(u->seg, ut_ref_nth(u->seg, 0), &i));
 	assert_string_equal(i.name, "plain");
 }
 

@@ -65,7 +65,7 @@ static void partial_update_touches_no_other_setting(void **state)
 {
 	struct ut *u = *state;
 	struct brk_config c, g, after;
-	uint64_t before_words[16], seq;
+	uint64_t before_words[BRK__CFG_COUNT], seq;
 	brk_breaker *b;
 	struct brk__record *r;
 	int i;
@@ -80,19 +80,33 @@ static void partial_update_touches_no_other_setting(void **state)
 	c.min_distinct_processes = 2;
 	b = ut_breaker(u, "upd/partial", &c);
 	r = brk__brec(b);
-	memcpy(before_words, r->cfg, sizeof before_words);
+	for (i = 0; i < BRK__CFG_COUNT; i++)
+		before_words[i] = brk__cfg(r, (enum brk__cfg)i);
 	seq = r->cfg[BRK__CFG_SEQ];
 	garbage(&g);
 	g.probe_timeout_ms = 4321;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_PROBE_TIMEOUT_MS, NULL));
 	for (i = 0; i < BRK__CFG_COUNT; i++)
 		if (i != BRK__CFG_PROBE_TIMEOUT_MS)
-			assert_int_equal(r->cfg[i], before_words[i]);
-	assert_int_equal(r->cfg[BRK__CFG_PROBE_TIMEOUT_MS], 4321);
+			assert_int_equal(brk__cfg(r, (enum brk__cfg)i), before_words[i]);
+	assert_int_equal(brk__cfg(r, BRK__CFG_PROBE_TIMEOUT_MS), 4321);
 	assert_int_equal(r->cfg[BRK__CFG_SEQ], seq + 1);
 	after = stored(b);
 	c.probe_timeout_ms = 4321;
 	assert_memory_equal(&after, &c, sizeof c);
+	/* max_concurrent shares its packed word with slow_call_ms,
+	 * failure_rate_pct and slow_rate_pct: they stay */
+	g.max_concurrent = 6;
+	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
+	assert_int_equal(brk__cfg(r, BRK__CFG_MAX_CONCURRENT), 6);
+	for (i = 0; i < BRK__CFG_COUNT; i++)
+		if (i != BRK__CFG_PROBE_TIMEOUT_MS && i != BRK__CFG_MAX_CONCURRENT)
+			assert_int_equal(brk__cfg(r, (enum brk__cfg)i), before_words[i]);
+	assert_int_equal(r->cfg[BRK__CFG_SEQ], seq + 2);
+	after = stored(b);
+	c.max_concurrent = 6;
+	assert_memory_equal(&after, &c, sizeof c);
+	seq++;
 
 	/* nothing to do; bad bits; NULL; read-only */
 	ut_rc(0, brk_breaker_update(b, &g, 0, NULL));

@@ -573,6 +573,7 @@ static void probe_claim_never_takes_a_newer_generations_slot(void **state)
 	struct ut *u = *state;
 	struct brk_config c;
 	struct brk__record *r;
+	struct brk__slots set;
 	brk_breaker *b;
 	uint32_t g = 5, slot = 99;
 	uint64_t newer = BRK__TOK_MAKE(4242, g + 2, 7);
@@ -581,17 +582,18 @@ static void probe_claim_never_takes_a_newer_generations_slot(void **state)
 	ut_cfg(&c);
 	b = ut_breaker(u, "claim/gen", &c);
 	r = brk__brec(b);
-	uatomic_set(&r->probes[0].owner, newer);
-	assert_int_equal(brk__lease_claim(u->seg, brk__bidx(b), r->probes, 1, g, g, &slot), 0);
-	assert_int_equal(uatomic_read(&r->probes[0].owner), newer);
-	uatomic_set(&r->probes[0].owner, older);
-	assert_int_not_equal(brk__lease_claim(u->seg, brk__bidx(b), r->probes, 1, g, g, &slot), 0);
+	brk__probe_slots(u->seg, r, &set);
+	uatomic_set(&r->probe0.owner, newer);
+	assert_int_equal(brk__lease_claim(u->seg, brk__bidx(b), &set, 1, g, g, &slot), 0);
+	assert_int_equal(uatomic_read(&r->probe0.owner), newer);
+	uatomic_set(&r->probe0.owner, older);
+	assert_int_not_equal(brk__lease_claim(u->seg, brk__bidx(b), &set, 1, g, g, &slot), 0);
 	assert_int_equal(slot, 0);
 	/* across the wrap of the 17-bit tag too */
-	uatomic_set(&r->probes[0].owner, BRK__TOK_MAKE(4242, 1, 9));
-	assert_int_equal(brk__lease_claim(u->seg, brk__bidx(b), r->probes, 1, BRK__TOK_TAG_MASK,
+	uatomic_set(&r->probe0.owner, BRK__TOK_MAKE(4242, 1, 9));
+	assert_int_equal(brk__lease_claim(u->seg, brk__bidx(b), &set, 1, BRK__TOK_TAG_MASK,
 					  BRK__TOK_TAG_MASK, &slot), 0);
-	uatomic_set(&r->probes[0].owner, 0);
+	uatomic_set(&r->probe0.owner, 0);
 }
 
 int main(void)

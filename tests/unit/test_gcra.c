@@ -531,9 +531,9 @@ static void corrupt_bucket_words_are_ecorrupt_until_reconfigured(void **state)
 
 	/* listing fills the bucket member */
 	{
-		uint32_t idx, n = brk_record_count(u->seg), seen = 0;
-		for (idx = 0; idx < n; idx++) {
-			if (brk_info_at(u->seg, idx, inf) != 0 ||
+		uint32_t k, n = brk_record_count(u->seg), seen = 0;
+		for (k = 0; k < n; k++) {
+			if (brk_info_at(u->seg, ut_ref_nth(u->seg, k), inf) != 0 ||
 			    strcmp(inf->name, "evil") != 0)
 				continue;
 			seen++;

@@ -271,11 +271,16 @@ static void full_segment_refuses_new_records_with_enospc(void **state)
 		assert_int_equal(i.state, k >= 3 ? BRK_OPEN : BRK_CLOSED);
 	}
 	for (uint32_t k = 0; k < 4; k++) {
-		ut_rc(0, brk_info_at(u->seg, k, &i));
-		assert_int_equal(i.index, k);
+		uint32_t ref = ut_ref_nth(u->seg, k);
+		ut_rc(0, brk_info_at(u->seg, ref, &i));
+		assert_int_equal(i.index, ref);
 		assert_int_equal(i.kind, BRK_KIND_BREAKER);
 	}
-	ut_rc(-ENOENT, brk_info_at(u->seg, 4, &i));
+	assert_int_equal(ut_ref_nth(u->seg, 4), UINT32_MAX);
+	/* refs that are not the start of a live record */
+	ut_rc(-ENOENT, brk_info_at(u->seg, 0, &i));
+	ut_rc(-ENOENT, brk_info_at(u->seg, ut_ref_nth(u->seg, 0) + 1, &i));
+	ut_rc(-ENOENT, brk_info_at(u->seg, UINT32_MAX, &i));
 	brk_detach(other);
 }
 
@@ -307,7 +312,7 @@ static void other_kind_is_emediumtype(void **state)
 	assert_int_equal(brk_record_count(u->seg), 2);
 	ut_info(ut_breaker(u, "br", NULL), &i);
 	assert_int_equal(i.counters.failures, 1);
-	ut_rc(0, brk_info_at(u->seg, 0, &i));
+	ut_rc(0, brk_info_at(u->seg, ut_ref_nth(u->seg, 0), &i));
 	assert_int_equal(i.kind, BRK_KIND_BUCKET);
 	assert_string_equal(i.name, "rl");
 #else

@@ -160,7 +160,9 @@ static void quarantine_then_oldest_first(void **state)
 		snprintf(name, sizeof name, "n%d", i);
 		b[i] = ut_breaker(u, name, NULL);
 	}
-	ut_rc(-ENOSPC, brk_breaker_get(u->seg, "more", NULL, &x));
+	ut_rc(-ENOSPC, brk_breaker_get(u->seg, "more", NULL, &x)); /* capacity */
+	/* and no new run left in the arena either: only retired ones */
+	u->seg->hdr->arena_next = u->seg->arena_units;
 	ia = brk__bidx(b[3]);
 	ib = brk__bidx(b[5]);
 	ut_rc(0, brk_retire(u->seg, "n3", 0));
@@ -365,17 +367,18 @@ static void dead_lock_holder_is_taken_over(void **state)
 	assert_true(pid > 0);
 	waitpid(pid, NULL, 0);
 	(void)ut_breaker(u, "first", NULL);
-	n = h->record_count;
-	/* as if pid had taken the lock and allocated run n */
+	n = h->arena_next;
+	/* as if pid had taken the lock and allocated the breaker run at n */
 	h->index_lock = BRK__TOK_MAKE(pid, 0, 5);
 	h->index_lock_start = 12345;
-	h->index_intent = BRK__INTENT_MAKE(BRK__INTENT_CREATE, n + 1);
-	h->record_count = n + 1;
+	h->index_intent = BRK__INTENT_MAKE_KIND(BRK__INTENT_CREATE, BRK_KIND_BREAKER, n + 1);
+	h->arena_next = n + BRK__BREAKER_UNITS;
 	ut_rc(0, brk_breaker_get(u->seg, "second", NULL, &b));
 	assert_int_equal(h->index_lock, 0);
-	assert_int_equal(h->free_head[0], n + 1); /* the half-made run */
-	assert_int_equal(brk__bidx(b), n + 1);
-	assert_true(brk__free_has(u->seg, (uint32_t)n, 1));
+	/* the half-made run is on the free list, in quarantine */
+	assert_int_equal(h->free_head[BRK_KIND_BREAKER], n + 1);
+	assert_int_equal(brk__bidx(b), n + BRK__BREAKER_UNITS);
+	assert_true(brk__free_has(u->seg, (uint32_t)n, BRK_KIND_BREAKER));
 }
 
 /* A retirer that died between its head CAS and the tomb: undone. */
@@ -393,7 +396,7 @@ static void dead_retirer_is_undone(void **state)
 	h->index_lock = BRK__TOK_MAKE(pid, 0, 5);
 	h->index_intent_head = head;
 	h->index_intent = BRK__INTENT_MAKE(BRK__INTENT_RETIRE, brk__bidx(b) + 1);
-	brk__brec(b)->head = BRK__HEAD_MAKE(BRK__KIND_RETIRED, 1, BRK__HEAD_GEN(head));
+	brk__brec(b)->head = BRK__HEAD_MAKE(BRK__KIND_RETIRED, BRK__HEAD_UNITS(head), BRK__HEAD_GEN(head));
 	ut_call(b, BRK_SUCCESS, 0); /* waits for the lock, takes it over */
 	assert_int_equal(head_of(b), head);
 	ut_rc(0, brk_breaker_find(u->seg, "svc", &f));

@@ -20,13 +20,15 @@
 #include "fixture.h"
 
 #define CAP 8u
-#define SEG_SIZE brk__total_size(CAP)
+#define UNITS ((uint32_t)brk__default_arena_units(CAP))
+#define SEG_SIZE brk__total_size(CAP, UNITS)
+#define NREFS 64u /* brk_info_at() is tried on refs 0 .. NREFS - 1 */
 
 struct world {
 	struct ut *u;
 	char path[160];
 	uint8_t *orig;   /* the good bytes */
-	uint32_t idx_a;  /* record index of "a" */
+	uint32_t idx_a;  /* ref of "a" */
 	uint32_t idx_d;
 };
 
@@ -37,7 +39,7 @@ struct report {
 	int find_rc[4];
 	int get_rc;
 	uint32_t count;
-	int info_rc[16];
+	int info_rc[NREFS]; /* brk_info_at() of each ref */
 	int acquire_rc[4];
 	int release_rc[4];
 	int events_rc;
@@ -52,7 +54,7 @@ static const char *const names[] = { "a", "b/c", "d", "absent" };
 
 static void rec_at(struct world *w, uint32_t idx, uint64_t *off)
 {
-	*off = brk__records_offset(CAP) + (uint64_t)idx * BRK__RECORD_SIZE;
+	*off = brk__arena_offset(CAP) + (uint64_t)idx * BRK__UNIT;
 	(void)w;
 }
 
@@ -184,7 +186,7 @@ static void exercise(struct world *w, uint32_t flags, int do_writes)
 	int rc;
 
 	memset(rep, 0, sizeof *rep);
-	for (int k = 0; k < 16; k++)
+	for (uint32_t k = 0; k < NREFS; k++)
 		rep->info_rc[k] = 1;
 	ut_opts(w->u, &o, 0);
 	o.flags = BRK_ATTACH_NOCREATE | flags;
@@ -211,13 +213,14 @@ static void exercise(struct world *w, uint32_t flags, int do_writes)
 	rep->count = brk_record_count(s);
 	if (rep->count > CAP)
 		child_bad("record count above capacity");
-	for (uint32_t k = 0; k < rep->count + 4 && k < 16; k++) {
+	for (uint32_t k = 0; k < NREFS; k++) {
 		rep->info_rc[k] = brk_info_at(s, k, i);
 		if (rep->info_rc[k] == 0)
 			check_info(i);
 	}
 	(void)brk_info_at(s, UINT32_MAX, i);
-	(void)brk_info_at(s, CAP, i);
+	(void)brk_info_at(s, UNITS, i);
+	(void)brk_info_at(s, UNITS - 1, i);
 	if (do_writes) {
 		for (int k = 0; k < 4; k++) {
 			brk_permit p;
@@ -309,9 +312,18 @@ static void good_segment_attaches(void **state)
 	assert_int_equal(rep->find_rc[3], -ENOENT);
 	assert_int_equal(rep->get_rc, 0);
 	assert_int_equal(rep->count, 4);
-	for (int k = 0; k < 4; k++)
-		assert_int_equal(rep->info_rc[k], 0);
-	assert_int_equal(rep->info_rc[4], -ENOENT);
+	{
+		unsigned live = 0;
+		for (uint32_t k = 0; k < NREFS; k++) {
+			assert_true(rep->info_rc[k] == 0 || rep->info_rc[k] == -ENOENT);
+			live += rep->info_rc[k] == 0;
+		}
+		assert_int_equal(live, 4);
+		assert_int_equal(rep->info_rc[w->idx_a], 0);
+		assert_int_equal(rep->info_rc[w->idx_d], 0);
+		assert_int_equal(rep->info_rc[0], -ENOENT);
+		assert_int_equal(rep->info_rc[w->idx_a + 1], -ENOENT);
+	}
 }
 
 #define HDR(f) offsetof(struct brk__header, f)
@@ -379,8 +391,10 @@ static void truncated_file(void **state)
 static void capacity_absurd(void **state)
 {
 	struct world *w = *state;
-	uint64_t word = get64(w, HDR(capacity)); /* capacity | record_size */
-	const uint32_t caps[] = { 0, 0xffffffffu, BRK_MAX_CAPACITY + 1, 16, 7, 1 };
+	uint64_t word = get64(w, HDR(capacity)); /* capacity | unit_size */
+	/* (a capacity of the same index size, 1 .. 8, only bounds how many
+	 * records may be made: the arena has its own size) */
+	const uint32_t caps[] = { 0, 0xffffffffu, BRK_MAX_CAPACITY + 1, 16, 9, 1000 };
 
 	for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
 		put64(w, HDR(capacity), (word & ~0xffffffffULL) | caps[k]);
@@ -392,12 +406,12 @@ static void geometry_fields(void **state)
 {
 	struct world *w = *state;
 	const size_t offs[] = { HDR(capacity), HDR(index_slots), HDR(event_slots),
-				HDR(index_offset), HDR(records_offset),
-				HDR(events_offset), HDR(version),
-				HDR(lmap_offset), HDR(lmap_offset),
+				HDR(index_offset), HDR(arena_offset),
+				HDR(events_offset), HDR(version), HDR(unit_size),
+				HDR(arena_units), HDR(lmap_offset), HDR(lmap_offset),
 				HDR(lmap_words), HDR(lmap_words) };
 	const uint64_t deltas[] = { 1ULL << 32, 1, 1ULL << 32, 8, 4096, 128,
-				    1ULL << 32, 8, (uint64_t)-4096, 1,
+				    1ULL << 32, 1, 1, 64, (uint64_t)-4096, 1,
 				    (uint64_t)-1 };
 
 	for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
@@ -428,7 +442,7 @@ static void record_count_above_capacity(void **state)
 	const uint64_t counts[] = { CAP + 1, 1000, UINT64_MAX, 1ULL << 32 };
 
 	for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
-		put64(w, HDR(record_count), counts[k]);
+		put64(w, HDR(live_records), counts[k]);
 		run_child(w, 0, 1);
 		assert_true(rep->attach_rc == 0 || rep->attach_rc == -EPROTO ||
 			    rep->attach_rc == -BRK_ECORRUPT);
@@ -436,7 +450,7 @@ static void record_count_above_capacity(void **state)
 			continue;
 		assert_true(rep->count <= CAP);
 		assert_true(rep->get_rc == -ENOSPC || rep->get_rc == -BRK_ECORRUPT);
-		for (uint32_t j = 0; j < rep->count && j < 16; j++)
+		for (uint32_t j = 0; j < NREFS; j++)
 			assert_true(rep->info_rc[j] == 0 ||
 				    rep->info_rc[j] == -ENOENT ||
 				    rep->info_rc[j] == -BRK_ECORRUPT);
@@ -462,7 +476,10 @@ static void index_garbage(void **state)
 
 	/* "a"'s slot, same hash, record index out of range or at another
 	 * record: "a" is reported missing or corrupt, never another's */
-	const uint32_t bad_rec[] = { CAP + 1, 0xffffffffu, 0, w->idx_d + 1 };
+	/* past the arena, far past it, none, the middle of "d"'s run, the
+	 * middle of "a"'s, "a"'s permit block */
+	const uint32_t bad_rec[] = { UNITS + 1, 0xffffffffu, 0, w->idx_d + 1,
+				     w->idx_a + 3, w->idx_a + BRK__BREAKER_UNITS + 1 };
 	for (size_t j = 0; j < sizeof bad_rec / sizeof bad_rec[0]; j++) {
 		restore(w);
 		for (uint32_t k = 0; k < slots; k++) {
@@ -562,7 +579,8 @@ static void other_kind_is_emediumtype(void **state)
 	int rc;
 
 	rec_at(w, w->idx_a, &roff);
-	put64(w, roff + offsetof(struct brk__record, head), BRK_KIND_BUCKET);
+	put64(w, roff + offsetof(struct brk__record, head),
+	      BRK__HEAD_MAKE(BRK_KIND_BUCKET, BRK__BUCKET_UNITS, 0));
 	ut_opts(w->u, &o, 0);
 	o.flags = BRK_ATTACH_NOCREATE;
 	ut_rc(0, brk_attach(&o, &s));
@@ -608,7 +626,7 @@ static void config_words_hostile(void **state)
 	 * what the child itself did to them through the API: compare the
 	 * identity line and settings of "d" */
 	{
-		uint8_t now[BRK__RECORD_SIZE];
+		uint8_t now[BRK__BREAKER_UNITS * BRK__UNIT];
 		uint64_t doff;
 		int fd = open(w->path, O_RDONLY);
 		rec_at(w, w->idx_d, &doff);
@@ -616,14 +634,10 @@ static void config_words_hostile(void **state)
 		assert_int_equal(pread(fd, now, sizeof now, (off_t)doff),
 				 (ssize_t)sizeof now);
 		close(fd);
-		/* identity, but for last_change_ms (the one line-0 word a
-		 * transition the child made writes) */
-		assert_memory_equal(now, w->orig + doff,
-				    offsetof(struct brk__record, last_change_ms));
-		assert_memory_equal(now + offsetof(struct brk__record, reserved0),
-				    w->orig + doff + offsetof(struct brk__record, reserved0),
-				    128 - offsetof(struct brk__record, reserved0));
-		assert_memory_equal(now + 256, w->orig + doff + 256, 128); /* cfg */
+		assert_memory_equal(now, w->orig + doff, 80); /* identity */
+		assert_memory_equal(now + offsetof(struct brk__record, cfg),
+				    w->orig + doff + offsetof(struct brk__record, cfg),
+				    8 * BRK__CFG_WORDS); /* settings */
 	}
 }
 
@@ -638,11 +652,10 @@ static void state_and_leases_hostile(void **state)
 	put64(w, roff + offsetof(struct brk__record, fails), UINT64_MAX);
 	put64(w, roff + offsetof(struct brk__record, ho_successes), UINT64_MAX);
 	put64(w, roff + offsetof(struct brk__record, cool_until_ns), UINT64_MAX - 1);
-	for (uint32_t k = 0; k < BRK__PROBE_SLOTS; k++)
-		put64(w, roff + offsetof(struct brk__record, probes) + 32ULL * k,
-		      0xdeadbeefcafef00dULL + k);
-	for (uint32_t k = 0; k < BRK__PERMIT_SLOTS; k++) {
-		uint64_t lo = roff + offsetof(struct brk__record, permits) + 32ULL * k;
+	put64(w, roff + offsetof(struct brk__record, probe0), 0xdeadbeefcafef00dULL);
+	/* "a"'s permit block (4 slots) follows its core run */
+	for (uint32_t k = 0; k < 4; k++) {
+		uint64_t lo = roff + BRK__BREAKER_UNITS * BRK__UNIT + 32ULL * k;
 		put64(w, lo, ~0ULL - k);
 		put64(w, lo + 8, ~0ULL);
 		put64(w, lo + 16, ~0ULL);
@@ -656,7 +669,7 @@ static void state_and_leases_hostile(void **state)
 static void events_hostile(void **state)
 {
 	struct world *w = *state;
-	const uint64_t eoff = brk__events_offset(CAP);
+	const uint64_t eoff = brk__events_offset(CAP, UNITS);
 	struct brk__event e;
 
 	memset(&e, 0x41, sizeof e); /* name without NUL, meta garbage */
@@ -691,8 +704,8 @@ static void fuzz_words(void **state)
 	uint64_t seed = seed0;
 	const unsigned iters = e_iters ? (unsigned)strtoul(e_iters, NULL, 0) : 2000;
 	unsigned attached = 0, refused = 0;
-	const uint64_t rec0 = brk__records_offset(CAP);
-	const uint64_t ev0 = brk__events_offset(CAP);
+	const uint64_t rec0 = brk__arena_offset(CAP);
+	const uint64_t ev0 = brk__events_offset(CAP, UNITS);
 
 	for (unsigned it = 0; it < iters; it++) {
 		uint64_t offs[6];
@@ -718,9 +731,8 @@ static void fuzz_words(void **state)
 			case 3: /* events */
 				off = ev0 + (r >> 8) % (64 * BRK__EVENT_SIZE);
 				break;
-			default: /* records 0-3, hot lines first */
-				off = rec0 + ((r >> 8) % 4) * BRK__RECORD_SIZE +
-				      (r >> 16) % 1920;
+			default: /* the units of the records and their blocks */
+				off = rec0 + BRK__UNIT + (r >> 8) % (40 * BRK__UNIT);
 				break;
 			}
 			off &= ~7ULL;

@@ -33,7 +33,8 @@ static void reused_tid_of_a_bound_permit_is_a_dead_owner(void **state)
 	c.max_concurrent = 2;
 	b = ut_breaker(u, "bind/api", &c);
 	ut_acquire_ok(b, &p);
-	l = &brk__brec(b)->permits[p.permit_slot_];
+	l = brk__permit_at(u->seg, brk__brec(b), p.permit_slot_);
+	assert_non_null(l);
 	assert_int_equal(l->thread, 0);
 	ut_rc(0, brk_permit_bind_thread(&p));
 	w = l->thread;
@@ -71,7 +72,8 @@ static void a_bound_probe_is_reclaimed_as_a_failed_probe(void **state)
 	assert_int_equal(ut_state(b), BRK_HALF_OPEN);
 	assert_true(p.token_ != 0);
 	ut_rc(0, brk_permit_bind_thread(&p));
-	l = &brk__brec(b)->probes[p.probe_slot_];
+	l = brk__probe_at(u->seg, brk__brec(b), p.probe_slot_);
+	assert_non_null(l);
 	assert_int_equal(BRK__TAG_NONCE(l->thread), BRK__TOK_NONCE(p.token_));
 	assert_int_equal(reclaimed(u), 0);
 	l->thread ^= 1ULL << 24; /* the start time differs */

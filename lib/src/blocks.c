@@ -1,0 +1,198 @@
+/*
+ * blocks.c - a breaker's extension blocks (layout.h): the probe slots
+ * after probe0, the window and quorum words, the bulkhead permit slots.
+ *
+ * A block is allocated when a setting first needs it (by the creator
+ * before publication, or by brk_breaker_update() before it writes the
+ * setting) and linked by one CAS of the record's link word that keeps the
+ * other fields; a loser of that race frees its block. Blocks never move
+ * and are never unlinked while the record lives. Every link read from shm
+ * is bounds-checked (brk__block()): a corrupt one reads as "no block".
+ */
+#include "internal.h"
+
+void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set)
+{
+	uint64_t x = uatomic_read(&r->ext_refs);
+
+	set->part[0] = &r->probe0;
+	set->n[0] = 1;
+	set->part[1] = brk__block(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS);
+	set->n[1] = set->part[1] ? BRK__PROBE_EXT_SLOTS : 0;
+}
+
+/* Slot counts read from shm: even, and together at most
+ * BRK__PERMIT_SLOTS. */
+static uint32_t sane_slots(uint32_t n, uint32_t room)
+{
+	n &= ~1u;
+	return n > room ? room & ~1u : n;
+}
+
+void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set)
+{
+	uint64_t p = uatomic_read(&r->permit_refs);
+	uint32_t pn = sane_slots(BRK__PR_P_SLOTS(p), BRK__PERMIT_SLOTS);
+	uint32_t on = sane_slots(BRK__PR_O_SLOTS(p), BRK__PERMIT_SLOTS - pn);
+
+	set->part[0] = pn ? brk__block(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn)) : NULL;
+	set->n[0] = set->part[0] ? pn : 0;
+	set->part[1] = on ? brk__block(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(on)) : NULL;
+	set->n[1] = set->part[1] ? on : 0;
+	if (!set->part[0]) { /* a lone overflow block is the first run */
+		set->part[0] = set->part[1];
+		set->n[0] = set->n[1];
+		set->part[1] = NULL;
+		set->n[1] = 0;
+	}
+}
+
+struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i)
+{
+	struct brk__slots set;
+
+	if (i == 0)
+		return &r->probe0;
+	brk__probe_slots(s, r, &set);
+	return i < brk__slots_total(&set) ? brk__slot(&set, i) : NULL;
+}
+
+struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_t i)
+{
+	struct brk__slots set;
+
+	brk__permit_slots(s, r, &set);
+	return i < brk__slots_total(&set) ? brk__slot(&set, i) : NULL;
+}
+
+uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r)
+{
+	return brk__block(s, BRK__XR_WINDOW(uatomic_read(&r->ext_refs)),
+			  BRK__WIN_EXT_UNITS);
+}
+
+uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r)
+{
+	struct brk__slots set;
+	uint64_t x = uatomic_read(&r->ext_refs);
+	uint32_t n = 0;
+
+	if (brk__block(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS))
+		n += BRK__PROBE_EXT_UNITS;
+	if (brk__block(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS))
+		n += BRK__WIN_EXT_UNITS;
+	brk__permit_slots(s, (struct brk__record *)r, &set);
+	return n + BRK__PERMIT_UNITS(set.n[0]) + BRK__PERMIT_UNITS(set.n[1]);
+}
+
+/* Does config @c need each block? */
+static int needs_probe_ext(const struct brk_config *c)
+{
+	return c->half_open_probes > 1;
+}
+
+static int needs_window(const struct brk_config *c)
+{
+	return c->failure_rate_pct != 0 || c->slow_call_ms != 0 ||
+	       c->min_distinct_processes >= 2;
+}
+
+/* Allocate a zeroed block of @units (a fresh run is zero: the segment is
+ * zero-filled and runs are not reused yet; a reused one is cleared). */
+static int alloc_block(brk_segment *s, uint32_t units, uint32_t *ref)
+{
+	int rc = brk__alloc(s, units, ref);
+	uint64_t *w;
+	uint32_t i;
+
+	if (rc)
+		return rc;
+	w = brk__block(s, *ref, units);
+	for (i = 0; i < units * BRK__UNIT_WORDS; i++)
+		if (uatomic_read(&w[i]))
+			uatomic_set(&w[i], 0);
+	cmm_smp_wmb();
+	return 0;
+}
+
+/* Link a block into half @shift (0 probe, 32 window) of ext_refs. */
+static int link_ext(brk_segment *s, struct brk__record *r, unsigned shift,
+		    uint32_t units)
+{
+	uint32_t ref;
+	int rc, tries;
+
+	if ((uint32_t)(uatomic_read(&r->ext_refs) >> shift) != 0)
+		return 0;
+	rc = alloc_block(s, units, &ref);
+	if (rc)
+		return rc;
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t x = uatomic_read(&r->ext_refs);
+		if ((uint32_t)(x >> shift) != 0)
+			break; /* someone else linked one: ours goes back */
+		if (uatomic_cmpxchg(&r->ext_refs, x, x | ((uint64_t)ref << shift)) == x)
+			return 0;
+	}
+	brk__free(s, ref, units);
+	return 0;
+}
+
+/* The bulkhead blocks for @mc slots: a primary block of mc rounded up to
+ * even, and once a later update asks for more than the primary holds, an
+ * overflow block of the rest of BRK__PERMIT_SLOTS. */
+static int link_permits(brk_segment *s, struct brk__record *r, uint32_t mc)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t p = uatomic_read(&r->permit_refs), want;
+		uint32_t pn = BRK__PR_P_SLOTS(p), on = BRK__PR_O_SLOTS(p);
+		uint32_t ref, n, units;
+		int rc;
+
+		if (pn + on >= mc || (pn && on) || pn >= BRK__PERMIT_SLOTS)
+			return 0;
+		n = pn ? BRK__PERMIT_SLOTS - pn : (mc + 1u) & ~1u;
+		units = BRK__PERMIT_UNITS(n);
+		rc = alloc_block(s, units, &ref);
+		if (rc)
+			return rc;
+		want = pn ? BRK__PR_MAKE(BRK__PR_P_REF(p), pn, ref, n)
+			  : BRK__PR_MAKE(ref, n, 0, 0);
+		if (uatomic_cmpxchg(&r->permit_refs, p, want) == p)
+			return 0;
+		brk__free(s, ref, units); /* lost: look again */
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk__ensure_blocks(brk_segment *s, struct brk__record *r,
+		       const struct brk_config *c)
+{
+	int rc = 0;
+
+	if (needs_probe_ext(c))
+		rc = link_ext(s, r, 0, BRK__PROBE_EXT_UNITS);
+	if (!rc && needs_window(c))
+		rc = link_ext(s, r, 32, BRK__WIN_EXT_UNITS);
+	if (!rc && c->max_concurrent > 0)
+		rc = link_permits(s, r, c->max_concurrent);
+	return rc;
+}
+
+void brk__free_blocks(brk_segment *s, struct brk__record *r)
+{
+	uint64_t x = uatomic_read(&r->ext_refs), p = uatomic_read(&r->permit_refs);
+
+	if (BRK__XR_PROBE(x))
+		brk__free(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS);
+	if (BRK__XR_WINDOW(x))
+		brk__free(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS);
+	if (BRK__PR_P_SLOTS(p))
+		brk__free(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(BRK__PR_P_SLOTS(p)));
+	if (BRK__PR_O_SLOTS(p))
+		brk__free(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(BRK__PR_O_SLOTS(p)));
+	uatomic_set(&r->ext_refs, 0);
+	uatomic_set(&r->permit_refs, 0);
+}
