@@ -21,19 +21,17 @@
 #include "bench.h"
 #include "scale.h"
 
-/*
- * The table: one row per command. Add a row for a new option here, e.g.
- *   { "bctl list --prefix P", { "list", "--prefix", "scale/0", NULL }, "--prefix" },
- *   { "bctl list --state open", { "list", "--state", "open", NULL }, "--state" },
- *   { "bctl metrics --not-closed", { "metrics", "--not-closed", NULL }, "--not-closed" },
- *   { "bctl metrics --changed-within 1m", { "metrics", "--changed-within", "1m", NULL }, "--changed-within" },
- *   { "bctl metrics --by-level 1", { "metrics", "--by-level", "1", NULL }, "--by-level" },
- * (the record names are "scale/NNNNNNN.example", see scale.c).
- */
+/* The table: one row per command (the record names are
+ * "scale/NNNNNNN.example", see scale.c). */
 const struct scale_bctl_cmd scale_bctl_cmds[] = {
 	{ "bctl list", { "list", NULL }, NULL },
+	{ "bctl list --prefix scale/0000", { "list", "--prefix", "scale/0000", NULL }, "--prefix" },
+	{ "bctl list --state open", { "list", "--state", "open", NULL }, "--state" },
 	{ "bctl list --json", { "list", "--json", NULL }, NULL },
 	{ "bctl metrics", { "metrics", NULL }, NULL },
+	{ "bctl metrics --not-closed", { "metrics", "--not-closed", NULL }, "--not-closed" },
+	{ "bctl metrics --changed-within 1m", { "metrics", "--changed-within", "1m", NULL }, "--changed-within" },
+	{ "bctl metrics --by-level 1", { "metrics", "--by-level", "1", NULL }, "--by-level" },
 };
 const int scale_bctl_ncmds =
 	(int)(sizeof(scale_bctl_cmds) / sizeof(scale_bctl_cmds[0]));

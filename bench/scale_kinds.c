@@ -8,14 +8,12 @@
  * is what a record slot costs with its share of the index; what is left
  * at capacity SCALE_CAP_A is the fixed part (header, event ring).
  *
- * Today every record has the same size (brk_segment_info.record_size),
- * whatever its kind. With records sized by kind (layout v3, meson finds
- * brk_segment_info.arena_used_bytes: BENCH_HAVE_ARENA) the record of a
- * kind costs the arena bytes its creation used (SCALE_PER_KIND records
- * of each kind, arena_used_bytes before and after), plus the per-record
- * part of the segment outside the arena (index, lease map); with
- * brk_info.record_bytes (BENCH_HAVE_RECORD_BYTES) the breakers' figure
- * is also read back from the record itself.
+ * Records are sized by kind (layout 3): the record of a kind costs the
+ * arena bytes its creation used (SCALE_PER_KIND records of each kind,
+ * brk_segment_info.arena_used_bytes before and after), plus the
+ * per-record part of the segment outside the arena (index, lease map);
+ * the breakers' figure is also read back from the record itself
+ * (brk_info.record_bytes).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,16 +56,12 @@ static int create_one(brk_segment *seg, int kind, uint32_t i,
 		if (kind == SCALE_BULKHEAD10)
 			cfg.max_concurrent = SCALE_BULKHEAD;
 		rc = brk_breaker_get(seg, name, &cfg, &b);
-#ifdef BENCH_HAVE_RECORD_BYTES
 		if (rc == 0) {
 			struct brk_info *info = malloc(sizeof(*info));
 			if (info && brk_breaker_info(b, info) == 0)
 				*rec_bytes = info->record_bytes;
 			free(info);
 		}
-#else
-		(void)rec_bytes;
-#endif
 		return rc;
 	case SCALE_BUCKET:
 		return brk_bucket_get(seg, name, 100.0, 10, &k);
@@ -87,11 +81,9 @@ static int measure_kinds(brk_segment *seg, struct scale_kind_cost cost[],
 
 	for (kind = 0; kind < SCALE_KINDS; kind++) {
 		double from_record = 0;
-#ifdef BENCH_HAVE_ARENA
 		uint64_t before;
 		brk_segment_info(seg, &si);
 		before = si.arena_used_bytes;
-#endif
 		for (i = 0; i < SCALE_PER_KIND; i++) {
 			rc = create_one(seg, kind, i, &from_record);
 			if (rc) {
@@ -101,12 +93,8 @@ static int measure_kinds(brk_segment *seg, struct scale_kind_cost cost[],
 			}
 		}
 		brk_segment_info(seg, &si);
-#ifdef BENCH_HAVE_ARENA
 		cost[kind].record_bytes =
 			(double)(si.arena_used_bytes - before) / SCALE_PER_KIND;
-#else
-		cost[kind].record_bytes = si.record_size;
-#endif
 		if (from_record > 0)
 			cost[kind].record_bytes = from_record;
 		cost[kind].label = kind_label[kind];
@@ -115,7 +103,7 @@ static int measure_kinds(brk_segment *seg, struct scale_kind_cost cost[],
 }
 
 /* Create @shm with @capacity; *total and *outside (bytes not in the
- * arena: all of them today) from its info. */
+ * arena) from its info. */
 static int probe(const char *shm, uint32_t capacity, brk_segment **seg,
 		 uint64_t *total, uint64_t *outside)
 {
@@ -128,11 +116,7 @@ static int probe(const char *shm, uint32_t capacity, brk_segment **seg,
 		return rc;
 	brk_segment_info(*seg, &si);
 	*total = si.total_size;
-#ifdef BENCH_HAVE_ARENA
 	*outside = si.total_size - si.arena_bytes;
-#else
-	*outside = si.total_size;
-#endif
 	return 0;
 }
 
@@ -172,19 +156,10 @@ int scale_kinds(const char *shm, struct scale_geometry *g,
 	brk_segment_unlink(shm);
 	if (rc)
 		return rc;
-#ifdef BENCH_HAVE_ARENA
 	/* outside the arena, per record: index slots, lease map bits */
 	g->index_per_rec = (double)(ob - oa) / (SCALE_CAP_B - SCALE_CAP_A);
 	g->method = "arena bytes used by creating the record, plus the index"
 		    " and lease map per record of capacity";
-#else
-	(void)oa;
-	(void)ob;
-	/* every record slot the same size: the rest is the index */
-	g->index_per_rec = g->per_capacity - cost[0].record_bytes;
-	g->method = "one fixed-size record slot (brk_segment_info.record_size)"
-		    " plus the index per record of capacity";
-#endif
 	for (kind = 0; kind < SCALE_KINDS; kind++)
 		cost[kind].bytes = cost[kind].record_bytes + g->index_per_rec;
 	return 0;

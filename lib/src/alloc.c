@@ -13,8 +13,9 @@
  * the same kind, so no block is ever handed to a different owner while a
  * stale handle could still write into it. A free record's own identity
  * words carry the list (BRK__FREE_LINK_WORD: ref + 1 of the next newer
- * free record, 0: last; BRK__FREE_MS_WORD: when it was freed, ms since
- * the segment epoch, segment clock); no stale writer touches those words.
+ * free record, 0: last; BRK__FREE_MS_WORD(kind), the kind's reserved last
+ * word: when it was freed, ms since the segment epoch, segment clock); no
+ * stale writer touches those words and no lookup reads them.
  * brk__alloc_record() takes the oldest record of its kind only once it has
  * been free for BRK__RETIRE_QUARANTINE_MS, so a write of a handle that
  * raced the retirement lands in a record nobody owns yet (docs/design.md
@@ -91,7 +92,7 @@ static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
 		uatomic_set(&s->hdr->free_tail[kind], 0);
 		return -ENOSPC;
 	}
-	freed = uatomic_read(&w[BRK__FREE_MS_WORD]);
+	freed = uatomic_read(&w[BRK__FREE_MS_WORD(kind)]);
 	now = free_now_ms(s);
 	if (freed > now || now - freed < BRK__RETIRE_QUARANTINE_MS)
 		return -ENOSPC; /* the oldest is still in quarantine */
@@ -104,7 +105,7 @@ static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
 	if (next == 0)
 		uatomic_set(&s->hdr->free_tail[kind], 0);
 	uatomic_set(&w[BRK__FREE_LINK_WORD], 0);
-	uatomic_set(&w[BRK__FREE_MS_WORD], 0);
+	uatomic_set(&w[BRK__FREE_MS_WORD(kind)], 0);
 	*ref = (uint32_t)(h - 1);
 	return 0;
 }
@@ -139,7 +140,7 @@ void brk__free_record(brk_segment *s, uint32_t ref, uint32_t kind)
 	if (!w)
 		return; /* cannot be listed: leaks */
 	uatomic_set(&w[BRK__FREE_LINK_WORD], 0);
-	uatomic_set(&w[BRK__FREE_MS_WORD], free_now_ms(s));
+	uatomic_set(&w[BRK__FREE_MS_WORD(kind)], free_now_ms(s));
 	tail = uatomic_read(&s->hdr->free_tail[kind]);
 	t = run(s, tail, kind);
 	if (t && uatomic_read(&s->hdr->free_head[kind]) != 0)

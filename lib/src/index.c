@@ -76,24 +76,31 @@ static int slot_matches(brk_segment *s, uint64_t w, const char *name,
 	struct brk__record *r;
 	char got[BRK__NAME_BYTES];
 	uint64_t hd;
-	int rc, retired;
+	int rc, retired, tries;
 
 	if (BRK__IDX_HASH(w) != (uint32_t)(h >> 32))
 		return 0;
-	rc = brk__index_record(s, w, &ref);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
+	for (tries = 0;; tries++) {
+		rc = brk__index_record(s, w, &ref);
+		if (rc != 0)
+			break;
 		/* a published slot names a published record: only one a
-		 * retirer holds is legitimately something else */
+		 * retirer holds is legitimately something else, and a retirer
+		 * that found it busy puts the live head back (retire.c): then
+		 * it is live again, look once more */
 		r = brk__slot_rec(s, w);
 		hd = r ? uatomic_read(&r->head) : 0;
+		if (brk__head_live(hd) && tries < 4)
+			continue;
 		if (BRK__HEAD_KIND(hd) != BRK__KIND_RETIRED ||
 		    BRK__HEAD_UNITS(hd) == 0 ||
 		    !brk__block(s, BRK__IDX_REC(w) - 1, BRK__HEAD_UNITS(hd)))
 			return -BRK_ECORRUPT;
 		ref = BRK__IDX_REC(w) - 1;
+		break;
 	}
+	if (rc < 0)
+		return rc;
 	retired = rc == 0;
 	r = brk__rec(s, ref);
 	rc = brk__record_name(r, got);

@@ -43,10 +43,15 @@ static enum slot_kind read_slot(brk_segment *s, uint32_t pos,
 	/* the slot before the record it publishes; the ref inside the arena
 	 * and the head's units the kind's (index.c) */
 	kind = brk__index_record(s, w, &ref);
-	if (kind == 0) { /* a retirer holds it, or a stale slot */
+	if (kind == 0) { /* a retirer holds it (or a stale slot) */
+		uint64_t hd;
+
 		r = brk__slot_rec(s, w);
-		if (r && BRK__HEAD_KIND(uatomic_read(&r->head)) == BRK__KIND_RETIRED)
+		hd = r ? uatomic_read(&r->head) : 0;
+		if (BRK__HEAD_KIND(hd) == BRK__KIND_RETIRED)
 			return SLOT_SKIP;
+		if (brk__head_live(hd)) /* it found the record busy: live again */
+			kind = brk__index_record(s, w, &ref);
 	}
 	if (kind <= 0)
 		return slot_moved(s, pos, w) ? SLOT_SKIP : SLOT_CORRUPT;

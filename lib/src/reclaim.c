@@ -218,11 +218,16 @@ static void visit(struct scan *sc, uint32_t ref, int marked)
 {
 	brk_segment *s = sc->s;
 	struct brk__record *r;
+	int kind;
 
-	/* a stray bit (garbage, or a record retired since it was marked):
-	 * only the first unit of a live breaker's run is a record */
-	if (brk__ref_kind(s, ref) != BRK_KIND_BREAKER) {
-		if (marked)
+	/* only the first unit of a live breaker's run is a record; a stray
+	 * bit (garbage, a unit that is no record) is cleared. A record a
+	 * retirer holds keeps its bit: the retirer puts the live head back
+	 * if it finds a lease, and clears the bit itself if it retires it. */
+	kind = brk__ref_kind(s, ref);
+	if (kind != BRK_KIND_BREAKER) {
+		if (marked && (kind != 0 || BRK__HEAD_KIND(uatomic_read(
+				&brk__rec(s, ref)->head)) != BRK__KIND_RETIRED))
 			brk__lmap_clear(s, ref);
 		return;
 	}

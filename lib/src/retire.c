@@ -135,6 +135,7 @@ static int retire_locked(brk_segment *s, uint32_t idx, uint32_t pos,
 	if (uatomic_read(&s->hdr->live_records))
 		uatomic_add_return(&s->hdr->live_records, -1);
 	uatomic_add_return(&s->hdr->retired_total, 1);
+	brk__lmap_clear(s, idx); /* no lease held: nothing for a scan */
 	brk__free_record(s, idx, BRK__HEAD_KIND(head));
 	uatomic_set(&s->hdr->index_intent, 0);
 	return 0;

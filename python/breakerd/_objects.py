@@ -350,7 +350,25 @@ class Segment:
         return self._s.records()
 
     def record_count(self):
+        """Live records: published and not retired."""
         return self._s.record_count()
+
+    def retire(self, name, *, idle=None):
+        """Retire the record ``name`` so its name and storage can be used
+        again; True if retired, False if kept because it is in use (a probe
+        or permit held, not closed, a forced mode, or with ``idle`` (seconds
+        or a duration string) activity within that long). Handles to it
+        keep working: their next call re-creates it fresh. A name that
+        does not exist raises LookupError."""
+        ms = 0 if idle is None else to_ms(idle, "idle")
+        return self._s.retire(name, ms)
+
+    def retire_idle(self, idle):
+        """One pass over every record: retire those seen unchanged for
+        ``idle`` (seconds or a duration string). Returns how many; a record
+        is retired only once passes have watched it that long (breakerd
+        --retire-idle runs such passes continuously)."""
+        return self._s.retire_idle(to_ms(idle, "idle"))
 
 
 def attach(shm=None, *, capacity=None, readonly=False, clock=None):

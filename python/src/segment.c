@@ -159,6 +159,52 @@ static PyObject *segment_record_count(SegmentObject *self, PyObject *unused)
 	return PyLong_FromUnsignedLong(brk_record_count(self->seg));
 }
 
+/* retire(name, idle_ms) -> True retired, False kept (busy: a lease held,
+ * not closed, or active within idle_ms). brk_retire(). */
+static PyObject *segment_retire(SegmentObject *self, PyObject *args)
+{
+	unsigned long long idle_ms;
+	const char *name;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "sK", &name, &idle_ms))
+		return NULL;
+	if (brkpy_seg_check(self))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	rc = brk_retire(self->seg, name, (uint64_t)idle_ms);
+	Py_END_ALLOW_THREADS
+	if (rc == -EBUSY)
+		Py_RETURN_FALSE;
+	if (rc == -ENOENT)
+		return PyErr_Format(PyExc_LookupError, "%s: no such record", name);
+	if (rc)
+		return brkpy_set_error(rc, name, NULL);
+	Py_RETURN_TRUE;
+}
+
+/* retire_idle(idle_ms) -> records retired by one pass over the whole
+ * index (brk_retire_idle()). A record is retired once a pass has seen it
+ * unchanged for idle_ms: the first pass over a record only notes it. */
+static PyObject *segment_retire_idle(SegmentObject *self, PyObject *arg)
+{
+	unsigned long long idle_ms = PyLong_AsUnsignedLongLong(arg);
+	struct brk_retire_stats st;
+	int rc;
+
+	if (PyErr_Occurred())
+		return NULL;
+	if (brkpy_seg_check(self))
+		return NULL;
+	memset(&st, 0, sizeof(st));
+	Py_BEGIN_ALLOW_THREADS
+	rc = brk_retire_idle(self->seg, (uint64_t)idle_ms, 0, &st);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) /* else the number retired */
+		return brkpy_set_error(rc, "retire_idle", NULL);
+	return PyLong_FromUnsignedLong(st.retired);
+}
+
 /* records() -> list of info dicts of every published record. */
 static PyObject *segment_records(SegmentObject *self, PyObject *unused)
 {
@@ -298,9 +344,13 @@ static PyMethodDef segment_methods[] = {
 	  "events(cursor) -> (list, next_cursor, lost)." },
 	{ "info", (PyCFunction)segment_info, METH_NOARGS, "The segment header as a dict." },
 	{ "record_count", (PyCFunction)segment_record_count, METH_NOARGS,
-	  "Records allocated so far." },
+	  "Live records (published, not retired)." },
 	{ "records", (PyCFunction)segment_records, METH_NOARGS,
 	  "Info dicts of every record." },
+	{ "retire", (PyCFunction)segment_retire, METH_VARARGS,
+	  "retire(name, idle_ms) -> True retired, False kept (brk_retire)." },
+	{ "retire_idle", (PyCFunction)segment_retire_idle, METH_O,
+	  "retire_idle(idle_ms) -> records retired by one pass (brk_retire_idle)." },
 	{ "now_ns", (PyCFunction)segment_now_ns, METH_NOARGS, "The handle's clock, ns." },
 	{ NULL, NULL, 0, NULL }
 };

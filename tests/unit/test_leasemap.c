@@ -316,6 +316,34 @@ static void sweep_slice_follows_interval(void **state)
 	assert_int_equal(u->seg->reclaim_visits, 100);
 }
 
+/* A scan while a retirer holds a busy record (its head retired for the
+ * moment of the idle check: retire.c puts it back when it finds the
+ * lease) keeps the record marked, so breakerd still watches the lease. */
+static void scan_during_a_busy_retirement_keeps_the_mark(void **state)
+{
+	struct ut *u = *state;
+	struct brk_reclaim_stats st;
+	brk_breaker *b[3];
+	struct brk__record *r;
+	uint64_t head;
+	brk_permit p;
+
+	breakers(u, b, 3);
+	ut_acquire_ok(b[1], &p);
+	r = brk__brec(b[1]);
+	head = uatomic_read(&r->head);
+	uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, BRK__HEAD_UNITS(head),
+					     BRK__HEAD_GEN(head)));
+	reclaim_ok(u->seg, &st);
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[1])));
+	uatomic_set(&r->head, head); /* the retirer backs off */
+	reclaim_ok(u->seg, &st);
+	assert_true(brk__lmap_test(u->seg, brk__bidx(b[1])));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	ut_rc(0, brk_retire(u->seg, "r/1", 0)); /* retired: its bit goes */
+	assert_false(brk__lmap_test(u->seg, brk__bidx(b[1])));
+}
+
 /* Garbage in the segment's map and cursor costs visits, never a crash or
  * a lost lease, and is cleaned up by the scan. */
 static void stray_bits_and_cursor_are_harmless(void **state)
@@ -380,6 +408,7 @@ int main(void)
 		UT_TEST(sweep_finds_unmarked_dead_lease),
 		UT_TEST(sweep_remarks_unmarked_live_lease),
 		UT_TEST(sweep_slice_follows_interval),
+		UT_TEST(scan_during_a_busy_retirement_keeps_the_mark),
 		UT_TEST(stray_bits_and_cursor_are_harmless),
 		UT_TEST(owner_checked_once_per_scan),
 	};
