@@ -964,9 +964,12 @@ BRK_API int (brk_info_at)(brk_segment *seg, uint32_t idx, struct brk_info *out);
  * the segment's name index: start with *cursor = 0 and call again with the
  * same cursor until -ENOENT. Records come in name-index order (the order
  * of their names' hashes, not sorted and not in creation order), each
- * record once: no index slot ever moves, so a record that exists from the
- * first call to the last is returned exactly once. A record created or
- * retired meanwhile may or may not be returned. Cost: one step per index
+ * record at most once, and a record that exists from the first call to
+ * the last exactly once unless a retirement meanwhile moved its index
+ * slot back (a retirement shifts the later slots of its chain into the
+ * freed one: such a record may be missed by a walk already past that
+ * slot). A record created or retired meanwhile may or may not be
+ * returned. Cost: one step per index
  * slot (2 to 4 slots per record of capacity) plus the record's own read;
  * nothing is allocated and no lock is taken, so a reader never slows down
  * a worker. Thread- and process-safe; works on a read-only attach.

@@ -87,6 +87,11 @@ static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
 	if (h == 0)
 		return -ENOSPC;
 	w = run(s, h, kind);
+	/* a free record's head says retired, with its kind's units: anything
+	 * else (a corrupt list naming a live record) is never handed out */
+	if (w && (BRK__HEAD_KIND(uatomic_read(&w[0])) != BRK__KIND_RETIRED ||
+		  BRK__HEAD_UNITS(uatomic_read(&w[0])) != brk__kind_units(kind)))
+		w = NULL;
 	if (!w) { /* corrupt: drop the list (its runs leak, nothing breaks) */
 		uatomic_set(&s->hdr->free_head[kind], 0);
 		uatomic_set(&s->hdr->free_tail[kind], 0);

@@ -147,16 +147,45 @@ static int find(brk_segment *s, const char *name, uint64_t h, uint32_t *idx,
 	return -ENOENT;
 }
 
+/* find(), looked at again when a retirer moved index slots meanwhile
+ * (retire.c tomb(): header index_moving is odd while it moves). A miss
+ * is only trusted when no move overlapped it; the waits are bounded (the
+ * word is untrusted). */
+#define MOVE_RETRIES 64
+
+static int find_stable(brk_segment *s, const char *name, uint64_t h,
+		       uint32_t *idx, uint32_t *pos)
+{
+	int tries, rc = -ENOENT;
+
+	for (tries = 0; tries < MOVE_RETRIES; tries++) {
+		uint64_t m = uatomic_read(&s->hdr->index_moving);
+
+		if (m & 1u) {
+			sched_yield();
+			continue;
+		}
+		cmm_smp_rmb();
+		rc = find(s, name, h, idx, pos);
+		if (rc != -ENOENT)
+			return rc;
+		cmm_smp_rmb();
+		if (uatomic_read(&s->hdr->index_moving) == m)
+			return rc;
+	}
+	return find(s, name, h, idx, pos);
+}
+
 int brk__lookup(brk_segment *s, const char *name, uint64_t h, uint32_t *idx)
 {
-	return find(s, name, h, idx, NULL);
+	return find_stable(s, name, h, idx, NULL);
 }
 
 int brk__index_pos(brk_segment *s, const char *name, uint64_t h,
 		   uint32_t idx, uint32_t *pos)
 {
 	uint32_t got;
-	int rc = find(s, name, h, &got, pos);
+	int rc = find_stable(s, name, h, &got, pos);
 
 	return rc ? rc : got == idx ? 0 : -ENOENT;
 }

@@ -105,7 +105,10 @@ struct brk__header {
 	                            mutation in progress (BRK__INTENT_*) */
 	uint64_t index_intent_head; /* a retirer's head word before its CAS */
 	uint64_t retired_total;  /* records ever retired */
-	uint64_t pad1[7];
+	uint64_t index_moving;   /* odd while a retirer moves index slots
+	                            (retire.c): a lookup that missed while it
+	                            changed looks again (index.c) */
+	uint64_t pad1[6];
 	/* line 2: supervisor */
 	uint64_t daemon_pid;
 	uint64_t daemon_start;

@@ -90,17 +90,52 @@ static enum why idle_check(brk_segment *s, struct brk__record *r,
 	return IDLE;
 }
 
-/* Turn index slot @pos into a tomb; tombs just before an empty slot end
- * no chain and become empty again (inserts and this run only under the
- * lock; a lookup that reads either value finds the same records). */
+/*
+ * Turn index slot @pos into a tomb, then keep the chains short (lock
+ * held): entries further along the chain that may live in an earlier
+ * hole move back into it (backward-shift deletion for linear probing:
+ * an entry at j whose home is h may sit anywhere in [h, j]). A move
+ * writes the entry into the hole first and only then turns its old slot
+ * into a tomb, so every slot between an entry's home and the entry stays
+ * non-empty; a lock-free lookup that passed the hole before the copy and
+ * reaches the old slot after it would miss the entry, so header
+ * index_moving is odd while slots move and a lookup that missed while it
+ * changed looks again (index.c). The last hole, and tombs just before
+ * it, end no chain and become empty. Without this, tombs of retired
+ * names fill the index until every miss scans all of it.
+ */
 static void tomb(brk_segment *s, uint32_t pos)
 {
-	uint32_t mask = s->index_slots - 1, i;
+	uint32_t mask = s->index_slots - 1, hole = pos, j, n, i;
 
 	uatomic_set(&s->index[pos], BRK__IDX_TOMB);
-	if (uatomic_read(&s->index[(pos + 1) & mask]) != 0)
+	uatomic_add_return(&s->hdr->index_moving, 1); /* odd: moving */
+	for (n = 1, j = (pos + 1) & mask; n < s->index_slots; n++, j = (j + 1) & mask) {
+		uint64_t w = uatomic_read(&s->index[j]);
+		uint32_t ref, home;
+
+		if (w == 0)
+			break;
+		if (w == BRK__IDX_TOMB)
+			continue;
+		if (brk__index_record(s, w, &ref) <= 0)
+			break; /* not a plain live record: leave the rest alone */
+		home = (uint32_t)uatomic_read(&brk__rec(s, ref)->hash) & mask;
+		if (((j - home) & mask) < ((j - hole) & mask))
+			continue; /* the hole is before its home */
+		uatomic_set(&s->index[hole], w);
+		uatomic_set(&s->index[j], BRK__IDX_TOMB);
+		hole = j;
+	}
+	/* the chain ended at slot j, empty: every entry between the last
+	 * hole and j lives from a home after the hole, so the hole ends no
+	 * chain any entry needs, and neither do tombs just before it */
+	if (n < s->index_slots)
+		uatomic_set(&s->index[hole], 0);
+	uatomic_add_return(&s->hdr->index_moving, 1); /* even: done */
+	if (uatomic_read(&s->index[hole]) != 0)
 		return;
-	for (i = 0; i < s->index_slots &&
+	for (i = 0, pos = (hole - 1) & mask; i < s->index_slots &&
 		    uatomic_read(&s->index[pos]) == BRK__IDX_TOMB;
 	     i++, pos = (pos - 1) & mask)
 		uatomic_set(&s->index[pos], 0);

@@ -198,13 +198,15 @@ static void colliding_names(struct ut *u, char out[][16], int n)
 	assert_int_equal(found, n);
 }
 
-/* A retired name inside a chain leaves a tomb: lookups go past it, the
- * next insert of the chain takes it; a tomb that ends a chain is emptied. */
-static void tombstones_are_skipped_and_reused(void **state)
+/* A retired name inside a chain: the entries after it that may live
+ * earlier move back into its slot (backward shift), so lookups still find
+ * them, the chain stays as short as it was, and the slot that ends it is
+ * emptied rather than left a tomb. */
+static void retired_slots_are_shifted_back_and_emptied(void **state)
 {
 	struct ut *u = *state;
 	char nm[4][16];
-	brk_breaker *b = NULL;
+	brk_breaker *b = NULL, *b2, *b3;
 	uint32_t mask, p0;
 
 	colliding_names(u, nm, 4);
@@ -212,19 +214,27 @@ static void tombstones_are_skipped_and_reused(void **state)
 	p0 = (uint32_t)brk__hash(nm[0]) & mask;
 	(void)ut_breaker(u, nm[0], NULL);
 	(void)ut_breaker(u, nm[1], NULL);
-	(void)ut_breaker(u, nm[2], NULL);
+	b2 = ut_breaker(u, nm[2], NULL);
 	ut_rc(0, brk_retire(u->seg, nm[1], 0));
-	assert_true(u->seg->index[(p0 + 1) & mask] == BRK__IDX_TOMB);
-	ut_rc(0, brk_breaker_find(u->seg, nm[2], &b)); /* past the tomb */
-	ut_rc(0, brk_breaker_get(u->seg, nm[3], NULL, &b));
 	assert_int_equal(BRK__IDX_REC(u->seg->index[(p0 + 1) & mask]) - 1,
-			 brk__bidx(b)); /* took the tomb */
-	ut_rc(0, brk_retire(u->seg, nm[2], 0)); /* the chain's end */
+			 brk__bidx(b2)); /* nm[2] moved back */
 	assert_true(u->seg->index[(p0 + 2) & mask] == 0);
+	ut_rc(0, brk_breaker_find(u->seg, nm[2], &b));
+	b3 = ut_breaker(u, nm[3], NULL);
+	assert_int_equal(BRK__IDX_REC(u->seg->index[(p0 + 2) & mask]) - 1,
+			 brk__bidx(b3));
+	ut_rc(0, brk_breaker_find(u->seg, nm[3], &b));
+	ut_rc(-ENOENT, brk_breaker_find(u->seg, nm[1], &b));
+	b = ut_breaker(u, nm[1], NULL); /* the chain's next free slot */
+	assert_int_equal(BRK__IDX_REC(u->seg->index[(p0 + 3) & mask]) - 1,
+			 brk__bidx(b));
+	ut_rc(0, brk_retire(u->seg, nm[1], 0)); /* the chain's end */
+	assert_true(u->seg->index[(p0 + 3) & mask] == 0);
 	ut_rc(0, brk_retire(u->seg, nm[3], 0));
+	ut_rc(0, brk_retire(u->seg, nm[2], 0));
 	ut_rc(0, brk_retire(u->seg, nm[0], 0));
 	assert_true(u->seg->index[p0] == 0 && u->seg->index[(p0 + 1) & mask] == 0);
-	ut_rc(-ENOENT, brk_breaker_find(u->seg, nm[2], &b));
+	ut_rc(-ENOENT, brk_breaker_find(u->seg, nm[0], &b));
 }
 
 /* A retired name created again starts fresh: closed, counters zero, a new
@@ -434,16 +444,58 @@ static void lock_of_an_earlier_process_with_our_pid_is_taken_over(void **state)
 	assert_int_equal(h->index_lock, 0);
 }
 
+/* Short-lived names among long-lived ones, retired round after round:
+ * retired names' slots do not pile up as tombs (they once filled the
+ * whole index, and every miss scanned all of it), and every long-lived
+ * name is still found. */
+static void churn_keeps_the_index_open(void **state)
+{
+	struct ut *u = ut_new("rchurn", 256, 0);
+	brk_breaker *b = NULL;
+	uint32_t i, empty = 0, tombs = 0, round, k;
+	char name[32];
+
+	(void)state;
+	for (k = 0; k < 192; k++) {
+		snprintf(name, sizeof name, "keep/%u", k);
+		ut_breaker(u, name, NULL);
+	}
+	for (round = 0; round < 300; round++) {
+		for (k = 0; k < 32; k++) {
+			snprintf(name, sizeof name, "tmp/%u/%u", round, k);
+			ut_breaker(u, name, NULL);
+		}
+		for (k = 0; k < 32; k++) {
+			snprintf(name, sizeof name, "tmp/%u/%u", round, k);
+			ut_rc(0, brk_retire(u->seg, name, 0));
+		}
+		ut_advance_ms(u, BRK_RETIRE_QUARANTINE_MS + 1000);
+	}
+	for (i = 0; i < u->seg->index_slots; i++) {
+		empty += u->seg->index[i] == 0;
+		tombs += u->seg->index[i] == BRK__IDX_TOMB;
+	}
+	assert_int_equal(empty + tombs, u->seg->index_slots - 192);
+	assert_true(empty >= u->seg->index_slots / 4); /* 0 before the fix */
+	for (k = 0; k < 192; k++) {
+		snprintf(name, sizeof name, "keep/%u", k);
+		ut_rc(0, brk_breaker_find(u->seg, name, &b));
+	}
+	ut_rc(-ENOENT, brk_breaker_find(u->seg, "tmp/0/0", &b));
+	ut_free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(churn_keeps_the_index_open),
 		UT_TEST(idle_sweep_waits_for_quiet_time),
 		UT_TEST(retire_one_with_idle_needs_the_sweep_watch),
 		UT_TEST(busy_records_are_not_retired),
 		UT_TEST(probe_lease_keeps_the_record),
 		UT_TEST(bad_arguments_are_refused),
 		UT_TEST(quarantine_then_oldest_first),
-		UT_TEST(tombstones_are_skipped_and_reused),
+		UT_TEST(retired_slots_are_shifted_back_and_emptied),
 		UT_TEST(recreated_name_starts_fresh),
 		UT_TEST(found_handle_sees_enoent_after_retirement),
 		UT_TEST(stale_handle_never_touches_the_reusing_name),
