@@ -485,10 +485,29 @@ static void churn_keeps_the_index_open(void **state)
 	ut_free(u);
 }
 
+/* A corrupt free list naming a live record (the segment is untrusted):
+ * the list is dropped, the live record is never handed to a new name. */
+static void corrupt_free_list_never_hands_out_a_live_record(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *v = ut_breaker(u, "victim", NULL), *n;
+	uint64_t head = head_of(v);
+
+	u->seg->hdr->free_head[BRK_KIND_BREAKER] = brk__bidx(v) + 1;
+	u->seg->hdr->free_tail[BRK_KIND_BREAKER] = brk__bidx(v) + 1;
+	ut_advance_ms(u, BRK_RETIRE_QUARANTINE_MS + 1000);
+	n = ut_breaker(u, "newcomer", NULL);
+	assert_int_not_equal(brk__bidx(n), brk__bidx(v));
+	assert_int_equal(head_of(v), head);
+	assert_int_equal(u->seg->hdr->free_head[BRK_KIND_BREAKER], 0);
+	ut_rc(0, brk_breaker_find(u->seg, "victim", &n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(churn_keeps_the_index_open),
+		UT_TEST(corrupt_free_list_never_hands_out_a_live_record),
 		UT_TEST(idle_sweep_waits_for_quiet_time),
 		UT_TEST(retire_one_with_idle_needs_the_sweep_watch),
 		UT_TEST(busy_records_are_not_retired),
