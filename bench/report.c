@@ -182,7 +182,7 @@ void bench_print_memory(const struct bench_memory *m)
 	       m->create_ms);
 	printf("  brk_attach (existing segment):       %8.3f ms [%.3f - %.3f]\n",
 	       m->attach_ms[0], m->attach_ms[1], m->attach_ms[2]);
-	printf("  full brk_info_at scan (%u records): %8.3f ms [%.3f - %.3f]\n",
+	printf("  full brk_record_next walk (%u records): %8.3f ms [%.3f - %.3f]\n",
 	       m->big_records, m->scan_ms[0], m->scan_ms[1], m->scan_ms[2]);
 	if (m->bctl_found == 1)
 		printf("  bctl --shm NAME list >/dev/null:      %8.3f ms [%.3f - %.3f]"

@@ -59,7 +59,7 @@ struct point {
 	int measured;             /* 0: skipped (note says why) */
 	char note[200];
 	double create_s, create_rate;
-	double cached_ns, fresh_ns;
+	double cached_ns, hot_ns, fresh_ns;
 	double cpu_idle, cpu_leases; /* % of one core; < 0: failed */
 	double reclaim_ms, reclaim_max_ms; /* median and max over kills */
 	double interval_ms;       /* breakerd's, from its heartbeat */
@@ -186,10 +186,20 @@ static int cached_lookups(brk_segment *seg, char (*names)[NAME_W], uint32_t n,
 			rc = brk_breaker_get(seg, names[idx[j]], NULL, &b);
 		v[r] = (double)(bench_now_ns() - t0) / (double)o->cached_ops;
 	}
+	if (rc == 0)
+		p->cached_ns = bench_median(v, o->runs);
+	/* the same over 8 of those names, the working set of a worker that
+	 * calls a few upstreams: the lookup's own cost, not memory's */
+	for (r = 0; r < o->runs && rc == 0; r++) {
+		t0 = bench_now_ns();
+		for (j = 0; j < o->cached_ops && rc == 0; j++)
+			rc = brk_breaker_get(seg, names[idx[j & 7u]], NULL, &b);
+		v[r] = (double)(bench_now_ns() - t0) / (double)o->cached_ops;
+	}
 	free(idx);
 	if (rc)
 		return fail(p, "cached lookup", rc);
-	p->cached_ns = bench_median(v, o->runs);
+	p->hot_ns = bench_median(v, o->runs);
 	return 0;
 }
 
@@ -366,7 +376,8 @@ static void print_table(const struct point *pt, int ncols)
 	putchar('\n');
 	ROW("create: records/s", create_rate, "%.0f");
 	ROW("create: all N (s)", create_s, "%.3f");
-	ROW("lookup: breaker_get, cached (ns/op)", cached_ns, "%.1f");
+	ROW("lookup: breaker_get, cached, random of N (ns/op)", cached_ns, "%.1f");
+	ROW("lookup: breaker_get, cached, 8 hot names (ns/op)", hot_ns, "%.1f");
 	ROW("lookup: breaker_find, fresh/index (ns/op)", fresh_ns, "%.1f");
 	ROW("breakerd CPU idle (% of a core)", cpu_idle, "%.2f");
 	ROW("breakerd CPU, 1,000 leases/100 procs (%)", cpu_leases, "%.2f");
@@ -458,7 +469,10 @@ static int goals(const struct point *pt, int ncols,
 	met += goal_at(pt, ncols, TOP, what, top->reclaim_max_ms,
 		       top->interval_ms + GOAL_RECLAIM_SLACK, " ms");
 	total++;
-	met += goal_at(pt, ncols, TOP, "cached lookup at 10^6 records <= 100 ns",
+	met += goal_at(pt, ncols, TOP, "cached lookup (8 hot names) at 10^6 records <= 100 ns",
+		       top->hot_ns, GOAL_CACHED_NS, " ns");
+	total++;
+	met += goal_at(pt, ncols, TOP, "cached lookup (random of 10^6 names) <= 100 ns",
 		       top->cached_ns, GOAL_CACHED_NS, " ns");
 	total++;
 	met += goal_at(pt, ncols, TOP, "fresh lookup at 10^6 records <= 2 µs",
@@ -626,7 +640,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "scale: N = %u (segment of %.0f MB) ...\n",
 			sizes[i], need / MB);
 		pt[i].measured = 1;
-		pt[i].create_s = pt[i].create_rate = pt[i].cached_ns = -1;
+		pt[i].create_s = pt[i].create_rate = pt[i].cached_ns = pt[i].hot_ns = -1;
 		pt[i].fresh_ns = pt[i].cpu_idle = pt[i].cpu_leases = -1;
 		pt[i].reclaim_ms = pt[i].reclaim_max_ms = pt[i].interval_ms = -1;
 		if (measure(sizes[i], names, &o, &pt[i]) != 0)

@@ -40,7 +40,7 @@ for row in 'create: records/s' 'create: all N (s)' \
 	[[ $fig =~ ^\ +[0-9]+(\.[0-9]+)?$ ]] || bad "row '$row' has no figure: '$fig'"
 done
 n=$(grep -c '^GOAL ' "$out")
-[ "$n" -eq 7 ] || bad "$n GOAL lines, expected 7"
+[ "$n" -eq 8 ] || bad "$n GOAL lines, expected 8"
 grep -q '^GOAL .*10^6.*not measured (skipped' "$out" ||
 	bad "a goal at 10^6 is not reported as not measured (skipped)"
 grep -q '^GOAL .*10^6.*: met' "$out" && bad "a goal at 10^6 reported met without 10^6 records"
