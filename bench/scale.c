@@ -376,8 +376,8 @@ static void print_table(const struct point *pt, int ncols)
 	putchar('\n');
 	ROW("create: records/s", create_rate, "%.0f");
 	ROW("create: all N (s)", create_s, "%.3f");
-	ROW("lookup: breaker_get, cached, random of N (ns/op)", cached_ns, "%.1f");
-	ROW("lookup: breaker_get, cached, 8 hot names (ns/op)", hot_ns, "%.1f");
+	ROW("lookup: get, cached, random of N (ns/op)", cached_ns, "%.1f");
+	ROW("lookup: get, cached, 8 hot names (ns/op)", hot_ns, "%.1f");
 	ROW("lookup: breaker_find, fresh/index (ns/op)", fresh_ns, "%.1f");
 	ROW("breakerd CPU idle (% of a core)", cpu_idle, "%.2f");
 	ROW("breakerd CPU, 1,000 leases/100 procs (%)", cpu_leases, "%.2f");

@@ -25,7 +25,8 @@ for row in 'breaker (no bulkhead)' 'breaker + bulkhead of 10' 'GCRA bucket' \
 		bad "kind row '$row' missing or without figures"
 done
 for row in 'create: records/s' 'create: all N (s)' \
-	'lookup: breaker_get, cached (ns/op)' \
+	'lookup: get, cached, random of N (ns/op)' \
+	'lookup: get, cached, 8 hot names (ns/op)' \
 	'lookup: breaker_find, fresh/index (ns/op)' \
 	'breakerd CPU idle (% of a core)' \
 	'breakerd CPU, 1,000 leases/100 procs (%)' \
