@@ -4,6 +4,7 @@
  * transition or one word of the record (state.c below it).
  */
 #include "ident.h"
+#include "fresh.h"
 #include "internal.h"
 #include "window.h"
 

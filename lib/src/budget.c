@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "fresh.h"
 #include "limits.h"
 
 #define MILLI 1000u

@@ -108,7 +108,7 @@ static uint64_t field_mask(struct brk__cfg_field f)
 }
 
 /* Word @w with setting @k replaced by @v (saturated to its field). */
-static uint64_t field_put(uint64_t w, enum brk__cfg k, uint64_t v)
+uint64_t brk__cfg_field_put(uint64_t w, enum brk__cfg k, uint64_t v)
 {
 	struct brk__cfg_field f = brk__cfg_pos(k);
 	uint64_t max = (1ULL << f.bits) - 1u;
@@ -173,22 +173,21 @@ static const struct cfg_member {
 #undef M
 };
 
-#define BIT(k) (1ULL << (k))
-_Static_assert(BRK_CFG_FAILURE_THRESHOLD == BIT(BRK__CFG_FAILURE_THRESHOLD) &&
-	       BRK_CFG_FAILURE_RATE_PCT == BIT(BRK__CFG_FAILURE_RATE) &&
-	       BRK_CFG_WINDOW_MS == BIT(BRK__CFG_WINDOW_MS) &&
-	       BRK_CFG_MIN_CALLS == BIT(BRK__CFG_MIN_CALLS) &&
-	       BRK_CFG_SLOW_CALL_MS == BIT(BRK__CFG_SLOW_CALL_MS) &&
-	       BRK_CFG_SLOW_RATE_PCT == BIT(BRK__CFG_SLOW_RATE) &&
-	       BRK_CFG_OPEN_MS == BIT(BRK__CFG_OPEN_MS) &&
-	       BRK_CFG_MAX_OPEN_MS == BIT(BRK__CFG_MAX_OPEN_MS) &&
-	       BRK_CFG_HALF_OPEN_PROBES == BIT(BRK__CFG_HALF_OPEN_PROBES) &&
-	       BRK_CFG_SUCCESS_THRESHOLD == BIT(BRK__CFG_SUCCESS_THRESHOLD) &&
-	       BRK_CFG_PROBE_TIMEOUT_MS == BIT(BRK__CFG_PROBE_TIMEOUT_MS) &&
-	       BRK_CFG_MAX_WAIT_MS == BIT(BRK__CFG_MAX_WAIT_MS) &&
-	       BRK_CFG_MAX_CONCURRENT == BIT(BRK__CFG_MAX_CONCURRENT) &&
-	       BRK_CFG_MIN_DISTINCT_PROCESSES == BIT(BRK__CFG_MIN_DISTINCT) &&
-	       BRK_CFG_ALL == BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
+_Static_assert(BRK_CFG_FAILURE_THRESHOLD == BRK__BIT(BRK__CFG_FAILURE_THRESHOLD) &&
+	       BRK_CFG_FAILURE_RATE_PCT == BRK__BIT(BRK__CFG_FAILURE_RATE) &&
+	       BRK_CFG_WINDOW_MS == BRK__BIT(BRK__CFG_WINDOW_MS) &&
+	       BRK_CFG_MIN_CALLS == BRK__BIT(BRK__CFG_MIN_CALLS) &&
+	       BRK_CFG_SLOW_CALL_MS == BRK__BIT(BRK__CFG_SLOW_CALL_MS) &&
+	       BRK_CFG_SLOW_RATE_PCT == BRK__BIT(BRK__CFG_SLOW_RATE) &&
+	       BRK_CFG_OPEN_MS == BRK__BIT(BRK__CFG_OPEN_MS) &&
+	       BRK_CFG_MAX_OPEN_MS == BRK__BIT(BRK__CFG_MAX_OPEN_MS) &&
+	       BRK_CFG_HALF_OPEN_PROBES == BRK__BIT(BRK__CFG_HALF_OPEN_PROBES) &&
+	       BRK_CFG_SUCCESS_THRESHOLD == BRK__BIT(BRK__CFG_SUCCESS_THRESHOLD) &&
+	       BRK_CFG_PROBE_TIMEOUT_MS == BRK__BIT(BRK__CFG_PROBE_TIMEOUT_MS) &&
+	       BRK_CFG_MAX_WAIT_MS == BRK__BIT(BRK__CFG_MAX_WAIT_MS) &&
+	       BRK_CFG_MAX_CONCURRENT == BRK__BIT(BRK__CFG_MAX_CONCURRENT) &&
+	       BRK_CFG_MIN_DISTINCT_PROCESSES == BRK__BIT(BRK__CFG_MIN_DISTINCT) &&
+	       BRK_CFG_ALL == BRK__BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
 
 /* The index of a single known bit, or -1. */
 static int field_index(uint64_t field)
@@ -213,13 +212,13 @@ int brk_config_field_lookup(const char *name, uint64_t *field)
 		return -EINVAL;
 	for (i = 0; i < BRK__CFG_COUNT; i++)
 		if (strcmp(members[i].name, name) == 0) {
-			*field = BIT(i);
+			*field = BRK__BIT(i);
 			return 0;
 		}
 	return -EINVAL;
 }
 
-static uint64_t member_get(const struct brk_config *c, int i)
+uint64_t brk__cfg_member_get(const struct brk_config *c, int i)
 {
 	uint32_t v32;
 	uint64_t v64;
@@ -232,7 +231,7 @@ static uint64_t member_get(const struct brk_config *c, int i)
 	return v64;
 }
 
-static void member_put(struct brk_config *c, int i, uint64_t v)
+void brk__cfg_member_put(struct brk_config *c, int i, uint64_t v)
 {
 	uint32_t v32 = (uint32_t)v;
 
@@ -249,7 +248,7 @@ int brk_config_field_get(const struct brk_config *c, uint64_t field,
 
 	if (!c || !value || i < 0)
 		return -EINVAL;
-	*value = member_get(c, i);
+	*value = brk__cfg_member_get(c, i);
 	return 0;
 }
 
@@ -259,7 +258,7 @@ int brk_config_field_set(struct brk_config *c, uint64_t field, uint64_t value)
 
 	if (!c || i < 0 || (members[i].size == 4 && value > UINT32_MAX))
 		return -EINVAL;
-	member_put(c, i, value);
+	brk__cfg_member_put(c, i, value);
 	return 0;
 }
 
@@ -270,134 +269,10 @@ void brk__config_store(struct brk__record *r, const struct brk_config *c)
 
 	for (i = 0; i < BRK__CFG_COUNT; i++) {
 		struct brk__cfg_field f = brk__cfg_pos((enum brk__cfg)i);
-		w[f.word] = field_put(w[f.word], (enum brk__cfg)i, member_get(c, i));
+		w[f.word] = brk__cfg_field_put(w[f.word], (enum brk__cfg)i, brk__cfg_member_get(c, i));
 	}
 	for (i = 0; i < (int)BRK__CFG_WORDS; i++)
 		uatomic_set(&r->cfg[i], w[i]);
-}
-
-/* CAS setting @k from @expect (any value if @any) to @v, keeping the
- * other settings of its word. 1 done (or already @v), 0 it held another
- * value, -1 the CAS loop gave up. */
-static int field_cas(struct brk__record *r, enum brk__cfg k, int any,
-		     uint64_t expect, uint64_t v)
-{
-	struct brk__cfg_field f = brk__cfg_pos(k);
-	int tries;
-
-	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
-		uint64_t x = uatomic_read(&r->cfg[f.word]), cur = brk__cfg_get(x, f);
-		if (cur == v)
-			return 1;
-		if (!any && cur != expect)
-			return 0;
-		if (uatomic_cmpxchg(&r->cfg[f.word], x, field_put(x, k, v)) == x)
-			return 1;
-		caa_cpu_relax();
-	}
-	return -1;
-}
-
-/* Give back the settings this update wrote (@wrote) and still owns: CAS
- * each from our value to the one we overwrote (keeping the other settings
- * of its word); then bump the sequence word so
- * an update that validated against our values looks again. */
-static void withdraw(struct brk__record *r, uint64_t wrote,
-		     const uint64_t *ours, const uint64_t *before)
-{
-	int i;
-
-	for (i = 0; i < BRK__CFG_COUNT; i++)
-		if (wrote & BIT(i))
-			(void)field_cas(r, (enum brk__cfg)i, 0, ours[i], before[i]);
-	(void)uatomic_add_return(&r->cfg[BRK__CFG_SEQ], 1);
-}
-
-int brk_breaker_update(brk_breaker *b, const struct brk_config *cfg,
-		       uint64_t fields, const char **what)
-{
-	uint64_t ours[BRK__CFG_COUNT], before[BRK__CFG_COUNT], wrote = 0;
-	struct brk__record *r;
-	struct brk_config cur, in;
-	int i, tries, rc;
-
-	if (what)
-		*what = NULL;
-	if (!b || !cfg || (fields & ~BRK_CFG_ALL)) {
-		if (what)
-			*what = !b || !cfg ? "config" : "fields";
-		return -EINVAL;
-	}
-	if (b->seg->readonly)
-		return -EROFS;
-	BRK__FRESH_OR_RETURN(b);
-	if (fields == 0)
-		return 0;
-	rc = brk__config_in(cfg, &in); /* the caller's size (-E2BIG) */
-	if (rc) {
-		if (what)
-			*what = "size";
-		return rc;
-	}
-	r = brk__brec(b);
-	for (i = 0; i < BRK__CFG_COUNT; i++)
-		ours[i] = member_get(&in, i);
-	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
-		uint64_t seq = uatomic_read(&r->cfg[BRK__CFG_SEQ]);
-
-		cmm_smp_rmb(); /* the settings as of @seq, or newer */
-		brk_config_init(&cur);
-		brk__config_load(r, &cur);
-		for (i = 0; i < BRK__CFG_COUNT; i++)
-			if (fields & BIT(i))
-				member_put(&cur, i, ours[i]);
-		rc = brk_config_validate(&cur, what);
-		if (rc) {
-			if (!wrote)
-				return rc; /* invalid against the stored values */
-			/* a concurrent update made ours invalid: withdraw */
-			withdraw(r, wrote, ours, before);
-			return -BRK_ECONTENDED;
-		}
-		/* the blocks the new settings use exist before any caller
-		 * can read the settings (a raised max_concurrent finds its
-		 * overflow slots, a raised half_open_probes its probe slots) */
-		rc = brk__ensure_blocks(b->seg, r, &cur);
-		if (rc) {
-			if (wrote)
-				withdraw(r, wrote, ours, before);
-			if (what)
-				*what = "arena";
-			return rc;
-		}
-		for (i = 0; i < BRK__CFG_COUNT; i++) {
-			uint64_t v;
-
-			if (!(fields & BIT(i)))
-				continue;
-			v = brk__cfg(r, (enum brk__cfg)i);
-			if (v == ours[i])
-				continue;
-			if (!(wrote & BIT(i)))
-				before[i] = v;
-			wrote |= BIT(i);
-			if (field_cas(r, (enum brk__cfg)i, 1, 0, ours[i]) < 0) {
-				withdraw(r, wrote, ours, before);
-				if (what)
-					*what = NULL;
-				return -BRK_ECONTENDED;
-			}
-		}
-		/* full barrier: our words are visible before the commit */
-		if (uatomic_cmpxchg(&r->cfg[BRK__CFG_SEQ], seq, seq + 1) == seq)
-			return 0;
-		caa_cpu_relax();
-	}
-	if (wrote)
-		withdraw(r, wrote, ours, before);
-	if (what)
-		*what = NULL;
-	return -BRK_ECONTENDED;
 }
 
 int brk__config_in(const struct brk_config *user, struct brk_config *out)

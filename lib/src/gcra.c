@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "fresh.h"
 #include "limits.h"
 
 /* Largest interval accepted: 1e9 / BRK_BUCKET_MIN_RATE, rounded. */

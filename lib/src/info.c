@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "fresh.h"
 #include "internal.h"
 #include "limits.h"
 #include "window.h"

@@ -199,6 +199,14 @@ static inline uint64_t brk__cfg(const struct brk__record *r, enum brk__cfg k)
 	return brk__cfg_get(uatomic_read(&r->cfg[f.word]), f);
 }
 
+/* The brk_breaker_update() field bit of setting @k (BRK_CFG_*). */
+#define BRK__BIT(k) (1ULL << (k))
+/* Setting @k set to @v inside its packed word @w (config.c). */
+uint64_t brk__cfg_field_put(uint64_t w, enum brk__cfg k, uint64_t v);
+/* The @i-th setting (enum brk__cfg order) of @c, read and written. */
+uint64_t brk__cfg_member_get(const struct brk_config *c, int i);
+void brk__cfg_member_put(struct brk_config *c, int i, uint64_t v);
+
 /* ---- caller structs of any size (config.c, segment.c, info.c, gcra.c,
  * budget.c; the byte copies are abi.c's) ----------------------------- */
 /* @user normalised to this library's struct brk_config (size set to
@@ -330,22 +338,6 @@ struct brk__init;
 int brk__refresh_with(brk_breaker *b, int create, const struct brk__init *init);
 /* Free the views a handle's refreshes made (with the handle). */
 void brk__views_free(brk_breaker *b);
-static inline int brk__fresh(brk_breaker *b)
-{
-	const struct brk__view *v = uatomic_read(&b->view);
-
-	if (__builtin_expect(uatomic_read(&v->rec->head) == v->head, 1))
-		return 0;
-	return brk__refresh(b);
-}
-/* Entry points: re-resolve a stale handle, or return the error. */
-#define BRK__FRESH_OR_RETURN(b) \
-	do { \
-		int fresh_rc_ = brk__fresh(b); \
-		if (fresh_rc_) \
-			return fresh_rc_; \
-	} while (0)
-
 /* Resolve @name to a live record of @kind (creating it with @init if
  * @create): *@idx and its head word *@head, checked to still name @name.
  * Waits out a retirement in progress (takes the index lock). */

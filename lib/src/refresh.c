@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fresh.h"
 #include "internal.h"
 
 /* Does live record @r (head @head) still carry @name? Name read between

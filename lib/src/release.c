@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ident.h"
+#include "fresh.h"
 #include "internal.h"
 #include "killpoint.h"
 #include "window.h"

@@ -181,7 +181,7 @@ mutant no-failures lib/src/release.c \
 	transitions it_shared_trip it_trip_quorum
 
 # (c) a handle never notices its record was retired
-mutant stale-handle lib/src/internal.h \
+mutant stale-handle lib/src/fresh.h \
 	's|^\tif (__builtin_expect(uatomic_read(&v->rec->head) == v->head, 1))$|\tif ((void)v, 1) /* MUTANT: head never checked */|' \
 	'MUTANT: head never checked' \
 	"tests/integration/it_retire_handle tests/unit/test_retire" \
