@@ -25,7 +25,7 @@ _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER1,
 	       "brk_segment_info");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER1, "brk_info");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER2, "brk_info");
 /* ... and they grew only at the end */
 _Static_assert(offsetof(struct brk_attach_opts, arena_bytes) == BRK_ATTACH_OPTS_SIZE_VER0,
 	       "brk_attach_opts grew at the end");
@@ -33,6 +33,8 @@ _Static_assert(offsetof(struct brk_segment_info, arena_bytes) == BRK_SEGMENT_INF
 	       "brk_segment_info grew at the end");
 _Static_assert(offsetof(struct brk_info, record_bytes) == BRK_INFO_SIZE_VER0,
 	       "brk_info grew at the end");
+_Static_assert(offsetof(struct brk_info, arrivals) == BRK_INFO_SIZE_VER1,
+	       "brk_info grew at the end (signals)");
 _Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER0,
 	       "brk_bucket_info");
 _Static_assert(sizeof(struct brk_budget_info) == BRK_BUDGET_INFO_SIZE_VER0,
