@@ -18,6 +18,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	const struct brk_counters *c = &in->counters;
 	PyObject *d = PyDict_New(), *x = NULL, *l, *r;
 	size_t i, n;
+	int rc;
 
 	if (!d)
 		return NULL;
@@ -79,6 +80,24 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 		goto fail;
 	if (brkpy_put(d, "counters", x))
 		goto fail_nox;
+	/* the "signals" of `bctl inspect --json` (docs/design.md "Signals") */
+	if (!(x = PyDict_New()) || PUTU(x, "arrivals", in->arrivals) ||
+	    PUTU(x, "completions", in->completions) ||
+	    PUTU(x, "in_flight", (uint64_t)in->in_flight + in->probes_in_flight) ||
+	    PUTU(x, "oldest_in_flight_ms", in->oldest_in_flight_ms) ||
+	    PUTU(x, "max_concurrent", in->config.max_concurrent) ||
+	    PUTU(x, "half_open_probes", in->config.half_open_probes))
+		goto fail;
+	if (in->config.max_concurrent == 0)
+		rc = PyDict_SetItemString(x, "remaining_concurrent", Py_None);
+	else
+		rc = PUTU(x, "remaining_concurrent",
+			  in->in_flight < in->config.max_concurrent
+				  ? in->config.max_concurrent - in->in_flight : 0);
+	if (rc)
+		goto fail;
+	if (brkpy_put(d, "signals", x))
+		goto fail_nox;
 	return d;
 fail:
 	Py_XDECREF(x);
@@ -105,7 +124,10 @@ PyObject *brkpy_make_bucket_info(const struct brk_bucket_info *b)
 
 PyObject *brkpy_make_budget_info(const struct brk_budget_info *g)
 {
-	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:d,s:I,s:d,s:d,s:d,s:{s:K,s:K,s:K,s:K}}",
+	uint64_t all = g->deposits + g->retries;
+
+	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:d,s:I,s:d,s:d,s:d,s:{s:K,s:K,s:K,s:K},"
+			     "s:{s:K,s:K,s:d,s:d}}",
 			     "name", g->name, "kind", "budget",
 			     "configured", g->configured ? Py_True : Py_False,
 			     "floor_per_s", g->floor_per_s, "ratio", g->ratio,
@@ -115,5 +137,9 @@ PyObject *brkpy_make_budget_info(const struct brk_budget_info *g)
 			     "counters", "deposits", (unsigned long long)g->deposits,
 			     "retries", (unsigned long long)g->retries,
 			     "retries_floor", (unsigned long long)g->retries_floor,
-			     "deferred", (unsigned long long)g->deferred);
+			     "deferred", (unsigned long long)g->deferred,
+			     "signals", "first_attempts", (unsigned long long)g->deposits,
+			     "retries", (unsigned long long)g->retries,
+			     "retry_share", all ? (double)g->retries / (double)all : 0.0,
+			     "tokens_left", g->balance);
 }

@@ -29,7 +29,12 @@ def test_info_matches_bctl_inspect(realseg, bctl):
     assert set(mine) == set(theirs)
     for lease in mine["leases"] + theirs["leases"]:
         lease.pop("age_ms")  # read at two different times
+    for d in (mine, theirs):
+        d["signals"].pop("oldest_in_flight_ms")  # likewise
     assert mine == theirs
+    assert mine["signals"] == {"arrivals": 7, "completions": 6, "in_flight": 1,
+                               "max_concurrent": 3, "half_open_probes": 1,
+                               "remaining_concurrent": 2}
     assert mine["counters"]["failures_by_reason"]["timeout"] == 2
     assert mine["leases"][0]["kind"] == "permit"
     held.success()
@@ -63,7 +68,7 @@ def test_bucket_and_budget_info_match_bctl(realseg, bctl):
                 break
         assert set(mine) == set(theirs)
         for k in mine:
-            if isinstance(mine[k], float):
+            if isinstance(mine[k], (float, dict)):  # dicts of numbers too
                 assert mine[k] == pytest.approx(theirs[k], abs=0.01), k
             elif k != "full_in_ms":
                 assert mine[k] == theirs[k], k
@@ -151,3 +156,42 @@ def test_segment_info(seg):
     assert info["arena_used_bytes"] == (1 + 7) * 64  # unit 0 is never used
     assert seg.breaker("i/d").info()["record_bytes"] == 448
     assert info["heartbeat_age_ms"] is None and info["daemon_pid"] == 0
+
+
+def test_breaker_signals_on_the_fake_clock(seg, clock):
+    br = seg.breaker("i/sig", max_concurrent=2, failure_threshold=10)
+    assert br.info()["signals"] == {"arrivals": 0, "completions": 0, "in_flight": 0,
+                                    "oldest_in_flight_ms": 0, "max_concurrent": 2,
+                                    "half_open_probes": 1, "remaining_concurrent": 2}
+    first = br.acquire()
+    clock.advance("300ms")
+    second = br.acquire()
+    with pytest.raises(breakerd.BulkheadFull):
+        br.acquire()
+    clock.advance("200ms")
+    s = br.info()["signals"]
+    assert s["oldest_in_flight_ms"] == 500  # the first permit's age
+    assert s["in_flight"] == 2 and s["remaining_concurrent"] == 0
+    assert s["arrivals"] == 3 and s["completions"] == 0
+    first.success()
+    assert br.info()["signals"]["oldest_in_flight_ms"] == 200
+    second.failure("timeout")
+    s = br.info()["signals"]
+    assert s["oldest_in_flight_ms"] == 0 and s["in_flight"] == 0
+    c = br.info()["counters"]
+    assert s["arrivals"] == c["allowed"] + c["rejected_full"] == 3
+    assert s["completions"] == c["successes"] + c["failures"] == 2
+    assert seg.breaker("i/nobulk").info()["signals"]["remaining_concurrent"] is None
+
+
+def test_budget_signals(seg):
+    bg = seg.budget("i/bsig", floor=0, ratio=0.5)
+    assert bg.info()["signals"] == {"first_attempts": 0, "retries": 0,
+                                    "retry_share": 0.0, "tokens_left": 0.0}
+    for _ in range(4):
+        bg.deposit()
+    bg.retry()
+    s = bg.info()["signals"]
+    assert s["first_attempts"] == 4 and s["retries"] == 1
+    assert s["retry_share"] == pytest.approx(1 / 5)
+    assert s["tokens_left"] == pytest.approx(bg.info()["balance"]) == pytest.approx(1.0)
