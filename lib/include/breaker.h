@@ -144,6 +144,9 @@ extern "C" {
 #define BRK_DEFAULT_MAX_WAIT_MS 300000u
 #define BRK_DEFAULT_MAX_CONCURRENT 0u     /* 0 = no bulkhead */
 #define BRK_MAX_QUORUM 8u                 /* min_distinct_processes bound */
+#define BRK_MAX_RESERVE_PCT 90u           /* reserve_pct bound (breakers and
+                                             paces) */
+#define BRK_DEFAULT_RESERVE_PCT 0u        /* nothing reserved */
 #define BRK_WINDOW_BUCKETS 10u            /* sliding window resolution */
 #define BRK_DISABLED_ENV "BREAKERD_DISABLED" /* "1": admit everything */
 
@@ -385,9 +388,17 @@ struct brk_config {
 	                                    open only when the failures of the
 	                                    last window_ms came from at least
 	                                    this many processes */
+	/* since BRK_CONFIG_SIZE_VER1 */
+	uint32_t reserve_pct;        /* 0..BRK_MAX_RESERVE_PCT: share of the
+	                                bulkhead kept for high-priority
+	                                admissions (brk_admit()):
+	                                floor(max_concurrent * reserve_pct /
+	                                100) permits that normal priority
+	                                (brk_acquire()) never takes. 0: none */
 };
 
 #define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
+#define BRK_CONFIG_SIZE_VER1 104u /* + reserve_pct */
 
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
@@ -476,9 +487,10 @@ enum brk_config_field {
 	BRK_CFG_PROBE_TIMEOUT_MS = 1u << 10,
 	BRK_CFG_MAX_WAIT_MS = 1u << 11,
 	BRK_CFG_MAX_CONCURRENT = 1u << 12,
-	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13
+	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13,
+	BRK_CFG_RESERVE_PCT = 1u << 14
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 14) - 1u) /* every setting */
+#define BRK_CFG_ALL ((uint64_t)(1u << 15) - 1u) /* every setting */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.
