@@ -968,10 +968,26 @@ struct brk_info {
 	uint32_t reserved0_;        /* 0 */
 	uint64_t last_change_age_ms; /* ms since the last state transition
 	                                (breakers); UINT64_MAX: never */
+	/* since BRK_INFO_SIZE_VER2: signals (breakers; 0 for other kinds).
+	 * Each is read from its own shared words, so a snapshot taken while
+	 * calls run may show arrivals - completions differ from the leases
+	 * out by the calls between their two steps. */
+	uint64_t arrivals;          /* brk_acquire() calls decided: allowed +
+	                               rejected_open + rejected_cooling +
+	                               rejected_full */
+	uint64_t completions;       /* releases with a verdict or a cancel:
+	                               successes + failures + healthy_errors +
+	                               ignored + cancelled (+ throttled);
+	                               stale releases and reclaims are not */
+	uint64_t oldest_in_flight_ms; /* age (ms) of the oldest bulkhead
+	                                 permit or half-open probe out, from its
+	                                 lease's claim time; 0: none out */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
 #define BRK_INFO_SIZE_VER1 2608u /* + record_bytes, last_change_age_ms */
+#define BRK_INFO_SIZE_VER2 2632u /* + arrivals, completions,
+                                    oldest_in_flight_ms */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read
