@@ -85,8 +85,9 @@ const char *brk_outcome_name(int outcome)
 		[BRK_HEALTHY_ERROR] = "healthy_error",
 		[BRK_REJECTED_REQUEST] = "rejected_request",
 		[BRK_CANCELLED] = "cancelled",
+		[BRK_THROTTLED] = "throttled",
 	};
-	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED)
 		return "unknown";
 	return n[outcome];
 }
@@ -176,8 +177,9 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_SLOW_RATE] = "slow_rate",
 		[BRK_EV_FORCED] = "forced",
 		[BRK_EV_RETIRED] = "retired",
+		[BRK_EV_PACE_CUT] = "pace_cut",
 	};
-	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_RETIRED)
+	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_PACE_CUT)
 		return "unknown";
 	return n[reason];
 }

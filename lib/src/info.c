@@ -27,6 +27,9 @@ static void read_counters(const struct brk__record *r, struct brk_counters *c)
 	for (i = 0; i < BRK_REASON_COUNT; i++)
 		c->failures_by_reason[i] =
 			uatomic_read(&r->ctr[BRK__CTR_FAIL_REASON0 + i]);
+	/* reason NONE's slot holds the throttled count (layout.h) */
+	c->failures_by_reason[BRK_REASON_NONE] = 0;
+	c->throttled = uatomic_read(&r->ctr[BRK__CTR_THROTTLED]);
 }
 
 static void read_leases(const struct brk__slots *slots, uint32_t tag,
@@ -70,7 +73,7 @@ static void fill_signals(struct brk_info *out)
 	out->arrivals = c->allowed + c->rejected_open + c->rejected_cooling +
 			c->rejected_full;
 	out->completions = c->successes + c->failures + c->healthy_errors +
-			   c->ignored + c->cancelled;
+			   c->ignored + c->cancelled + c->throttled;
 }
 
 static void fill_state(brk_segment *s, struct brk__record *r,
@@ -224,6 +227,7 @@ static const struct {
 	size_t info, config;
 } layouts[] = {
 	{ BRK_INFO_SIZE_VER0, BRK_CONFIG_SIZE_VER0 },
+	{ BRK_INFO_SIZE_VER2, BRK_CONFIG_SIZE_VER1 }, /* + reserve_pct */
 };
 
 static uint32_t config_size_for(size_t info_size)
