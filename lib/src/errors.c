@@ -176,6 +176,7 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_SLOW_RATE] = "slow_rate",
 		[BRK_EV_FORCED] = "forced",
 		[BRK_EV_RETIRED] = "retired",
+		[BRK_EV_PACE_CUT] = "pace_cut",
 		[BRK_EV_HEALTH] = "health",
 	};
 	if (reason < BRK_EV_THRESHOLD ||
