@@ -6,9 +6,9 @@
  *   1. NAME's fallback flag (NAME's own breaker record)
  *   2. NAME's breaker and its ancestor breakers ('/' prefixes, root
  *      first, as parents.c refuses calls): unavailable, or cooling
- *   3. the descendants NAME/... and NAME:... (one walk of the name
- *      index): breakers unavailable by their own state, paced buckets
- *      refused below their ceiling
+ *   3. the subtree NAME, NAME/... and NAME:... (one walk of the name
+ *      index): descendant breakers unavailable by their own state, paced
+ *      buckets refused below their ceiling (NAME itself included)
  * and records it in NAME's breaker's stored health word (window extension
  * block, layout.h BRK__WIN_HEALTH): one CAS, the winner of a change of
  * state writes the BRK_EV_HEALTH event. Everything read from the segment
@@ -20,6 +20,7 @@
 #include "abi.h"
 #include "ident.h"
 #include "internal.h"
+#include "limits.h"
 
 /* What one breaker says by its own state. */
 enum verdict { V_LIVE = 0, V_COOLING = 1, V_UNAVAILABLE = 2 };
@@ -137,23 +138,36 @@ static void check_lineage(struct eval *e, struct brk__record *self,
 	}
 }
 
-/* A paced bucket below demand (issue11.md §1, §4): refused a take in the
- * last second while its learned rate is below its ceiling. Plain buckets
- * never are. Part A's pace words are read through brk_bucket_info's pace
- * fields once that part is merged; until then no bucket is paced. */
+/* "Paced below demand": a paced bucket that refused a take within the
+ * last BRK__HEALTH_DEMAND_MS while its learned rate is below its ceiling
+ * (callers want more than the upstream lets the pace give). A plain
+ * bucket, or a pace at its ceiling (refusals there are the caller's own
+ * limit, not the upstream's), never is. The pace words are read by
+ * pace.c's brk__pace_fill() (bounds-checked; a corrupt pace reads as not
+ * paced). */
+#define BRK__HEALTH_DEMAND_MS 1000u
+
 static int paced_below_demand(struct eval *e, uint32_t ref)
 {
-	(void)e;
-	(void)ref;
-	return 0;
+	struct brk_bucket_info bi;
+
+	memset(&bi, 0, sizeof(bi));
+	if (brk__pace_fill(e->s, brk__rec(e->s, ref), &bi) != 0 || !bi.paced)
+		return 0;
+	return bi.last_denied_age_ms < BRK__HEALTH_DEMAND_MS &&
+	       bi.learned_per_s < bi.ceiling_per_s;
 }
 
-/* One descendant @nm (kind @kind, record @ref). */
-static void visit_descendant(struct eval *e, const char *nm, int kind,
-			     uint32_t ref)
+/* One record @nm of the subtree (kind @kind, record @ref); @self: NAME
+ * itself (its breaker is judged with the ancestors, check_lineage()). */
+static void visit(struct eval *e, const char *nm, int kind, uint32_t ref,
+		  int self)
 {
-	e->children++;
-	if (kind == BRK_KIND_BREAKER) {
+	if (self)
+		e->self_found = 1;
+	else
+		e->children++;
+	if (kind == BRK_KIND_BREAKER && !self) {
 		if (breaker_verdict(e, brk__rec(e->s, ref)) == V_UNAVAILABLE &&
 		    e->unavailable++ == 0)
 			strcpy(e->partial_by, nm);
@@ -206,10 +220,7 @@ static int walk_subtree(struct eval *e)
 				continue;
 			return -BRK_ECORRUPT;
 		}
-		if (c == '\0')
-			e->self_found = 1;
-		else
-			visit_descendant(e, nm, kind, ref);
+		visit(e, nm, kind, ref, c == '\0');
 	}
 	return 0;
 }

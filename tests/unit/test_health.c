@@ -445,6 +445,43 @@ static void probes_busy_and_forced_states(void **state)
 	assert_health(u->seg, "svc", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "svc");
 }
 
+/* A paced bucket of the subtree refused a take in the last second while
+ * its learned rate is below its ceiling -> delayed (RATE_LIMITED); at the
+ * ceiling, or a second after the last refusal, it is not. */
+static void paced_below_demand_is_delayed(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config pc;
+	struct brk_config c;
+	brk_bucket *k;
+	uint64_t taken = 0, nb = 0, first = 0;
+	int rc, i;
+
+	ut_cfg(&c);
+	ut_breaker(u, "up", &c);
+	brk_pace_config_init(&pc);
+	pc.ceiling_per_s = 10.0;
+	ut_rc(0, brk_pace_get(u->seg, "up:pace", &pc, &k));
+	/* refused at the ceiling: the caller's own limit, not delayed */
+	for (i = 0, rc = 0; i < 10 && rc == 0; i++)
+		rc = brk_pace_take(k, BRK_PRIORITY_NORMAL, i ? &taken : &first, &nb);
+	ut_rc(-BRK_ENOTOKENS, rc);
+	assert_health(u->seg, "up", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "up");
+	/* a 429: the rate is cut below the ceiling; the next refusal counts */
+	ut_rc(1, brk_pace_report(k, first, BRK_PACE_LIMITED, 0));
+	ut_advance_ms(u, 1);
+	for (i = 0, rc = 0; i < 10 && rc == 0; i++)
+		rc = brk_pace_take(k, BRK_PRIORITY_NORMAL, &taken, &nb);
+	ut_rc(-BRK_ENOTOKENS, rc);
+	assert_health(u->seg, "up", BRK_HEALTH_DELAYED, BRK_HEALTH_CODE_RATE_LIMITED,
+		      "up:pace");
+	/* the pace's own name is its subtree too */
+	assert_health(u->seg, "up:pace", BRK_HEALTH_DELAYED,
+		      BRK_HEALTH_CODE_RATE_LIMITED, "up:pace");
+	ut_advance_ms(u, 1000); /* no refusal for a second: live again */
+	assert_health(u->seg, "up", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "up");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +498,7 @@ int main(void)
 		UT_TEST(corrupt_stored_word_is_recomputed),
 		UT_TEST(readonly_only_computes),
 		UT_TEST(probes_busy_and_forced_states),
+		UT_TEST(paced_below_demand_is_delayed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
