@@ -52,6 +52,18 @@ static void log_event(const struct brk_event *ev)
 	struct logline l;
 	const char *msg, *level = "info";
 
+	if (ev->reason == BRK_EV_HEALTH) { /* from/to: health states */
+		ll_begin(&l, "info", "health");
+		ll_str(&l, "name", ev->name);
+		ll_u64(&l, "seq", ev->seq);
+		ll_str(&l, "from", brk_health_state_name(ev->from));
+		ll_str(&l, "to", brk_health_state_name(ev->to));
+		ll_str(&l, "code", brk_health_code_name((int)(ev->value > 255 ? 255 : ev->value)));
+		ll_i64(&l, "pid", ev->pid);
+		ll_time(&l, "at", ev->wall_ms);
+		ll_end(&l);
+		return;
+	}
 	if (is_reclaim(ev->reason)) {
 		msg = "reclaim";
 		level = "warn";

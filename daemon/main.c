@@ -2,7 +2,8 @@
  * main.c - breakerd: the supervisor. Options, attach, run, stop.
  *
  *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--arena-mb N]
- *            [--mode OCTAL] [--group NAME] [--retire-idle DUR] [--help]
+ *            [--mode OCTAL] [--group NAME] [--retire-idle DUR]
+ *            [--health NAME]... [--help]
  *
  * Runs in the foreground and logs to stderr, one logfmt line per event.
  * It attaches the segment (creating it with the given capacity, arena
@@ -39,6 +40,8 @@ struct options {
 	uint32_t mode;         /* 0: the library's default */
 	int64_t gid;           /* -1: leave as is */
 	const char *group;     /* as given, for the log */
+	const char **health;   /* --health NAMEs (argv's strings) */
+	size_t n_health;
 };
 
 static const char usage_text[] =
@@ -62,6 +65,10 @@ static const char usage_text[] =
 	"                    traffic), so their names and slots can be reused;\n"
 	"                    every record is looked at least every DUR/4, and\n"
 	"                    each retirement is logged (default: never)\n"
+	"  --health NAME     evaluate NAME's health (live, delayed, partial,\n"
+	"                    unavailable, fallback) every scan, so each of its\n"
+	"                    transitions is recorded as an event and logged even\n"
+	"                    if nobody asks (repeatable)\n"
 	"  -h, --help        show this help and exit\n"
 	"\n"
 	"Exit status: 0 stopped by a signal, 1 segment or system error,\n"
@@ -106,6 +113,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "retire-idle", required_argument, NULL, 'r' },
+		{ "health", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -113,6 +121,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 	int c, rc;
 
 	memset(o, 0, sizeof(*o));
+	/* at most one --health per argument */
+	o->health = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*o->health));
+	if (!o->health) {
+		fputs("breakerd: out of memory\n", stderr);
+		exit(CLI_EXIT_ERROR);
+	}
 	o->interval_ms = BREAKERD_DEFAULT_INTERVAL_MS;
 	o->gid = -1;
 	while ((c = cli_getopt(argc, argv, ":h", longopts)) != -1) {
@@ -179,6 +193,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 				usage_error("--retire-idle: '%s' must be at least 1ms",
 					    optarg);
 			break;
+		case 'H':
+			rc = brk_name_validate(optarg);
+			if (rc == -ENAMETOOLONG)
+				usage_error("--health: '%s' is longer than %d bytes",
+					    optarg, BRK_NAME_MAX);
+			if (rc < 0)
+				usage_error("--health: '%s' is not a record name "
+					    "(1-%d bytes of A-Z a-z 0-9 . _ : / -, "
+					    "no empty '/' level)", optarg, BRK_NAME_MAX);
+			o->health[o->n_health++] = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -242,6 +267,8 @@ static void log_start(const struct options *o, brk_segment *seg)
 	ll_u64(&l, "interval_ms", o->interval_ms);
 	if (o->retire_idle_ms)
 		ll_u64(&l, "retire_idle_ms", o->retire_idle_ms);
+	if (o->n_health)
+		ll_u64(&l, "health_names", o->n_health);
 	ll_str(&l, "created", si.creator_pid == getpid() ? "true" : "false");
 	ll_u64(&l, "capacity", si.capacity);
 	ll_u64(&l, "used", si.used);
@@ -287,7 +314,8 @@ int main(int argc, char **argv)
 		return 1;
 	log_start(&o, seg);
 
-	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms);
+	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms,
+			    (const char *const *)o.health, o.n_health);
 
 	ll_begin(&l, "info", "stopping");
 	ll_str(&l, "shm", shm);
@@ -295,5 +323,6 @@ int main(int argc, char **argv)
 	ll_end(&l);
 	brk_daemon_leave(seg);
 	brk_detach(seg);
+	free(o.health);
 	return 0;
 }

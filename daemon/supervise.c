@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -129,8 +130,36 @@ static void retire_slice_run(brk_segment *seg, struct retirer *r)
 	}
 }
 
+/* The --health names, and the last result of each (a failure is logged
+ * when it first happens and when it changes, not every scan). */
+struct healthwatch {
+	const char *const *names;
+	size_t n;
+	int *last_rc;
+};
+
+static void health_run(brk_segment *seg, struct healthwatch *hw)
+{
+	struct brk_health h;
+	struct logline l;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < hw->n; i++) {
+		rc = brk_health(seg, hw->names[i], &h); /* a change: one event */
+		if (rc < 0 && rc != hw->last_rc[i]) {
+			ll_begin(&l, "warn", rc == -ENOENT ? "health: no such record"
+							   : "health failed");
+			ll_str(&l, "name", hw->names[i]);
+			ll_str(&l, "error", brk_strerror(rc));
+			ll_end(&l);
+		}
+		hw->last_rc[i] = rc;
+	}
+}
+
 static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
-		 int *last_rc, struct retirer *ret)
+		 int *last_rc, struct retirer *ret, struct healthwatch *hw)
 {
 	struct brk_reclaim_stats st;
 	struct logline l;
@@ -145,6 +174,7 @@ static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
 	if (rc < 0)
 		log_error("heartbeat failed", rc);
 	retire_slice_run(seg, ret); /* its retirements are events: logged below */
+	health_run(seg, hw);        /* so are health transitions */
 	/* Events first (one line per lease freed, whoever freed it), then
 	 * this scan's own summary. */
 	follow_drain(f);
@@ -157,8 +187,10 @@ static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
 	}
 }
 
-int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms)
+int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms,
+		  const char *const *health, size_t n_health)
 {
+	struct healthwatch hw = { health, n_health, NULL };
 	struct follower f;
 	struct retirer ret;
 	uint64_t interval_ns, next, now;
@@ -170,10 +202,14 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_m
 
 	interval_ns = interval_ms > UINT64_MAX / 1000000u ? UINT64_MAX
 							  : interval_ms * 1000000u;
+	if (n_health && !(hw.last_rc = calloc(n_health, sizeof(int)))) {
+		log_error("health names", -ENOMEM);
+		hw.n = 0;
+	}
 	follow_init(&f, seg);
 	next = brk_monotonic_ns(NULL);
 	while (!stop_signal) {
-		scan(seg, interval_ms, &f, &last_rc, &ret);
+		scan(seg, interval_ms, &f, &last_rc, &ret, &hw);
 		/* Fixed rate; after an overrun (a slow scan, a stopped
 		 * process) start again from now instead of catching up. */
 		next = sat_add(next, interval_ns);
@@ -183,5 +219,6 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_m
 		sleep_until(next);
 	}
 	follow_drain(&f); /* what happened up to the stop */
+	free(hw.last_rc);
 	return (int)stop_signal;
 }

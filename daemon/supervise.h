@@ -3,7 +3,7 @@
  *
  * Every interval: brk_reclaim() (free the leases of dead owners and
  * expired probes), brk_heartbeat(), a slice of the retirement sweep if
- * asked (--retire-idle), then log the events any process recorded (one
+ * asked (--retire-idle), the health of each --health NAME, then log the events any process recorded (one
  * line per retirement among them). SIGTERM and SIGINT end the loop cleanly; they are blocked
  * except while the loop sleeps (ppoll with the unblocked mask), so a
  * signal is never lost between the check of the flag and the sleep.
@@ -11,6 +11,7 @@
 #ifndef BREAKERD_SUPERVISE_H
 #define BREAKERD_SUPERVISE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "breaker.h"
@@ -30,8 +31,12 @@ int supervise_signals_init(void);
  * @retire_idle_ms: 0, or retire records idle this long: each scan sweeps
  *               a slice of the name index (brk_retire_idle()) so that
  *               every record is visited at least every retire_idle_ms / 4.
+ * @health:      names whose health (brk_health()) each scan evaluates, so
+ *               their transitions are recorded (one event each) even if
+ *               nobody asks; @n_health of them (0: none).
  * Returns the number of the signal that stopped the loop.
  */
-int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms);
+int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms,
+		  const char *const *health, size_t n_health);
 
 #endif /* BREAKERD_SUPERVISE_H */

@@ -30,6 +30,8 @@ static const struct bctl_cmd bctl_cmds[] = {
 	{ "take", bctl_cmd_take },
 	{ "budget", bctl_cmd_budget },
 	{ "retire", bctl_cmd_retire },
+	{ "health", bctl_cmd_health },
+	{ "fallback", bctl_cmd_fallback },
 };
 
 static const struct bctl_cmd *bctl_lookup(const char *name)

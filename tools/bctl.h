@@ -109,5 +109,7 @@ int bctl_cmd_bucket(struct bctl *g, int argc, char **argv);
 int bctl_cmd_take(struct bctl *g, int argc, char **argv);
 int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
 int bctl_cmd_retire(struct bctl *g, int argc, char **argv);
+int bctl_cmd_health(struct bctl *g, int argc, char **argv);
+int bctl_cmd_fallback(struct bctl *g, int argc, char **argv);
 
 #endif /* BCTL_H */

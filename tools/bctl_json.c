@@ -206,11 +206,18 @@ json_t *bctl_json_event(const struct brk_event *e)
 	else
 		set(o, "time", json_null());
 	set(o, "name", json_name(e->name, sizeof(e->name)));
-	set(o, "from", json_string(brk_state_name(e->from)));
-	set(o, "to", json_string(brk_state_name(e->to)));
+	/* a health event's from/to are health states */
+	set(o, "from", json_string(e->reason == BRK_EV_HEALTH
+					   ? brk_health_state_name(e->from)
+					   : brk_state_name(e->from)));
+	set(o, "to", json_string(e->reason == BRK_EV_HEALTH
+					 ? brk_health_state_name(e->to)
+					 : brk_state_name(e->to)));
 	set(o, "reason", json_string(brk_event_reason_name(e->reason)));
 	set(o, "pid", json_integer(e->pid));
 	set(o, "value", ju(e->value));
+	if (e->reason == BRK_EV_HEALTH)
+		set(o, "code", json_string(brk_health_code_name((int)(e->value > 255 ? 255 : e->value))));
 	if (e->reason == BRK_EV_FORCED)
 		set(o, "mode", json_string(brk_mode_name((int)(e->value > 255 ? 255 : e->value))));
 	return o;

@@ -191,10 +191,17 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 	bctl_safe_name(e->name, sizeof(e->name), name);
 	if (cli_format_time(e->wall_ms, when, sizeof(when)) < 0)
 		snprintf(when, sizeof(when), "(bad time)");
+	/* a health event's from/to are health states (enum brk_health_state) */
 	fprintf(f, "%s  #%" PRIu64 "  %s  %s -> %s  %s  pid %" PRId32, when,
-		e->seq, name, brk_state_name(e->from), brk_state_name(e->to),
+		e->seq, name,
+		e->reason == BRK_EV_HEALTH ? brk_health_state_name(e->from)
+					   : brk_state_name(e->from),
+		e->reason == BRK_EV_HEALTH ? brk_health_state_name(e->to)
+					   : brk_state_name(e->to),
 		brk_event_reason_name(e->reason), e->pid);
-	if (e->reason == BRK_EV_FORCED)
+	if (e->reason == BRK_EV_HEALTH)
+		fprintf(f, "  code %s", brk_health_code_name((int)(e->value > 255 ? 255 : e->value)));
+	else if (e->reason == BRK_EV_FORCED)
 		fprintf(f, "  mode %s", brk_mode_name((int)(e->value > 255 ? 255 : e->value)));
 	else if (e->value)
 		fprintf(f, "  value %" PRIu64, e->value);

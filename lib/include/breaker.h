@@ -1241,8 +1241,11 @@ enum brk_event_reason {
 	BRK_EV_FORCED = 13,      /* brk_set_mode(); value = enum brk_mode */
 	BRK_EV_RETIRED = 14,     /* brk_retire() / the idle sweep retired the
 	                            record; value = the idle ms asked (0: now) */
-	BRK_EV_PACE_CUT = 15     /* brk_pace_report() cut a pace's rate;
+	BRK_EV_PACE_CUT = 15,    /* brk_pace_report() cut a pace's rate;
 	                            value = the new rate in milli tokens/s */
+	BRK_EV_HEALTH = 16       /* a name's health state changed (brk_health()):
+	                            from/to = enum brk_health_state, value =
+	                            enum brk_health_code */
 };
 
 struct brk_event {
@@ -1281,6 +1284,139 @@ BRK_API int (brk_events_read)(brk_segment *seg, uint64_t *cursor,
 	brk_events_read_sz((seg), (cursor), (out), (max), (lost), sizeof(*(out)))
 
 BRK_API const char *brk_event_reason_name(int reason);
+
+/* ---------------------------------------------------------------------- */
+/* Health states                                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The health of a name, for a status page or a load balancer: what a
+ * caller of NAME would meet now, summed over NAME's subtree. The subtree
+ * of NAME is every record (any kind) named NAME, NAME/... or NAME:...;
+ * its ancestors are the breakers named by NAME's '/' prefixes ("a" and
+ * "a/b" of "a/b/c"), the ones whose state refuses NAME's calls
+ * (hierarchy). Precedence, first match wins (docs/design.md "Health
+ * states"):
+ *   fallback     brk_set_fallback(NAME, 1) is on
+ *   unavailable  NAME's breaker or an ancestor breaker refuses every
+ *                call: open (deadline not passed), forced open, or
+ *                half-open with every probe slot busy
+ *   partial      some descendant breaker (NAME/..., NAME:...) is
+ *                unavailable by its own state
+ *   delayed      NAME's breaker or an ancestor is cooling (shared
+ *                cool-until from a Retry-After), or a paced bucket of the
+ *                subtree refused a take in the last second while its
+ *                learned rate is below its ceiling ("paced below demand")
+ *   live         none of these
+ * A breaker in the forced state disabled or metrics_only refuses nothing
+ * and counts as live.
+ */
+enum brk_health_state {
+	BRK_HEALTH_LIVE = 0,
+	BRK_HEALTH_DELAYED = 1,
+	BRK_HEALTH_PARTIAL = 2,
+	BRK_HEALTH_UNAVAILABLE = 3,
+	BRK_HEALTH_FALLBACK = 4
+};
+
+/* Why (struct brk_health.code). The values shared with enum
+ * brk_admit_code (GO, BREAKER_OPEN, COOLING, RATE_LIMITED) are equal to
+ * them; PARTIAL and FALLBACK lie past the admission codes. Stable. */
+enum brk_health_code {
+	BRK_HEALTH_CODE_GO = 0,           /* live */
+	BRK_HEALTH_CODE_BREAKER_OPEN = 2, /* unavailable */
+	BRK_HEALTH_CODE_COOLING = 3,      /* delayed: cool-until */
+	BRK_HEALTH_CODE_RATE_LIMITED = 4, /* delayed: paced below demand */
+	BRK_HEALTH_CODE_PARTIAL = 8,      /* partial */
+	BRK_HEALTH_CODE_FALLBACK = 9      /* fallback */
+};
+
+struct brk_health {
+	uint32_t size;       /* bytes the library wrote (min of the caller's
+	                        size and its own) */
+	int state;           /* enum brk_health_state */
+	int code;            /* enum brk_health_code */
+	char by[BRK_NAME_MAX + 1]; /* the record that decided (NAME when
+	                        live or fallback) */
+	uint64_t since_age_ms; /* ms since the recorded state began;
+	                        UINT64_MAX: not recorded (NAME has no breaker
+	                        record, a read-only handle that found no
+	                        stored word, or the arena is full) */
+	uint32_t children;   /* records of the subtree other than NAME */
+	uint32_t children_unavailable; /* descendant breakers unavailable by
+	                        their own state */
+	uint64_t reserved_[8];
+};
+
+#define BRK_HEALTH_SIZE_VER0 160u /* sizeof when introduced */
+
+/**
+ * brk_health - evaluate the health of @name (rules above) and record it.
+ * @name: any valid record name; it need not be a record itself if some
+ *        record of its subtree exists ("pay" with only "pay/eu").
+ * @out:  filled (exactly @size bytes, see "Growing structs"); a macro
+ *        over brk_health_sz(seg, name, out, sizeof(*out)).
+ *
+ * Records: when NAME is a breaker, its stored health word (state, code,
+ * since when; in the breaker's window extension block, allocated on the
+ * first evaluation) is CASed to the state computed now; the one caller
+ * whose CAS changes the state writes a BRK_EV_HEALTH event (from/to =
+ * states, value = code). So each transition is one event whichever
+ * process evaluated it (a worker, bctl health, breakerd --health NAME
+ * every scan), and since_age_ms is the same for all of them. A change of
+ * code only (unavailable by an ancestor instead of by NAME) updates the
+ * word without an event. A stored word that fails validation (unknown
+ * state or code, since in the future) is not trusted: it is replaced by
+ * the computed state, since now, without an event. A name without a
+ * breaker record is computed only (since_age_ms = UINT64_MAX, no event):
+ * its stored word would otherwise have to live on another name's record.
+ * A read-only handle only computes (it reads the stored word for
+ * since_age_ms when its state matches; it writes nothing).
+ *
+ * Cost: NAME and its ancestors are index lookups; the descendants are
+ * found by one walk of the name index (every slot, and the name of each
+ * live record): O(index_slots), about 2 x capacity slots, whatever the
+ * size of the subtree (docs/design.md "Health states" has the figure for
+ * 10^6 records). No lock, no syscall besides the clock.
+ *
+ * Thread- and process-safe; lock-free. A concurrent evaluator in another
+ * process sees either the old or the new stored word, never a torn one.
+ * Returns 0, -EINVAL (NULL, a bad @size), -ENAMETOOLONG / -EINVAL (an
+ * invalid name, as brk_name_validate()), -ENOENT (no record of the
+ * subtree), -BRK_ECORRUPT (the name index or a record fails validation).
+ */
+BRK_API int brk_health_sz(brk_segment *seg, const char *name,
+			  struct brk_health *out, size_t size);
+BRK_API int (brk_health)(brk_segment *seg, const char *name,
+			 struct brk_health *out);
+#define brk_health(seg, name, out) \
+	brk_health_sz((seg), (name), (out), sizeof(*(out)))
+
+/**
+ * brk_set_fallback - turn NAME's fallback flag on (@on != 0) or off: an
+ * operator's or a caller's statement that NAME is being served by its
+ * fallback, which wins over every other health state until cleared. One
+ * CAS of the fallback word (on:1 | since) in NAME's breaker record's
+ * window extension block (allocated if absent); then NAME's health is
+ * evaluated and recorded as brk_health() does, so the transition to and
+ * from "fallback" is one event at once. Every process sees it on its next
+ * evaluation. Thread- and process-safe.
+ * Returns 0, -EALREADY (already in that position: nothing written),
+ * -EINVAL, -ENAMETOOLONG, -ENOENT (no record named NAME), -EMEDIUMTYPE
+ * (NAME is a bucket or budget: the flag lives on a breaker), -EROFS
+ * (read-only handle), -ENOSPC (arena full: no room for the block),
+ * -BRK_ECONTENDED, -BRK_ECORRUPT.
+ */
+BRK_API int brk_set_fallback(brk_segment *seg, const char *name, int on);
+
+/** brk_health_state_name - "live", "delayed", "partial", "unavailable",
+ * "fallback", or "unknown". Static string; thread-safe. */
+BRK_API const char *brk_health_state_name(int state);
+
+/** brk_health_code_name - "GO", "BREAKER_OPEN", "COOLING",
+ * "RATE_LIMITED", "PARTIAL", "FALLBACK", or "unknown". Static string;
+ * thread-safe. */
+BRK_API const char *brk_health_code_name(int code);
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */

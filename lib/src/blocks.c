@@ -181,6 +181,11 @@ int brk__ensure_blocks(brk_segment *s, struct brk__record *r,
 	return rc;
 }
 
+int brk__ensure_window(brk_segment *s, struct brk__record *r)
+{
+	return link_ext(s, r, 32, BRK__WIN_EXT_UNITS);
+}
+
 void brk__free_blocks(brk_segment *s, struct brk__record *r)
 {
 	uint64_t x = uatomic_read(&r->ext_refs), p = uatomic_read(&r->permit_refs);

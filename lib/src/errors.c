@@ -178,8 +178,10 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_FORCED] = "forced",
 		[BRK_EV_RETIRED] = "retired",
 		[BRK_EV_PACE_CUT] = "pace_cut",
+		[BRK_EV_HEALTH] = "health",
 	};
-	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_PACE_CUT)
+	if (reason < BRK_EV_THRESHOLD ||
+	    (size_t)reason >= sizeof(n) / sizeof(n[0]) || !n[reason])
 		return "unknown";
 	return n[reason];
 }

@@ -537,6 +537,9 @@ uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r);
  * Returns 0 or -ENOSPC (arena full; nothing linked by us is lost). */
 int brk__ensure_blocks(brk_segment *s, struct brk__record *r,
 		       const struct brk_config *c);
+/* Link the window extension block to live or new record @r if it has
+ * none (health words, health.c). 0 or -ENOSPC / -BRK_ECORRUPT. */
+int brk__ensure_window(brk_segment *s, struct brk__record *r);
 /* Give back every extension block of an unpublished record @r. */
 void brk__free_blocks(brk_segment *s, struct brk__record *r);
 

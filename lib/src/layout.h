@@ -480,6 +480,30 @@ _Static_assert(BRK__PROBE_EXT_UNITS == 4, "probe extension: 4 units");
 #define BRK__WIN_EXT_WORDS (BRK__QUORUM_BASE + BRK_MAX_QUORUM)
 #define BRK__WIN_EXT_UNITS ((BRK__WIN_EXT_WORDS + BRK__UNIT_WORDS - 1) / BRK__UNIT_WORDS)
 _Static_assert(BRK__WIN_EXT_WORDS == 29 && BRK__WIN_EXT_UNITS == 4, "window extension");
+/* Health words (health.c) in the window extension's spare words after the
+ * quorum slots (zero in every older record: "never evaluated", "off").
+ * Health: state:4 (bits 60..63) | code:8 (52..59) | since:52, since = ms
+ * since the segment epoch + 1 of the state's start (0: never stored).
+ * Fallback: on:1 (bit 63) | 0:11 | since:52, since as above, of the last
+ * brk_set_fallback() (0: never set). Cleared with the block on reuse. */
+#define BRK__WIN_HEALTH BRK__WIN_EXT_WORDS            /* word 29 */
+#define BRK__WIN_FALLBACK (BRK__WIN_EXT_WORDS + 1u)   /* word 30 */
+#define BRK__HW_SINCE_BITS 52u
+#define BRK__HW_SINCE_MASK ((1ULL << BRK__HW_SINCE_BITS) - 1u)
+#define BRK__HW_STATE(w) ((int)((w) >> 60))
+#define BRK__HW_CODE(w) ((int)(((w) >> 52) & 0xffu))
+#define BRK__HW_SINCE(w) ((w) & BRK__HW_SINCE_MASK)
+#define BRK__HW_MAKE(state, code, since1) \
+	((((uint64_t)(state) & 0xfu) << 60) | (((uint64_t)(code) & 0xffu) << 52) | \
+	 ((uint64_t)(since1) & BRK__HW_SINCE_MASK))
+#define BRK__FB_ON (1ULL << 63)
+#define BRK__FB_MAKE(on, since1) \
+	(((on) ? BRK__FB_ON : 0) | ((uint64_t)(since1) & BRK__HW_SINCE_MASK))
+_Static_assert(BRK__WIN_HEALTH == 29 && BRK__WIN_FALLBACK == 30 &&
+	       BRK__WIN_FALLBACK < BRK__WIN_EXT_UNITS * BRK__UNIT_WORDS,
+	       "health words are spare words of the window extension");
+/* every ms since the epoch of a 64-bit ns clock (2^44.1 ms), + 1, fits */
+_Static_assert(UINT64_MAX / 1000000u + 1u <= BRK__HW_SINCE_MASK, "since field");
 
 /* permit_refs: primary_ref:24 | primary_slots:7 | overflow_ref:24 |
  * overflow_slots:7 (from the low end). A block of n slots is

@@ -194,6 +194,86 @@ static void check_retire_idle(const char *shm)
 	      "[retire] no retirement logged for the busy one");
 }
 
+/* The health events of @name from *@cur on that process @pid wrote;
+ * their to-states into @to (up to 8). */
+static int health_events_by(brk_segment *seg, uint64_t *cur, const char *name,
+			    pid_t pid, int *to)
+{
+	struct brk_event ev[64];
+	int n, i, k = 0;
+
+	while ((n = brk_events_read(seg, cur, ev, 64, NULL)) > 0)
+		for (i = 0; i < n; i++)
+			if (ev[i].reason == BRK_EV_HEALTH &&
+			    strcmp(ev[i].name, name) == 0 && ev[i].pid == pid && k < 8)
+				to[k++] = ev[i].to;
+	return k;
+}
+
+/* breakerd --health NAME: each scan evaluates NAME, so a transition
+ * nobody asked about is recorded (one event, written by breakerd) and
+ * logged; a NAME that does not exist is a warning once, not an exit. */
+static void check_health(const char *shm)
+{
+	char tmpl[] = "/tmp/brkit-daemon-health.XXXXXX", log[65536];
+	brk_segment *seg;
+	brk_breaker *b;
+	uint64_t cur = 1;
+	int fd, st, n = 0, to[8], i;
+	ssize_t len;
+	pid_t d;
+
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		it_skip("mkstemp: %s", strerror(errno));
+	unlink(tmpl);
+	seg = it_attach(shm, 0);
+	if (brk_breaker_get(seg, "hsvc", NULL, &b) != 0) {
+		CHECK(0, "[health] brk_breaker_get(hsvc)");
+		return;
+	}
+	{
+		char *a[] = { (char *)exe, "--shm", (char *)shm, "--interval", "20ms",
+			      "--health", "hsvc", "--health", "no-such-hsvc", NULL };
+		d = it_spawn(a, -1, fd);
+	}
+	CHECK(it_daemon_wait_heartbeat(seg, d, 3000) == 0, "[health] breakerd "
+	      "--health heartbeats");
+	CHECK(brk_trip(b, 60000) == 0, "[health] trip hsvc");
+	for (i = 0; i < 150 && n == 0; i++) {
+		it_sleep_ms(20);
+		n += health_events_by(seg, &cur, "hsvc", d, to + n);
+	}
+	CHECK(n == 1 && to[0] == BRK_HEALTH_UNAVAILABLE,
+	      "[health] breakerd recorded live -> unavailable itself (%d events)", n);
+	CHECK(brk_reset(b) == 0, "[health] reset hsvc");
+	for (i = 0; i < 150 && n == 1; i++) {
+		it_sleep_ms(20);
+		n += health_events_by(seg, &cur, "hsvc", d, to + n);
+	}
+	it_sleep_ms(100); /* a few more scans: nothing more to record */
+	n += health_events_by(seg, &cur, "hsvc", d, to + n);
+	CHECK(n == 2 && to[1] == BRK_HEALTH_LIVE,
+	      "[health] and unavailable -> live, once (%d events)", n);
+	st = it_daemon_stop(d, SIGTERM, 3000);
+	CHECK(st == 0, "[health] SIGTERM: exit 0 (%d)", st);
+	brk_detach(seg);
+	len = pread(fd, log, sizeof(log) - 1, 0);
+	close(fd);
+	log[len > 0 ? len : 0] = '\0';
+	CHECK(strstr(log, "health_names=2") != NULL,
+	      "[health] the start line counts the --health names");
+	CHECK(strstr(log, "msg=health name=hsvc ") != NULL &&
+	      strstr(log, "from=live to=unavailable code=BREAKER_OPEN") != NULL &&
+	      strstr(log, "from=unavailable to=live code=GO") != NULL,
+	      "[health] both transitions logged");
+	{
+		const char *p = strstr(log, "name=no-such-hsvc");
+		CHECK(p && !strstr(p + 1, "name=no-such-hsvc"),
+		      "[health] the missing name is one warning, not one per scan");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char err[4096], path[256];
@@ -218,6 +298,18 @@ int main(int argc, char **argv)
 
 		st = run(a, err, sizeof(err));
 		CHECK(st == 0, "--help exits 0 (%d)", st);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--health", "a//b", NULL };
+		usage_case("--health a//b (not a name)", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--health", "", NULL };
+		usage_case("--health '' (empty)", a);
+	}
+	{
+		char *a[] = { "--shm", (char *)shm, "--health", NULL };
+		usage_case("--health without a NAME", a);
 	}
 	{
 		char *a[] = { "--shm", (char *)shm, "--interval", "5", NULL };
@@ -320,6 +412,7 @@ int main(int argc, char **argv)
 
 	check_lost_events(shm);
 	check_retire_idle(shm);
+	check_health(shm);
 
 	/* Segment errors: exit 1, one line naming the segment. */
 	fd = open(path, O_RDWR);
