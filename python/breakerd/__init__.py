@@ -30,12 +30,13 @@ from ._errors import (BulkheadFull, CircuitOpen, Cooling, Error, NoTokens,
 from . import _core
 from ._classify import classify_http
 from ._durations import parse_duration
-from ._objects import Breaker, Budget, Bucket, Permit, Segment, attach
+from ._objects import (Breaker, Budget, Bucket, Pace, PaceToken, Permit, Segment,
+                       attach)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "attach", "Segment", "Breaker", "Permit", "Bucket", "Budget",
+    "attach", "Segment", "Breaker", "Permit", "Bucket", "Budget", "Pace", "PaceToken",
     "Error", "Refused", "CircuitOpen", "Cooling", "BulkheadFull", "RetryDeferred",
     "NoTokens", "classify_http", "parse_duration",
 ]

@@ -70,6 +70,8 @@ typedef struct {
 
 extern PyTypeObject brkpy_FakeClockType, brkpy_SegmentType, brkpy_BreakerType,
 	brkpy_PermitType, brkpy_BucketType, brkpy_BudgetType, brkpy_GuardType, brkpy_HeldType;
+/* A pace is a BucketObject of its own type (pace.c). */
+extern PyTypeObject brkpy_PaceType;
 
 /* breakerd._errors classes, loaded by PyInit__core() */
 extern PyObject *brkpy_Error_cls, *brkpy_CircuitOpen_cls, *brkpy_Cooling_cls,
@@ -115,6 +117,10 @@ PyObject *brkpy_make_budget_info(const struct brk_budget_info *g);
 int brkpy_get_rate(PyObject *o, const char *name, double *out);
 PyObject *brkpy_segment_bucket(SegmentObject *self, PyObject *args);
 PyObject *brkpy_segment_budget(SegmentObject *self, PyObject *args);
+PyObject *brkpy_segment_pace(SegmentObject *self, PyObject *args);
+PyObject *brkpy_pace_signal_of(PyObject *mod, PyObject *args);
+PyObject *brkpy_segment_health(SegmentObject *self, PyObject *arg);
+PyObject *brkpy_segment_set_fallback(SegmentObject *self, PyObject *args);
 
 #define PUTU(d, k, v) brkpy_put(d, k, PyLong_FromUnsignedLongLong((unsigned long long)(v)))
 #define PUTI(d, k, v) brkpy_put(d, k, PyLong_FromLongLong((long long)(v)))

@@ -107,12 +107,36 @@ fail_nox:
 	return NULL;
 }
 
+static PyObject *age_or_none(uint64_t ms)
+{
+	if (ms == UINT64_MAX)
+		Py_RETURN_NONE;
+	return PyLong_FromUnsignedLongLong(ms);
+}
+
+/* "pace" of a paced bucket, as bctl_limits_out.c's json_pace() */
+static PyObject *make_pace_info(const struct brk_bucket_info *b)
+{
+	return Py_BuildValue("{s:d,s:d,s:d,s:d,s:I,s:d,s:N,s:N,s:{s:K,s:K,s:K,s:K}}",
+			     "rate", b->learned_per_s, "ceiling", b->ceiling_per_s,
+			     "floor", b->floor_per_s, "w_max", b->w_max_per_s,
+			     "reserve_pct", (unsigned)b->reserve_pct,
+			     "accepted_per_s", b->accepted_per_s,
+			     "last_cut_age_ms", age_or_none(b->last_cut_age_ms),
+			     "last_denied_age_ms", age_or_none(b->last_denied_age_ms),
+			     "counters", "cuts", (unsigned long long)b->cuts,
+			     "limited", (unsigned long long)b->limited,
+			     "ok", (unsigned long long)b->ok,
+			     "high_taken", (unsigned long long)b->high_taken);
+}
+
 /* The fields and shape of `bctl inspect --json` for a bucket / budget. */
 PyObject *brkpy_make_bucket_info(const struct brk_bucket_info *b)
 {
 	uint64_t full_ms = b->full_in_ns / 1000000u + (b->full_in_ns % 1000000u != 0);
+	PyObject *d;
 
-	return Py_BuildValue("{s:s,s:s,s:O,s:d,s:I,s:K,s:d,s:K,s:{s:K,s:K,s:K}}",
+	d = Py_BuildValue("{s:s,s:s,s:O,s:d,s:I,s:K,s:d,s:K,s:{s:K,s:K,s:K}}",
 			     "name", b->name, "kind", "bucket",
 			     "configured", b->configured ? Py_True : Py_False,
 			     "rate_per_s", b->rate_per_s, "burst", (unsigned)b->burst,
@@ -121,6 +145,14 @@ PyObject *brkpy_make_bucket_info(const struct brk_bucket_info *b)
 			     "counters", "taken", (unsigned long long)b->taken,
 			     "denied", (unsigned long long)b->denied,
 			     "tokens_taken", (unsigned long long)b->tokens_taken);
+	if (!d || brkpy_put(d, "paced", PyBool_FromLong(b->paced)))
+		goto fail;
+	if (b->paced && brkpy_put(d, "pace", make_pace_info(b)))
+		goto fail;
+	return d;
+fail:
+	Py_XDECREF(d);
+	return NULL;
 }
 
 PyObject *brkpy_make_budget_info(const struct brk_budget_info *g)

@@ -99,6 +99,8 @@ static PyMethodDef core_methods[] = {
 	  "brk_config_init() as a dict." },
 	{ "_held", (PyCFunction)brkpy_held_list, METH_NOARGS,
 	  "[(breaker, permit), ...]: the open `with` blocks of this context, innermost last." },
+	{ "pace_signal_of", (PyCFunction)brkpy_pace_signal_of, METH_VARARGS,
+	  "brk_pace_signal_of(outcome, reason, retry_after_ms)." },
 	{ "http_classify", (PyCFunction)core_http_classify, METH_VARARGS,
 	  "brk_http_classify(status, text, retry_after, now_unix_ms)." },
 	{ NULL, NULL, 0, NULL }
@@ -134,9 +136,9 @@ PyMODINIT_FUNC PyInit__core(void)
 	PyObject *m, *errs;
 	PyTypeObject *types[] = { &brkpy_FakeClockType, &brkpy_SegmentType, &brkpy_BreakerType,
 				  &brkpy_PermitType, &brkpy_BucketType, &brkpy_BudgetType,
-				  &brkpy_GuardType };
+				  &brkpy_GuardType, &brkpy_PaceType };
 	const char *tnames[] = { "FakeClock", "Segment", "Breaker",
-				 "Permit", "Bucket", "Budget", "Guard" };
+				 "Permit", "Bucket", "Budget", "Guard", "Pace" };
 	size_t i;
 
 	brkpy_refresh_pid();
@@ -185,6 +187,13 @@ PyMODINIT_FUNC PyInit__core(void)
 	    add_int(m, "REASON_OVERLOADED", BRK_REASON_OVERLOADED) ||
 	    add_int(m, "REASON_RATE_LIMITED", BRK_REASON_RATE_LIMITED) ||
 	    add_int(m, "REASON_OTHER", BRK_REASON_OTHER) ||
+	    add_int(m, "PRIORITY_NORMAL", BRK_PRIORITY_NORMAL) ||
+	    add_int(m, "PRIORITY_HIGH", BRK_PRIORITY_HIGH) ||
+	    add_int(m, "PACE_OK", BRK_PACE_OK) ||
+	    add_int(m, "PACE_LIMITED", BRK_PACE_LIMITED) ||
+	    add_int(m, "PACE_IGNORE", BRK_PACE_IGNORE) ||
+	    add_int(m, "PACE_MAX_RESERVE_PCT", BRK_PACE_MAX_RESERVE_PCT) ||
+	    add_int(m, "PACE_DEFAULT_BURST", BRK_PACE_DEFAULT_BURST) ||
 	    add_int(m, "MODE_NORMAL", BRK_MODE_NORMAL) ||
 	    add_int(m, "MODE_FORCED_OPEN", BRK_MODE_FORCED_OPEN) ||
 	    add_int(m, "MODE_DISABLED", BRK_MODE_DISABLED) ||
