@@ -25,18 +25,19 @@ src/held.c).
 """
 
 from . import _errors
-from ._errors import (BulkheadFull, CircuitOpen, Cooling, Error, NoTokens,
-                      Refused, RetryDeferred)
+from ._errors import (BulkheadFull, CircuitOpen, Cooling, DeadlineExpired, Error,
+                      NoTokens, Refused, RetryDeferred)
 from . import _core
 from ._classify import classify_http
 from ._durations import parse_duration
-from ._objects import (Breaker, Budget, Bucket, Pace, PaceToken, Permit, Segment,
-                       attach)
+from ._objects import (Admission, Breaker, Budget, Bucket, Pace, PaceToken, Permit,
+                       Segment, attach)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "attach", "Segment", "Breaker", "Permit", "Bucket", "Budget", "Pace", "PaceToken",
+    "Admission", "DeadlineExpired",
     "Error", "Refused", "CircuitOpen", "Cooling", "BulkheadFull", "RetryDeferred",
     "NoTokens", "classify_http", "parse_duration",
 ]

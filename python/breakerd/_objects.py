@@ -416,6 +416,108 @@ class Pace:
         return f"<breakerd.Pace {self.name}>"
 
 
+ATTEMPTS = {"first": _core.FIRST_ATTEMPT, "retry": _core.RETRY}
+_ANY = Matcher((Exception,), "failure")
+_NONE = Matcher((), "exclude")
+
+
+class Admission:
+    """A job let through by Segment.admit(): the breaker's permit (if a
+    breaker was given) and the pace's slot (if a pace was given). Release
+    it exactly once with how the call ended -- success(), failure(reason),
+    healthy_error(), rejected(), cancel(), report_http(status, headers) --
+    or use it as a context manager, which releases it on every path: a
+    clean exit is a success, an exception is classified as in ``with br:``
+    (the breaker's failure/exclude/ignore). A rate-limit answer (429, or a
+    503/529 with a Retry-After) of a paced admission cuts the pace's rate
+    and counts neither way for the breaker (outcome "throttled"). Every
+    release returns True if it was reported, False if not (a second
+    release, a fork()ed child's copy, a stale permit).
+    ``outcome_code``: after the release, the stable code of the answer
+    ("OK", "UPSTREAM_RATE_LIMITED", "UPSTREAM_TIMEOUT", ..., as
+    brk_outcome_code()); ``code`` is "GO"; ``waited``: seconds admit()
+    slept; ``taken_at``: the pace slot's time (ns, 0 without a pace)."""
+
+    __slots__ = ("_a", "breaker", "pace", "budget", "outcome_code")
+
+    def __init__(self, core, breaker, pace, budget):
+        self._a = core
+        self.breaker = breaker
+        self.pace = pace
+        self.budget = budget
+        self.outcome_code = None
+
+    code = property(lambda self: self._a.code)
+    waited = property(lambda self: self._a.waited)
+    taken_at = property(lambda self: self._a.taken_at)
+    released = property(lambda self: self._a.released)
+
+    def report(self, outcome, reason="none", retry_after=None):
+        """Release with an outcome name (success, failure, healthy_error,
+        rejected_request, cancelled, throttled) and a failure reason."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        if reason not in REASONS:
+            raise ValueError(f"reason must be one of {', '.join(REASONS)}, not {reason!r}")
+        ms = 0 if retry_after is None else _retry_ms(retry_after)
+        return self._release(OUTCOMES[outcome], REASONS[reason], ms)
+
+    def _release(self, o, r, ms):
+        first = not self._a.released
+        ok = self._a._release(o, r, ms)
+        if first:
+            self.outcome_code = _core.outcome_code(o, r)
+        return ok
+
+    def success(self, retry_after=None):
+        return self.report("success", "none", retry_after)
+
+    def failure(self, reason="server_error", retry_after=None):
+        return self.report("failure", reason, retry_after)
+
+    def healthy_error(self, retry_after=None):
+        return self.report("healthy_error", "none", retry_after)
+
+    def rejected(self, retry_after=None):
+        return self.report("rejected_request", "none", retry_after)
+
+    def cancel(self):
+        return self.report("cancelled")
+
+    def report_http(self, status, headers=None, body=None):
+        """Classify an HTTP response (status, Retry-After from ``headers``,
+        ``body`` text) as Permit.report_http does, and release with it."""
+        outcome, reason, ms = classify_http_ms(status, header(headers, "Retry-After"), body)
+        if outcome is None:
+            raise ValueError(f"status {status!r} and the body give no verdict: "
+                             "report the admission yourself")
+        return self._release(OUTCOMES[outcome], REASONS[reason], ms)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, ev, tb):
+        if self._a.released:
+            return False
+        if et is None:
+            self.success()
+            return False
+        br = self.breaker
+        try:
+            outcome, reason = outcome_of(ev, br._failure if br else _ANY,
+                                         br._exclude if br else _NONE,
+                                         br._ignore if br else _NONE)
+        except BaseException:
+            self.cancel()  # a classifier callable raised: still exactly once
+            raise
+        self.report(outcome, reason)
+        return False
+
+    def __repr__(self):
+        state = f"released {self.outcome_code}" if self.released else "out"
+        return f"<breakerd.Admission {self.code} {state}>"
+
+
 class Segment:
     """An attached segment; a context manager that closes it."""
 
@@ -495,6 +597,48 @@ class Segment:
     def now_ns(self):
         """The segment clock (ns), the one PaceToken.taken_at is on."""
         return self._s.now_ns()
+
+    def admit(self, *, breaker=None, pace=None, budget=None, attempt="first",
+              priority="normal", deadline=None, max_wait=0):
+        """Let a job through every gate in one fixed order (brk_admit(),
+        docs/design.md "Admission"): (1) EXPIRED if the wait it faces now
+        would end after ``deadline``; (2) the breaker (open, cooling,
+        bulkhead); (3) the pace (a slot at the learned rate); (4) the
+        retry budget (``attempt="retry"`` spends a retry, "first" deposits).
+        Waits (an open period or cool-until left, a pace slot) are slept up
+        to ``max_wait`` in all (seconds or a duration string; 0: never
+        sleeps; never on a FakeClock segment, where the refusal comes at
+        once with ``wait``); ``deadline``: seconds from now (or a duration
+        string), None for none. ``priority="high"`` may use the shares the
+        breaker's and the pace's reserve_pct keep back. Returns an
+        Admission; a refusal raises the Refused subclass of its gate
+        (DeadlineExpired, CircuitOpen, Cooling, NoTokens, BulkheadFull,
+        RetryDeferred) with ``.code`` ("EXPIRED", "BREAKER_OPEN",
+        "COOLING", "RATE_LIMITED", "BULKHEAD_FULL", "DEFERRED",
+        "CONTENDED") and ``.wait``; nothing is held after a refusal."""
+        if breaker is not None and not isinstance(breaker, Breaker):
+            raise TypeError(f"breaker must be a breakerd.Breaker or None, not "
+                            f"{type(breaker).__name__}")
+        if pace is not None and not isinstance(pace, (Pace, Bucket)):
+            raise TypeError(f"pace must be a breakerd.Pace (or Bucket) or None, not "
+                            f"{type(pace).__name__}")
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a breakerd.Budget or None, not "
+                            f"{type(budget).__name__}")
+        if not isinstance(attempt, str):
+            raise TypeError(f"attempt must be 'first' or 'retry', not {type(attempt).__name__}")
+        if attempt not in ATTEMPTS:
+            raise ValueError(f"attempt must be 'first' or 'retry', not {attempt!r}")
+        prio = _priority(priority)
+        wait_ms = to_ms(max_wait, "max_wait")
+        deadline_ns = 0
+        if deadline is not None:
+            deadline_ns = self._s.now_ns() + to_ms(deadline, "deadline") * 1000000
+        core = self._s._admit(breaker._b if breaker is not None else None,
+                              pace._k if pace is not None else None,
+                              budget._g if budget is not None else None,
+                              ATTEMPTS[attempt], prio, deadline_ns, wait_ms)
+        return Admission(core, breaker, pace, budget)
 
     def events(self, cursor=0):
         """(events, next_cursor): the events with sequence >= cursor still

@@ -29,6 +29,8 @@ typedef struct {
 	PyObject *clock;    /* a FakeClock kept alive while attached, or NULL */
 	PyObject *shm;      /* str */
 	int readonly;
+	int busy;           /* admit() calls sleeping without the GIL:
+	                       close() refuses while not 0 (admit.c) */
 } SegmentObject;
 
 typedef struct {
@@ -73,9 +75,21 @@ extern PyTypeObject brkpy_FakeClockType, brkpy_SegmentType, brkpy_BreakerType,
 /* A pace is a BucketObject of its own type (pace.c). */
 extern PyTypeObject brkpy_PaceType;
 
+/* An admitted job (admit.c). */
+typedef struct {
+	PyObject_HEAD
+	SegmentObject *seg;   /* NULL until admitted */
+	struct brk_admission adm;
+	pid_t pid;            /* the process that was admitted */
+	int released;         /* released (or given up) once */
+	int paced;            /* a pace was given */
+} AdmissionObject;
+extern PyTypeObject brkpy_AdmissionType;
+
 /* breakerd._errors classes, loaded by PyInit__core() */
 extern PyObject *brkpy_Error_cls, *brkpy_CircuitOpen_cls, *brkpy_Cooling_cls,
-	*brkpy_BulkheadFull_cls, *brkpy_RetryDeferred_cls, *brkpy_NoTokens_cls;
+	*brkpy_BulkheadFull_cls, *brkpy_RetryDeferred_cls, *brkpy_NoTokens_cls,
+	*brkpy_DeadlineExpired_cls;
 
 /* this process's pid (permit.c), refreshed in fork()ed children */
 extern pid_t brkpy_self_pid;
@@ -121,6 +135,9 @@ PyObject *brkpy_segment_pace(SegmentObject *self, PyObject *args);
 PyObject *brkpy_pace_signal_of(PyObject *mod, PyObject *args);
 PyObject *brkpy_segment_health(SegmentObject *self, PyObject *arg);
 PyObject *brkpy_segment_set_fallback(SegmentObject *self, PyObject *args);
+PyObject *brkpy_segment_admit(SegmentObject *self, PyObject *args);
+PyObject *brkpy_outcome_code(PyObject *mod, PyObject *args);
+PyObject *brkpy_admit_code_name(PyObject *mod, PyObject *arg);
 
 #define PUTU(d, k, v) brkpy_put(d, k, PyLong_FromUnsignedLongLong((unsigned long long)(v)))
 #define PUTI(d, k, v) brkpy_put(d, k, PyLong_FromLongLong((long long)(v)))

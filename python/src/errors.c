@@ -7,7 +7,7 @@
 /* ---- exceptions (classes defined in breakerd/_errors.py) -------------- */
 
 PyObject *brkpy_Error_cls, *brkpy_CircuitOpen_cls, *brkpy_Cooling_cls, *brkpy_BulkheadFull_cls,
-	*brkpy_RetryDeferred_cls, *brkpy_NoTokens_cls;
+	*brkpy_RetryDeferred_cls, *brkpy_NoTokens_cls, *brkpy_DeadlineExpired_cls;
 
 /* Raise breakerd.Error(errno, message) for a library or system code. */
 PyObject *brkpy_raise_error(int rc, const char *what, const char *errbuf)

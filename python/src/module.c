@@ -99,6 +99,10 @@ static PyMethodDef core_methods[] = {
 	  "brk_config_init() as a dict." },
 	{ "_held", (PyCFunction)brkpy_held_list, METH_NOARGS,
 	  "[(breaker, permit), ...]: the open `with` blocks of this context, innermost last." },
+	{ "outcome_code", (PyCFunction)brkpy_outcome_code, METH_VARARGS,
+	  "brk_outcome_code(outcome, reason): the stable outcome code." },
+	{ "admit_code_name", (PyCFunction)brkpy_admit_code_name, METH_O,
+	  "brk_admit_code_name(code)." },
 	{ "pace_signal_of", (PyCFunction)brkpy_pace_signal_of, METH_VARARGS,
 	  "brk_pace_signal_of(outcome, reason, retry_after_ms)." },
 	{ "http_classify", (PyCFunction)core_http_classify, METH_VARARGS,
@@ -136,9 +140,9 @@ PyMODINIT_FUNC PyInit__core(void)
 	PyObject *m, *errs;
 	PyTypeObject *types[] = { &brkpy_FakeClockType, &brkpy_SegmentType, &brkpy_BreakerType,
 				  &brkpy_PermitType, &brkpy_BucketType, &brkpy_BudgetType,
-				  &brkpy_GuardType, &brkpy_PaceType };
+				  &brkpy_GuardType, &brkpy_PaceType, &brkpy_AdmissionType };
 	const char *tnames[] = { "FakeClock", "Segment", "Breaker",
-				 "Permit", "Bucket", "Budget", "Guard", "Pace" };
+				 "Permit", "Bucket", "Budget", "Guard", "Pace", "Admission" };
 	size_t i;
 
 	brkpy_refresh_pid();
@@ -154,7 +158,8 @@ PyMODINIT_FUNC PyInit__core(void)
 	    load_exc(errs, "Cooling", &brkpy_Cooling_cls) ||
 	    load_exc(errs, "BulkheadFull", &brkpy_BulkheadFull_cls) ||
 	    load_exc(errs, "RetryDeferred", &brkpy_RetryDeferred_cls) ||
-	    load_exc(errs, "NoTokens", &brkpy_NoTokens_cls)) {
+	    load_exc(errs, "NoTokens", &brkpy_NoTokens_cls) ||
+	    load_exc(errs, "DeadlineExpired", &brkpy_DeadlineExpired_cls)) {
 		Py_DECREF(errs);
 		return NULL;
 	}
@@ -187,6 +192,8 @@ PyMODINIT_FUNC PyInit__core(void)
 	    add_int(m, "REASON_OVERLOADED", BRK_REASON_OVERLOADED) ||
 	    add_int(m, "REASON_RATE_LIMITED", BRK_REASON_RATE_LIMITED) ||
 	    add_int(m, "REASON_OTHER", BRK_REASON_OTHER) ||
+	    add_int(m, "FIRST_ATTEMPT", BRK_FIRST_ATTEMPT) ||
+	    add_int(m, "RETRY", BRK_RETRY) ||
 	    add_int(m, "PRIORITY_NORMAL", BRK_PRIORITY_NORMAL) ||
 	    add_int(m, "PRIORITY_HIGH", BRK_PRIORITY_HIGH) ||
 	    add_int(m, "PACE_OK", BRK_PACE_OK) ||

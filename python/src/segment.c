@@ -106,6 +106,10 @@ PyObject *brkpy_attach(PyObject *mod, PyObject *args, PyObject *kw)
 static PyObject *segment_close(SegmentObject *self, PyObject *unused)
 {
 	(void)unused;
+	if (self->busy)
+		return PyErr_Format(PyExc_RuntimeError,
+				    "the segment is in use by %d admit() call(s) waiting "
+				    "for a slot in other threads", self->busy);
 	/* Handles of breakers from this segment now refuse every call
 	 * (brkpy_seg_check) before they touch the unmapped memory. */
 	if (self->seg)
@@ -340,6 +344,8 @@ static PyMethodDef segment_methods[] = {
 	  "bucket(name, rate, burst) -> Bucket." },
 	{ "pace", (PyCFunction)brkpy_segment_pace, METH_VARARGS,
 	  "pace(name, ceiling, floor, burst, reserve_pct) -> Pace (get or create)." },
+	{ "_admit", (PyCFunction)brkpy_segment_admit, METH_VARARGS,
+	  "_admit(breaker, pace, budget, attempt, priority, deadline_ns, max_wait_ms) -> Admission." },
 	{ "health", (PyCFunction)brkpy_segment_health, METH_O,
 	  "health(name) -> dict (brk_health)." },
 	{ "set_fallback", (PyCFunction)brkpy_segment_set_fallback, METH_VARARGS,
