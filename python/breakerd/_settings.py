@@ -19,6 +19,7 @@ SETTINGS = {
     "slow_call": ("slow_call_ms", "duration_or_none"),
     "slow_rate": ("slow_rate_pct", "pct"),
     "min_distinct_processes": ("min_distinct_processes", "count"),
+    "reserve_pct": ("reserve_pct", "count"),  # bulkhead share for priority="high"
 }
 _BY_FIELD = {field: py for py, (field, _) in SETTINGS.items()}
 
@@ -87,4 +88,5 @@ _RULES = {
     "slow_rate_pct": lambda: "must be 1..100 when slow_call is set (both, or neither)",
     "slow_call_ms": lambda: "must be set together with slow_rate",
     "failure_rate_pct": lambda: "must be 1..100, or None (off)",
+    "reserve_pct": lambda: f"must be 0..{_core.MAX_RESERVE_PCT} (percent of max_concurrent)",
 }

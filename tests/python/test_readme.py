@@ -130,3 +130,22 @@ def test_install_from_a_scratch_prefix(tmp_path):
     assert p.returncode == 0, p.stderr
     where, state = p.stdout.split()
     assert where.startswith(str(venv)) and state == "closed"
+
+
+PY_README = os.path.join(SRC, "python", "README.md")
+
+
+def test_python_readme_pacing_example_runs_as_written(tmp_path):
+    """python/README.md "Pacing and admission": the example prints what the
+    section says it prints."""
+    text = open(PY_README, encoding="utf-8").read()
+    sec = text[text.index("## Pacing and admission"):]
+    example = blocks(sec, "python")[0]
+    shown = re.search(r"it prints\s*\n\s*```\n(.*?)```", sec, re.S).group(1)
+    shm = unique_shm()
+    try:
+        p = run_python(example, tmp_path, shm)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == shown
+    finally:
+        unlink(shm)
