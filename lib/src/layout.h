@@ -633,6 +633,7 @@ enum brk__bucket_ext {
 	BRK__BK_LIMITED = BRK__BK_TAT + 3, /* BRK_PACE_LIMITED reports */
 	BRK__BK_OK = BRK__BK_TAT + 4,      /* BRK_PACE_OK reports */
 	BRK__BK_EST = BRK__BK_TAT + 5,     /* slot_s:32 | cur:16 | prev:16 */
+	BRK__BK_SINCE = BRK__BK_TAT + 6,   /* cut_ms:40 | OK reports since it:24 */
 	BRK__BK_HIGH = BRK__BK_END + 2,    /* high-priority takes */
 	BRK__BK_LAST_DENIED_MS = BRK__BK_END + 3 /* ms + 1 of the last refusal */
 };
@@ -708,6 +709,13 @@ _Static_assert(offsetof(struct brk__record, reserved) ==
 #define BRK__CUT_MAKE(ms, w24) \
 	((((uint64_t)(ms) & BRK__CUT_MS_MAX) << BRK__CUT_W_BITS) | \
 	 ((uint64_t)(w24) & ((1u << BRK__CUT_W_BITS) - 1u)))
+#define BRK__SINCE_N_BITS 24u
+#define BRK__SINCE_N_MAX ((1u << BRK__SINCE_N_BITS) - 1u)
+#define BRK__SINCE_MS(w) ((uint64_t)(w) >> BRK__SINCE_N_BITS)
+#define BRK__SINCE_N(w) ((uint32_t)((w) & BRK__SINCE_N_MAX))
+#define BRK__SINCE_MAKE(ms, n) \
+	((((uint64_t)(ms) & BRK__CUT_MS_MAX) << BRK__SINCE_N_BITS) | \
+	 ((uint64_t)(n) & BRK__SINCE_N_MAX))
 #define BRK__EST_SLOT(w) ((uint64_t)(w) >> 32)
 #define BRK__EST_CUR(w) ((uint32_t)(((w) >> 16) & 0xffffu))
 #define BRK__EST_PREV(w) ((uint32_t)((w) & 0xffffu))
@@ -768,7 +776,7 @@ _Static_assert(BRK__BGC_RATIO_MAX >= 100000u, "ratio field holds 100");
 _Static_assert(BRK__BK_END == BRK__XW_UNIT(3) + 3u, "idle words stay at 27, 28");
 _Static_assert(BRK__BK_PACE < BRK__BK_TAT && BRK__BK_CUT < BRK__BK_TAT &&
 	       BRK__BK_CUT > BRK__BK_CFG, "pace and cut in unit 1, after the settings");
-_Static_assert(BRK__BK_EST < BRK__BK_TAKEN && BRK__BK_TAT_NORMAL > BRK__BK_TAT,
+_Static_assert(BRK__BK_SINCE < BRK__BK_TAKEN && BRK__SINCE_N_BITS == BRK__CUT_W_BITS && BRK__BK_TAT_NORMAL > BRK__BK_TAT,
 	       "unit 2: the TATs and the report words");
 _Static_assert(BRK__BK_LAST_DENIED_MS < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u &&
 	       BRK__BK_HIGH > BRK__BK_END + 1u, "unit 3 free words");
