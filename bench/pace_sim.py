@@ -217,7 +217,7 @@ def main():
           f"estimator {args.estimator} x {args.factor}, round trip {args.latency_ms} ms, "
           f"{args.seeds} seeds")
     print(f"steady 5 r/s, 30 s: goodput min {min(good):.1%} mean "
-          f"{sum(good) / len(good):.1%}; 429s max {max(share):.1%} mean "
+          f"{sum(good) / len(good):.1%}; 429s max {max(share):.2%} mean "
           f"{sum(share) / len(share):.1%}")
     print(f"reload 5 -> 20 r/s: learned > 15 after max {max(up):.2f} s "
           f"(mean {sum(up) / len(up):.2f} s)")

@@ -591,6 +591,18 @@ static inline uint64_t brk__total_size(uint32_t capacity, uint32_t units)
  *           configured yet (the creator stores it before publication)
  *   unit 2  TAT, ns of the segment clock (0: full since ever)
  *   unit 3  counters: taken, denied, tokens_taken
+ * A paced bucket (pace.c; breaker.h "Pacing (learned rate)") also uses:
+ *   unit 1  BRK__BK_PACE: PACED:1 (bit 63) | reserve_pct:7 (bits 44..50) |
+ *           floor interval_ns:44 (the settings word holds the CEILING's
+ *           interval); BRK__BK_CUT: cut_ms:40 | w_max:24 (float32 bits
+ *           >> 8); 0 = never cut. Read by every take, written per cut.
+ *   unit 2  BRK__BK_TAT_NORMAL (normal-priority GCRA at (1 - reserve) x
+ *           rate), the report words: cuts, limited, ok counters, the
+ *           sliding-second estimate (slot_s:32 | cur:16 | prev:16) and
+ *           the since-cut count (cut_ms:40 | n:24)
+ *   unit 3  words 29, 30 (after the idle words): high-priority takes and
+ *           the last refusal (ms + 1)
+ * Old records and plain buckets have 0 in all of them.
  * Budget (7 units):
  *   unit 1  (after the name) settings: configured:1 (bit 63) |
  *           ratio_milli:17 (bits 30..46) | floor_milli_per_s:30 (bits
