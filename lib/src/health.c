@@ -21,6 +21,7 @@
 #include "ident.h"
 #include "internal.h"
 #include "limits.h"
+#include "subtree.h"
 
 /* What one breaker says by its own state. */
 enum verdict { V_LIVE = 0, V_COOLING = 1, V_UNAVAILABLE = 2 };
@@ -158,71 +159,28 @@ static int paced_below_demand(struct eval *e, uint32_t ref)
 	       bi.learned_per_s < bi.ceiling_per_s;
 }
 
-/* One record @nm of the subtree (kind @kind, record @ref); @self: NAME
- * itself (its breaker is judged with the ancestors, check_lineage()). */
-static void visit(struct eval *e, const char *nm, int kind, uint32_t ref,
-		  int self)
+/* One record of the subtree (subtree.c's callback): @self is NAME itself,
+ * whose breaker is judged with the ancestors (check_lineage()). Names are
+ * read only for the record that decides. */
+static void visit(void *ctx, uint32_t ref, int kind, int self)
 {
+	struct eval *e = ctx;
+	struct brk__record *r = brk__rec(e->s, ref);
+
 	if (self)
 		e->self_found = 1;
 	else
 		e->children++;
 	if (kind == BRK_KIND_BREAKER && !self) {
-		if (breaker_verdict(e, brk__rec(e->s, ref)) == V_UNAVAILABLE &&
-		    e->unavailable++ == 0)
-			strcpy(e->partial_by, nm);
+		if (breaker_verdict(e, r) == V_UNAVAILABLE && e->unavailable++ == 0 &&
+		    brk__record_name(r, e->partial_by) != 0)
+			strcpy(e->partial_by, "?");
 	} else if (kind == BRK_KIND_BUCKET && !e->paced &&
 		   paced_below_demand(e, ref)) {
 		e->paced = 1;
-		strcpy(e->paced_by, nm);
+		if (brk__record_name(r, e->paced_by) != 0)
+			strcpy(e->paced_by, "?");
 	}
-}
-
-/* Is the slot at @pos still @w? (A record that looks wrong under a slot
- * that changed meanwhile was retired or reused: not corruption.) */
-static int slot_moved(brk_segment *s, uint32_t pos, uint64_t w)
-{
-	cmm_smp_rmb();
-	return uatomic_read(&s->index[pos]) != w;
-}
-
-/* Walk the name index once: NAME itself, and each record of the subtree.
- * Cost: one load per slot, and per live record its head and its name
- * (64 bytes), whatever the subtree's size. */
-static int walk_subtree(struct eval *e)
-{
-	char nm[BRK__NAME_BYTES];
-	uint32_t pos;
-
-	for (pos = 0; pos < e->s->index_slots; pos++) {
-		uint64_t w = uatomic_read(&e->s->index[pos]);
-		uint32_t ref = 0;
-		int kind;
-		char c;
-
-		if (w == 0 || w == BRK__IDX_TOMB)
-			continue;
-		kind = brk__index_record(e->s, w, &ref);
-		if (kind == 0)
-			continue; /* being retired, or a creation not done */
-		if (kind < 0 || brk__record_name(brk__rec(e->s, ref), nm) != 0) {
-			if (slot_moved(e->s, pos, w))
-				continue;
-			return -BRK_ECORRUPT;
-		}
-		if (strncmp(nm, e->name, e->len) != 0)
-			continue;
-		c = nm[e->len];
-		if (c != '\0' && c != '/' && c != ':')
-			continue; /* "payments" is not in the subtree of "pay" */
-		if ((uint32_t)(brk__hash(nm) >> 32) != BRK__IDX_HASH(w)) {
-			if (slot_moved(e->s, pos, w))
-				continue;
-			return -BRK_ECORRUPT;
-		}
-		visit(e, nm, kind, ref, c == '\0');
-	}
-	return 0;
 }
 
 /* A stored health word, validated: 1 and its fields, or 0 (never stored,
@@ -345,7 +303,7 @@ int brk_health_sz(brk_segment *seg, const char *name, struct brk_health *out,
 	struct eval e;
 	enum verdict lineage;
 	uint64_t head = 0;
-	int rc;
+	int rc, cached;
 
 	if (!seg || !out || size < 8 || size % 8 || size > BRK_STRUCT_SIZE_MAX)
 		return -EINVAL;
@@ -359,7 +317,7 @@ int brk_health_sz(brk_segment *seg, const char *name, struct brk_health *out,
 	e.len = strlen(name);
 	e.now = brk__now(seg);
 	e.rel = brk__rel_ms(seg, e.now);
-	rc = walk_subtree(&e);
+	rc = brk__subtree_each(seg, name, visit, &e, &cached);
 	if (rc)
 		goto done;
 	self = find_breaker(seg, name, &head);

@@ -482,6 +482,49 @@ static void paced_below_demand_is_delayed(void **state)
 	assert_health(u->seg, "up", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "up");
 }
 
+/* The handle caches a subtree's membership while the name index is
+ * unchanged: a record created or retired afterwards is seen at once, and
+ * states are always read live. */
+static void cached_subtree_follows_creates_and_retires(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_health h;
+	brk_breaker *a, *z;
+	int i;
+
+	ut_cfg(&c);
+	a = ut_breaker(u, "grp/a", &c);
+	for (i = 0; i < 3; i++) /* cached after the first */
+		assert_int_equal(health_of(u->seg, "grp").children, 1);
+	ut_rc(0, brk_trip(a, 5000)); /* a state change: no index change */
+	assert_health(u->seg, "grp", BRK_HEALTH_PARTIAL, BRK_HEALTH_CODE_PARTIAL, "grp/a");
+	ut_rc(0, brk_reset(a));
+	assert_health(u->seg, "grp", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "grp");
+	z = ut_breaker(u, "grp:z", &c); /* created: the walk again */
+	ut_rc(0, brk_trip(z, 5000));
+	h = health_of(u->seg, "grp");
+	assert_int_equal(h.children, 2);
+	assert_int_equal(h.state, BRK_HEALTH_PARTIAL);
+	assert_string_equal(h.by, "grp:z");
+	ut_rc(0, brk_reset(z));
+	ut_rc(0, brk_retire(u->seg, "grp:z", 0)); /* retired: gone from it */
+	h = health_of(u->seg, "grp");
+	assert_int_equal(h.children, 1);
+	/* more names than the cache holds: each still right */
+	for (i = 0; i < 20; i++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "n%d/x", i);
+		ut_breaker(u, nm, &c);
+	}
+	for (i = 0; i < 40; i++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "n%d", i % 20);
+		assert_int_equal(health_of(u->seg, nm).children, 1);
+	}
+	assert_int_equal(health_of(u->seg, "grp").children, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +542,7 @@ int main(void)
 		UT_TEST(readonly_only_computes),
 		UT_TEST(probes_busy_and_forced_states),
 		UT_TEST(paced_below_demand_is_delayed),
+		UT_TEST(cached_subtree_follows_creates_and_retires),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
