@@ -183,6 +183,16 @@ static void visit(void *ctx, uint32_t ref, int kind, int self)
 	}
 }
 
+/* Processes read the clock at slightly different moments: a since up to
+ * this far ahead of our now is another evaluator's, not corruption (its
+ * age then reads 0). */
+#define BRK__HEALTH_CLOCK_SLACK_MS 1000u
+
+static uint64_t age_ms(uint64_t rel, uint64_t since)
+{
+	return rel > since ? rel - since : 0;
+}
+
 /* A stored health word, validated: 1 and its fields, or 0 (never stored,
  * or not to be trusted). */
 static int hw_decode(uint64_t w, uint64_t rel, int *state, int *code,
@@ -191,7 +201,8 @@ static int hw_decode(uint64_t w, uint64_t rel, int *state, int *code,
 	int st = BRK__HW_STATE(w), cd = BRK__HW_CODE(w);
 	uint64_t s1 = BRK__HW_SINCE(w);
 
-	if (w == 0 || s1 == 0 || s1 - 1 > rel || st > BRK_HEALTH_FALLBACK)
+	if (w == 0 || s1 == 0 || s1 - 1 > rel + BRK__HEALTH_CLOCK_SLACK_MS ||
+	    st > BRK_HEALTH_FALLBACK)
 		return 0;
 	if (strcmp(brk_health_code_name(cd), "unknown") == 0)
 		return 0;
@@ -211,7 +222,7 @@ static int fallback_on(struct eval *e, const struct brk__record *r)
 	if (!(w & BRK__FB_ON))
 		return 0;
 	if ((w & ~(BRK__FB_ON | BRK__HW_SINCE_MASK)) != 0 || BRK__HW_SINCE(w) == 0 ||
-	    BRK__HW_SINCE(w) - 1 > e->rel)
+	    BRK__HW_SINCE(w) - 1 > e->rel + BRK__HEALTH_CLOCK_SLACK_MS)
 		return 0;
 	return 1;
 }
@@ -233,12 +244,12 @@ static void record_state(struct eval *e, struct brk__record *r, uint64_t head,
 		old = uatomic_read(&x[BRK__WIN_HEALTH]);
 		valid = hw_decode(old, e->rel, &ost, &ocode, &osince);
 		if (valid && ost == e->state && ocode == e->code) {
-			*since_age = e->rel - osince;
+			*since_age = age_ms(e->rel, osince);
 			return;
 		}
 		if (e->s->readonly) {
 			if (valid && ost == e->state)
-				*since_age = e->rel - osince;
+				*since_age = age_ms(e->rel, osince);
 			return;
 		}
 		if (valid && ost == e->state) { /* a new code, the same state */
@@ -257,7 +268,7 @@ static void record_state(struct eval *e, struct brk__record *r, uint64_t head,
 		}
 		if (uatomic_cmpxchg(&x[BRK__WIN_HEALTH], old, nw) != old)
 			continue; /* another evaluator: look again */
-		*since_age = e->rel + 1 - BRK__HW_SINCE(nw);
+		*since_age = age_ms(e->rel, BRK__HW_SINCE(nw) - 1);
 		/* a record retired and reused meanwhile is another name's */
 		if (event && uatomic_read(&r->head) == head)
 			brk__record_event(e->s, r, ost, e->state, BRK_EV_HEALTH,

@@ -525,6 +525,38 @@ static void cached_subtree_follows_creates_and_retires(void **state)
 	assert_int_equal(health_of(u->seg, "grp").children, 1);
 }
 
+/* Evaluators read the clock at slightly different moments: a since a
+ * little ahead of ours is another evaluator's, not corruption (no second
+ * event, the word kept). */
+static void clock_skew_between_evaluators_is_no_corruption(void **state)
+{
+	struct ut *u = *state;
+	struct ut_clock behind;
+	brk_segment *other;
+	struct brk_config c;
+	struct brk_health h;
+	brk_breaker *b;
+	uint64_t before;
+
+	ut_advance_ms(u, 5000); /* both clocks past the segment's epoch */
+	behind.ns = ut_now_ns(u) - 500 * UT_NS_PER_MS;
+	other = ut_attach_clock(u, &behind, 0);
+	ut_cfg(&c);
+	b = ut_breaker(u, "svc", &c);
+	health_of(u->seg, "svc");
+	ut_rc(0, brk_trip(b, 60000));
+	assert_health(u->seg, "svc", BRK_HEALTH_UNAVAILABLE,
+		      BRK_HEALTH_CODE_BREAKER_OPEN, "svc");
+	before = ut_events_written(u->seg);
+	h = health_of(other, "svc");
+	assert_int_equal(h.state, BRK_HEALTH_UNAVAILABLE);
+	assert_int_equal(h.since_age_ms, 0);
+	assert_int_equal(ut_events_written(u->seg), before);
+	ut_advance_ms(u, 10);
+	assert_int_equal(health_of(u->seg, "svc").since_age_ms, 10); /* kept */
+	brk_detach(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +575,7 @@ int main(void)
 		UT_TEST(probes_busy_and_forced_states),
 		UT_TEST(paced_below_demand_is_delayed),
 		UT_TEST(cached_subtree_follows_creates_and_retires),
+		UT_TEST(clock_skew_between_evaluators_is_no_corruption),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
