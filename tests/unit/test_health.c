@@ -5,6 +5,8 @@
  * transition whoever evaluates, the fallback flag, and a stored word that
  * is not to be trusted.
  */
+#include <pthread.h>
+
 #include "fixture_layout.h"
 
 UT_GROUP_FIXTURES("health", 0)
@@ -557,6 +559,54 @@ static void clock_skew_between_evaluators_is_no_corruption(void **state)
 	brk_detach(other);
 }
 
+/* Threads of one process share a handle (and its subtree cache) while
+ * another thread creates records: every answer is whole and right. */
+struct hthread {
+	brk_segment *seg;
+	int bad;
+};
+
+static void *health_thread(void *arg)
+{
+	struct hthread *t = arg;
+	struct brk_health h;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (brk_health(t->seg, "th", &h) != 0 || h.children < 4 ||
+		    h.children > 4 + 40 || h.state != BRK_HEALTH_LIVE)
+			__atomic_add_fetch(&t->bad, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void threads_share_the_subtree_cache(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct hthread t = { u->seg, 0 };
+	pthread_t th[4];
+	char nm[32];
+	int i;
+
+	ut_cfg(&c);
+	ut_breaker(u, "th", &c);
+	for (i = 0; i < 4; i++) {
+		snprintf(nm, sizeof nm, "th/base%d", i);
+		ut_breaker(u, nm, &c);
+	}
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, health_thread, &t), 0);
+	for (i = 0; i < 40; i++) { /* index changes under the readers */
+		snprintf(nm, sizeof nm, "th/new%d", i);
+		ut_breaker(u, nm, &c);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(health_of(u->seg, "th").children, 44);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +626,7 @@ int main(void)
 		UT_TEST(paced_below_demand_is_delayed),
 		UT_TEST(cached_subtree_follows_creates_and_retires),
 		UT_TEST(clock_skew_between_evaluators_is_no_corruption),
+		UT_TEST(threads_share_the_subtree_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
