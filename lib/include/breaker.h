@@ -1368,7 +1368,8 @@ struct brk_health {
  * every scan), and since_age_ms is the same for all of them. A change of
  * code only (unavailable by an ancestor instead of by NAME) updates the
  * word without an event. A stored word that fails validation (unknown
- * state or code, since in the future) is not trusted: it is replaced by
+ * state or code, since more than a second ahead of the caller's clock) is
+ * not trusted: it is replaced by
  * the computed state, since now, without an event. A name without a
  * breaker record is computed only (since_age_ms = UINT64_MAX, no event):
  * its stored word would otherwise have to live on another name's record.

@@ -21,6 +21,7 @@
 #include "ident.h"
 #include "internal.h"
 #include "limits.h"
+#include "subtree.h"
 
 /* What one breaker says by its own state. */
 enum verdict { V_LIVE = 0, V_COOLING = 1, V_UNAVAILABLE = 2 };
@@ -158,71 +159,38 @@ static int paced_below_demand(struct eval *e, uint32_t ref)
 	       bi.learned_per_s < bi.ceiling_per_s;
 }
 
-/* One record @nm of the subtree (kind @kind, record @ref); @self: NAME
- * itself (its breaker is judged with the ancestors, check_lineage()). */
-static void visit(struct eval *e, const char *nm, int kind, uint32_t ref,
-		  int self)
+/* One record of the subtree (subtree.c's callback): @self is NAME itself,
+ * whose breaker is judged with the ancestors (check_lineage()). Names are
+ * read only for the record that decides. */
+static void visit(void *ctx, uint32_t ref, int kind, int self)
 {
+	struct eval *e = ctx;
+	struct brk__record *r = brk__rec(e->s, ref);
+
 	if (self)
 		e->self_found = 1;
 	else
 		e->children++;
 	if (kind == BRK_KIND_BREAKER && !self) {
-		if (breaker_verdict(e, brk__rec(e->s, ref)) == V_UNAVAILABLE &&
-		    e->unavailable++ == 0)
-			strcpy(e->partial_by, nm);
+		if (breaker_verdict(e, r) == V_UNAVAILABLE && e->unavailable++ == 0 &&
+		    brk__record_name(r, e->partial_by) != 0)
+			strcpy(e->partial_by, "?");
 	} else if (kind == BRK_KIND_BUCKET && !e->paced &&
 		   paced_below_demand(e, ref)) {
 		e->paced = 1;
-		strcpy(e->paced_by, nm);
+		if (brk__record_name(r, e->paced_by) != 0)
+			strcpy(e->paced_by, "?");
 	}
 }
 
-/* Is the slot at @pos still @w? (A record that looks wrong under a slot
- * that changed meanwhile was retired or reused: not corruption.) */
-static int slot_moved(brk_segment *s, uint32_t pos, uint64_t w)
+/* Processes read the clock at slightly different moments: a since up to
+ * this far ahead of our now is another evaluator's, not corruption (its
+ * age then reads 0). */
+#define BRK__HEALTH_CLOCK_SLACK_MS 1000u
+
+static uint64_t age_ms(uint64_t rel, uint64_t since)
 {
-	cmm_smp_rmb();
-	return uatomic_read(&s->index[pos]) != w;
-}
-
-/* Walk the name index once: NAME itself, and each record of the subtree.
- * Cost: one load per slot, and per live record its head and its name
- * (64 bytes), whatever the subtree's size. */
-static int walk_subtree(struct eval *e)
-{
-	char nm[BRK__NAME_BYTES];
-	uint32_t pos;
-
-	for (pos = 0; pos < e->s->index_slots; pos++) {
-		uint64_t w = uatomic_read(&e->s->index[pos]);
-		uint32_t ref = 0;
-		int kind;
-		char c;
-
-		if (w == 0 || w == BRK__IDX_TOMB)
-			continue;
-		kind = brk__index_record(e->s, w, &ref);
-		if (kind == 0)
-			continue; /* being retired, or a creation not done */
-		if (kind < 0 || brk__record_name(brk__rec(e->s, ref), nm) != 0) {
-			if (slot_moved(e->s, pos, w))
-				continue;
-			return -BRK_ECORRUPT;
-		}
-		if (strncmp(nm, e->name, e->len) != 0)
-			continue;
-		c = nm[e->len];
-		if (c != '\0' && c != '/' && c != ':')
-			continue; /* "payments" is not in the subtree of "pay" */
-		if ((uint32_t)(brk__hash(nm) >> 32) != BRK__IDX_HASH(w)) {
-			if (slot_moved(e->s, pos, w))
-				continue;
-			return -BRK_ECORRUPT;
-		}
-		visit(e, nm, kind, ref, c == '\0');
-	}
-	return 0;
+	return rel > since ? rel - since : 0;
 }
 
 /* A stored health word, validated: 1 and its fields, or 0 (never stored,
@@ -233,7 +201,8 @@ static int hw_decode(uint64_t w, uint64_t rel, int *state, int *code,
 	int st = BRK__HW_STATE(w), cd = BRK__HW_CODE(w);
 	uint64_t s1 = BRK__HW_SINCE(w);
 
-	if (w == 0 || s1 == 0 || s1 - 1 > rel || st > BRK_HEALTH_FALLBACK)
+	if (w == 0 || s1 == 0 || s1 - 1 > rel + BRK__HEALTH_CLOCK_SLACK_MS ||
+	    st > BRK_HEALTH_FALLBACK)
 		return 0;
 	if (strcmp(brk_health_code_name(cd), "unknown") == 0)
 		return 0;
@@ -253,7 +222,7 @@ static int fallback_on(struct eval *e, const struct brk__record *r)
 	if (!(w & BRK__FB_ON))
 		return 0;
 	if ((w & ~(BRK__FB_ON | BRK__HW_SINCE_MASK)) != 0 || BRK__HW_SINCE(w) == 0 ||
-	    BRK__HW_SINCE(w) - 1 > e->rel)
+	    BRK__HW_SINCE(w) - 1 > e->rel + BRK__HEALTH_CLOCK_SLACK_MS)
 		return 0;
 	return 1;
 }
@@ -275,12 +244,12 @@ static void record_state(struct eval *e, struct brk__record *r, uint64_t head,
 		old = uatomic_read(&x[BRK__WIN_HEALTH]);
 		valid = hw_decode(old, e->rel, &ost, &ocode, &osince);
 		if (valid && ost == e->state && ocode == e->code) {
-			*since_age = e->rel - osince;
+			*since_age = age_ms(e->rel, osince);
 			return;
 		}
 		if (e->s->readonly) {
 			if (valid && ost == e->state)
-				*since_age = e->rel - osince;
+				*since_age = age_ms(e->rel, osince);
 			return;
 		}
 		if (valid && ost == e->state) { /* a new code, the same state */
@@ -299,7 +268,7 @@ static void record_state(struct eval *e, struct brk__record *r, uint64_t head,
 		}
 		if (uatomic_cmpxchg(&x[BRK__WIN_HEALTH], old, nw) != old)
 			continue; /* another evaluator: look again */
-		*since_age = e->rel + 1 - BRK__HW_SINCE(nw);
+		*since_age = age_ms(e->rel, BRK__HW_SINCE(nw) - 1);
 		/* a record retired and reused meanwhile is another name's */
 		if (event && uatomic_read(&r->head) == head)
 			brk__record_event(e->s, r, ost, e->state, BRK_EV_HEALTH,
@@ -345,7 +314,7 @@ int brk_health_sz(brk_segment *seg, const char *name, struct brk_health *out,
 	struct eval e;
 	enum verdict lineage;
 	uint64_t head = 0;
-	int rc;
+	int rc, cached;
 
 	if (!seg || !out || size < 8 || size % 8 || size > BRK_STRUCT_SIZE_MAX)
 		return -EINVAL;
@@ -359,7 +328,7 @@ int brk_health_sz(brk_segment *seg, const char *name, struct brk_health *out,
 	e.len = strlen(name);
 	e.now = brk__now(seg);
 	e.rel = brk__rel_ms(seg, e.now);
-	rc = walk_subtree(&e);
+	rc = brk__subtree_each(seg, name, visit, &e, &cached);
 	if (rc)
 		goto done;
 	self = find_breaker(seg, name, &head);

@@ -55,6 +55,7 @@ struct brk_segment {
 	brk_random_fn random;
 	void *random_ctx;
 	struct brk__cache *cache; /* name -> struct brk_breaker (cache.c) */
+	struct brk__subtree_cache *subtree; /* subtrees walked (subtree.c) */
 };
 
 /* What a handle resolved: immutable once published (refresh.c makes a

@@ -24,6 +24,7 @@
 #include "abi.h"
 #include "ident.h"
 #include "internal.h"
+#include "subtree.h"
 
 struct attach_ctx {
 	const struct brk_attach_opts *o;
@@ -492,6 +493,7 @@ int brk_detach(brk_segment *s)
 	if (!s)
 		return 0;
 	brk__cache_free(s);
+	brk__subtree_cache_free(s);
 	if (s->base)
 		munmap(s->base, s->size);
 	free(s);

@@ -5,6 +5,8 @@
  * transition whoever evaluates, the fallback flag, and a stored word that
  * is not to be trusted.
  */
+#include <pthread.h>
+
 #include "fixture_layout.h"
 
 UT_GROUP_FIXTURES("health", 0)
@@ -482,6 +484,129 @@ static void paced_below_demand_is_delayed(void **state)
 	assert_health(u->seg, "up", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "up");
 }
 
+/* The handle caches a subtree's membership while the name index is
+ * unchanged: a record created or retired afterwards is seen at once, and
+ * states are always read live. */
+static void cached_subtree_follows_creates_and_retires(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_health h;
+	brk_breaker *a, *z;
+	int i;
+
+	ut_cfg(&c);
+	a = ut_breaker(u, "grp/a", &c);
+	for (i = 0; i < 3; i++) /* cached after the first */
+		assert_int_equal(health_of(u->seg, "grp").children, 1);
+	ut_rc(0, brk_trip(a, 5000)); /* a state change: no index change */
+	assert_health(u->seg, "grp", BRK_HEALTH_PARTIAL, BRK_HEALTH_CODE_PARTIAL, "grp/a");
+	ut_rc(0, brk_reset(a));
+	assert_health(u->seg, "grp", BRK_HEALTH_LIVE, BRK_HEALTH_CODE_GO, "grp");
+	z = ut_breaker(u, "grp:z", &c); /* created: the walk again */
+	ut_rc(0, brk_trip(z, 5000));
+	h = health_of(u->seg, "grp");
+	assert_int_equal(h.children, 2);
+	assert_int_equal(h.state, BRK_HEALTH_PARTIAL);
+	assert_string_equal(h.by, "grp:z");
+	ut_rc(0, brk_reset(z));
+	ut_rc(0, brk_retire(u->seg, "grp:z", 0)); /* retired: gone from it */
+	h = health_of(u->seg, "grp");
+	assert_int_equal(h.children, 1);
+	/* more names than the cache holds: each still right */
+	for (i = 0; i < 20; i++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "n%d/x", i);
+		ut_breaker(u, nm, &c);
+	}
+	for (i = 0; i < 40; i++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "n%d", i % 20);
+		assert_int_equal(health_of(u->seg, nm).children, 1);
+	}
+	assert_int_equal(health_of(u->seg, "grp").children, 1);
+}
+
+/* Evaluators read the clock at slightly different moments: a since a
+ * little ahead of ours is another evaluator's, not corruption (no second
+ * event, the word kept). */
+static void clock_skew_between_evaluators_is_no_corruption(void **state)
+{
+	struct ut *u = *state;
+	struct ut_clock behind;
+	brk_segment *other;
+	struct brk_config c;
+	struct brk_health h;
+	brk_breaker *b;
+	uint64_t before;
+
+	ut_advance_ms(u, 5000); /* both clocks past the segment's epoch */
+	behind.ns = ut_now_ns(u) - 500 * UT_NS_PER_MS;
+	other = ut_attach_clock(u, &behind, 0);
+	ut_cfg(&c);
+	b = ut_breaker(u, "svc", &c);
+	health_of(u->seg, "svc");
+	ut_rc(0, brk_trip(b, 60000));
+	assert_health(u->seg, "svc", BRK_HEALTH_UNAVAILABLE,
+		      BRK_HEALTH_CODE_BREAKER_OPEN, "svc");
+	before = ut_events_written(u->seg);
+	h = health_of(other, "svc");
+	assert_int_equal(h.state, BRK_HEALTH_UNAVAILABLE);
+	assert_int_equal(h.since_age_ms, 0);
+	assert_int_equal(ut_events_written(u->seg), before);
+	ut_advance_ms(u, 10);
+	assert_int_equal(health_of(u->seg, "svc").since_age_ms, 10); /* kept */
+	brk_detach(other);
+}
+
+/* Threads of one process share a handle (and its subtree cache) while
+ * another thread creates records: every answer is whole and right. */
+struct hthread {
+	brk_segment *seg;
+	int bad;
+};
+
+static void *health_thread(void *arg)
+{
+	struct hthread *t = arg;
+	struct brk_health h;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (brk_health(t->seg, "th", &h) != 0 || h.children < 4 ||
+		    h.children > 4 + 40 || h.state != BRK_HEALTH_LIVE)
+			__atomic_add_fetch(&t->bad, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void threads_share_the_subtree_cache(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct hthread t = { u->seg, 0 };
+	pthread_t th[4];
+	char nm[32];
+	int i;
+
+	ut_cfg(&c);
+	ut_breaker(u, "th", &c);
+	for (i = 0; i < 4; i++) {
+		snprintf(nm, sizeof nm, "th/base%d", i);
+		ut_breaker(u, nm, &c);
+	}
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, health_thread, &t), 0);
+	for (i = 0; i < 40; i++) { /* index changes under the readers */
+		snprintf(nm, sizeof nm, "th/new%d", i);
+		ut_breaker(u, nm, &c);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(health_of(u->seg, "th").children, 44);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +624,9 @@ int main(void)
 		UT_TEST(readonly_only_computes),
 		UT_TEST(probes_busy_and_forced_states),
 		UT_TEST(paced_below_demand_is_delayed),
+		UT_TEST(cached_subtree_follows_creates_and_retires),
+		UT_TEST(clock_skew_between_evaluators_is_no_corruption),
+		UT_TEST(threads_share_the_subtree_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
