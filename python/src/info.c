@@ -145,9 +145,12 @@ PyObject *brkpy_make_bucket_info(const struct brk_bucket_info *b)
 			     "counters", "taken", (unsigned long long)b->taken,
 			     "denied", (unsigned long long)b->denied,
 			     "tokens_taken", (unsigned long long)b->tokens_taken);
-	if (!d || brkpy_put(d, "paced", PyBool_FromLong(b->paced)))
-		goto fail;
-	if (b->paced && brkpy_put(d, "pace", make_pace_info(b)))
+	if (!d)
+		return NULL;
+	/* only paces carry the keys, as in bctl: a plain bucket's dict is
+	 * unchanged */
+	if (b->paced && (brkpy_put(d, "paced", PyBool_FromLong(1)) ||
+			 brkpy_put(d, "pace", make_pace_info(b))))
 		goto fail;
 	return d;
 fail:

@@ -249,3 +249,19 @@ def test_bad_reserve_pct_names_itself(seg):
     assert seg.record_count() == 0
     br = seg.breaker("a/goodres", max_concurrent=4, reserve_pct=50)
     assert br.info()["config"]["reserve_pct"] == 50
+
+
+def test_a_throttled_release_is_a_completion_in_bctl_metrics(realseg, bctl):
+    br = realseg.breaker("x/thr")
+    p = realseg.pace("x/thr:rate", ceiling=100)
+    realseg.admit(breaker=br, pace=p).report_http(429, {"Retry-After": "1"})
+    realseg.admit(breaker=br).success()
+    s = br.info()["signals"]
+    c = br.info()["counters"]
+    assert c["throttled"] == 1 and c["failures"] == 0
+    assert s["arrivals"] == 2 and s["completions"] == 2
+    text = bctl.run("metrics", "--prefix", "x/thr").stdout
+    assert 'breakerd_throttled_total{name="x/thr"} 1\n' in text
+    assert 'breakerd_completions_total{name="x/thr"} 2\n' in text
+    assert 'breakerd_arrivals_total{name="x/thr"} 2\n' in text
+    assert bctl.json("inspect", "x/thr")["signals"]["completions"] == 2

@@ -31,6 +31,8 @@ def test_pace_starts_at_its_ceiling_with_the_defaults(seg):
     # settings only on create
     assert seg.pace("p/a", ceiling=5).info()["pace"]["ceiling"] == pytest.approx(100)
     assert repr(p) == "<breakerd.Pace p/a>"
+    plain = seg.bucket("p/plain-a", rate=1, burst=1).info()
+    assert "paced" not in plain and "pace" not in plain  # as bctl: unchanged
 
 
 def test_take_refuses_with_the_wait_and_never_sleeps_on_a_fake_clock(seg, clock):
