@@ -2,8 +2,9 @@
 # bctl_signals.sh BCTL PYTHON3 - the "signals" object of `bctl inspect
 # --json` (issue 11 §5) and its `bctl metrics` series, consistent with the
 # counters:
-#   svc   max_concurrent 2: 3 successes, 2 failures, then two `exec --
-#         sleep` holding both permits (a third exec is refused: full):
+#   svc   max_concurrent 2: 3 successes, 2 failures, then two execs
+#         holding both permits (each blocked reading its own FIFO until the
+#         test writes to it: no race with the machine's load) (a third exec is refused: full):
 #         arrivals = allowed + rejected_*, completions = successes +
 #         failures + healthy + ignored + cancelled, in_flight 2,
 #         remaining_concurrent 0, oldest_in_flight_ms >= the time slept
@@ -17,7 +18,7 @@
 #   metrics: breakerd_arrivals_total, _completions_total,
 #         _oldest_in_flight_seconds, _max_concurrent, _half_open_probes
 #         carry the same numbers, with HELP and TYPE.
-# Real time with generous bounds (the holders sleep 3 s). Uses its own
+# Real time with generous bounds. Uses its own
 # segment /brkft-signals-$$ and removes it at the end.
 set -u
 
@@ -29,7 +30,10 @@ pass=0
 fail=0
 holders=
 
+release() { timeout 5 sh -c "echo > '$1'"; }
+
 cleanup() {
+	for f in "$TMP"/hold*; do [ -p "$f" ] && timeout 1 sh -c "echo > '$f'" 2>/dev/null; done
 	for p in $holders; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	rm -f "/dev/shm$SHM"
 	rm -rf "$TMP"
@@ -73,14 +77,15 @@ holds svc 's["oldest_in_flight_ms"] == 0 and s["remaining_concurrent"] == 2' \
 holds svc 's["max_concurrent"] == j["config"]["max_concurrent"] == 2 and s["half_open_probes"] == j["config"]["half_open_probes"]' \
 	"limits are the config's"
 
+mkfifo "$TMP/hold1" "$TMP/hold2" || bad "mkfifo"
 start=$(date +%s%N)
-b exec svc -- sleep 3 &
+b exec svc -- sh -c "cat '$TMP/hold1' >/dev/null" &
 holders="$holders $!"
 for _ in $(seq 200); do
 	[ "$(js svc 's["in_flight"]')" = 1 ] && break
 	sleep 0.02
 done
-b exec svc -- sleep 3 &
+b exec svc -- sh -c "cat '$TMP/hold2' >/dev/null" &
 holders="$holders $!"
 for _ in $(seq 200); do
 	[ "$(js svc 's["in_flight"]')" = 2 ] && break
@@ -128,6 +133,8 @@ age=$(sed -n 's/^breakerd_oldest_in_flight_seconds{name="svc"} //p' "$TMP/m")
 awk -v v="$age" 'BEGIN { exit !(v >= 0.4 && v < 60) }' &&
 	ok "metrics: oldest in flight ${age}s" || bad "oldest_in_flight_seconds '$age'"
 
+release "$TMP/hold1"
+release "$TMP/hold2"
 for p in $holders; do wait "$p"; done
 holders=
 holds svc 's["in_flight"] == 0 and s["oldest_in_flight_ms"] == 0 and s["remaining_concurrent"] == 2' \
