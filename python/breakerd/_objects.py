@@ -438,14 +438,19 @@ class Admission:
     brk_outcome_code()); ``code`` is "GO"; ``waited``: seconds admit()
     slept; ``taken_at``: the pace slot's time (ns, 0 without a pace)."""
 
-    __slots__ = ("_a", "breaker", "pace", "budget", "outcome_code")
+    __slots__ = ("_a", "breaker", "pace", "budget", "_answer")
 
     def __init__(self, core, breaker, pace, budget):
         self._a = core
         self.breaker = breaker
         self.pace = pace
         self.budget = budget
-        self.outcome_code = None
+        self._answer = None  # (outcome, reason) of the release
+
+    @property
+    def outcome_code(self):
+        a = self._answer
+        return None if a is None else _core.outcome_code(*a)
 
     code = property(lambda self: self._a.code)
     waited = property(lambda self: self._a.waited)
@@ -463,13 +468,13 @@ class Admission:
         return self._release(OUTCOMES[outcome], REASONS[reason], ms)
 
     def _release(self, o, r, ms):
-        first = not self._a.released
-        ok = self._a._release(o, r, ms)
-        if first:
-            self.outcome_code = _core.outcome_code(o, r)
-        return ok
+        if self._answer is None and not self._a.released:
+            self._answer = (o, r)
+        return self._a._release(o, r, ms)
 
     def success(self, retry_after=None):
+        if retry_after is None:
+            return self._release(_SUCCESS, 0, 0)
         return self.report("success", "none", retry_after)
 
     def failure(self, reason="server_error", retry_after=None):
@@ -500,7 +505,7 @@ class Admission:
         if self._a.released:
             return False
         if et is None:
-            self.success()
+            self._release(_SUCCESS, 0, 0)
             return False
         br = self.breaker
         try:
@@ -630,7 +635,7 @@ class Segment:
         if attempt not in ATTEMPTS:
             raise ValueError(f"attempt must be 'first' or 'retry', not {attempt!r}")
         prio = _priority(priority)
-        wait_ms = to_ms(max_wait, "max_wait")
+        wait_ms = 0 if max_wait == 0 and type(max_wait) is int else to_ms(max_wait, "max_wait")
         deadline_ns = 0
         if deadline is not None:
             deadline_ns = self._s.now_ns() + to_ms(deadline, "deadline") * 1000000

@@ -265,3 +265,33 @@ def test_a_throttled_release_is_a_completion_in_bctl_metrics(realseg, bctl):
     assert 'breakerd_completions_total{name="x/thr"} 2\n' in text
     assert 'breakerd_arrivals_total{name="x/thr"} 2\n' in text
     assert bctl.json("inspect", "x/thr")["signals"]["completions"] == 2
+
+
+def test_every_refusal_carries_its_code(seg, clock):
+    import pickle
+    br = seg.breaker("a/codes", failure_threshold=1, max_concurrent=1)
+    held = br.acquire()
+    with pytest.raises(breakerd.BulkheadFull) as ei:
+        br.acquire()
+    assert ei.value.code == "BULKHEAD_FULL"
+    held.failure("timeout")
+    with pytest.raises(breakerd.CircuitOpen) as ei:
+        br.acquire()
+    assert ei.value.code == "BREAKER_OPEN"
+    again = pickle.loads(pickle.dumps(ei.value))
+    assert (again.code, again.cause, again.breaker) == ("BREAKER_OPEN", "open", "a/codes")
+    bk = seg.bucket("a/codes:rl", rate=1, burst=1)
+    bk.take()
+    with pytest.raises(breakerd.NoTokens) as ei:
+        bk.take()
+    assert ei.value.code == "RATE_LIMITED"
+    bg = seg.budget("a/codes:budget", floor=0, ratio=0.1)
+    with pytest.raises(breakerd.RetryDeferred) as ei:
+        bg.retry()
+    assert ei.value.code == "DEFERRED"
+    cool = seg.breaker("a/codes:cool", max_wait="1m")
+    cool.acquire().report_http(429, {"Retry-After": "30"})
+    with pytest.raises(breakerd.Cooling) as ei:
+        cool.acquire()
+    assert ei.value.code == "COOLING"
+    assert breakerd.Refused(cause="expired").code == "EXPIRED"
