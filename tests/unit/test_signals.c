@@ -6,7 +6,7 @@
  * fake clock), and the struct-growing rule: a caller with the older
  * brk_info size gets exactly its bytes.
  */
-#include "fixture.h"
+#include "fixture_layout.h"
 
 UT_GROUP_FIXTURES("sig", 0)
 
@@ -175,6 +175,50 @@ static void an_older_caller_gets_only_its_bytes(void **state)
 	free(buf);
 }
 
+/* The claim time is read from shared memory: a claim word in the future
+ * (a hostile or damaged segment) gives no age beyond the longest
+ * duration; one whose nonce is not the owner's (being claimed) gives 0. */
+static void a_hostile_claim_word_gives_a_bounded_age(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	struct brk__record *r;
+	brk_permit p;
+	brk_breaker *b;
+	uint64_t owner, meta;
+	void *map;
+	size_t len;
+
+	ut_cfg(&c); /* no bulkhead: the probe's lease is probe0 */
+	b = ut_breaker(u, "hostile", &c);
+	ut_fail_n(b, c.failure_threshold);
+	ut_advance_ms(u, c.open_ms);
+	ut_acquire_ok(b, &p); /* the probe */
+	ut_advance_ms(u, 10);
+	r = ut_record_at(u, "hostile", BRK_KIND_BREAKER, &map, &len);
+	owner = __atomic_load_n(&r->probe0.owner, __ATOMIC_SEQ_CST);
+	meta = __atomic_load_n(&r->probe0.meta, __ATOMIC_SEQ_CST);
+	assert_true(owner != 0);
+	ut_info(b, &i);
+	assert_int_equal(i.oldest_in_flight_ms, 10);
+	/* claimed 5 ms in the future: modulo 2^40 that is 34 years old */
+	__atomic_store_n(&r->probe0.meta, BRK__TAG_MAKE(BRK__TAG_VAL(meta) + 15,
+						   BRK__TOK_NONCE(owner)), __ATOMIC_SEQ_CST);
+	ut_info(b, &i);
+	assert_int_equal(i.oldest_in_flight_ms, BRK_MAX_DURATION_MS);
+	assert_int_equal(i.leases[0].age_ms, BRK_MAX_DURATION_MS);
+	/* another nonce: a claim in progress, no age */
+	__atomic_store_n(&r->probe0.meta, BRK__TAG_MAKE(BRK__TAG_VAL(meta),
+						   BRK__TOK_NONCE(owner) ^ 1), __ATOMIC_SEQ_CST);
+	ut_info(b, &i);
+	assert_int_equal(i.oldest_in_flight_ms, 0);
+	assert_int_equal(i.probes_in_flight, 1);
+	__atomic_store_n(&r->probe0.meta, meta, __ATOMIC_SEQ_CST);
+	munmap(map, len);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +227,7 @@ int main(void)
 		UT_TEST(arrivals_and_completions_add_up),
 		UT_TEST(signals_are_zero_for_a_bucket),
 		UT_TEST(an_older_caller_gets_only_its_bytes),
+		UT_TEST(a_hostile_claim_word_gives_a_bounded_age),
 	};
 	return cmocka_run_group_tests_name("signals", tests, NULL, NULL);
 }
