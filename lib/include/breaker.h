@@ -1525,7 +1525,8 @@ enum brk_pace_field {
  * enum brk_pace_field; 0: nothing to do) of an existing pace; the others
  * keep their stored values. The learned state (last cut) is kept: the
  * rate is clamped to the new floor and ceiling from the next take on. A
- * given 0 floor means the default (ceiling / 100). Ceiling and burst share
+ * given 0 floor means the default (ceiling / 100); a new ceiling below
+ * the kept floor (floor not given) moves the floor to its default. Ceiling and burst share
  * one word and floor and reserve another, each changed by one CAS; a take
  * running concurrently may be judged by the old or new settings. After a
  * ceiling change the TAT is rescaled as in brk_bucket_configure().
