@@ -1458,9 +1458,9 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * and burst (the learned state is kept).
  */
 #define BRK_PACE_BETA 0.7             /* multiplicative decrease */
-#define BRK_PACE_CUBIC_C 0.06         /* CUBIC scaling (per s^3, relative);
-                                         K = cbrt(0.3 / 0.06) = 1.71 s */
-#define BRK_PACE_EST_SHARE 0.9        /* w_max = this x the accepted rate
+#define BRK_PACE_CUBIC_C 0.065        /* CUBIC scaling (per s^3, relative);
+                                         K = cbrt(0.3 / 0.065) = 1.67 s */
+#define BRK_PACE_EST_SHARE 0.85       /* w_max = this x the accepted rate
                                          since the last cut */
 #define BRK_PACE_EST_MIN_MS 1000u     /* ... when that cut is this old */
 #define BRK_PACE_DEFAULT_BURST 2u     /* tokens of tolerance at the rate */
