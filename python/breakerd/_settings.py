@@ -19,6 +19,7 @@ SETTINGS = {
     "slow_call": ("slow_call_ms", "duration_or_none"),
     "slow_rate": ("slow_rate_pct", "pct"),
     "min_distinct_processes": ("min_distinct_processes", "count"),
+    "reserve_pct": ("reserve_pct", "count"),
 }
 _BY_FIELD = {field: py for py, (field, _) in SETTINGS.items()}
 
@@ -83,6 +84,7 @@ _RULES = {
     "max_concurrent": lambda: f"must be 0 (no bulkhead) ..{_core.MAX_CONCURRENT}",
     "min_calls": lambda: f"must be 0..{_core.MAX_MIN_CALLS}",
     "min_distinct_processes": lambda: f"must be 0 or 1 (off), or 2..{_core.MAX_QUORUM}",
+    "reserve_pct": lambda: f"must be 0..{_core.MAX_RESERVE_PCT} (share kept for high priority)",
     "max_open_ms": lambda: "must be at least open (the first cooling period)",
     "slow_rate_pct": lambda: "must be 1..100 when slow_call is set (both, or neither)",
     "slow_call_ms": lambda: "must be set together with slow_rate",

@@ -17,7 +17,7 @@ static const struct cfg_field cfg_fields[] = {
 	CF32(min_calls), CF64(slow_call_ms), CF32(slow_rate_pct), CF64(open_ms),
 	CF64(max_open_ms), CF32(half_open_probes), CF32(success_threshold),
 	CF64(probe_timeout_ms), CF64(max_wait_ms), CF32(max_concurrent),
-	CF32(min_distinct_processes),
+	CF32(min_distinct_processes), CF32(reserve_pct),
 };
 #define N_CFG (sizeof(cfg_fields) / sizeof(cfg_fields[0]))
 

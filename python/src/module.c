@@ -196,6 +196,7 @@ PyMODINIT_FUNC PyInit__core(void)
 	    add_int(m, "MAX_PROBES", BRK_MAX_PROBES) ||
 	    add_int(m, "MAX_CONCURRENT", BRK_MAX_CONCURRENT) ||
 	    add_int(m, "MAX_QUORUM", BRK_MAX_QUORUM) ||
+	    add_int(m, "MAX_RESERVE_PCT", BRK_MAX_RESERVE_PCT) ||
 	    PyModule_AddObject(m, "MAX_DURATION_MS",
 			       PyLong_FromUnsignedLongLong(BRK_MAX_DURATION_MS)) ||
 	    PyModule_AddStringConstant(m, "DEFAULT_SHM", BRK_DEFAULT_SHM)) {
