@@ -2099,8 +2099,10 @@ BRK_API int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm
  * The breaker permit is released with @outcome - except that a
  * rate-limit answer (brk_pace_signal_of() says BRK_PACE_LIMITED: a 429,
  * or a 503/529 with a Retry-After) is released BRK_THROTTLED when the
- * admission had a pace, so the pace slows down and the breaker counts it
- * neither way (docs/design.md "Breaker semantics"). Then the pace gets
+ * admission had a pace (brk_pace_get(); a plain bucket given as pace
+ * gates the job but does not learn, so a 429 stays a rate_limited
+ * failure), so the pace slows down and the breaker counts it neither way
+ * (docs/design.md "Breaker semantics"). Then the pace gets
  * brk_pace_report(taken_at_ns, signal) (BRK_THROTTLED given directly
  * reports BRK_PACE_LIMITED). Thread- and process-safe as those calls.
  * Returns brk_release()'s result (0 counted, -BRK_ESTALE, -EINVAL,

@@ -16,7 +16,8 @@
 /* brk_admission.flags_ */
 #define ADM_GO 1u       /* a GO admission, not yet released */
 #define ADM_PERMIT 2u   /* holds a breaker permit */
-#define ADM_PACE 4u     /* took a pace token */
+#define ADM_PACE 4u     /* took a token of the bucket given as pace */
+#define ADM_PACED 8u    /* ... and that bucket is a pace (it learns) */
 
 /* Bounds the sleep-and-ask-again loops: each round sleeps a positive
  * wait out of max_wait_ms, so this is only a guard against a gate that
@@ -146,8 +147,10 @@ static void sleep_until(struct run *r, uint64_t until_ns)
 	r->slept_ns = r->now > r->start ? r->now - r->start : 0;
 }
 
-/* Step 1: the wait the job faces now, without asking any gate. */
-static uint64_t wait_now(const struct run *r, const char **by)
+/* Step 1: the wait the job faces now, without asking any gate (@bi: the
+ * pace's snapshot, NULL without a pace). */
+static uint64_t wait_now(const struct run *r, const struct brk_bucket_info *bi,
+			 const char **by)
 {
 	uint64_t wait = 0;
 
@@ -173,17 +176,13 @@ static uint64_t wait_now(const struct run *r, const char **by)
 			return wait;
 		}
 	}
-	if (r->q.pace) {
-		struct brk_bucket_info bi;
+	if (bi && bi->configured && bi->tokens < 1.0 && bi->rate_per_s > 0) {
+		double ns = (1.0 - bi->tokens) * 1e9 / bi->rate_per_s;
 
-		if (brk_bucket_info(r->q.pace, &bi) == 0 && bi.configured &&
-		    bi.tokens < 1.0 && bi.rate_per_s > 0) {
-			double ns = (1.0 - bi.tokens) * 1e9 / bi.rate_per_s;
-			wait = ns >= 1e18 ? UINT64_MAX : (uint64_t)ns;
-			if ((double)wait < ns)
-				wait++; /* round up */
-			*by = brk_bucket_name(r->q.pace);
-		}
+		wait = ns >= 1e18 ? UINT64_MAX : (uint64_t)ns;
+		if ((double)wait < ns)
+			wait++; /* round up */
+		*by = brk_bucket_name(r->q.pace);
 	}
 	return wait;
 }
@@ -332,6 +331,8 @@ static int check_req(const struct brk_admit_req *req, struct run *r)
 
 int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
 {
+	struct brk_bucket_info bi;
+	int have_bi = 0;
 	struct run r;
 	const char *by = NULL;
 	uint64_t wait;
@@ -352,8 +353,10 @@ int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
 	r.slept_ns = 0;
 	adm->code = BRK_ADMIT_GO;
 
-	/* 1. EXPIRED */
-	wait = wait_now(&r, &by);
+	/* 1. EXPIRED (the pace's snapshot also says whether it is a pace) */
+	if (r.q.pace && brk_bucket_info(r.q.pace, &bi) == 0)
+		have_bi = 1;
+	wait = wait_now(&r, have_bi ? &bi : NULL, &by);
 	if (past_deadline(&r, wait)) /* also a deadline already gone */
 		return refuse(&r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED, ms_ceil(wait), by);
 	/* 2. breaker */
@@ -367,6 +370,8 @@ int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
 		return rc;
 	/* 5. GO */
 	adm->flags_ |= ADM_GO;
+	if (have_bi && bi.paced)
+		adm->flags_ |= ADM_PACED;
 	adm->wait_ms = r.slept_ns / 1000000u;
 	/* the library's own storage in the admission (rule 3): the pace to
 	 * report to */
@@ -398,8 +403,10 @@ int brk_admit_release(struct brk_admission *adm, int outcome, int reason,
 			 : brk_pace_signal_of(outcome, reason, retry_after_ms);
 	if (adm->flags_ & ADM_PERMIT)
 		rc = brk_release(&adm->permit,
-				 pace && signal == BRK_PACE_LIMITED ? BRK_THROTTLED
-								    : outcome,
+				 (adm->flags_ & ADM_PACED) &&
+						 signal == BRK_PACE_LIMITED
+					 ? BRK_THROTTLED
+					 : outcome,
 				 reason, retry_after_ms);
 	if (pace) {
 		prc = brk_pace_report(pace, adm->taken_at_ns, signal, retry_after_ms);

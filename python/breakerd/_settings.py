@@ -84,9 +84,9 @@ _RULES = {
     "max_concurrent": lambda: f"must be 0 (no bulkhead) ..{_core.MAX_CONCURRENT}",
     "min_calls": lambda: f"must be 0..{_core.MAX_MIN_CALLS}",
     "min_distinct_processes": lambda: f"must be 0 or 1 (off), or 2..{_core.MAX_QUORUM}",
+    "reserve_pct": lambda: f"must be 0..{_core.MAX_RESERVE_PCT} (share kept for high priority)",
     "max_open_ms": lambda: "must be at least open (the first cooling period)",
     "slow_rate_pct": lambda: "must be 1..100 when slow_call is set (both, or neither)",
     "slow_call_ms": lambda: "must be set together with slow_rate",
     "failure_rate_pct": lambda: "must be 1..100, or None (off)",
-    "reserve_pct": lambda: f"must be 0..{_core.MAX_RESERVE_PCT} (percent of max_concurrent)",
 }

@@ -382,13 +382,15 @@ static void paced_429_is_throttled_unpaced_opens(void **state)
 	struct brk_info i;
 	struct brk_bucket_info bi;
 	brk_bucket *k = pace(u, "api", 1000.0, 2, 0);
-	brk_breaker *b, *b2;
+	brk_bucket *plain;
+	brk_breaker *b, *b2, *b3;
 	int n;
 
 	ut_cfg(&c);
 	c.failure_threshold = 5;
 	b = ut_breaker(u, "paced", &c);
 	b2 = ut_breaker(u, "unpaced", &c);
+	b3 = ut_breaker(u, "plainly", &c);
 	req_init(&q, b, k, NULL);
 	for (n = 0; n < 5; n++) {
 		ut_rc(0, brk_admit(&q, &a));
@@ -404,6 +406,15 @@ static void paced_429_is_throttled_unpaced_opens(void **state)
 	assert_int_equal(bi.limited, 5);
 	assert_true(bi.cuts >= 1);
 	assert_true(bi.learned_per_s < 1000.0);
+
+	/* a plain bucket gates but does not learn: a 429 stays a failure */
+	ut_rc(0, brk_bucket_get(u->seg, "plain", 1000.0, 10, &plain));
+	req_init(&q, b3, plain, NULL);
+	ut_rc(0, brk_admit(&q, &a));
+	ut_rc(0, brk_admit_release(&a, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 0));
+	ut_info(b3, &i);
+	assert_int_equal(i.counters.throttled, 0);
+	assert_int_equal(i.counters.failures_by_reason[BRK_REASON_RATE_LIMITED], 1);
 
 	req_init(&q, b2, NULL, NULL);
 	for (n = 0; n < 5; n++) {
