@@ -636,7 +636,10 @@ BRK_API const char *brk_cause_name(int cause);
  * whatever the other slots hold (a free slot does not let a hung probe
  * linger). With max_concurrent set, a permit is claimed only while fewer
  * than max_concurrent are out, counting permits out across resets,
- * transitions and a lowered max_concurrent.
+ * transitions and a lowered max_concurrent. brk_acquire() is normal
+ * priority: with reserve_pct set it is refused -BRK_EFULL once
+ * max_concurrent - floor(max_concurrent * reserve_pct / 100) permits are
+ * out (the rest is for brk_admit() with BRK_PRIORITY_HIGH).
  *
  * The fast path (closed, no bulkhead) reads the clock (vDSO) and two
  * words and adds one counter: no syscall, no lock, no allocation.

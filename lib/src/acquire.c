@@ -118,8 +118,9 @@ static uint64_t start_time(const brk_breaker *b, uint64_t *now)
 		       ? brk__lazy_now(b->seg, now) : *now;
 }
 
-static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
-		 struct brk_refusal *why, int prio)
+static inline __attribute__((always_inline)) int /* see acquire_once() */
+admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
+      struct brk_refusal *why, int prio)
 {
 	int rc = take_permit(b, p, prio);
 
@@ -250,9 +251,11 @@ static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
 	return 0;
 }
 
-/* The state machine's answer for a call (@now read lazily). */
-static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
-			 struct brk_refusal *why, int prio)
+/* The state machine's answer for a call (@now read lazily). Inlined into
+ * both entry points, as acquire_once() below. */
+static inline __attribute__((always_inline)) int
+acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
+	      struct brk_refusal *why, int prio)
 {
 	struct brk__record *r = brk__brec(b);
 	uint64_t w, left, rel;
@@ -313,8 +316,12 @@ static int effective_mode(const brk_breaker *b)
 	return m > BRK_MODE_METRICS_ONLY ? BRK_MODE_FORCED_OPEN : (int)m;
 }
 
-static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
-			int prio);
+/* Inlined into each entry point (as it was into brk_acquire() alone),
+ * with acquire_state() and admit(): out-of-line copies shared by the two
+ * callers cost brk_acquire()+brk_release() 24 instructions
+ * (bench/callgrind.sh: 364; inlined 342, 340 before the priority). */
+static inline __attribute__((always_inline)) int
+acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio);
 
 /* Every call first checks that the handle's record is still the one it
  * resolved (one load, brk__fresh()); a claim that finds the record being
@@ -359,8 +366,8 @@ int brk__acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
 					       : BRK_PRIORITY_NORMAL);
 }
 
-static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
-			int prio)
+static inline __attribute__((always_inline)) int
+acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 {
 	uint64_t now = 0;
 	int mode, rc;
