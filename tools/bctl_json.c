@@ -78,6 +78,7 @@ static json_t *json_counters(const struct brk_counters *c)
 	set(o, "healthy_errors", ju(c->healthy_errors));
 	set(o, "ignored", ju(c->ignored));
 	set(o, "cancelled", ju(c->cancelled));
+	set(o, "throttled", ju(c->throttled));
 	set(o, "probes", ju(c->probes));
 	set(o, "reclaimed", ju(c->reclaimed));
 	set(o, "transitions", ju(c->transitions));

@@ -85,6 +85,7 @@ static void print_counters(FILE *f, const struct brk_counters *c)
 	bctl_kv(f, 2, "healthy_errors", "%" PRIu64, c->healthy_errors);
 	bctl_kv(f, 2, "ignored", "%" PRIu64, c->ignored);
 	bctl_kv(f, 2, "cancelled", "%" PRIu64, c->cancelled);
+	bctl_kv(f, 2, "throttled", "%" PRIu64, c->throttled);
 	bctl_kv(f, 2, "probes", "%" PRIu64, c->probes);
 	bctl_kv(f, 2, "reclaimed", "%" PRIu64, c->reclaimed);
 	bctl_kv(f, 2, "transitions", "%" PRIu64, c->transitions);

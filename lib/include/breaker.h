@@ -639,8 +639,23 @@ enum brk_outcome {
 	                             missing item): counts as success */
 	BRK_REJECTED_REQUEST = 4, /* our fault (auth, invalid request):
 	                             counts neither way */
-	BRK_CANCELLED = 5         /* we gave up locally: frees the lease,
+	BRK_CANCELLED = 5,        /* we gave up locally: frees the lease,
 	                             no verdict */
+	BRK_THROTTLED = 6         /* the upstream answered with a rate limit
+	                             (429) and a pace takes the signal
+	                             (brk_pace_report()): frees the lease,
+	                             counts neither way for any trip rule
+	                             (consecutive failures, failure-rate and
+	                             slow-call windows, half-open probes: a
+	                             probe released THROTTLED is freed with
+	                             no verdict). A Retry-After up to
+	                             max_wait_ms sets no shared cool-until
+	                             (the pace's cut replaces it); one above
+	                             max_wait_ms still opens. Counted in
+	                             brk_counters.throttled. Without a pace,
+	                             report a 429 as BRK_FAILURE with
+	                             BRK_REASON_RATE_LIMITED (docs/design.md
+	                             "Breaker semantics") */
 };
 
 enum brk_reason {
@@ -664,8 +679,10 @@ enum brk_reason {
  *           BRK_REASON_OTHER); ignored otherwise.
  * @retry_after_ms: a Retry-After the upstream sent, in ms; <= 0: none.
  *           Up to max_wait_ms it sets the shared cool-until deadline
- *           (every process is told to wait); above it the breaker opens
- *           for that long instead. Values are clamped to
+ *           (every process is told to wait) - except with BRK_THROTTLED,
+ *           where a pace's cut does the slowing down and no cool-until is
+ *           set; above max_wait_ms the breaker opens for that long
+ *           instead (any outcome, BRK_THROTTLED included). Values are clamped to
  *           BRK_MAX_DURATION_MS, never overflowed. A Retry-After is a
  *           fact about the upstream and is applied even from a stale
  *           permit, but only as a cool-until.
@@ -823,6 +840,8 @@ struct brk_counters {
 	/* indexed by enum brk_reason (< BRK_REASON_COUNT); the array has
 	 * room for BRK_REASON_SLOTS so that a new reason moves nothing */
 	uint64_t failures_by_reason[BRK_REASON_SLOTS];
+	/* since issue 11 (inside counters_room_): BRK_THROTTLED releases */
+	uint64_t throttled;
 };
 
 struct brk_lease_info {

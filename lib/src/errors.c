@@ -85,8 +85,9 @@ const char *brk_outcome_name(int outcome)
 		[BRK_HEALTHY_ERROR] = "healthy_error",
 		[BRK_REJECTED_REQUEST] = "rejected_request",
 		[BRK_CANCELLED] = "cancelled",
+		[BRK_THROTTLED] = "throttled",
 	};
-	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED)
 		return "unknown";
 	return n[outcome];
 }

@@ -27,6 +27,9 @@ static void read_counters(const struct brk__record *r, struct brk_counters *c)
 	for (i = 0; i < BRK_REASON_COUNT; i++)
 		c->failures_by_reason[i] =
 			uatomic_read(&r->ctr[BRK__CTR_FAIL_REASON0 + i]);
+	/* reason NONE's slot holds the throttled count (layout.h) */
+	c->failures_by_reason[BRK_REASON_NONE] = 0;
+	c->throttled = uatomic_read(&r->ctr[BRK__CTR_THROTTLED]);
 }
 
 static void read_leases(const struct brk__slots *slots, uint32_t tag,

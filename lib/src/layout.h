@@ -390,6 +390,10 @@ enum brk__ctr {
 	BRK__CTR_TRANSITIONS,
 	BRK__CTR_STALE,
 	BRK__CTR_FAIL_REASON0, /* + enum brk_reason */
+	/* BRK_THROTTLED releases: the slot of reason NONE, which no failure
+	 * uses (a failure with reason NONE counts as OTHER). A word no live
+	 * record wrote, so layout 3 keeps its shape. */
+	BRK__CTR_THROTTLED = BRK__CTR_FAIL_REASON0 + 0,
 	BRK__CTR_COUNT = BRK__CTR_FAIL_REASON0 + 7
 };
 

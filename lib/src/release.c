@@ -109,9 +109,15 @@ static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
 	}
 }
 
-/* Retry-After: up to max_wait_ms a shared cool-until; above it, open for
+/* BRK_THROTTLED is counted in the slot reason NONE would have used. */
+_Static_assert(BRK__CTR_THROTTLED == BRK__CTR_FAIL_REASON0 + BRK_REASON_NONE,
+	       "throttled aliases the unused reason-NONE failure counter");
+
+/* Retry-After: up to max_wait_ms a shared cool-until (not for
+ * BRK_THROTTLED: the pace's cut replaces the cooling); above it, open for
  * that long (only from a counted result: a stale one cannot re-open). */
-static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
+static void retry_after(brk_breaker *b, int64_t ra, int counted, int outcome,
+			uint64_t now)
 {
 	struct brk__record *r = brk__brec(b);
 	uint64_t ms = (uint64_t)ra, w, until;
@@ -120,6 +126,8 @@ static void retry_after(brk_breaker *b, int64_t ra, int counted, uint64_t now)
 	if (ms > BRK_MAX_DURATION_MS)
 		ms = BRK_MAX_DURATION_MS;
 	if (ms <= brk__cfg_ms(r, BRK__CFG_MAX_WAIT_MS)) {
+		if (outcome == BRK_THROTTLED)
+			return;
 		raise_cool_until(b, brk__sat_add(now, brk__ms_to_ns(ms)), now, ms);
 		return;
 	}
@@ -161,6 +169,9 @@ static void count_outcome(struct brk__record *r, int outcome, int reason)
 		break;
 	case BRK_REJECTED_REQUEST:
 		brk__count(r, BRK__CTR_IGNORED);
+		break;
+	case BRK_THROTTLED:
+		brk__count(r, BRK__CTR_THROTTLED);
 		break;
 	default:
 		brk__count(r, BRK__CTR_CANCELLED);
@@ -296,7 +307,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	    brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_), p->permit_))
 		stale = 1;
 	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
-	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED ||
+	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT) {
 		drop_probe(b, p, 0);
 		return -EINVAL;
@@ -318,7 +329,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (stale || BRK__ST_GEN(w) != p->changes_) {
 		drop_probe(b, p, judging);
 		if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
-			retry_after(b, retry_after_ms, 0, lazy_now(b, &now));
+			retry_after(b, retry_after_ms, 0, outcome, lazy_now(b, &now));
 		brk__count(r, BRK__CTR_STALE);
 		return -BRK_ESTALE;
 	}
@@ -327,6 +338,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	drop_probe(b, p, judging); /* fails harmlessly if taken meanwhile */
 	BRK__KILLPOINT(BRK__KP_REL_FREED);
 	if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
-		retry_after(b, retry_after_ms, rc == 0, lazy_now(b, &now));
+		retry_after(b, retry_after_ms, rc == 0, outcome,
+			    lazy_now(b, &now));
 	return rc;
 }

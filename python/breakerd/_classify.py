@@ -11,6 +11,7 @@ OUTCOMES = {
     "healthy_error": _core.HEALTHY_ERROR,
     "rejected_request": _core.REJECTED_REQUEST,
     "cancelled": _core.CANCELLED,
+    "throttled": _core.THROTTLED,
 }
 _OUTCOME_NAMES = {v: k for k, v in OUTCOMES.items()}
 REASONS = {

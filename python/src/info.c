@@ -65,6 +65,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	    PUTU(x, "successes", c->successes) || PUTU(x, "failures", c->failures) ||
 	    PUTU(x, "healthy_errors", c->healthy_errors) ||
 	    PUTU(x, "ignored", c->ignored) || PUTU(x, "cancelled", c->cancelled) ||
+	    PUTU(x, "throttled", c->throttled) ||
 	    PUTU(x, "probes", c->probes) || PUTU(x, "reclaimed", c->reclaimed) ||
 	    PUTU(x, "transitions", c->transitions) || PUTU(x, "stale", c->stale))
 		goto fail;

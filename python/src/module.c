@@ -177,6 +177,7 @@ PyMODINIT_FUNC PyInit__core(void)
 	    add_int(m, "HEALTHY_ERROR", BRK_HEALTHY_ERROR) ||
 	    add_int(m, "REJECTED_REQUEST", BRK_REJECTED_REQUEST) ||
 	    add_int(m, "CANCELLED", BRK_CANCELLED) ||
+	    add_int(m, "THROTTLED", BRK_THROTTLED) ||
 	    add_int(m, "REASON_NONE", BRK_REASON_NONE) ||
 	    add_int(m, "REASON_TIMEOUT", BRK_REASON_TIMEOUT) ||
 	    add_int(m, "REASON_CONNECT", BRK_REASON_CONNECT) ||

@@ -90,7 +90,7 @@ static PyObject *permit_release(PermitObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "iiL:_release", &outcome, &reason, &ra))
 		return NULL;
-	if (outcome < BRK_SUCCESS || outcome > BRK_CANCELLED)
+	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED)
 		return PyErr_Format(PyExc_ValueError, "outcome %d is unknown", outcome);
 	if (reason < 0 || reason >= BRK_REASON_COUNT)
 		return PyErr_Format(PyExc_ValueError, "reason %d is unknown", reason);

@@ -29,7 +29,7 @@ static void unknown_outcome_frees_probe(void **state)
 	struct brk_info i, before;
 	brk_permit p;
 	brk_breaker *b;
-	const int bad[] = { 99, 0, -1, 6, 1000000 };
+	const int bad[] = { 99, 0, -1, 7, 1000000 };
 
 	ut_cfg(&c);
 	b = half_open_breaker(u, "svc", &c);
