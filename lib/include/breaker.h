@@ -866,6 +866,24 @@ struct brk_bucket_info {
 	uint64_t tokens_taken;  /* sum of n over the allowed calls */
 	int configured;         /* 0: its creator died before storing the
 	                           settings (the next _get() stores them) */
+	/* since BRK_BUCKET_INFO_SIZE_VER1: paced buckets ("Pacing (learned
+	 * rate)"); 0 for a plain bucket. For a paced bucket rate_per_s and
+	 * interval_ns are the learned rate now, tokens and full_in_ns are
+	 * at that rate. */
+	int paced;              /* 1: a pace (brk_pace_get()) */
+	double ceiling_per_s;   /* the learned rate never exceeds it */
+	double floor_per_s;     /* ... nor falls below it */
+	double learned_per_s;   /* the rate now (= rate_per_s) */
+	double w_max_per_s;     /* the rate the last cut started from; 0: never cut */
+	uint32_t reserve_pct;   /* share only high priority may use */
+	uint64_t last_cut_age_ms; /* ms since the last cut; UINT64_MAX: never */
+	uint64_t cuts;          /* reports that cut the rate */
+	uint64_t limited;       /* BRK_PACE_LIMITED reports */
+	uint64_t ok;            /* BRK_PACE_OK reports */
+	uint64_t high_taken;    /* high-priority takes granted */
+	uint64_t last_denied_age_ms; /* ms since a take was last refused;
+	                                UINT64_MAX: never */
+	double accepted_per_s;  /* OK reports in the last second (sliding) */
 };
 
 /*
@@ -1193,8 +1211,10 @@ enum brk_event_reason {
 	BRK_EV_FAILURE_RATE = 11,
 	BRK_EV_SLOW_RATE = 12,   /* slow-call rate reached: -> open */
 	BRK_EV_FORCED = 13,      /* brk_set_mode(); value = enum brk_mode */
-	BRK_EV_RETIRED = 14      /* brk_retire() / the idle sweep retired the
+	BRK_EV_RETIRED = 14,     /* brk_retire() / the idle sweep retired the
 	                            record; value = the idle ms asked (0: now) */
+	BRK_EV_PACE_CUT = 15     /* brk_pace_report() cut a pace's rate;
+	                            value = the new rate in milli tokens/s */
 };
 
 struct brk_event {
@@ -1395,6 +1415,7 @@ BRK_API int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns);
 BRK_API uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns);
 
 #define BRK_BUCKET_INFO_SIZE_VER0 136u /* sizeof in BREAKER_0 */
+#define BRK_BUCKET_INFO_SIZE_VER1 232u /* + the pace fields (paced .. accepted_per_s) */
 
 /**
  * brk_bucket_info - a snapshot: settings, tokens available now, counters.
@@ -1410,6 +1431,183 @@ BRK_API int (brk_bucket_info)(brk_bucket *k, struct brk_bucket_info *out);
 
 /** brk_bucket_name - the bucket's name; owned by the handle. */
 BRK_API const char *brk_bucket_name(const brk_bucket *k);
+
+/* ---------------------------------------------------------------------- */
+/* Pacing (learned rate)                                                    */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A pace is a GCRA bucket (kind BRK_KIND_BUCKET, a brk_bucket handle) in
+ * "paced" mode: its rate is not set but learned, host-wide and lock-free,
+ * from what the upstream answers. Every process on the host shares it.
+ *
+ * Rate: a new pace runs at its ceiling (no limit until the first
+ * throttle, like the AWS SDKs' adaptive retry mode). A rate-limit answer
+ * (brk_pace_report(BRK_PACE_LIMITED)) to a request taken at the current
+ * rate cuts it: with w_max = min(rate now, accepted rate of the last
+ * second), t = seconds since that cut,
+ *   rate(t) = clamp(w_max * (1 + C * (t - K)^3), floor, ceiling),
+ *   K = cbrt((1 - beta) / C),  beta = BRK_PACE_BETA,  C = BRK_PACE_CUBIC_C
+ * which is RFC 8312 (CUBIC) section 4.1's W_cubic normalised by W_max:
+ * beta * w_max right after the cut, back at w_max after K s, then probing
+ * above it, the same (relative) recovery time at every rate. Source also:
+ * the AWS SDKs' adaptive retry mode (ClientRateLimiter; beta 0.7, the same
+ * curve with C = 0.4 in absolute units). Growth is clocked by the time
+ * since the cut, so an idle pace drifts back to its ceiling.
+ *
+ * One cut per round trip: an answer to a request taken before the last
+ * cut is ignored (it was sent at the old rate), as TCP reduces once per
+ * window: 8 workers' 429s in flight together cut once.
+ *
+ * Priorities: with reserve_pct > 0, normal-priority takes also pass a
+ * second GCRA at (1 - reserve) * rate, so normal work never takes more
+ * than that share and high-priority work always has the rest.
+ * There is no reservation of future tokens: a refused take writes nothing
+ * but counters; the caller sleeps to brk_bucket_wake_ns() and takes again
+ * (a queue of reservations would stay spaced at the old rate after a cut).
+ * A pace is fully usable through the plain bucket calls too:
+ * brk_bucket_take() on a pace takes at the learned rate, as normal
+ * priority; brk_bucket_update()/configure() on a pace change its ceiling
+ * and burst (the learned state is kept).
+ */
+#define BRK_PACE_BETA 0.7             /* multiplicative decrease */
+#define BRK_PACE_CUBIC_C 0.1          /* CUBIC scaling (per s^3, relative) */
+#define BRK_PACE_DEFAULT_BURST 2u     /* tokens of tolerance at the rate */
+#define BRK_PACE_DEFAULT_RESERVE_PCT 0u
+#define BRK_PACE_DEFAULT_FLOOR_DIV 100.0 /* floor = ceiling / this */
+#define BRK_PACE_MAX_RESERVE_PCT 90u
+
+struct brk_pace_config {
+	uint32_t size;          /* set by brk_pace_config_init() */
+	double ceiling_per_s;   /* required: BRK_BUCKET_MIN_RATE ..
+	                           BRK_BUCKET_MAX_RATE tokens/s; 0: unset */
+	double floor_per_s;     /* 0: ceiling / BRK_PACE_DEFAULT_FLOOR_DIV (at
+	                           least BRK_BUCKET_MIN_RATE); <= ceiling */
+	uint32_t burst;         /* 0: BRK_PACE_DEFAULT_BURST; 1 ..
+	                           BRK_BUCKET_MAX_BURST */
+	uint32_t reserve_pct;   /* 0 .. BRK_PACE_MAX_RESERVE_PCT */
+};
+
+#define BRK_PACE_CONFIG_SIZE_VER0 32u
+
+/**
+ * brk_pace_config_init - fill @c with the defaults (ceiling unset: the
+ * caller must set it) and its size. A macro over brk_pace_config_init_sz(c,
+ * sizeof(*(c))) (see "Growing structs"). Pure, thread-safe.
+ * Returns 0, or -EINVAL (NULL, size below BRK_PACE_CONFIG_SIZE_VER0).
+ */
+BRK_API int brk_pace_config_init_sz(struct brk_pace_config *c, size_t size);
+#define brk_pace_config_init(c) brk_pace_config_init_sz((c), sizeof(*(c)))
+
+/**
+ * brk_pace_get - get or create the pace @name.
+ * @seg:  an attached, writable segment (for an existing pace a read-only
+ *        one is enough).
+ * @name: see brk_name_validate(); one namespace with breakers and buckets.
+ * @c:    settings, used only if this call creates the pace (an existing
+ *        pace keeps its settings and learned state; see brk_pace_update()).
+ *        Read, not kept: the caller owns it.
+ * @out:  receives a handle owned by @seg (valid until brk_detach()); it is
+ *        a brk_bucket and works with every brk_bucket_*() call.
+ *
+ * A new pace runs at its ceiling, never cut. Concurrent get-or-create from
+ * many processes yields one record whose settings are one creator's.
+ * Thread- and process-safe.
+ * Returns 0, or -EINVAL (NULL, a setting out of range, floor > ceiling),
+ * -EINVAL/-ENAMETOOLONG (name), -EROFS (absent, read-only attach),
+ * -ENOSPC, -EMEDIUMTYPE (the name is a breaker, a budget or a plain,
+ * unpaced bucket), -BRK_ECORRUPT, -BRK_ECONTENDED, -ENOMEM.
+ */
+BRK_API int brk_pace_get(brk_segment *seg, const char *name,
+			 const struct brk_pace_config *c, brk_bucket **out);
+
+/* Settings of a pace, for brk_pace_update(). */
+enum brk_pace_field {
+	BRK_PACE_F_CEILING = 1u << 0,
+	BRK_PACE_F_FLOOR = 1u << 1,
+	BRK_PACE_F_BURST = 1u << 2,
+	BRK_PACE_F_RESERVE = 1u << 3
+};
+
+/**
+ * brk_pace_update - change only the settings named in @fields (an OR of
+ * enum brk_pace_field; 0: nothing to do) of an existing pace; the others
+ * keep their stored values. The learned state (last cut) is kept: the
+ * rate is clamped to the new floor and ceiling from the next take on. A
+ * given 0 floor means the default (ceiling / 100). Ceiling and burst share
+ * one word and floor and reserve another, each changed by one CAS; a take
+ * running concurrently may be judged by the old or new settings. After a
+ * ceiling change the TAT is rescaled as in brk_bucket_configure().
+ * Thread- and process-safe.
+ * Returns 0, -EINVAL (a given value out of range, the result's floor above
+ * its ceiling, unknown bits, NULL), -EMEDIUMTYPE (a plain bucket), -EROFS,
+ * -BRK_ECORRUPT (stored words corrupt), -BRK_ECONTENDED (call again).
+ */
+BRK_API int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c,
+			    unsigned fields);
+
+enum brk_priority { BRK_PRIORITY_NORMAL = 0, BRK_PRIORITY_HIGH = 1 };
+
+/**
+ * brk_pace_take - take one token at the learned rate.
+ * @k:             a pace (or a plain bucket: then as brk_bucket_take(k, 1),
+ *                 priority ignored).
+ * @priority:      enum brk_priority.
+ * @taken_at_ns:   optional; on 0 receives the take's time (segment clock,
+ *                 ns, as brk_now_ns()): pass it to brk_pace_report().
+ * @not_before_ns: optional; on -BRK_ENOTOKENS the earliest time (segment
+ *                 clock, ns) a retry can succeed at the current rate;
+ *                 sleep to brk_bucket_wake_ns(k, it) and take again.
+ *
+ * Reads the clock and the settings, pace and cut words; r = rate(now),
+ * T = 1e9 / r ns, tau = T * burst; one GCRA CAS on the shared TAT
+ * (high priority), preceded for normal priority with reserve_pct > 0 by
+ * one on the normal TAT at T / (1 - reserve) (given back, by CAS, if the
+ * shared one refuses). A refusal writes only the denied counter and the
+ * last-refusal time. No syscall with the default clock, no lock, no
+ * allocation; bounded CAS loops. Thread- and process-safe; another process
+ * sees the TAT move by one CAS.
+ * Returns 0 (taken), -BRK_ENOTOKENS (refused), -BRK_ECONTENDED (nothing
+ * taken), -EINVAL (NULL, bad priority), -EROFS, -EAGAIN (settings never
+ * stored), -BRK_ECORRUPT (a word out of range).
+ */
+BRK_API int brk_pace_take(brk_bucket *k, int priority, uint64_t *taken_at_ns,
+			  uint64_t *not_before_ns);
+
+enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 3 };
+
+/**
+ * brk_pace_report - tell the pace how a request taken at @taken_at_ns
+ * (brk_pace_take()'s) was answered.
+ * @signal:         enum brk_pace_signal (brk_pace_signal_of() maps an
+ *                  outcome to it).
+ * @retry_after_ms: the answer's Retry-After in ms, <= 0: none. Validated
+ *                  only: a pace does not wait it out (its cut replaces
+ *                  the cooling; the caller may still sleep it itself).
+ *
+ * BRK_PACE_LIMITED: counted; cuts the rate iff @taken_at_ns is at or
+ * after the last cut (ms resolution): w_max = min(rate now, accepted
+ * rate) (the accepted rate only when at least one success was reported in
+ * the last second), stored with the time by one CAS (a loser re-reads and
+ * sees the newer cut); event BRK_EV_PACE_CUT with the new rate.
+ * BRK_PACE_OK: counted, and into the accepted-rate estimate (OK reports in
+ * a sliding second). BRK_PACE_IGNORE: nothing. Thread- and process-safe;
+ * the cut is visible to every process's next take.
+ * Returns 0, 1 (this report cut the rate), -EINVAL (NULL, bad signal),
+ * -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED (the cut was not stored). A plain
+ * bucket: 0, nothing written.
+ */
+BRK_API int brk_pace_report(brk_bucket *k, uint64_t taken_at_ns, int signal,
+			    int64_t retry_after_ms);
+
+/**
+ * brk_pace_signal_of - the signal of a call's outcome: BRK_FAILURE with
+ * BRK_REASON_RATE_LIMITED (429), or BRK_REASON_OVERLOADED (503/529) with
+ * a Retry-After (> 0), -> BRK_PACE_LIMITED; BRK_SUCCESS and
+ * BRK_HEALTHY_ERROR -> BRK_PACE_OK; anything else (other failures,
+ * rejected, cancelled, unknown values) -> BRK_PACE_IGNORE. Pure.
+ */
+BRK_API int brk_pace_signal_of(int outcome, int reason, int64_t retry_after_ms);
 
 /* ---------------------------------------------------------------------- */
 /* Retry budgets                                                            */

@@ -33,8 +33,12 @@ _Static_assert(offsetof(struct brk_segment_info, arena_bytes) == BRK_SEGMENT_INF
 	       "brk_segment_info grew at the end");
 _Static_assert(offsetof(struct brk_info, record_bytes) == BRK_INFO_SIZE_VER0,
 	       "brk_info grew at the end");
-_Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER0,
+_Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER1,
 	       "brk_bucket_info");
+_Static_assert(offsetof(struct brk_bucket_info, ceiling_per_s) == BRK_BUCKET_INFO_SIZE_VER0,
+	       "brk_bucket_info grew at the end (paced sits in VER0's tail padding)");
+_Static_assert(sizeof(struct brk_pace_config) == BRK_PACE_CONFIG_SIZE_VER0,
+	       "brk_pace_config");
 _Static_assert(sizeof(struct brk_budget_info) == BRK_BUDGET_INFO_SIZE_VER0,
 	       "brk_budget_info");
 _Static_assert(sizeof(struct brk_event) == BRK_EVENT_SIZE_VER0, "brk_event");

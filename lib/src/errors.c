@@ -177,8 +177,9 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_SLOW_RATE] = "slow_rate",
 		[BRK_EV_FORCED] = "forced",
 		[BRK_EV_RETIRED] = "retired",
+		[BRK_EV_PACE_CUT] = "pace_cut",
 	};
-	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_RETIRED)
+	if (reason < BRK_EV_THRESHOLD || reason > BRK_EV_PACE_CUT)
 		return "unknown";
 	return n[reason];
 }

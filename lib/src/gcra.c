@@ -24,108 +24,6 @@
 #include "fresh.h"
 #include "limits.h"
 
-/* Largest interval accepted: 1e9 / BRK_BUCKET_MIN_RATE, rounded. */
-#define BRK__T_LIMIT 10000000000000ULL /* 1e13 ns */
-_Static_assert(BRK__T_LIMIT <= BRK__BKC_T_MAX, "T limit fits the field");
-_Static_assert(BRK__T_LIMIT <= UINT64_MAX / (BRK_BUCKET_MAX_BURST + 1ULL),
-	       "tau = T * burst never overflows");
-
-uint64_t brk__interval_ns(double rate_per_s)
-{
-	double t;
-
-	if (!isfinite(rate_per_s) || !(rate_per_s >= BRK_BUCKET_MIN_RATE) ||
-	    !(rate_per_s <= BRK_BUCKET_MAX_RATE))
-		return 0;
-	t = 1e9 / rate_per_s + 0.5; /* 1.5 .. 1e13 + 0.5 */
-	if (!(t >= 1.0) || t > 2.0 * (double)BRK__T_LIMIT ||
-	    (uint64_t)t > BRK__T_LIMIT)
-		return 0;
-	return (uint64_t)t;
-}
-
-int brk__gcra_take(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
-		   uint32_t n, uint64_t *now_out, uint64_t *not_before)
-{
-	uint64_t need = (uint64_t)n * t; /* <= tau, checked by the caller */
-	uint64_t now = 0;
-	int i;
-
-	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t old, base, nw;
-
-		/* TAT first, then the clock: a process descheduled between the
-		 * two reads then only fails its CAS (and retries with a fresh
-		 * clock) instead of seeing TAT - now > tau and refusing */
-		old = uatomic_read(tat);
-		now = brk__now(s);
-		base = old > now ? old : now;
-		if (base > UINT64_MAX - need) {
-			/* the clock's range is exhausted: never */
-			*now_out = now;
-			*not_before = UINT64_MAX;
-			return -BRK_ENOTOKENS;
-		}
-		nw = base + need;
-		if (nw - now > tau) {
-			/* earliest t with max(old, t) + need - t <= tau */
-			*now_out = now;
-			*not_before = nw - tau;
-			return -BRK_ENOTOKENS;
-		}
-		if (uatomic_cmpxchg(tat, old, nw) == old) {
-			*now_out = now;
-			*not_before = now;
-			return 0;
-		}
-		caa_cpu_relax();
-	}
-	*now_out = now;
-	*not_before = now;
-	return -BRK_ECONTENDED;
-}
-
-int brk__gcra_rescale(brk_segment *s, uint64_t *tat, uint64_t t_old,
-		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new)
-{
-	int i;
-
-	if (t_old == 0)
-		t_old = t_new;
-	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t now = brk__now(s), old = uatomic_read(tat), d, nw;
-		unsigned __int128 q;
-
-		if (old <= now)
-			return 0; /* full: nothing owed, nothing to scale */
-		d = old - now;
-		if (d > tau_old)
-			d = tau_old; /* owes more than a bucket: heal */
-		/* the tokens owed stay owed; round up (never grants more) */
-		q = ((unsigned __int128)d * t_new + (t_old - 1)) / t_old;
-		d = q > tau_new ? tau_new : (uint64_t)q;
-		nw = brk__sat_add(now, d);
-		if (nw == old || uatomic_cmpxchg(tat, old, nw) == old)
-			return 0;
-		caa_cpu_relax();
-	}
-	return -BRK_ECONTENDED;
-}
-
-double brk__gcra_tokens(uint64_t tat, uint64_t now, uint64_t t, uint64_t tau,
-			uint64_t *full_in_ns)
-{
-	uint64_t d = tat > now ? tat - now : 0;
-
-	if (full_in_ns)
-		*full_in_ns = d;
-	if (t == 0 || d >= tau)
-		return 0.0;
-	/* whole tokens in integers, then the fraction: (tau - d) / t as two
-	 * doubles rounds above tau / t once T * burst passes 2^53 */
-	return (double)((tau - d) / t) + (double)((tau - d) % t) / (double)t;
-}
-
 /* ---- buckets ---------------------------------------------------------- */
 
 static int bucket_cfg_make(double rate_per_s, uint32_t burst, uint64_t *w)
@@ -256,33 +154,15 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 int brk_bucket_take(brk_bucket *k, uint32_t n, uint64_t *not_before_ns)
 {
 	brk_breaker *b = brk__bk_h(k);
-	struct brk__record *r;
-	uint64_t t, now, nb;
-	uint32_t burst;
-	int rc;
 
 	if (!k || n == 0)
 		return -EINVAL;
 	if (b->seg->readonly)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
-	r = brk__brec(b);
-	rc = bucket_cfg_parse(uatomic_read(&brk__xw(r)[BRK__BK_CFG]), &t, &burst);
-	if (rc)
-		return rc;
-	if (n > burst)
-		return -EINVAL;
-	rc = brk__gcra_take(b->seg, &brk__xw(r)[BRK__BK_TAT], t, t * burst, n,
-			    &now, &nb);
-	if (rc == 0) {
-		uatomic_inc(&brk__xw(r)[BRK__BK_TAKEN]);
-		(void)uatomic_add_return(&brk__xw(r)[BRK__BK_TOKENS], (uint64_t)n);
-	} else {
-		uatomic_inc(&brk__xw(r)[BRK__BK_DENIED]);
-	}
-	if (not_before_ns)
-		*not_before_ns = nb;
-	return rc;
+	/* one take path for plain and paced buckets (a pace: the learned
+	 * rate, normal priority) */
+	return brk__pace_take(b, BRK_PRIORITY_NORMAL, n, NULL, not_before_ns);
 }
 
 uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns)
@@ -295,6 +175,9 @@ uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns)
 		return not_before_ns;
 	if (!k || bucket_cfg_parse(uatomic_read(&brk__xw(brk__brec(b))[BRK__BK_CFG]),
 				   &t, &burst) != 0)
+		return not_before_ns;
+	t = brk__pace_t_now(b->seg, brk__brec(b)); /* a pace: the learned T */
+	if (t == 0)
 		return not_before_ns;
 	j = (uint64_t)(((unsigned __int128)brk__random(b->seg) * t) >> 64);
 	return brk__sat_add(not_before_ns, j);
@@ -324,7 +207,7 @@ int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
 	tat = uatomic_read(&brk__xw(r)[BRK__BK_TAT]);
 	now = brk__now(s);
 	out->tokens = brk__gcra_tokens(tat, now, t, t * burst, &out->full_in_ns);
-	return 0;
+	return brk__pace_fill(s, r, out);
 }
 
 int brk__bucket_info(brk_bucket *k, struct brk_bucket_info *out)

@@ -628,7 +628,17 @@ enum brk__bucket_ext {
 	BRK__BK_TAKEN = BRK__XW_UNIT(3),
 	BRK__BK_DENIED,
 	BRK__BK_TOKENS,
-	BRK__BK_END
+	BRK__BK_END,
+	/* paced buckets only (pace.c; 0 in plain buckets and old records) */
+	BRK__BK_PACE = BRK__BK_CFG + 1,    /* PACED:1 | reserve_pct:7 | floor T:44 */
+	BRK__BK_CUT = BRK__BK_CFG + 2,     /* cut_ms:40 | w_max float24:24 */
+	BRK__BK_TAT_NORMAL = BRK__BK_TAT + 1, /* normal-priority GCRA */
+	BRK__BK_CUTS = BRK__BK_TAT + 2,    /* reports that cut the rate */
+	BRK__BK_LIMITED = BRK__BK_TAT + 3, /* BRK_PACE_LIMITED reports */
+	BRK__BK_OK = BRK__BK_TAT + 4,      /* BRK_PACE_OK reports */
+	BRK__BK_EST = BRK__BK_TAT + 5,     /* slot_s:32 | cur:16 | prev:16 */
+	BRK__BK_HIGH = BRK__BK_END + 2,    /* high-priority takes */
+	BRK__BK_LAST_DENIED_MS = BRK__BK_END + 3 /* ms + 1 of the last refusal */
 };
 
 enum brk__budget_ext {
@@ -681,6 +691,33 @@ _Static_assert(offsetof(struct brk__record, reserved) ==
 	(((uint64_t)(t) << BRK__BKC_BURST_BITS) | \
 	 ((uint64_t)(burst) & ((1u << BRK__BKC_BURST_BITS) - 1u)))
 #define BRK__BKC_T_MAX ((1ULL << BRK__BKC_T_BITS) - 1u)
+/* Largest interval accepted: 1e9 / BRK_BUCKET_MIN_RATE, rounded. */
+#define BRK__T_LIMIT 10000000000000ULL /* 1e13 ns */
+
+/* paced bucket words (pace.c, pace_curve.c): see "Pacing" in docs/design.md */
+#define BRK__PC_PACED (1ULL << 63)
+#define BRK__PC_RESERVE_SHIFT 44u
+#define BRK__PC_RESERVE_MASK 0x7fu
+#define BRK__PC_FLOOR_T(w) ((w) & BRK__BKC_T_MAX)
+#define BRK__PC_RESERVE(w) \
+	((uint32_t)(((w) >> BRK__PC_RESERVE_SHIFT) & BRK__PC_RESERVE_MASK))
+#define BRK__PC_MAKE(floor_t, reserve) \
+	(BRK__PC_PACED | \
+	 (((uint64_t)(reserve) & BRK__PC_RESERVE_MASK) << BRK__PC_RESERVE_SHIFT) | \
+	 ((uint64_t)(floor_t) & BRK__BKC_T_MAX))
+#define BRK__CUT_W_BITS 24u
+#define BRK__CUT_MS_MAX ((1ULL << (64u - BRK__CUT_W_BITS)) - 1u)
+#define BRK__CUT_MS(w) ((uint64_t)(w) >> BRK__CUT_W_BITS)
+#define BRK__CUT_W(w) ((uint32_t)((w) & ((1u << BRK__CUT_W_BITS) - 1u)))
+#define BRK__CUT_MAKE(ms, w24) \
+	((((uint64_t)(ms) & BRK__CUT_MS_MAX) << BRK__CUT_W_BITS) | \
+	 ((uint64_t)(w24) & ((1u << BRK__CUT_W_BITS) - 1u)))
+#define BRK__EST_SLOT(w) ((uint64_t)(w) >> 32)
+#define BRK__EST_CUR(w) ((uint32_t)(((w) >> 16) & 0xffffu))
+#define BRK__EST_PREV(w) ((uint32_t)((w) & 0xffffu))
+#define BRK__EST_MAKE(slot, cur, prev) \
+	((((uint64_t)(slot) & 0xffffffffu) << 32) | \
+	 (((uint64_t)(cur) & 0xffffu) << 16) | ((uint64_t)(prev) & 0xffffu))
 
 /* budget ring slots and spend cursor: slice:35 | milli:29 (whole slice
  * numbers, never wrapped; see above) */
@@ -731,5 +768,18 @@ _Static_assert((1u << BRK__BKC_BURST_BITS) > 1000000u, "burst field holds 1e6");
 _Static_assert(BRK__BKC_T_MAX >= 10000000000000ULL, "T field holds 1e13 ns");
 _Static_assert(BRK__BGC_FLOOR_MAX >= 1000000000u, "floor field holds 1e6/s");
 _Static_assert(BRK__BGC_RATIO_MAX >= 100000u, "ratio field holds 100");
+/* paced bucket words: in the bucket's run, none on an idle or free word */
+_Static_assert(BRK__BK_END == BRK__XW_UNIT(3) + 3u, "idle words stay at 27, 28");
+_Static_assert(BRK__BK_PACE < BRK__BK_TAT && BRK__BK_CUT < BRK__BK_TAT &&
+	       BRK__BK_CUT > BRK__BK_CFG, "pace and cut in unit 1, after the settings");
+_Static_assert(BRK__BK_EST < BRK__BK_TAKEN && BRK__BK_TAT_NORMAL > BRK__BK_TAT,
+	       "unit 2: the TATs and the report words");
+_Static_assert(BRK__BK_LAST_DENIED_MS < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u &&
+	       BRK__BK_HIGH > BRK__BK_END + 1u, "unit 3 free words");
+_Static_assert(BRK__PC_RESERVE_SHIFT == BRK__BKC_T_BITS &&
+	       BRK__PC_RESERVE_SHIFT + 7u < 63u, "reserve bits 44..50");
+_Static_assert(BRK__PC_RESERVE_MASK >= 90u, "reserve field holds 90");
+/* cut ms: 40 bits of ms = 34 years of a segment's clock */
+_Static_assert(BRK__CUT_MS_MAX >= 1000ULL * 86400u * 365u * 30u, "cut ms field");
 
 #endif /* BRK_LAYOUT_H */

@@ -68,4 +68,17 @@ int brk__bucket_fill(brk_segment *s, const struct brk__record *r,
 int brk__budget_fill(brk_segment *s, const struct brk__record *r,
 		     const char *name, struct brk_budget_info *out);
 
+/* ---- paced buckets (pace.c) ---- */
+/* Take @n tokens from bucket @b (fresh, writable) at its rate: the
+ * learned one for a pace (enum brk_priority), the settings' for a plain
+ * bucket. Errors as brk_pace_take(); -EINVAL for n == 0 or n > burst. */
+int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
+		   uint64_t *taken_at_ns, uint64_t *not_before_ns);
+/* The interval in ns a take would use now (0: words corrupt or unset). */
+uint64_t brk__pace_t_now(brk_segment *s, const struct brk__record *r);
+/* Fill the pace fields of @out (and rate, interval, tokens at the learned
+ * rate) if @r is paced; 0 for a plain bucket (nothing written). */
+int brk__pace_fill(brk_segment *s, const struct brk__record *r,
+		   struct brk_bucket_info *out);
+
 #endif /* BRK_LIMITS_H */

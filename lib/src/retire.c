@@ -31,7 +31,12 @@ uint64_t brk__activity(const struct brk__record *r, uint64_t head)
 	case BRK_KIND_BUCKET:
 		sum = uatomic_read(&brk__xw(r)[BRK__BK_TAKEN]) +
 		      uatomic_read(&brk__xw(r)[BRK__BK_DENIED]) +
-		      uatomic_read(&brk__xw(r)[BRK__BK_TOKENS]);
+		      uatomic_read(&brk__xw(r)[BRK__BK_TOKENS]) +
+		      /* a pace's reports are activity too (0 if plain) */
+		      uatomic_read(&brk__xw(r)[BRK__BK_CUTS]) +
+		      uatomic_read(&brk__xw(r)[BRK__BK_LIMITED]) +
+		      uatomic_read(&brk__xw(r)[BRK__BK_OK]) +
+		      uatomic_read(&brk__xw(r)[BRK__BK_HIGH]);
 		break;
 	case BRK_KIND_BUDGET:
 		sum = uatomic_read(&brk__xw(r)[BRK__BG_DEPOSITS]) +

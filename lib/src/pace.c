@@ -1,0 +1,441 @@
+/*
+ * pace.c - paced buckets: a GCRA bucket whose rate is learned from the
+ * upstream's rate-limit answers (breaker.h "Pacing (learned rate)";
+ * docs/design.md "Pacing (learned rate)").
+ *
+ * Words (layout.h enum brk__bucket_ext): the settings word holds the
+ * CEILING's interval and the burst (so a pace is a bucket to every plain
+ * bucket call), BRK__BK_PACE the PACED bit, reserve and floor interval,
+ * BRK__BK_CUT the last cut (ms, w_max). The rate is a pure function of
+ * those and the clock (pace_curve.c); a take CASes only TAT words; a
+ * report CASes the cut word (LIMITED) or the estimate word (OK).
+ *
+ * Calls: gcra_core.c (the GCRA primitive), pace_curve.c (arithmetic),
+ * the record index and events; never gcra.c, which calls here.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "abi.h"
+#include "fresh.h"
+#include "limits.h"
+#include "ident.h"
+#include "pace_curve.h"
+
+static void pace_load(const struct brk__record *r, uint64_t w[3])
+{
+	w[0] = uatomic_read(&brk__xw(r)[BRK__BK_CFG]);
+	w[1] = uatomic_read(&brk__xw(r)[BRK__BK_PACE]);
+	w[2] = uatomic_read(&brk__xw(r)[BRK__BK_CUT]);
+}
+
+int brk_pace_config_init_sz(struct brk_pace_config *c, size_t size)
+{
+	if (!c || size < BRK_PACE_CONFIG_SIZE_VER0 || size > BRK_STRUCT_SIZE_MAX)
+		return -EINVAL;
+	memset(c, 0, size);
+	c->size = (uint32_t)size;
+	c->burst = BRK_PACE_DEFAULT_BURST;
+	c->reserve_pct = BRK_PACE_DEFAULT_RESERVE_PCT;
+	return 0;
+}
+
+/* The caller's config, with defaults for fields beyond its size. */
+static int pace_config_in(const struct brk_pace_config *c, struct brk_pace_config *k)
+{
+	size_t usize;
+
+	if (!c)
+		return -EINVAL;
+	memset(k, 0, sizeof(*k));
+	k->burst = BRK_PACE_DEFAULT_BURST;
+	usize = c->size ? c->size : BRK_PACE_CONFIG_SIZE_VER0;
+	return brk__struct_in(k, sizeof(*k), c, usize);
+}
+
+static double default_floor(double ceiling)
+{
+	double f = ceiling / BRK_PACE_DEFAULT_FLOOR_DIV;
+
+	return f < BRK_BUCKET_MIN_RATE ? BRK_BUCKET_MIN_RATE : f;
+}
+
+/* Words from settings: -EINVAL naming nothing (the doc names the bounds). */
+static int pace_words(double ceiling, double floor, uint32_t burst,
+		      uint32_t reserve, uint64_t *cfg, uint64_t *pace)
+{
+	uint64_t ct = brk__interval_ns(ceiling), ft;
+
+	if (ct == 0 || burst < 1 || burst > BRK_BUCKET_MAX_BURST ||
+	    reserve > BRK_PACE_MAX_RESERVE_PCT)
+		return -EINVAL;
+	if (floor == 0.0)
+		floor = default_floor(ceiling);
+	ft = brk__interval_ns(floor);
+	if (ft == 0 || !(floor <= ceiling) || ft < ct)
+		return -EINVAL;
+	*cfg = BRK__BKC_MAKE(ct, burst);
+	*pace = BRK__PC_MAKE(ft, reserve);
+	return 0;
+}
+
+int brk_pace_get(brk_segment *seg, const char *name,
+		 const struct brk_pace_config *c, brk_bucket **out)
+{
+	struct brk_pace_config k;
+	uint64_t cfg, pace;
+	brk_breaker *b;
+	struct brk__record *r;
+	int rc;
+
+	if (!seg || !out)
+		return -EINVAL;
+	rc = pace_config_in(c, &k);
+	if (rc)
+		return rc;
+	rc = pace_words(k.ceiling_per_s, k.floor_per_s, k.burst, k.reserve_pct,
+			&cfg, &pace);
+	if (rc)
+		return rc;
+	{
+		struct brk__init init = { NULL, 2, { { BRK__BK_PACE, pace },
+						     { BRK__BK_CFG, cfg } } };
+
+		rc = brk__handle(seg, name, 1, BRK_KIND_BUCKET, &init, &b);
+	}
+	if (rc)
+		return rc;
+	r = brk__brec(b);
+	/* a creator that died before publishing left both words 0: fill them
+	 * (the pace word first, so no taker sees a plain bucket) */
+	if (!seg->readonly && uatomic_read(&brk__xw(r)[BRK__BK_CFG]) == 0) {
+		(void)uatomic_cmpxchg(&brk__xw(r)[BRK__BK_PACE], 0, pace);
+		(void)uatomic_cmpxchg(&brk__xw(r)[BRK__BK_CFG], 0, cfg);
+	}
+	if (!(uatomic_read(&brk__xw(r)[BRK__BK_PACE]) & BRK__PC_PACED))
+		return -EMEDIUMTYPE; /* a plain bucket of that name */
+	*out = (brk_bucket *)(void *)b;
+	return 0;
+}
+
+int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fields)
+{
+	const unsigned all = BRK_PACE_F_CEILING | BRK_PACE_F_FLOOR |
+			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE;
+	brk_breaker *b = brk__bk_h(k);
+	struct brk_pace_config in;
+	struct brk__record *r;
+	int i, rc;
+
+	if (!k || (fields & ~all))
+		return -EINVAL;
+	rc = pace_config_in(c, &in);
+	if (rc)
+		return rc;
+	if (b->seg->readonly)
+		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
+	if (fields == 0)
+		return 0;
+	r = brk__brec(b);
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t w[3], cfg, pace;
+		struct brk__pace p;
+		double ceiling, floor;
+		uint32_t burst, reserve;
+
+		pace_load(r, w);
+		rc = brk__pace_parse(w[0], w[1], 0, &p);
+		if (rc == 1)
+			return -EMEDIUMTYPE;
+		if (rc)
+			return rc;
+		ceiling = fields & BRK_PACE_F_CEILING ? in.ceiling_per_s : 1e9 / (double)p.ceil_t;
+		floor = fields & BRK_PACE_F_FLOOR ? in.floor_per_s : 1e9 / (double)p.floor_t;
+		burst = fields & BRK_PACE_F_BURST ? in.burst : p.burst;
+		reserve = fields & BRK_PACE_F_RESERVE ? in.reserve_pct : p.reserve_pct;
+		if ((fields & BRK_PACE_F_CEILING) && !(fields & BRK_PACE_F_FLOOR) &&
+		    floor > ceiling)
+			floor = default_floor(ceiling); /* kept floor above: follow */
+		rc = pace_words(ceiling, floor, burst, reserve, &cfg, &pace);
+		if (rc)
+			return rc;
+		if (!(fields & BRK_PACE_F_FLOOR) && !(fields & BRK_PACE_F_CEILING))
+			pace = (pace & ~BRK__BKC_T_MAX) | p.floor_t; /* exact */
+		if (!(fields & (BRK_PACE_F_CEILING | BRK_PACE_F_BURST)))
+			cfg = w[0];
+		else if (!(fields & BRK_PACE_F_CEILING))
+			cfg = BRK__BKC_MAKE(p.ceil_t, burst);
+		if (pace != w[1] && uatomic_cmpxchg(&brk__xw(r)[BRK__BK_PACE], w[1], pace) != w[1]) {
+			caa_cpu_relax();
+			continue;
+		}
+		if (cfg != w[0] && uatomic_cmpxchg(&brk__xw(r)[BRK__BK_CFG], w[0], cfg) != w[0]) {
+			caa_cpu_relax();
+			continue; /* the pace word is already the new one: redo */
+		}
+		if (cfg != w[0])
+			return brk__gcra_rescale(b->seg, &brk__xw(r)[BRK__BK_TAT], p.ceil_t,
+						 brk__pace_tau(p.ceil_t, p.burst),
+						 BRK__BKC_T(cfg),
+						 brk__pace_tau(BRK__BKC_T(cfg), burst));
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+/* Give back one normal-priority take: TAT_NORMAL -= need, never below now.
+ * A lost give-back errs towards fewer takes. */
+static void give_back(brk_segment *s, uint64_t *tat, uint64_t need)
+{
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(tat), now = brk__now(s), nw;
+
+		if (old <= now)
+			return;
+		nw = old - now > need ? old - need : now;
+		if (uatomic_cmpxchg(tat, old, nw) == old)
+			return;
+		caa_cpu_relax();
+	}
+}
+
+uint64_t brk__pace_t_now(brk_segment *s, const struct brk__record *r)
+{
+	struct brk__pace p;
+	uint64_t w[3];
+	int rc;
+
+	pace_load(r, w);
+	rc = brk__pace_parse(w[0], w[1], w[2], &p);
+	if (rc < 0)
+		return 0;
+	if (rc == 1)
+		return p.ceil_t;
+	return brk__pace_rate_t(&p, brk__rel_ms(s, brk__now(s)));
+}
+
+int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
+		   uint64_t *taken_at_ns, uint64_t *not_before_ns)
+{
+	brk_segment *s = b->seg;
+	struct brk__record *r = brk__brec(b);
+	uint64_t w[3], t, tau, now = 0, nb = 0;
+	struct brk__pace p;
+	int rc, paced;
+
+	pace_load(r, w);
+	rc = brk__pace_parse(w[0], w[1], w[2], &p);
+	if (rc < 0)
+		return rc;
+	paced = rc == 0;
+	if (n == 0 || n > p.burst)
+		return -EINVAL;
+	if (paced) {
+		t = brk__pace_rate_t(&p, brk__rel_ms(s, brk__now(s)));
+		tau = brk__pace_tau(t, p.burst);
+	} else {
+		t = p.ceil_t; /* plain: the settings word's T */
+		tau = t * p.burst;
+		priority = BRK_PRIORITY_HIGH; /* one TAT */
+	}
+	if (paced && priority == BRK_PRIORITY_NORMAL && p.reserve_pct > 0) {
+		uint64_t tn = brk__pace_normal_t(t, p.reserve_pct);
+
+		rc = brk__gcra_take(s, &brk__xw(r)[BRK__BK_TAT_NORMAL], tn,
+				    brk__pace_tau(tn, p.burst), n, &now, &nb);
+		if (rc == 0) {
+			rc = brk__gcra_take(s, &brk__xw(r)[BRK__BK_TAT], t, tau, n,
+					    &now, &nb);
+			if (rc)
+				give_back(s, &brk__xw(r)[BRK__BK_TAT_NORMAL],
+					  (uint64_t)n * tn);
+		}
+	} else {
+		rc = brk__gcra_take(s, &brk__xw(r)[BRK__BK_TAT], t, tau, n, &now, &nb);
+	}
+	if (rc == 0) {
+		uatomic_inc(&brk__xw(r)[BRK__BK_TAKEN]);
+		(void)uatomic_add_return(&brk__xw(r)[BRK__BK_TOKENS], (uint64_t)n);
+		if (paced && priority == BRK_PRIORITY_HIGH)
+			uatomic_inc(&brk__xw(r)[BRK__BK_HIGH]);
+		if (taken_at_ns)
+			*taken_at_ns = now;
+	} else {
+		uatomic_inc(&brk__xw(r)[BRK__BK_DENIED]);
+		if (paced)
+			uatomic_set(&brk__xw(r)[BRK__BK_LAST_DENIED_MS],
+				    brk__rel_ms(s, now) + 1u);
+	}
+	if (not_before_ns)
+		*not_before_ns = nb;
+	return rc;
+}
+
+int brk_pace_take(brk_bucket *k, int priority, uint64_t *taken_at_ns,
+		  uint64_t *not_before_ns)
+{
+	brk_breaker *b = brk__bk_h(k);
+
+	if (!k || (priority != BRK_PRIORITY_NORMAL && priority != BRK_PRIORITY_HIGH))
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
+	return brk__pace_take(b, priority, 1, taken_at_ns, not_before_ns);
+}
+
+static void est_add(struct brk__record *r, uint64_t now_ms)
+{
+	uint64_t *ew = &brk__xw(r)[BRK__BK_EST];
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(ew);
+
+		if (uatomic_cmpxchg(ew, old, brk__pace_est_add(old, now_ms)) == old)
+			return;
+		caa_cpu_relax();
+	}
+}
+
+static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
+{
+	brk_segment *s = b->seg;
+	struct brk__record *r = brk__brec(b);
+	uint64_t *cw = &brk__xw(r)[BRK__BK_CUT];
+	double floor = 1e9 / (double)p->floor_t, ceiling = 1e9 / (double)p->ceil_t;
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(cw), now_ms, nw;
+		double rate, est, base;
+
+		if (old != 0) {
+			p->cut_ms = BRK__CUT_MS(old);
+			p->w_max = brk__pace_f24_decode(BRK__CUT_W(old));
+			if (!(p->w_max > 0.0))
+				return -BRK_ECORRUPT;
+			if (taken_ms < p->cut_ms)
+				return 0; /* sent before the last cut: ignored */
+		} else {
+			p->cut_ms = 0;
+			p->w_max = 0.0;
+		}
+		now_ms = brk__rel_ms(s, brk__now(s));
+		if (now_ms > BRK__CUT_MS_MAX)
+			now_ms = BRK__CUT_MS_MAX;
+		rate = brk__pace_rate(p, now_ms);
+		est = brk__pace_est(uatomic_read(&brk__xw(r)[BRK__BK_EST]), now_ms);
+		base = est >= 1.0 && est < rate ? est : rate;
+		if (base < floor)
+			base = floor;
+		if (base > ceiling)
+			base = ceiling;
+		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(base));
+		if (nw == old)
+			return 0; /* the same cut, in the same ms */
+		if (uatomic_cmpxchg(cw, old, nw) == old) {
+			struct brk__pace q = *p;
+			double nr;
+
+			q.cut_ms = now_ms;
+			q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
+			nr = brk__pace_rate(&q, now_ms);
+			uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
+			brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
+					  brk__self()->pid, (uint64_t)llround(nr * 1e3));
+			return 1;
+		}
+		caa_cpu_relax();
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_pace_report(brk_bucket *k, uint64_t taken_at_ns, int signal,
+		    int64_t retry_after_ms)
+{
+	brk_breaker *b = brk__bk_h(k);
+	struct brk__record *r;
+	struct brk__pace p;
+	uint64_t w[3];
+	int rc;
+
+	(void)retry_after_ms; /* see the doc comment: a pace does not cool */
+	if (!k || signal < BRK_PACE_OK || signal > BRK_PACE_IGNORE)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
+	pace_load(r, w);
+	rc = brk__pace_parse(w[0], w[1], 0, &p);
+	if (rc == 1)
+		return 0; /* a plain bucket learns nothing */
+	if (rc)
+		return rc;
+	if (signal == BRK_PACE_IGNORE)
+		return 0;
+	if (signal == BRK_PACE_OK) {
+		uatomic_inc(&brk__xw(r)[BRK__BK_OK]);
+		est_add(r, brk__rel_ms(b->seg, brk__now(b->seg)));
+		return 0;
+	}
+	uatomic_inc(&brk__xw(r)[BRK__BK_LIMITED]);
+	return pace_cut(b, &p, brk__rel_ms(b->seg, taken_at_ns));
+}
+
+int brk_pace_signal_of(int outcome, int reason, int64_t retry_after_ms)
+{
+	if (outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR)
+		return BRK_PACE_OK;
+	if (outcome == BRK_FAILURE &&
+	    (reason == BRK_REASON_RATE_LIMITED ||
+	     (reason == BRK_REASON_OVERLOADED && retry_after_ms > 0)))
+		return BRK_PACE_LIMITED;
+	return BRK_PACE_IGNORE;
+}
+
+static uint64_t age_of(uint64_t now_ms, uint64_t then_ms)
+{
+	return now_ms > then_ms ? now_ms - then_ms : 0;
+}
+
+int brk__pace_fill(brk_segment *s, const struct brk__record *r,
+		   struct brk_bucket_info *out)
+{
+	struct brk__pace p;
+	uint64_t w[3], now, now_ms, t, ld;
+	int rc;
+
+	pace_load(r, w);
+	rc = brk__pace_parse(w[0], w[1], w[2], &p);
+	if (rc == 1 || rc == -EAGAIN)
+		return 0;
+	if (rc)
+		return rc;
+	now = brk__now(s);
+	now_ms = brk__rel_ms(s, now);
+	t = brk__pace_rate_t(&p, now_ms);
+	out->paced = 1;
+	out->ceiling_per_s = 1e9 / (double)p.ceil_t;
+	out->floor_per_s = 1e9 / (double)p.floor_t;
+	out->learned_per_s = brk__pace_rate(&p, now_ms);
+	out->w_max_per_s = p.w_max;
+	out->reserve_pct = p.reserve_pct;
+	out->last_cut_age_ms = w[2] ? age_of(now_ms, p.cut_ms) : UINT64_MAX;
+	out->cuts = uatomic_read(&brk__xw(r)[BRK__BK_CUTS]);
+	out->limited = uatomic_read(&brk__xw(r)[BRK__BK_LIMITED]);
+	out->ok = uatomic_read(&brk__xw(r)[BRK__BK_OK]);
+	out->high_taken = uatomic_read(&brk__xw(r)[BRK__BK_HIGH]);
+	ld = uatomic_read(&brk__xw(r)[BRK__BK_LAST_DENIED_MS]);
+	out->last_denied_age_ms = ld ? age_of(now_ms, ld - 1u) : UINT64_MAX;
+	out->accepted_per_s = brk__pace_est(uatomic_read(&brk__xw(r)[BRK__BK_EST]), now_ms);
+	out->rate_per_s = out->learned_per_s;
+	out->interval_ns = t;
+	out->tokens = brk__gcra_tokens(uatomic_read(&brk__xw(r)[BRK__BK_TAT]), now, t,
+				       brk__pace_tau(t, p.burst), &out->full_in_ns);
+	return 0;
+}

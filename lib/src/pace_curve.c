@@ -1,0 +1,172 @@
+/*
+ * pace_curve.c - the learned-rate curve of paced buckets and the coding
+ * of their words. Pure functions of their arguments (no shared memory, no
+ * clock), so the curve is unit-tested alone.
+ *
+ * The curve is RFC 8312 (CUBIC for Fast Long-Distance Networks) section
+ * 4.1's window growth W_cubic(t) = C * (t - K)^3 + W_max with
+ * K = cbrt(W_max * (1 - beta) / C), here normalised by W_max:
+ *   rate(t) = w_max * (1 + C * (t - K)^3),   K = cbrt((1 - beta) / C)
+ * so the time to recover does not depend on the rate (a pace of 5/s and
+ * one of 5000/s both take K = 1.44 s to return to w_max). The AWS SDKs'
+ * adaptive retry mode (ClientRateLimiter) uses the same curve with
+ * beta 0.7 and C 0.4 in absolute (tokens/s) units.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "breaker.h"
+#include "layout.h"
+#include "pace_curve.h"
+
+double brk__pace_k(void)
+{
+	return cbrt((1.0 - BRK_PACE_BETA) / BRK_PACE_CUBIC_C);
+}
+
+double brk__pace_curve(double w_max, double t_s, double floor_per_s,
+		       double ceiling_per_s)
+{
+	double d, r;
+
+	if (!(w_max > 0.0))
+		return ceiling_per_s; /* never cut (or NaN: no data) */
+	if (!(t_s > 0.0))
+		t_s = 0.0;
+	if (t_s > 1e6)
+		return ceiling_per_s; /* idle for 11 days: long back at it */
+	d = t_s - brk__pace_k();
+	r = w_max * (1.0 + BRK_PACE_CUBIC_C * d * d * d);
+	if (!(r >= floor_per_s)) /* also NaN */
+		return floor_per_s;
+	return r > ceiling_per_s ? ceiling_per_s : r;
+}
+
+uint32_t brk__pace_f24_encode(double v)
+{
+	float f;
+	uint32_t u;
+
+	if (!isfinite(v) || !(v > 0.0))
+		return 0;
+	if (v > 3.0e38)
+		v = 3.0e38;
+	f = (float)v;
+	if ((double)f > v) /* rounded up: step one ulp down */
+		f = nextafterf(f, 0.0f);
+	memcpy(&u, &f, sizeof(u));
+	u >>= 8;
+	return u ? u : 1u; /* the smallest positive pattern, never 0 */
+}
+
+double brk__pace_f24_decode(uint32_t w24)
+{
+	uint32_t u = (w24 & 0xffffffu) << 8;
+	float f;
+
+	if (w24 == 0)
+		return 0.0;
+	memcpy(&f, &u, sizeof(f));
+	if (!isfinite(f) || !(f > 0.0f))
+		return -1.0;
+	return (double)f;
+}
+
+int brk__pace_parse(uint64_t cfg_w, uint64_t pace_w, uint64_t cut_w,
+		    struct brk__pace *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (cfg_w == 0)
+		return -EAGAIN;
+	p->ceil_t = BRK__BKC_T(cfg_w);
+	p->burst = BRK__BKC_BURST(cfg_w);
+	if (p->ceil_t == 0 || p->ceil_t > BRK__T_LIMIT || p->burst == 0 ||
+	    p->burst > BRK_BUCKET_MAX_BURST)
+		return -BRK_ECORRUPT;
+	if (!(pace_w & BRK__PC_PACED))
+		return 1;
+	p->floor_t = BRK__PC_FLOOR_T(pace_w);
+	p->reserve_pct = BRK__PC_RESERVE(pace_w);
+	if (p->floor_t < p->ceil_t || p->floor_t > BRK__T_LIMIT ||
+	    p->reserve_pct > BRK_PACE_MAX_RESERVE_PCT ||
+	    (pace_w & ~(BRK__PC_PACED | BRK__PC_MAKE(BRK__BKC_T_MAX,
+						     BRK__PC_RESERVE_MASK))))
+		return -BRK_ECORRUPT;
+	if (cut_w != 0) {
+		p->cut_ms = BRK__CUT_MS(cut_w);
+		p->w_max = brk__pace_f24_decode(BRK__CUT_W(cut_w));
+		if (!(p->w_max > 0.0))
+			return -BRK_ECORRUPT;
+	}
+	return 0;
+}
+
+double brk__pace_rate(const struct brk__pace *p, uint64_t now_ms)
+{
+	double t = now_ms > p->cut_ms ? (double)(now_ms - p->cut_ms) / 1e3 : 0.0;
+
+	return brk__pace_curve(p->w_max, t, 1e9 / (double)p->floor_t,
+			       1e9 / (double)p->ceil_t);
+}
+
+uint64_t brk__pace_rate_t(const struct brk__pace *p, uint64_t now_ms)
+{
+	double t;
+
+	if (p->w_max <= 0.0)
+		return p->ceil_t;
+	t = 1e9 / brk__pace_rate(p, now_ms) + 0.5;
+	if (!(t >= (double)p->ceil_t))
+		return p->ceil_t;
+	if (t >= (double)p->floor_t)
+		return p->floor_t;
+	return (uint64_t)t;
+}
+
+uint64_t brk__pace_normal_t(uint64_t t, uint32_t reserve_pct)
+{
+	unsigned __int128 q;
+
+	if (reserve_pct == 0)
+		return t;
+	if (reserve_pct > BRK_PACE_MAX_RESERVE_PCT)
+		reserve_pct = BRK_PACE_MAX_RESERVE_PCT;
+	q = ((unsigned __int128)t * 100u + (99u - reserve_pct)) / (100u - reserve_pct);
+	return q > (unsigned __int128)BRK__T_LIMIT * 10u ? BRK__T_LIMIT * 10u
+							  : (uint64_t)q;
+}
+
+uint64_t brk__pace_tau(uint64_t t, uint32_t burst)
+{
+	unsigned __int128 q = (unsigned __int128)t * burst;
+
+	return q > (UINT64_MAX >> 1) ? (UINT64_MAX >> 1) : (uint64_t)q;
+}
+
+uint64_t brk__pace_est_add(uint64_t w, uint64_t now_ms)
+{
+	uint64_t slot = (now_ms / 1000u) & 0xffffffffu, ws = BRK__EST_SLOT(w);
+	uint32_t cur = BRK__EST_CUR(w);
+
+	if (w != 0 && ws == slot)
+		return BRK__EST_MAKE(slot, cur < 0xffffu ? cur + 1u : cur,
+				     BRK__EST_PREV(w));
+	if (w != 0 && ((ws + 1u) & 0xffffffffu) == slot)
+		return BRK__EST_MAKE(slot, 1u, cur);
+	return BRK__EST_MAKE(slot, 1u, 0u);
+}
+
+double brk__pace_est(uint64_t w, uint64_t now_ms)
+{
+	uint64_t slot = (now_ms / 1000u) & 0xffffffffu, ws = BRK__EST_SLOT(w);
+	double left = 1.0 - (double)(now_ms % 1000u) / 1e3;
+
+	if (w == 0)
+		return 0.0;
+	if (ws == slot)
+		return BRK__EST_CUR(w) + BRK__EST_PREV(w) * left;
+	if (((ws + 1u) & 0xffffffffu) == slot)
+		return BRK__EST_CUR(w) * left;
+	return 0.0;
+}

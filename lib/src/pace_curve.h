@@ -1,0 +1,65 @@
+/*
+ * pace_curve.h - the pure arithmetic of paced buckets (pace_curve.c):
+ * the learned-rate curve, the float24 encoding of w_max, decoding and
+ * bounds-checking the pace words read from the (untrusted) segment, and
+ * the accepted-rate estimate. No shared memory is touched here: every
+ * function works on values, so each is unit-tested alone.
+ */
+#ifndef BRK_PACE_CURVE_H
+#define BRK_PACE_CURVE_H
+
+#include <stdint.h>
+
+/* The decoded settings and learned state of one paced bucket. */
+struct brk__pace {
+	uint64_t ceil_t;      /* ns per token at the ceiling */
+	uint64_t floor_t;     /* ns per token at the floor (>= ceil_t) */
+	uint32_t burst;
+	uint32_t reserve_pct; /* 0 .. BRK_PACE_MAX_RESERVE_PCT */
+	uint64_t cut_ms;      /* last cut, ms of the segment epoch */
+	double w_max;         /* tokens/s the last cut started from; 0: never */
+};
+
+/* K = cbrt((1 - beta) / C): s from a cut until the rate is back at w_max. */
+double brk__pace_k(void);
+
+/* rate(t) = clamp(w_max * (1 + C * (t - K)^3), floor, ceiling), tokens/s;
+ * t in s since the cut (negative: 0). w_max <= 0 (never cut): ceiling.
+ * A NaN anywhere gives the floor: never a NaN, never 0 when floor > 0. */
+double brk__pace_curve(double w_max, double t_s, double floor_per_s,
+		       double ceiling_per_s);
+
+/* float24: float32 bits >> 8 (sign 0, 8 exponent, 15 mantissa bits);
+ * encode rounds down, so a decoded w_max never exceeds the value given.
+ * encode of a value <= 0 or not finite is 0; decode of 0 is 0 and of a
+ * pattern that is not a finite positive float is -1. */
+uint32_t brk__pace_f24_encode(double v);
+double brk__pace_f24_decode(uint32_t w24);
+
+/* Decode the settings, pace and cut words (layout.h) into @p.
+ * Returns 0, -EAGAIN (cfg 0: never configured), 1 (@pace_w has no PACED
+ * bit: a plain bucket; only ceil_t and burst set), -BRK_ECORRUPT (a field
+ * out of range: T 0 or above the limit, floor faster than the ceiling,
+ * reserve above the maximum, a w_max not a finite positive float). */
+int brk__pace_parse(uint64_t cfg_w, uint64_t pace_w, uint64_t cut_w,
+		    struct brk__pace *p);
+
+/* The learned rate (tokens/s) at @now_ms (segment epoch ms), and the
+ * interval in ns for it, within [ceil_t, floor_t]. */
+double brk__pace_rate(const struct brk__pace *p, uint64_t now_ms);
+uint64_t brk__pace_rate_t(const struct brk__pace *p, uint64_t now_ms);
+
+/* The interval for normal-priority takes: t / (1 - reserve), rounded up,
+ * saturating at the bucket's interval limit * 10. */
+uint64_t brk__pace_normal_t(uint64_t t, uint32_t reserve_pct);
+
+/* Accepted-rate estimate word (slot_s:32 | cur:16 | prev:16): the word
+ * after one more success at @now_ms, and the estimate in successes per
+ * second at @now_ms (cur + prev * (1 - elapsed fraction of the slot)). */
+uint64_t brk__pace_est_add(uint64_t w, uint64_t now_ms);
+double brk__pace_est(uint64_t w, uint64_t now_ms);
+
+/* tau = t * burst, saturating below UINT64_MAX / 2. */
+uint64_t brk__pace_tau(uint64_t t, uint32_t burst);
+
+#endif /* BRK_PACE_CURVE_H */
