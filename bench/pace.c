@@ -302,11 +302,6 @@ int main(int argc, char **argv)
 	for (s = 0; s < PACE_NSTRATEGIES; s++) {
 		if (!(only & (1u << s)))
 			continue;
-		if (!pace_strategy_available(s)) {
-			printf("%-20s (not built: breaker.h has no "
-			       "brk_pace_take)\n", pace_strategy_name(s));
-			continue;
-		}
 		rc |= run_strategy(&p, s, slots);
 	}
 	curl_global_cleanup();

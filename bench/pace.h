@@ -57,7 +57,6 @@ struct pace_ctx {
 };
 
 const char *pace_strategy_name(int s);
-int pace_strategy_available(int s);
 uint64_t pace_now_ns(void);
 void pace_sleep_until(uint64_t abs_ns);
 

@@ -5,9 +5,7 @@
  * aimd (per-process) and pacing (shared) run the same learned-rate pace
  * (brk_pace_take()/brk_pace_report(), breaker.h "Pacing (learned rate)"):
  * aimd in a private segment of each worker (nobody else sees its cuts),
- * pacing in the shared segment. Built before that API existed, aimd is a
- * private plain bucket cut to 0.7x on a 429 and grown by 1 r/s per second
- * (same constants, no cubic curve), and pacing is not available.
+ * pacing in the shared segment.
  */
 #include "pace.h"
 
@@ -27,15 +25,6 @@ static const char *const names[PACE_NSTRATEGIES] = {
 const char *pace_strategy_name(int s)
 {
 	return s >= 0 && s < PACE_NSTRATEGIES ? names[s] : "?";
-}
-
-int pace_strategy_available(int s)
-{
-#ifdef BENCH_HAVE_PACE
-	return s >= 0 && s < PACE_NSTRATEGIES;
-#else
-	return s >= 0 && s < PACE_SHARED;
-#endif
 }
 
 uint64_t pace_now_ns(void)
@@ -66,36 +55,14 @@ static int open_seg(const char *name, brk_segment **out)
 	return brk_attach(&o, out);
 }
 
-#ifndef BENCH_HAVE_PACE
-/* Before the pace API: a private bucket, AIMD by hand (see the top). */
-struct aimd_state { double rate; uint64_t cut_ns, grown_ns; };
-static struct aimd_state aimd;
-
-static void aimd_set(struct pace_ctx *c, double r)
-{
-	double floor = c->p->ceiling / 100;
-
-	aimd.rate = r < floor ? floor : r > c->p->ceiling ? c->p->ceiling : r;
-	brk_bucket_configure(c->k, aimd.rate, 2);
-}
-#endif
-
 /* The pace of this strategy: shared, or a private one (aimd). */
 static int open_pace(struct pace_ctx *c, brk_segment *seg)
 {
-#ifdef BENCH_HAVE_PACE
 	struct brk_pace_config pc;
 
 	brk_pace_config_init(&pc);
 	pc.ceiling_per_s = c->p->ceiling;
 	return brk_pace_get(seg, "bench/pace", &pc, &c->k);
-#else
-	int rc = brk_bucket_get(seg, "bench/pace", c->p->ceiling, 2, &c->k);
-
-	aimd.rate = c->p->ceiling;
-	aimd.cut_ns = aimd.grown_ns = pace_now_ns();
-	return rc;
-#endif
 }
 
 int pace_ctx_open(struct pace_ctx *c)
@@ -141,13 +108,8 @@ static int take(struct pace_ctx *c, uint64_t end_ns)
 	int rc;
 
 	for (;;) {
-#ifdef BENCH_HAVE_PACE
 		rc = brk_pace_take(c->k, BRK_PRIORITY_NORMAL, &c->taken_at_ns,
 				   &nb);
-#else
-		rc = brk_bucket_take(c->k, 1, &nb);
-		c->taken_at_ns = pace_now_ns();
-#endif
 		if (rc == 0)
 			return 0;
 		if (rc == -BRK_ECONTENDED)
@@ -219,23 +181,10 @@ void pace_after(struct pace_ctx *c, const struct brk_result *res)
 		return;
 	case PACE_AIMD:
 	case PACE_SHARED:
-#ifdef BENCH_HAVE_PACE
 		brk_pace_report(c->k, c->taken_at_ns,
 				brk_pace_signal_of(res->outcome, res->reason,
 						   res->retry_after_ms),
 				res->retry_after_ms);
-#else
-		if (limited && c->taken_at_ns >= aimd.cut_ns) {
-			aimd.cut_ns = pace_now_ns();
-			aimd_set(c, aimd.rate * 0.7);
-		} else if (!limited) {
-			uint64_t now = pace_now_ns();
-
-			aimd_set(c, aimd.rate +
-				 (double)(now - aimd.grown_ns) / 1e9);
-			aimd.grown_ns = now;
-		}
-#endif
 		return;
 	}
 }
