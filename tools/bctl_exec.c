@@ -155,6 +155,9 @@ static int exec_parse(struct bctl *g, int argc, char **argv,
 	if (dd >= argc - 1)
 		return cli_usage_error("exec: missing '-- CMD [ARG...]'");
 	/* NAME is optional with --pace. */
+	if (!o->pace && optind == dd)
+		return cli_usage_error("exec: missing breaker NAME (or --pace "
+				       "PACE)");
 	rc = o->pace && optind == dd ? 0 :
 	     bctl_name_arg("exec", dd, argv, &o->name);
 	if (rc)

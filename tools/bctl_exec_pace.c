@@ -4,8 +4,9 @@
  *
  * A refused take writes nothing but the pace's denied counter; the wait
  * is to brk_bucket_wake_ns() (not_before plus a jitter below one
- * interval, so waiters of many processes do not wake together), and the
- * take is tried again: a wait is never a reservation (a cut in between
+ * interval, so waiters of many processes do not wake together; cut to
+ * what is left of --wait when not_before itself fits), and the take is
+ * tried again: a wait is never a reservation (a cut in between
  * would otherwise leave a queue spaced at the old rate).
  */
 #include "bctl_exec_pace.h"
@@ -84,10 +85,15 @@ int exec_pace_take(const struct bctl *g, struct exec_pace *p,
 		if (rc != -BRK_ENOTOKENS)
 			return bctl_fail(g, p->name, rc);
 		now = brk_now_ns(p->seg);
-		wake = nb == UINT64_MAX ? UINT64_MAX : brk_bucket_wake_ns(p->k, nb);
+		ns = nb > now ? nb - now : 0;
+		if (nb == UINT64_MAX || ns > left_ns - waited)
+			return pace_refused(p, ns, waited);
+		/* The jitter spreads the waiters; it never makes a token that
+		 * is due within --wait a refusal. */
+		wake = brk_bucket_wake_ns(p->k, nb);
 		ns = wake > now ? wake - now : 0;
-		if (ns > left_ns - waited || wake == UINT64_MAX)
-			return pace_refused(p, nb > now ? nb - now : ns, waited);
+		if (ns > left_ns - waited)
+			ns = left_ns - waited;
 		if (g->verbose)
 			cli_note("%s: rate limited, waiting %" PRIu64 " ms", p->name,
 				 ms_up(ns));
