@@ -27,6 +27,7 @@ static const struct bctl_cmd bctl_cmds[] = {
 	{ "metrics", bctl_cmd_metrics },
 	{ "exec", bctl_cmd_exec },
 	{ "bucket", bctl_cmd_bucket },
+	{ "pace", bctl_cmd_pace },
 	{ "take", bctl_cmd_take },
 	{ "budget", bctl_cmd_budget },
 	{ "retire", bctl_cmd_retire },

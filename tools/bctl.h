@@ -106,6 +106,15 @@ int bctl_cmd_force_open(struct bctl *g, int argc, char **argv);
 int bctl_cmd_disable(struct bctl *g, int argc, char **argv);
 int bctl_cmd_metrics_only(struct bctl *g, int argc, char **argv);
 int bctl_cmd_bucket(struct bctl *g, int argc, char **argv);
+int bctl_cmd_pace(struct bctl *g, int argc, char **argv);
+/**
+ * bctl_opt_decimal - a strict decimal option value (bctl_bucket.c): no
+ * hex, inf, nan or trailing text; @min_pos .. @max, 0 only if @zero_ok;
+ * @what says what it counts. 0 or CLI_EXIT_USAGE (one line naming @opt).
+ */
+int bctl_opt_decimal(const char *opt, const char *s, int zero_ok,
+		     double min_pos, double max, const char *what,
+		     double *out);
 int bctl_cmd_take(struct bctl *g, int argc, char **argv);
 int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
 int bctl_cmd_retire(struct bctl *g, int argc, char **argv);

@@ -71,9 +71,9 @@ static enum dec_err dec_parse(const char *s, double *v)
  * A rate-like option: @min_pos .. @max, and 0 only if @zero_ok. @what says
  * what the number counts. Returns 0 or CLI_EXIT_USAGE (one line printed).
  */
-static int opt_decimal(const char *opt, const char *s, int zero_ok,
-		       double min_pos, double max, const char *what,
-		       double *out)
+int bctl_opt_decimal(const char *opt, const char *s, int zero_ok,
+		     double min_pos, double max, const char *what,
+		     double *out)
 {
 	double v = 0.0;
 
@@ -128,7 +128,7 @@ static int bucket_parse(struct bctl *g, int argc, char **argv,
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", bucket_opts)) != -1) {
 		if (c == OPT_RATE) {
-			rc = opt_decimal("--rate", optarg, 0, BRK_BUCKET_MIN_RATE,
+			rc = bctl_opt_decimal("--rate", optarg, 0, BRK_BUCKET_MIN_RATE,
 					 BRK_BUCKET_MAX_RATE, "tokens per second",
 					 &a->rate);
 			a->has_rate = 1;
@@ -431,12 +431,12 @@ static int budget_parse(struct bctl *g, int argc, char **argv,
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", budget_opts)) != -1) {
 		if (c == OPT_FLOOR) {
-			rc = opt_decimal("--floor", optarg, 1, 0.001,
+			rc = bctl_opt_decimal("--floor", optarg, 1, 0.001,
 					 BRK_BUDGET_MAX_FLOOR, "retries per second",
 					 &a->floor);
 			a->has_floor = 1;
 		} else if (c == OPT_RATIO) {
-			rc = opt_decimal("--ratio", optarg, 1, 0.001,
+			rc = bctl_opt_decimal("--ratio", optarg, 1, 0.001,
 					 BUDGET_CLI_MAX_RATIO,
 					 "retries per first attempt", &a->ratio);
 			a->has_ratio = 1;

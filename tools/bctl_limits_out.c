@@ -6,7 +6,11 @@
  * JSON, bucket:
  *   {"name", "kind": "bucket", "configured", "rate_per_s", "burst",
  *    "interval_ns", "tokens", "full_in_ms",
- *    "counters": {"taken", "denied", "tokens_taken"}}
+ *    "counters": {"taken", "denied", "tokens_taken"},
+ *    and for a pace (bctl pace) "paced": true and "pace": {"rate",
+ *    "ceiling", "floor", "w_max", "reserve_pct", "accepted_per_s",
+ *    "last_cut_age_ms" (null: never), "last_denied_age_ms" (null: never),
+ *    "counters": {"cuts", "limited", "ok", "high_taken"}}}
  * JSON, budget:
  *   {"name", "kind": "budget", "configured", "floor_per_s", "ratio",
  *    "floor_burst", "balance", "pool", "floor_tokens",
@@ -60,6 +64,36 @@ static json_t *json_head(const struct brk_info *in, const char *kind,
 	return o;
 }
 
+static json_t *age_or_null(uint64_t ms)
+{
+	return ms == UINT64_MAX ? json_null() : ju(ms);
+}
+
+static json_t *json_pace(const struct brk_bucket_info *k)
+{
+	json_t *p = json_object(), *c;
+
+	if (!p)
+		return NULL;
+	set(p, "rate", jr(k->learned_per_s));
+	set(p, "ceiling", json_real(k->ceiling_per_s));
+	set(p, "floor", json_real(k->floor_per_s));
+	set(p, "w_max", jr(k->w_max_per_s));
+	set(p, "reserve_pct", ju(k->reserve_pct));
+	set(p, "accepted_per_s", jr(k->accepted_per_s));
+	set(p, "last_cut_age_ms", age_or_null(k->last_cut_age_ms));
+	set(p, "last_denied_age_ms", age_or_null(k->last_denied_age_ms));
+	c = json_object();
+	if (c) {
+		set(c, "cuts", ju(k->cuts));
+		set(c, "limited", ju(k->limited));
+		set(c, "ok", ju(k->ok));
+		set(c, "high_taken", ju(k->high_taken));
+	}
+	set(p, "counters", c);
+	return p;
+}
+
 json_t *bctl_json_bucket(const struct brk_info *in)
 {
 	const struct brk_bucket_info *k = &in->bucket;
@@ -79,6 +113,9 @@ json_t *bctl_json_bucket(const struct brk_info *in)
 		set(c, "tokens_taken", ju(k->tokens_taken));
 	}
 	set(o, "counters", c);
+	set(o, "paced", json_boolean(k->paced));
+	if (k->paced)
+		set(o, "pace", json_pace(k));
 	return o;
 }
 
@@ -143,6 +180,28 @@ void bctl_print_bucket(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 2, "taken", "%" PRIu64, k->taken);
 	bctl_kv(f, 2, "denied", "%" PRIu64, k->denied);
 	bctl_kv(f, 2, "tokens_taken", "%" PRIu64, k->tokens_taken);
+	if (!k->paced)
+		return;
+	fprintf(f, "pace:\n");
+	bctl_kv(f, 2, "rate", "%.3f/s (learned; ceiling %g/s, floor %g/s)",
+		k->learned_per_s, k->ceiling_per_s, k->floor_per_s);
+	if (k->last_cut_age_ms == UINT64_MAX)
+		bctl_kv(f, 2, "last_cut", "never (running at the ceiling)");
+	else
+		bctl_kv(f, 2, "last_cut", "%" PRIu64 " ms ago, from %.3f/s",
+			k->last_cut_age_ms, k->w_max_per_s);
+	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 " (of the rate, for high priority)",
+		k->reserve_pct);
+	bctl_kv(f, 2, "accepted_per_s", "%.3f (successes in the last second)",
+		k->accepted_per_s);
+	if (k->last_denied_age_ms == UINT64_MAX)
+		bctl_kv(f, 2, "last_denied", "never");
+	else
+		bctl_kv(f, 2, "last_denied", "%" PRIu64 " ms ago", k->last_denied_age_ms);
+	bctl_kv(f, 2, "cuts", "%" PRIu64, k->cuts);
+	bctl_kv(f, 2, "limited", "%" PRIu64, k->limited);
+	bctl_kv(f, 2, "ok", "%" PRIu64, k->ok);
+	bctl_kv(f, 2, "high_taken", "%" PRIu64, k->high_taken);
 }
 
 void bctl_print_budget(FILE *f, const struct brk_info *in)
@@ -184,7 +243,14 @@ void bctl_print_record_row(FILE *f, const struct brk_info *in)
 		return;
 	}
 	bctl_safe_name(in->name, sizeof(in->name), name);
-	if (in->kind == BRK_KIND_BUCKET)
+	if (in->kind == BRK_KIND_BUCKET && k->paced)
+		fprintf(f, "%-*s %-9s rate %.3f/s (ceiling %g/s, floor %g/s), "
+			"tokens %.3f of %" PRIu32 ", cuts %" PRIu64 ", limited %"
+			PRIu64 ", taken %" PRIu64 ", denied %" PRIu64 "\n",
+			BCTL_NAME_WIDTH, name, "pace", k->learned_per_s,
+			k->ceiling_per_s, k->floor_per_s, k->tokens, k->burst,
+			k->cuts, k->limited, k->taken, k->denied);
+	else if (in->kind == BRK_KIND_BUCKET)
 		fprintf(f, "%-*s %-9s tokens %.3f of %" PRIu32 ", rate %g/s, "
 			"taken %" PRIu64 ", denied %" PRIu64 "\n", BCTL_NAME_WIDTH,
 			name, "bucket", k->tokens, k->burst, k->rate_per_s,

@@ -163,6 +163,24 @@ static const struct m_plain m_buckets[] = {
 	  "Bucket capacity in tokens.", M_U32, BKT(burst) },
 };
 
+/* Paced buckets only (bctl pace; breaker.h "Pacing (learned rate)"). */
+static const struct m_plain m_paces[] = {
+	{ "breakerd_pace_rate", M_GAUGE,
+	  "Learned rate of a pace now, tokens per second.", M_DBL, BKT(learned_per_s) },
+	{ "breakerd_pace_ceiling", M_GAUGE,
+	  "Ceiling of a pace (the learned rate never exceeds it), tokens per second.",
+	  M_DBL, BKT(ceiling_per_s) },
+	{ "breakerd_pace_floor", M_GAUGE,
+	  "Floor of a pace (the learned rate never falls below it), tokens per second.",
+	  M_DBL, BKT(floor_per_s) },
+	{ "breakerd_pace_cuts_total", M_COUNTER,
+	  "Rate-limit answers that cut a pace's rate (one per round trip).",
+	  M_U64, BKT(cuts) },
+	{ "breakerd_pace_limited_total", M_COUNTER,
+	  "Rate-limit answers reported to a pace (brk_pace_report LIMITED).",
+	  M_U64, BKT(limited) },
+};
+
 static const struct m_plain m_budgets[] = {
 	{ "breakerd_budget_deposits_total", M_COUNTER,
 	  "First attempts recorded (brk_budget_deposit calls).",
@@ -416,7 +434,7 @@ struct m_vec {
 
 /* The snapshots, by kind: struct m_snap, brk_bucket_info, brk_budget_info. */
 struct m_recs {
-	struct m_vec brk, bkt, bud;
+	struct m_vec brk, bkt, bud, pace; /* pace: the paced buckets again */
 };
 
 /* A new slot at the end of @a, or NULL (out of memory). */
@@ -439,6 +457,7 @@ static void m_recs_free(struct m_recs *r)
 	free(r->brk.v);
 	free(r->bkt.v);
 	free(r->bud.v);
+	free(r->pace.v);
 }
 
 /* Keep the snapshot of one record. Returns 0 or -ENOMEM. */
@@ -459,6 +478,14 @@ static int m_keep(struct m_recs *r, const struct brk_info *in)
 			return -ENOMEM;
 		*k = in->bucket;
 		bctl_safe_name(in->name, sizeof(in->name), k->name);
+		if (in->bucket.paced) {
+			struct brk_bucket_info *pk = m_push(&r->pace);
+
+			if (!pk)
+				return -ENOMEM;
+			*pk = *(struct brk_bucket_info *)((char *)r->bkt.v +
+							  (r->bkt.n - 1) * r->bkt.size);
+		}
 		return 0;
 	case BRK_KIND_BUDGET:
 		if (!(u = m_push(&r->bud)))
@@ -661,6 +688,7 @@ static int m_collect(const struct bctl *g, brk_segment *seg,
 	r->brk.size = sizeof(struct m_snap);
 	r->bkt.size = sizeof(struct brk_bucket_info);
 	r->bud.size = sizeof(struct brk_budget_info);
+	r->pace.size = sizeof(struct brk_bucket_info);
 	grp.v.size = sizeof(struct m_group);
 	grp.levels = o->by_level;
 	if (!in)
@@ -748,6 +776,8 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 		m_plain_family(f, &m_gauges[k], snaps, z, n);
 	m_plain_all(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
 		    r->bkt.n);
+	m_plain_all(f, m_paces, N_OF(m_paces), r->pace.v, r->pace.size,
+		    r->pace.n);
 	m_plain_all(f, m_budgets, N_OF(m_budgets), r->bud.v, r->bud.size,
 		    r->bud.n);
 	m_segment(f, si);

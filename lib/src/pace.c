@@ -93,6 +93,8 @@ int brk_pace_get(brk_segment *seg, const char *name,
 	rc = pace_config_in(c, &k);
 	if (rc)
 		return rc;
+	if (k.burst == 0)
+		k.burst = BRK_PACE_DEFAULT_BURST; /* a hand-zeroed config */
 	rc = pace_words(k.ceiling_per_s, k.floor_per_s, k.burst, k.reserve_pct,
 			&cfg, &pace);
 	if (rc)

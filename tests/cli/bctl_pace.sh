@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# bctl_pace.sh BCTL - bctl pace against
+# bad input and updates. Every case checks the exit status AND the one line bctl prints
+# on stderr (plus the "try 'bctl --help'" hint for usage errors); nothing
+# stored before may be lost or changed by a rejected command.
+#
+# Uses its own segment /brkpace-bad-$$ and removes it at the end.
+set -u
+
+BCTL=${1:?usage: bctl_pace.sh PATH_TO_BCTL}
+SHM=/brkpace-bad-$$
+TMP=$(mktemp -d /tmp/brkpace-bad.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+	rm -f "/dev/shm$SHM" "/dev/shm$SHM-absent"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+
+# run ARGS: bctl --shm $SHM ARGS, stdout/stderr in $TMP/out, $TMP/err.
+run() {
+	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+# check DESC CODE REGEX: the last run exited CODE and wrote exactly one line
+# on stderr matching REGEX (ignoring the --help hint, which must be there
+# for usage errors); an empty REGEX means nothing on stderr.
+check() {
+	local desc=$1 code=$2 re=$3 first lines
+	first=$(grep -v "^try 'bctl --help'\$" "$TMP/err" | head -n 1)
+	lines=$(grep -vc "^try 'bctl --help'\$" "$TMP/err")
+	if [ "$rc" -ne "$code" ]; then
+		bad "$desc" "exit status $rc, want $code" "stderr: $(head -c 300 "$TMP/err")"
+	elif [ -z "$re" ] && [ -s "$TMP/err" ]; then
+		bad "$desc" "unexpected stderr: $(head -c 300 "$TMP/err")"
+	elif [ -z "$re" ]; then
+		ok "$desc"
+	elif ! printf '%s\n' "$first" | grep -Eq -- "$re"; then
+		bad "$desc" "stderr line: $first" "does not match: $re"
+	elif [ "$lines" -ne 1 ]; then
+		bad "$desc" "stderr has $lines lines, want one:" "$(cat "$TMP/err")"
+	elif [ "$code" -eq 2 ] && ! grep -q "^try 'bctl --help'\$" "$TMP/err"; then
+		bad "$desc" "usage error without the --help hint"
+	else
+		ok "$desc"
+	fi
+}
+
+# expect DESC CODE REGEX ARGS...
+expect() {
+	local desc=$1 code=$2 re=$3
+	shift 3
+	run "$@"
+	check "$desc" "$code" "$re"
+}
+
+# stored DESC NAME REGEX...: `bctl inspect NAME --json` matches every REGEX.
+stored() {
+	local desc=$1 name=$2 re
+	shift 2
+	run inspect "$name" --json
+	if [ "$rc" -ne 0 ]; then
+		bad "$desc" "bctl inspect $name: exit $rc: $(head -c 300 "$TMP/err")"
+		return
+	fi
+	for re in "$@"; do
+		if ! grep -Eq -- "$re" "$TMP/out"; then
+			bad "$desc" "inspect $name --json does not match: $re" \
+				"$(tr -d '\n' <"$TMP/out" | head -c 400)"
+			return
+		fi
+	done
+	ok "$desc"
+}
+
+# --- what must survive ---------------------------------------------------------
+expect "create pace p (ceiling 20, reserve 10)" 0 '' pace p --ceiling 20 --reserve 10
+grep -qx 'p: pace created: ceiling 20/s, floor 0.2/s, burst 2, reserve 10%, rate now 20/s' \
+	"$TMP/out" && ok "  says what it created, defaults filled in" || bad "  stdout: $(cat "$TMP/out")"
+expect "create bucket plain (rate 5, burst 3)" 0 '' bucket plain --rate 5 --burst 3
+expect "create breaker br" 0 '' config br --failure-threshold 7
+
+# --- bad input: exit 2, the option named, nothing changed ----------------------
+expect "no option" 2 "^bctl: pace p: missing --ceiling" pace p
+expect "no name" 2 "pace" pace --ceiling 5
+expect "ceiling garbage" 2 "^bctl: --ceiling: 'abc' is not a number" pace p --ceiling abc
+expect "ceiling 0" 2 "^bctl: --ceiling: '0' must be greater than 0" pace p --ceiling 0
+expect "ceiling negative" 2 "^bctl: --ceiling: '-3' is negative" pace p --ceiling -3
+expect "ceiling nan" 2 "^bctl: --ceiling: 'nan' is not a finite number" pace p --ceiling nan
+expect "ceiling too large" 2 "^bctl: --ceiling: .* out of range" pace p --ceiling 2e9
+expect "ceiling trailing text" 2 "^bctl: --ceiling: '5x' is not a number" pace p --ceiling 5x
+expect "floor garbage" 2 "^bctl: --floor: 'x' is not a number" pace p --floor x
+expect "floor above the given ceiling" 2 "^bctl: --floor: 30 is above --ceiling 20" \
+	pace p --ceiling 20 --floor 30
+expect "floor above the stored ceiling" 2 "^bctl: --floor: 30 is above the pace's ceiling 20/s" \
+	pace p --floor 30
+expect "burst 0" 2 "^bctl: --burst: " pace p --burst 0
+expect "burst negative" 2 "^bctl: --burst: '-1' is negative" pace p --burst -1
+expect "burst too large" 2 "^bctl: --burst: " pace p --burst 1000001
+expect "reserve 91" 2 "^bctl: --reserve: " pace p --reserve 91
+expect "reserve negative" 2 "^bctl: --reserve: '-5' is negative" pace p --reserve -5
+expect "reserve garbage" 2 "^bctl: --reserve: " pace p --reserve 1O
+expect "unknown option" 2 "--rate" pace p --rate 5
+expect "absent pace without --ceiling" 2 "^bctl: pace q: no such pace: --ceiling" pace q --floor 1
+expect "a plain bucket is not a pace" 1 "'plain' is a plain bucket \\(fixed rate\\), not a pace" \
+	pace plain --ceiling 5
+expect "a breaker is not a pace" 1 "br" pace br --ceiling 5
+run inspect q
+[ "$rc" -ne 0 ] && ok "  q was not created" || bad "  q exists"
+
+stored "pace p still has ceiling 20, floor 0.2, burst 2, reserve 10" p '"paced": true' \
+	'"ceiling": 20(\.0)?,' '"floor": 0\.2,' '"burst": 2,' '"reserve_pct": 10,'
+stored "bucket plain still a plain bucket at 5/s" plain '"paced": false' '"rate_per_s": 5(\.0)?,'
+
+# --- updates change only what is given -----------------------------------------
+expect "pace p --reserve 25" 0 '' pace p --reserve 25
+stored "  ceiling, floor and burst kept" p '"ceiling": 20(\.0)?,' '"floor": 0\.2,' \
+	'"burst": 2,' '"reserve_pct": 25,'
+expect "pace p --burst 4 --floor 1" 0 '' pace p --burst 4 --floor 1
+stored "  ceiling and reserve kept" p '"ceiling": 20(\.0)?,' '"floor": 1(\.0)?,' \
+	'"burst": 4,' '"reserve_pct": 25,'
+expect "pace p --ceiling 40" 0 '' pace p --ceiling 40
+stored "  the rest kept" p '"ceiling": 40(\.0)?,' '"floor": 1(\.0)?,' '"burst": 4,' \
+	'"reserve_pct": 25,' '"rate": 40(\.0)?,'
+grep -qx 'p: pace updated: ceiling 40/s, floor 1/s, burst 4, reserve 25%, rate now 40/s' \
+	"$TMP/out" || true
+# --- list and metrics show the pace ---------------------------------------------
+run list
+grep -Eq '^p +pace +rate 40\.000/s \(ceiling 40/s, floor 1/s\)' "$TMP/out" &&
+	grep -Eq '^plain +bucket +tokens' "$TMP/out" && ok "list shows the pace and the plain bucket" ||
+	bad "list:" "$(cat "$TMP/out")"
+run metrics
+grep -qx 'breakerd_pace_rate{name="p"} 40' "$TMP/out" &&
+	grep -qx 'breakerd_pace_ceiling{name="p"} 40' "$TMP/out" &&
+	grep -qx 'breakerd_pace_floor{name="p"} 1' "$TMP/out" &&
+	grep -qx 'breakerd_pace_cuts_total{name="p"} 0' "$TMP/out" &&
+	grep -qx 'breakerd_pace_limited_total{name="p"} 0' "$TMP/out" &&
+	! grep -q 'breakerd_pace_rate{name="plain"}' "$TMP/out" &&
+	ok "metrics: the pace series for p only" || bad "metrics:" "$(grep pace "$TMP/out")"
+run inspect p
+grep -Eq '^  last_cut: +never' "$TMP/out" && ok "inspect shows the pace block" ||
+	bad "inspect:" "$(cat "$TMP/out")"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,647 @@
+/*
+ * test_pace.c - paced buckets (breaker.h "Pacing (learned rate)") on the
+ * injected fake clock: the curve alone, the one-cut-per-round-trip rule,
+ * the cut base, floor and ceiling, the priority reserve over a long flood,
+ * settings validation, hostile pace words, plain buckets through the pace
+ * calls, and a threads race (suite threads, run under TSan).
+ */
+#include <math.h>
+#include <pthread.h>
+
+#include "fixture.h"
+
+#include "fixture_layout.h" /* private: to corrupt words by hand */
+#include "internal.h"
+#include "pace_curve.h"
+
+UT_GROUP_FIXTURES("pace", 64)
+
+static brk_bucket *pace(struct ut *u, const char *name, double ceiling,
+			double floor, uint32_t burst, uint32_t reserve)
+{
+	struct brk_pace_config c;
+	brk_bucket *k = NULL;
+
+	ut_rc(0, brk_pace_config_init(&c));
+	c.ceiling_per_s = ceiling;
+	c.floor_per_s = floor;
+	if (burst)
+		c.burst = burst;
+	c.reserve_pct = reserve;
+	ut_rc(0, brk_pace_get(u->seg, name, &c, &k));
+	assert_non_null(k);
+	return k;
+}
+
+static struct brk_bucket_info info(brk_bucket *k)
+{
+	struct brk_bucket_info bi;
+
+	ut_rc(0, brk_bucket_info(k, &bi));
+	return bi;
+}
+
+/* Take one now (must succeed) and return its taken_at. */
+static uint64_t take1(brk_bucket *k)
+{
+	uint64_t at = 0, nb = 0;
+
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_HIGH, &at, &nb));
+	return at;
+}
+
+#define NEAR(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+/* ---- the curve alone --------------------------------------------------- */
+
+static void curve_starts_at_beta_wmax_is_back_at_k_and_clamps(void **state)
+{
+	double k = brk__pace_k();
+
+	(void)state;
+	NEAR(k, cbrt(0.3 / 0.1), 1e-12);
+	NEAR(k, 1.4422, 1e-4);
+	/* t = 0: beta * w_max; t = K: w_max; then probes above */
+	NEAR(brk__pace_curve(10.0, 0.0, 0.1, 1000.0), 7.0, 1e-9);
+	NEAR(brk__pace_curve(10.0, k, 0.1, 1000.0), 10.0, 1e-9);
+	NEAR(brk__pace_curve(10.0, k + 2.0, 0.1, 1000.0), 10.0 * 1.8, 1e-9);
+	assert_true(brk__pace_curve(10.0, 1.0, 0.1, 1000.0) < 10.0);
+	/* the same relative recovery at every rate */
+	NEAR(brk__pace_curve(5000.0, 1.0, 1.0, 1e6) / 5000.0,
+	     brk__pace_curve(5.0, 1.0, 0.01, 1e6) / 5.0, 1e-12);
+	/* clamps: below the floor, above the ceiling, never NaN */
+	NEAR(brk__pace_curve(1.0, 0.0, 0.9, 1000.0), 0.9, 0);
+	NEAR(brk__pace_curve(10.0, 100.0, 0.1, 50.0), 50.0, 0);
+	NEAR(brk__pace_curve(10.0, -5.0, 0.1, 50.0), 7.0, 1e-9);
+	NEAR(brk__pace_curve(0.0, 0.0, 0.1, 50.0), 50.0, 0);   /* never cut */
+	NEAR(brk__pace_curve(NAN, 1.0, 0.1, 50.0), 50.0, 0);
+	NEAR(brk__pace_curve(10.0, NAN, 0.1, 50.0), 7.0, 1e-9);
+	NEAR(brk__pace_curve(10.0, INFINITY, 0.1, 50.0), 50.0, 0);
+}
+
+static void float24_rounds_down_and_keeps_15_bits(void **state)
+{
+	static const double v[] = { 1e-4, 0.7, 5.0, 7.5, 20.0, 333.3, 1e9 };
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		double d = brk__pace_f24_decode(brk__pace_f24_encode(v[i]));
+
+		assert_true(d <= v[i]);
+		assert_true(d >= v[i] * (1.0 - 1.0 / 32768.0));
+	}
+	assert_int_equal(brk__pace_f24_encode(0.0), 0);
+	assert_int_equal(brk__pace_f24_encode(-1.0), 0);
+	assert_int_equal(brk__pace_f24_encode(NAN), 0);
+	NEAR(brk__pace_f24_decode(0), 0.0, 0);
+	/* NaN and infinity patterns decode as invalid */
+	assert_true(brk__pace_f24_decode(0x7fc000u) < 0.0);
+	assert_true(brk__pace_f24_decode(0x7f8000u) < 0.0);
+}
+
+static void estimate_slides_over_one_second(void **state)
+{
+	uint64_t w = 0;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 10; i++)
+		w = brk__pace_est_add(w, 5000);
+	NEAR(brk__pace_est(w, 5000), 10.0, 0);
+	NEAR(brk__pace_est(w, 5999), 10.0, 0);
+	/* next slot: the old one weighs by what is left of the window */
+	NEAR(brk__pace_est(w, 6250), 7.5, 1e-9);
+	w = brk__pace_est_add(w, 6250);
+	NEAR(brk__pace_est(w, 6250), 1.0 + 7.5, 1e-9);
+	/* two slots later: nothing */
+	NEAR(brk__pace_est(w, 8000), 0.0, 0);
+	w = brk__pace_est_add(w, 9000);
+	NEAR(brk__pace_est(w, 9000), 1.0, 0);
+	/* saturates at 65535 */
+	for (i = 0; i < 70000; i++)
+		w = brk__pace_est_add(w, 9000);
+	NEAR(brk__pace_est(w, 9000), 65535.0, 0);
+}
+
+/* ---- cuts ---------------------------------------------------------------- */
+
+static void new_pace_runs_at_its_ceiling_with_the_defaults(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 0.0, 0, 0);
+	struct brk_bucket_info bi = info(k);
+	uint64_t at, nb;
+
+	assert_int_equal(bi.paced, 1);
+	NEAR(bi.ceiling_per_s, 100.0, 1e-9);
+	NEAR(bi.floor_per_s, 1.0, 1e-9);       /* ceiling / 100 */
+	NEAR(bi.learned_per_s, 100.0, 1e-9);
+	NEAR(bi.rate_per_s, 100.0, 1e-9);
+	assert_int_equal(bi.burst, BRK_PACE_DEFAULT_BURST);
+	assert_int_equal(bi.reserve_pct, 0);
+	assert_true(bi.last_cut_age_ms == UINT64_MAX);
+	assert_true(bi.last_denied_age_ms == UINT64_MAX);
+	NEAR(bi.w_max_per_s, 0.0, 0);
+	/* burst 2 at once, then one per 10 ms */
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, &at, &nb));
+	assert_int_equal(at, ut_now_ns(u));
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, &at, &nb));
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL, &at, &nb));
+	assert_int_equal(nb, ut_now_ns(u) + 10 * UT_NS_PER_MS);
+	ut_advance_ms(u, 3);
+	bi = info(k);
+	assert_int_equal(bi.last_denied_age_ms, 3);
+	assert_int_equal(bi.denied, 1);
+	assert_int_equal(bi.taken, 2);
+}
+
+static void eight_in_flight_429s_cut_once(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 1000.0, 0.0, 8, 0);
+	uint64_t at[8], late;
+	struct brk_bucket_info bi;
+	unsigned i;
+	int cuts = 0;
+
+	for (i = 0; i < 8; i++) {
+		at[i] = take1(k);
+		ut_advance_ms(u, 1);
+	}
+	ut_advance_ms(u, 50); /* the answers arrive */
+	for (i = 0; i < 8; i++) {
+		int rc = brk_pace_report(k, at[i], BRK_PACE_LIMITED, 1000);
+
+		assert_true(rc == 0 || rc == 1);
+		cuts += rc;
+	}
+	assert_int_equal(cuts, 1);
+	bi = info(k);
+	assert_int_equal(bi.cuts, 1);
+	assert_int_equal(bi.limited, 8);
+	NEAR(bi.w_max_per_s, 1000.0, 0.05);
+	NEAR(bi.learned_per_s, 700.0, 0.05);  /* beta * w_max */
+	assert_int_equal(bi.last_cut_age_ms, 0);
+	/* a request taken after the cut, at the new rate, cuts again */
+	ut_advance_ms(u, 10);
+	late = take1(k);
+	ut_advance_ms(u, 20);
+	ut_rc(1, brk_pace_report(k, late, BRK_PACE_LIMITED, 0));
+	bi = info(k);
+	assert_int_equal(bi.cuts, 2);
+	/* at 30 ms after the first cut the curve was at 718/s: 0.7 of that */
+	NEAR(bi.learned_per_s, 0.7 * 1000.0 * (1.0 + 0.1 * pow(0.03 - brk__pace_k(), 3)), 0.5);
+	/* the early ones, answered late, still change nothing */
+	ut_rc(0, brk_pace_report(k, at[0], BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(k).cuts, 2);
+}
+
+static void cut_starts_from_the_accepted_rate_when_it_is_lower(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 0.0, 0, 0);
+	struct brk_bucket_info bi;
+	uint64_t at = take1(k);
+	unsigned i;
+
+	for (i = 0; i < 20; i++)
+		ut_rc(0, brk_pace_report(k, at, BRK_PACE_OK, 0));
+	NEAR(info(k).accepted_per_s, 20.0, 0);
+	ut_rc(1, brk_pace_report(k, at, BRK_PACE_LIMITED, 0));
+	bi = info(k);
+	NEAR(bi.w_max_per_s, 20.0, 0);        /* min(100, 20) */
+	NEAR(bi.learned_per_s, 14.0, 1e-9);
+	assert_int_equal(bi.ok, 20);
+	/* no success in the last second: the rate itself is the base */
+	ut_advance_ms(u, 2100);
+	at = take1(k);
+	ut_rc(1, brk_pace_report(k, at, BRK_PACE_LIMITED, 0));
+	bi = info(k);
+	NEAR(bi.accepted_per_s, 0.0, 0);
+	/* 2.1 s after the first cut the curve is just above w_max 20 */
+	NEAR(bi.w_max_per_s, 20.0 * (1.0 + 0.1 * pow(2.1 - brk__pace_k(), 3)), 0.01);
+}
+
+static void floor_holds_and_growth_stops_at_the_ceiling(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 10.0, 0, 0);
+	struct brk_bucket_info bi;
+	double k_s = brk__pace_k();
+	unsigned i;
+
+	for (i = 0; i < 30; i++) {
+		uint64_t at;
+
+		ut_advance_ms(u, 200);
+		at = take1(k);
+		ut_rc(1, brk_pace_report(k, at, BRK_PACE_LIMITED, 0));
+		bi = info(k);
+		assert_true(bi.learned_per_s >= 10.0);
+	}
+	NEAR(info(k).learned_per_s, 10.0, 1e-9);
+	NEAR(info(k).interval_ns, 100 * UT_NS_PER_MS, 1);
+	/* the take really is at the floor's spacing: 2 now, next in 100 ms */
+	ut_advance_ms(u, 1);
+	{
+		uint64_t nb;
+
+		while (brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb) == 0)
+			;
+		assert_true(nb - ut_now_ns(u) <= 100 * UT_NS_PER_MS);
+		assert_true(nb - ut_now_ns(u) >= 90 * UT_NS_PER_MS);
+	}
+	/* growth: w_max 10 (the floor) -> back at 10 after K, then above,
+	 * clamped at the ceiling after long enough */
+	ut_advance_ns(u, (uint64_t)(k_s * 1e9));
+	NEAR(info(k).learned_per_s, 10.0, 0.05);
+	ut_advance_ms(u, 2000);
+	assert_true(info(k).learned_per_s > 15.0);
+	ut_advance_ms(u, 60000);
+	NEAR(info(k).learned_per_s, 100.0, 0);
+	assert_true(info(k).last_cut_age_ms >= 60000);
+}
+
+/* ---- priorities ---------------------------------------------------------- */
+
+static void reserve_keeps_normal_work_to_its_share_over_a_flood(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 0.0, 2, 20);
+	unsigned normal = 0, high = 0, ms, both = 0;
+
+	/* 10 s of fake time, every ms: normal work takes all it can, then
+	 * high work takes what is left */
+	for (ms = 0; ms < 10000; ms++) {
+		int nr = -1;
+
+		while ((nr = brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, NULL)) == 0)
+			normal++;
+		assert_int_equal(nr, -BRK_ENOTOKENS);
+		while (brk_pace_take(k, BRK_PRIORITY_HIGH, NULL, NULL) == 0) {
+			high++;
+			both++; /* a high take right after a normal refusal */
+		}
+		ut_advance_ms(u, 1);
+	}
+	/* normal <= 0.8 * 100/s * 10 s + burst; all <= 100/s * 10 s + burst */
+	assert_true(normal <= 800 + 2);
+	assert_true(normal >= 800 - 2);
+	assert_true(normal + high <= 1000 + 2);
+	assert_true(high >= 200 - 4);
+	assert_true(both > 0);
+	assert_int_equal(info(k).high_taken, high);
+}
+
+static void high_gets_through_while_normal_is_refused(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 0.0, 2, 20);
+	uint64_t nb;
+
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	ut_advance_ms(u, 10);
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_HIGH, NULL, &nb));
+	/* the refused normal take gave its normal token back: no leak */
+	ut_advance_ms(u, 15);
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+}
+
+/* ---- settings ------------------------------------------------------------ */
+
+static void bad_settings_are_einval_and_create_nothing(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config c;
+	brk_bucket *k = NULL;
+	const struct { double ceil, floor; uint32_t burst, reserve; const char *what; } bad[] = {
+		{ 0.0, 0.0, 2, 0, "no ceiling" },
+		{ NAN, 0.0, 2, 0, "NaN ceiling" },
+		{ 2e9, 0.0, 2, 0, "ceiling above the bucket maximum" },
+		{ 1e-5, 0.0, 2, 0, "ceiling below the bucket minimum" },
+		{ -5.0, 0.0, 2, 0, "negative ceiling" },
+		{ 10.0, 20.0, 2, 0, "floor above the ceiling" },
+		{ 10.0, -1.0, 2, 0, "negative floor" },
+		{ 10.0, NAN, 2, 0, "NaN floor" },
+		{ 10.0, 0.0, BRK_BUCKET_MAX_BURST + 1, 0, "burst too large" },
+		{ 10.0, 0.0, 2, 91, "reserve above 90" },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ut_rc(0, brk_pace_config_init(&c));
+		c.ceiling_per_s = bad[i].ceil;
+		c.floor_per_s = bad[i].floor;
+		c.burst = bad[i].burst;
+		c.reserve_pct = bad[i].reserve;
+		if (brk_pace_get(u->seg, "p", &c, &k) != -EINVAL)
+			fail_msg("%s: not -EINVAL", bad[i].what);
+	}
+	ut_rc(-ENOENT, brk_bucket_find(u->seg, "p", &k));
+	ut_rc(-EINVAL, brk_pace_get(u->seg, "p", NULL, &k));
+	ut_rc(-EINVAL, brk_pace_config_init_sz(&c, 8));
+	ut_rc(-EINVAL, brk_pace_config_init_sz(NULL, sizeof c));
+	/* burst 0 in a hand-zeroed config: the default */
+	memset(&c, 0, sizeof c);
+	c.ceiling_per_s = 10.0;
+	ut_rc(0, brk_pace_get(u->seg, "p", &c, &k));
+	assert_int_equal(info(k).burst, BRK_PACE_DEFAULT_BURST);
+	/* update: each bad value -EINVAL, nothing changed */
+	c.ceiling_per_s = 0.0;
+	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_CEILING));
+	c.floor_per_s = 11.0;
+	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_FLOOR));
+	c.burst = 0;
+	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_BURST));
+	c.reserve_pct = 95;
+	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_RESERVE));
+	ut_rc(-EINVAL, brk_pace_update(k, &c, 1u << 4));
+	ut_rc(-EINVAL, brk_pace_update(NULL, &c, BRK_PACE_F_BURST));
+	NEAR(info(k).ceiling_per_s, 10.0, 1e-9);
+	NEAR(info(k).floor_per_s, 0.1, 1e-9);
+	assert_int_equal(info(k).reserve_pct, 0);
+	/* bad calls */
+	ut_rc(-EINVAL, brk_pace_take(k, 2, NULL, NULL));
+	ut_rc(-EINVAL, brk_pace_take(NULL, 0, NULL, NULL));
+	ut_rc(-EINVAL, brk_pace_report(k, 0, 0, 0));
+	ut_rc(-EINVAL, brk_pace_report(k, 0, 4, 0));
+	ut_rc(-EINVAL, brk_pace_report(NULL, 0, BRK_PACE_OK, 0));
+}
+
+static void update_changes_only_the_given_settings_and_keeps_the_cut(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 5.0, 4, 10);
+	struct brk_pace_config c;
+	struct brk_bucket_info bi;
+
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	ut_rc(0, brk_pace_config_init(&c));
+	c.reserve_pct = 30;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_RESERVE));
+	bi = info(k);
+	assert_int_equal(bi.reserve_pct, 30);
+	NEAR(bi.ceiling_per_s, 100.0, 1e-9);
+	NEAR(bi.floor_per_s, 5.0, 1e-9);
+	assert_int_equal(bi.burst, 4);
+	NEAR(bi.learned_per_s, 70.0, 0.01);
+	c.ceiling_per_s = 50.0;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_CEILING));
+	bi = info(k);
+	NEAR(bi.ceiling_per_s, 50.0, 1e-9);
+	NEAR(bi.learned_per_s, 50.0, 1e-9); /* clamped to the new ceiling */
+	NEAR(bi.floor_per_s, 5.0, 1e-9);
+	assert_int_equal(bi.burst, 4);
+	assert_int_equal(bi.reserve_pct, 30);
+	assert_int_equal(bi.cuts, 1);
+	/* a ceiling below the kept floor: the floor follows (default) */
+	c.ceiling_per_s = 2.0;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_CEILING));
+	NEAR(info(k).floor_per_s, 0.02, 1e-9);
+	c.burst = 9;
+	c.floor_per_s = 1.0;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_BURST | BRK_PACE_F_FLOOR));
+	bi = info(k);
+	assert_int_equal(bi.burst, 9);
+	NEAR(bi.floor_per_s, 1.0, 1e-9);
+	NEAR(bi.ceiling_per_s, 2.0, 1e-9);
+}
+
+static void pace_and_plain_bucket_names_do_not_mix(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config c;
+	brk_bucket *plain = NULL, *k = NULL, *again = NULL;
+	brk_breaker *b = NULL;
+	uint64_t at = 0, nb;
+	int i;
+
+	ut_rc(0, brk_bucket_get(u->seg, "plain", 10.0, 3, &plain));
+	ut_rc(0, brk_pace_config_init(&c));
+	c.ceiling_per_s = 10.0;
+	ut_rc(-EMEDIUMTYPE, brk_pace_get(u->seg, "plain", &c, &k));
+	ut_rc(0, brk_breaker_get(u->seg, "brk", NULL, &b));
+	ut_rc(-EMEDIUMTYPE, brk_pace_get(u->seg, "brk", &c, &k));
+	ut_rc(-EMEDIUMTYPE, brk_pace_update(plain, &c, BRK_PACE_F_CEILING));
+	/* the pace calls on a plain bucket: its own rate, no learning */
+	for (i = 0; i < 3; i++)
+		ut_rc(0, brk_pace_take(plain, BRK_PRIORITY_NORMAL, &at, &nb));
+	assert_int_equal(at, ut_now_ns(u));
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(plain, BRK_PRIORITY_HIGH, &at, &nb));
+	ut_rc(0, brk_pace_report(plain, at, BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(plain).paced, 0);
+	assert_int_equal(info(plain).limited, 0);
+	NEAR(info(plain).rate_per_s, 10.0, 1e-9);
+	/* a pace through the plain calls: the learned rate */
+	k = pace(u, "api", 100.0, 0.0, 0, 0);
+	ut_rc(0, brk_bucket_get(u->seg, "api", 5.0, 1, &again));
+	assert_int_equal(info(again).paced, 1);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	while (brk_bucket_take(k, 1, &nb) == 0)
+		;
+	/* about 70/s now: one token per ~14 ms, not the ceiling's 10 ms */
+	/* (+1 ms: the rate grows meanwhile and its tolerance, burst * T,
+	 * shrinks with it, so not_before is early by burst * dT) */
+	ut_set_ns(u, nb + UT_NS_PER_MS);
+	ut_rc(0, brk_bucket_take(k, 1, &nb));
+	ut_rc(-BRK_ENOTOKENS, brk_bucket_take(k, 1, &at));
+	assert_true(at - nb >= 13 * UT_NS_PER_MS && at - nb <= 15 * UT_NS_PER_MS);
+	assert_true(brk_bucket_wake_ns(k, at) < at + 15 * UT_NS_PER_MS);
+}
+
+static void signal_of_maps_outcomes(void **state)
+{
+	(void)state;
+	assert_int_equal(brk_pace_signal_of(BRK_FAILURE, BRK_REASON_RATE_LIMITED, 0),
+			 BRK_PACE_LIMITED);
+	assert_int_equal(brk_pace_signal_of(BRK_FAILURE, BRK_REASON_OVERLOADED, 1000),
+			 BRK_PACE_LIMITED);
+	assert_int_equal(brk_pace_signal_of(BRK_FAILURE, BRK_REASON_OVERLOADED, 0),
+			 BRK_PACE_IGNORE);
+	assert_int_equal(brk_pace_signal_of(BRK_FAILURE, BRK_REASON_TIMEOUT, 1000),
+			 BRK_PACE_IGNORE);
+	assert_int_equal(brk_pace_signal_of(BRK_SUCCESS, 0, 0), BRK_PACE_OK);
+	assert_int_equal(brk_pace_signal_of(BRK_HEALTHY_ERROR, 0, 0), BRK_PACE_OK);
+	assert_int_equal(brk_pace_signal_of(BRK_REJECTED_REQUEST, 0, 0), BRK_PACE_IGNORE);
+	assert_int_equal(brk_pace_signal_of(BRK_CANCELLED, 0, 0), BRK_PACE_IGNORE);
+	assert_int_equal(brk_pace_signal_of(99, 0, 0), BRK_PACE_IGNORE);
+}
+
+/* ---- hostile words and events -------------------------------------------- */
+
+static void corrupt_pace_words_are_bounded(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "evil", 100.0, 0.0, 0, 0);
+	struct brk_bucket_info bi;
+	uint64_t *ext, pace_w, nb;
+	void *map;
+	size_t len;
+
+	ext = ut_record_ext(u, "evil", BRK_KIND_BUCKET, &map, &len);
+	pace_w = ext[BRK__BK_PACE];
+	assert_true(pace_w & BRK__PC_PACED);
+	/* floor faster than the ceiling, floor T 0, reserve 127, stray bits */
+	ext[BRK__BK_PACE] = BRK__PC_MAKE(1000, 0);
+	ut_rc(-BRK_ECORRUPT, brk_pace_take(k, 0, NULL, &nb));
+	ut_rc(-BRK_ECORRUPT, brk_bucket_take(k, 1, &nb));
+	ut_rc(-BRK_ECORRUPT, brk_bucket_info(k, &bi));
+	ut_rc(-BRK_ECORRUPT, brk_pace_report(k, 0, BRK_PACE_LIMITED, 0));
+	ext[BRK__BK_PACE] = BRK__PC_PACED;
+	ut_rc(-BRK_ECORRUPT, brk_pace_take(k, 0, NULL, &nb));
+	ext[BRK__BK_PACE] = BRK__PC_MAKE(BRK__PC_FLOOR_T(pace_w), 127);
+	ut_rc(-BRK_ECORRUPT, brk_pace_take(k, 0, NULL, &nb));
+	ext[BRK__BK_PACE] = pace_w | (1ULL << 55);
+	ut_rc(-BRK_ECORRUPT, brk_pace_take(k, 0, NULL, &nb));
+	ext[BRK__BK_PACE] = pace_w;
+	/* a cut word with NaN / infinity as w_max: corrupt */
+	ext[BRK__BK_CUT] = BRK__CUT_MAKE(5, 0x7fc000u);
+	ut_rc(-BRK_ECORRUPT, brk_pace_take(k, 0, NULL, &nb));
+	ut_rc(-BRK_ECORRUPT, brk_pace_report(k, 0, BRK_PACE_LIMITED, 0));
+	ext[BRK__BK_CUT] = BRK__CUT_MAKE(5, 0x7f8000u);
+	ut_rc(-BRK_ECORRUPT, brk_pace_take(k, 0, NULL, &nb));
+	/* tiny or huge w_max, a cut in the future: clamped, no div by 0 */
+	ext[BRK__BK_CUT] = BRK__CUT_MAKE(0, 1u);
+	ut_advance_ms(u, 5000);
+	ut_rc(0, brk_pace_take(k, 0, NULL, &nb));
+	NEAR(info(k).learned_per_s, 1.0, 1e-9);
+	ext[BRK__BK_CUT] = BRK__CUT_MAKE(0, 0x7f7fffu);
+	NEAR(info(k).learned_per_s, 100.0, 0);
+	ext[BRK__BK_CUT] = BRK__CUT_MAKE(BRK__CUT_MS_MAX, brk__pace_f24_encode(50.0));
+	NEAR(info(k).learned_per_s, 35.0, 1e-3);
+	ut_rc(0, brk_pace_report(k, ut_now_ns(u), BRK_PACE_LIMITED, 0)); /* before it */
+	/* an estimate word from the future: no success counted, no crash */
+	ext[BRK__BK_EST] = UINT64_MAX;
+	bi = info(k);
+	assert_true(bi.accepted_per_s >= 0.0 && bi.accepted_per_s <= 65535.0 * 2);
+	/* repair: the cut word cleared; update repairs the settings */
+	ext[BRK__BK_CUT] = 0;
+	ext[BRK__BK_EST] = 0;
+	ut_advance_ms(u, 2000); /* the 1/s take's debt drains in real time */
+	ut_rc(0, brk_pace_take(k, 0, NULL, &nb));
+	munmap(map, len);
+}
+
+static void a_cut_writes_one_event_and_counts_as_activity(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 0.0, 0, 0);
+	struct brk__record *r;
+	struct brk_event ev[16];
+	uint64_t cursor = 0, a0, a1;
+	void *map;
+	size_t len, n, i;
+	int found = 0;
+
+	r = ut_record_at(u, "api", BRK_KIND_BUCKET, &map, &len);
+	a0 = brk__activity(r, r->head);
+	ut_rc(0, brk_pace_report(k, 0, BRK_PACE_OK, 0));
+	a1 = brk__activity(r, r->head);
+	assert_true(a1 > a0);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	assert_true(brk__activity(r, r->head) > a1 + 1);
+	n = ut_events(u->seg, &cursor, ev, 16, NULL);
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		if (ev[i].reason == BRK_EV_PACE_CUT) {
+			found++;
+			assert_string_equal(ev[i].name, "api");
+			/* w_max: min(100, est 1) -> 1/s, new rate 0.7 -> floor 1 */
+			assert_int_equal(ev[i].value, 1000);
+		}
+	assert_int_equal(found, 1);
+	assert_string_equal(brk_event_reason_name(BRK_EV_PACE_CUT), "pace_cut");
+	munmap(map, len);
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+struct racer {
+	struct ut *u;
+	brk_bucket *k;
+	pthread_barrier_t *bar;
+	int priority;
+	unsigned got, cuts;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	unsigned i;
+
+	pthread_barrier_wait(r->bar);
+	for (i = 0; i < 20000; i++) {
+		uint64_t at, nb;
+		int rc = brk_pace_take(r->k, r->priority, &at, &nb);
+
+		if (rc == 0) {
+			r->got++;
+			rc = brk_pace_report(r->k, at,
+					     i % 7 == 0 ? BRK_PACE_LIMITED : BRK_PACE_OK, 0);
+			assert_true(rc == 0 || rc == 1);
+			r->cuts += (unsigned)rc;
+		}
+		if (i % 16 == 0)
+			ut_advance_ns(r->u, 100 * 1000); /* 0.1 ms */
+	}
+	return NULL;
+}
+
+static void threads_race_takes_and_reports_within_the_ceiling(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "race", 1000.0, 0.0, 4, 25);
+	pthread_barrier_t bar;
+	pthread_t th[4];
+	struct racer r[4];
+	unsigned i, got = 0, cuts = 0;
+	uint64_t t0 = ut_now_ns(u), elapsed;
+	struct brk_bucket_info bi;
+
+	pthread_barrier_init(&bar, NULL, 4);
+	for (i = 0; i < 4; i++) {
+		r[i] = (struct racer){ u, k, &bar, (int)(i & 1), 0, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		got += r[i].got;
+		cuts += r[i].cuts;
+	}
+	pthread_barrier_destroy(&bar);
+	elapsed = ut_now_ns(u) - t0;
+	bi = info(k);
+	assert_int_equal(bi.taken, got);
+	assert_int_equal(bi.cuts, cuts);
+	assert_true(cuts >= 1);
+	/* never more than the ceiling allows */
+	assert_true((double)got <= 1000.0 * (double)elapsed / 1e9 + 4 + 1);
+	assert_true(bi.learned_per_s >= bi.floor_per_s &&
+		    bi.learned_per_s <= bi.ceiling_per_s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		UT_TEST(curve_starts_at_beta_wmax_is_back_at_k_and_clamps),
+		UT_TEST(float24_rounds_down_and_keeps_15_bits),
+		UT_TEST(estimate_slides_over_one_second),
+		UT_TEST(new_pace_runs_at_its_ceiling_with_the_defaults),
+		UT_TEST(eight_in_flight_429s_cut_once),
+		UT_TEST(cut_starts_from_the_accepted_rate_when_it_is_lower),
+		UT_TEST(floor_holds_and_growth_stops_at_the_ceiling),
+		UT_TEST(reserve_keeps_normal_work_to_its_share_over_a_flood),
+		UT_TEST(high_gets_through_while_normal_is_refused),
+		UT_TEST(bad_settings_are_einval_and_create_nothing),
+		UT_TEST(update_changes_only_the_given_settings_and_keeps_the_cut),
+		UT_TEST(pace_and_plain_bucket_names_do_not_mix),
+		UT_TEST(signal_of_maps_outcomes),
+		UT_TEST(corrupt_pace_words_are_bounded),
+		UT_TEST(a_cut_writes_one_event_and_counts_as_activity),
+		UT_TEST(threads_race_takes_and_reports_within_the_ceiling),
+	};
+	return cmocka_run_group_tests_name("pace", tests, NULL, NULL);
+}

@@ -1,0 +1,209 @@
+/*
+ * bctl_pace.c - paces (GCRA buckets with a learned rate) on the command
+ * line:
+ *
+ *   bctl pace NAME --ceiling PER_SECOND [--floor PER_SECOND] [--burst N]
+ *                  [--reserve PCT]
+ *
+ * Creates the pace (--ceiling needed; defaults from breaker.h
+ * BRK_PACE_DEFAULT_*), or changes only the given settings of an existing
+ * one, keeping its learned rate (brk_pace_update()). Bad input exits 2
+ * with a message naming the option; a breaker, budget or plain bucket of
+ * that name exits 1 and says what it is.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bctl.h"
+
+enum {
+	OPT_CEILING = BCTL_OPT_FIRST_CMD,
+	OPT_FLOOR,
+	OPT_BURST,
+	OPT_RESERVE
+};
+
+struct pace_args {
+	struct brk_pace_config c;
+	unsigned fields; /* enum brk_pace_field: the options given */
+};
+
+static const struct option pace_opts[] = {
+	{ "ceiling", required_argument, NULL, OPT_CEILING },
+	{ "floor", required_argument, NULL, OPT_FLOOR },
+	{ "burst", required_argument, NULL, OPT_BURST },
+	{ "reserve", required_argument, NULL, OPT_RESERVE },
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static int uint_opt(const char *opt, const char *s, uint64_t min, uint64_t max,
+		    const char *what, uint64_t *v)
+{
+	if (s[0] == '-')
+		return cli_usage_error("%s: '%s' is negative: must be %" PRIu64
+				       "..%" PRIu64 " %s", opt, cli_q(s), min,
+				       max, what);
+	return cli_opt_uint(opt, s, min, max, v);
+}
+
+static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a)
+{
+	uint64_t v = 0;
+	int c, rc;
+
+	optind = 0;
+	while ((c = bctl_getopt(argc, argv, ":hv", pace_opts)) != -1) {
+		switch (c) {
+		case OPT_CEILING:
+			rc = bctl_opt_decimal("--ceiling", optarg, 0, BRK_BUCKET_MIN_RATE,
+					      BRK_BUCKET_MAX_RATE, "tokens per second",
+					      &a->c.ceiling_per_s);
+			a->fields |= BRK_PACE_F_CEILING;
+			break;
+		case OPT_FLOOR:
+			rc = bctl_opt_decimal("--floor", optarg, 0, BRK_BUCKET_MIN_RATE,
+					      BRK_BUCKET_MAX_RATE, "tokens per second",
+					      &a->c.floor_per_s);
+			a->fields |= BRK_PACE_F_FLOOR;
+			break;
+		case OPT_BURST:
+			rc = uint_opt("--burst", optarg, 1, BRK_BUCKET_MAX_BURST,
+				      "tokens", &v);
+			a->c.burst = (uint32_t)v;
+			a->fields |= BRK_PACE_F_BURST;
+			break;
+		case OPT_RESERVE:
+			rc = uint_opt("--reserve", optarg, 0, BRK_PACE_MAX_RESERVE_PCT,
+				      "percent of the rate", &v);
+			a->c.reserve_pct = (uint32_t)v;
+			a->fields |= BRK_PACE_F_RESERVE;
+			break;
+		default:
+			rc = bctl_opt_common(g, c, argc, argv);
+			if (rc == BCTL_CONTINUE)
+				continue;
+		}
+		if (rc)
+			return rc;
+	}
+	if ((a->fields & BRK_PACE_F_CEILING) && (a->fields & BRK_PACE_F_FLOOR) &&
+	    a->c.floor_per_s > a->c.ceiling_per_s)
+		return cli_usage_error("--floor: %g is above --ceiling %g (tokens per "
+				       "second)", a->c.floor_per_s, a->c.ceiling_per_s);
+	return BCTL_CONTINUE;
+}
+
+static void pace_line(const char *name, const char *what,
+		      const struct brk_bucket_info *in)
+{
+	printf("%s: pace %s: ceiling %g/s, floor %g/s, burst %" PRIu32
+	       ", reserve %" PRIu32 "%%, rate now %g/s\n", name, what,
+	       in->ceiling_per_s, in->floor_per_s, in->burst, in->reserve_pct,
+	       in->learned_per_s);
+}
+
+/* A -EMEDIUMTYPE: a breaker or budget (the shared message), or a plain
+ * bucket, which bctl pace does not turn into a pace. */
+static int not_a_pace(const struct bctl *g, brk_segment *seg, const char *name)
+{
+	if (bctl_kind_of(seg, name) == BRK_KIND_BUCKET) {
+		fprintf(stderr, "bctl: %s: '%s' is a plain bucket (fixed rate), not a "
+			"pace: change it with 'bctl bucket', or retire it first\n",
+			bctl_shm(g), name);
+		return CLI_EXIT_ERROR;
+	}
+	return bctl_wrong_kind(g, seg, name, BRK_KIND_BUCKET);
+}
+
+/* The library's -EINVAL on update: the stored settings and the given ones
+ * together are inconsistent (a floor above the kept ceiling). */
+static int update_einval(const struct pace_args *a, const struct brk_bucket_info *in)
+{
+	if ((a->fields & BRK_PACE_F_FLOOR) && !(a->fields & BRK_PACE_F_CEILING))
+		return cli_usage_error("--floor: %g is above the pace's ceiling %g/s",
+				       a->c.floor_per_s, in->ceiling_per_s);
+	return cli_usage_error("--ceiling: %g is below the floor given (%g/s)",
+			       a->c.ceiling_per_s, a->c.floor_per_s);
+}
+
+static int pace_run(const struct bctl *g, brk_segment *seg, const char *name,
+		    const struct pace_args *a)
+{
+	struct brk_bucket_info in;
+	brk_bucket *k = NULL;
+	int rc;
+
+	rc = brk_bucket_find(seg, name, &k);
+	if (rc == -ENOENT) {
+		if (!(a->fields & BRK_PACE_F_CEILING))
+			return cli_usage_error("pace %s: no such pace: --ceiling "
+					       "PER_SECOND is needed to create it",
+					       cli_q(name));
+		rc = brk_pace_get(seg, name, &a->c, &k);
+		if (rc == -EMEDIUMTYPE)
+			return not_a_pace(g, seg, name);
+		if (rc == -EINVAL)
+			return cli_usage_error("--floor: %g is above --ceiling %g",
+					       a->c.floor_per_s, a->c.ceiling_per_s);
+		if (rc == 0)
+			rc = brk_bucket_info(k, &in);
+		if (rc < 0)
+			return bctl_fail(g, name, rc);
+		/* a concurrent creator may have won: its settings, then ours */
+		rc = brk_pace_update(k, &a->c, a->fields);
+		if (rc == 0)
+			rc = brk_bucket_info(k, &in);
+		if (rc < 0)
+			return bctl_fail(g, name, rc);
+		pace_line(name, "created", &in);
+		return 0;
+	}
+	if (rc == -EMEDIUMTYPE)
+		return not_a_pace(g, seg, name);
+	if (rc == 0)
+		rc = brk_bucket_info(k, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	if (!in.paced)
+		return not_a_pace(g, seg, name);
+	rc = brk_pace_update(k, &a->c, a->fields);
+	if (rc == -EINVAL)
+		return update_einval(a, &in);
+	if (rc == 0)
+		rc = brk_bucket_info(k, &in);
+	if (rc < 0)
+		return bctl_fail(g, name, rc);
+	pace_line(name, "updated", &in);
+	return 0;
+}
+
+int bctl_cmd_pace(struct bctl *g, int argc, char **argv)
+{
+	struct pace_args a;
+	brk_segment *seg;
+	const char *name;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	if (brk_pace_config_init(&a.c) != 0)
+		return CLI_EXIT_ERROR;
+	rc = pace_parse(g, argc, argv, &a);
+	if (rc != BCTL_CONTINUE)
+		return rc;
+	rc = bctl_name_arg("pace", argc, argv, &name);
+	if (rc)
+		return rc;
+	if (a.fields == 0)
+		return cli_usage_error("pace %s: missing --ceiling PER_SECOND (and "
+				       "optionally --floor, --burst, --reserve)",
+				       cli_q(name));
+	rc = bctl_attach(g, 0, NULL, &seg);
+	if (rc)
+		return rc;
+	rc = pace_run(g, seg, name, &a);
+	brk_detach(seg);
+	return rc;
+}
