@@ -145,5 +145,13 @@ stored "... is a rate_limited failure with a cool-until" up2 \
 expect "a success under --pace" 0 "" exec up --pace p429 -- true
 stored "... counts as a success" up '"successes": 1' '"throttled": 1'
 
+# --- a paced bucket (bctl pace): the 429 cuts the learned rate, a success counts ok
+run pace learned --ceiling 40
+expect "a 429 under a pace: CMD's status" 0 "" exec --pace learned -- "$TMP/429.sh"
+stored "... is reported limited and cuts the rate (0.7 x 40 = 28)" learned \
+	'"limited": 1' '"cuts": 1' '"rate": 2[0-9]\.'
+expect "a success under a pace" 0 "" exec --pace learned -- true
+stored "... is reported ok" learned '"ok": 1' '"cuts": 1'
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -49,16 +49,11 @@ trap 'exit 143' TERM
 
 now_ms() { date +%s%3N; }
 
-# learned: the pace's learned rate now (r/s), from bctl inspect --json.
+# learned: the pace's learned rate now (r/s): "pace": {"rate": ...} of
+# bctl inspect --json.
 learned() {
-	"$BCTL" --shm "$SHM" inspect P --json 2>/dev/null | /usr/bin/python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for k in ("learned_per_s", "rate_per_s"):
-    for o in (d, d.get("bucket", {}), d.get("pace", {})):
-        if isinstance(o, dict) and k in o:
-            print(o[k]); sys.exit(0)
-sys.exit(1)'
+	"$BCTL" --shm "$SHM" inspect P --json 2>/dev/null |
+		/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["pace"]["rate"])'
 }
 
 if ! "$BCTL" --shm "$SHM" pace P --ceiling "$CEILING" >"$TMP/pace.out" 2>&1; then
@@ -95,6 +90,10 @@ exits75=$(cat "$TMP"/w*.rc 2>/dev/null | grep -c '^75$')
 echo "phase 1: ${secs} s at 5 r/s burst 5, $WORKERS workers: sent $sent1, 200: $ok1, 429: $lim1," \
      "goodput $good % of $allow, 429s $lpct % of sent; bctl exit 75 (no token within --wait): $exits75;" \
      "learned rate now $(learned)"
+# When the 429s came (what the curve did): "HH:MM:SS n" per second.
+echo "  429s per second: $(awk '$9 == 429 { print substr($4, 14, 8) }' "$NGINX_DIR/access.log" |
+	uniq -c | awk '{ printf "%s:%s ", $2, $1 }')(first request $(head -n 1 "$NGINX_DIR/access.log" |
+	awk '{ print substr($4, 14, 8) }'))"
 if awk -v g="$good" 'BEGIN { exit !(g >= 90) }'; then
 	ok "goodput $good % >= 90 % of 5 x $secs + 5"
 else
