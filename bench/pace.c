@@ -8,7 +8,8 @@
  * It prints, per strategy: requests sent, 200s, 429s, goodput (200s as %
  * of nginx's allowance RATE x SECONDS + BURST), 429s as % of requests sent
  * and the p99 of the added wait: the time a worker held a request back
- * before sending it (the strategy's sleeps; 0 for none).
+ * before sending it (the strategy's sleeps; 0 for none; a request still
+ * held back when the window ends counts with its wait so far).
  *
  *   pace --url URL [--rate R] [--burst N] [--workers N] [--seconds S]
  *        [--ceiling R] [--only LIST]
@@ -113,6 +114,11 @@ static void worker(const struct pace_params *p, int strategy, int idx,
 	while ((want = pace_now_ns()) < end_ns) {
 		rc = pace_before(&c, end_ns);
 		if (rc) {
+			/* held back past the end: counts with the wait so far
+			 * (a lower bound) */
+			if (rc > 0 && s->nwaits < PACE_MAX_WAITS)
+				s->wait_us[s->nwaits++] =
+					(uint32_t)((end_ns - want) / 1000);
 			s->rc = rc < 0 ? rc : 0;
 			break;
 		}
