@@ -120,6 +120,28 @@ static json_t *json_window(const struct brk_info *in)
 	return o;
 }
 
+/* "signals": what an admission controller or a dashboard reads off a
+ * breaker (docs/design.md "Signals"). in_flight: every lease out
+ * (bulkhead permits and half-open probes); remaining_concurrent: bulkhead
+ * permits still free, null without a bulkhead (max_concurrent 0). */
+static json_t *json_signals(const struct brk_info *in)
+{
+	json_t *o = json_object();
+	uint32_t max = in->config.max_concurrent;
+
+	if (!o)
+		return NULL;
+	set(o, "arrivals", ju(in->arrivals));
+	set(o, "completions", ju(in->completions));
+	set(o, "in_flight", ju((uint64_t)in->in_flight + in->probes_in_flight));
+	set(o, "oldest_in_flight_ms", ju(in->oldest_in_flight_ms));
+	set(o, "max_concurrent", ju(max));
+	set(o, "half_open_probes", ju(in->config.half_open_probes));
+	set(o, "remaining_concurrent", max == 0 ? json_null()
+	    : ju(in->in_flight < max ? max - in->in_flight : 0));
+	return o;
+}
+
 json_t *bctl_json_breaker(const struct brk_info *in)
 {
 	json_t *o = json_object();
@@ -147,6 +169,7 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "window", json_window(in));
 	set(o, "config", json_config(&in->config));
 	set(o, "counters", json_counters(&in->counters));
+	set(o, "signals", json_signals(in));
 	return o;
 }
 

@@ -14,7 +14,9 @@
  * JSON, budget:
  *   {"name", "kind": "budget", "configured", "floor_per_s", "ratio",
  *    "floor_burst", "balance", "pool", "floor_tokens",
- *    "counters": {"deposits", "retries", "retries_floor", "deferred"}}
+ *    "counters": {"deposits", "retries", "retries_floor", "deferred"},
+ *    "signals": {"first_attempts", "retries", "retry_share", "tokens_left"}}
+ *   retry_share = retries / (first_attempts + retries), 0 before any.
  * Counters are always printed, zeros included.
  */
 #include <inttypes.h>
@@ -140,6 +142,16 @@ json_t *bctl_json_budget(const struct brk_info *in)
 		set(c, "deferred", ju(u->deferred));
 	}
 	set(o, "counters", c);
+	c = json_object();
+	if (c) {
+		uint64_t all = u->deposits + u->retries;
+
+		set(c, "first_attempts", ju(u->deposits));
+		set(c, "retries", ju(u->retries));
+		set(c, "retry_share", jr(all ? (double)u->retries / (double)all : 0.0));
+		set(c, "tokens_left", jr(u->balance));
+	}
+	set(o, "signals", c);
 	return o;
 }
 

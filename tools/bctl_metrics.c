@@ -9,6 +9,12 @@
  * wired"). Counters end in _total; the one label every per-breaker series
  * carries is name="...", escaped as the format asks (\\, \" and \n).
  *
+ * The signals of docs/design.md "Signals" are families of their own
+ * (breakerd_arrivals_total, _completions_total, _oldest_in_flight_seconds,
+ * _max_concurrent, _half_open_probes) or, for budgets, the existing
+ * breakerd_budget_deposits_total (first attempts), _retries_total and
+ * _tokens (tokens left).
+ *
  * GCRA buckets (breakerd_bucket_*) and retry budgets (breakerd_budget_*)
  * are exported the same way, with their own families and the same name
  * label. Breaker families are always printed, even with no breaker (the
@@ -50,6 +56,8 @@ struct m_snap {
 	uint64_t open_remaining_ms, cool_until_remaining_ms;
 	uint64_t probes_in_flight, in_flight;
 	uint64_t window_calls, window_failures, window_slow, distinct_failing;
+	uint64_t arrivals, completions, oldest_in_flight_ms; /* signals */
+	uint64_t max_concurrent, half_open_probes;
 	struct brk_counters c;
 	uint64_t n_state[BRK_HALF_OPEN + 1]; /* --by-level: breakers per state */
 };
@@ -112,6 +120,13 @@ static const struct m_plain m_counters[] = {
 	{ "breakerd_stale_total", M_COUNTER,
 	  "Releases not counted (lease reclaimed, reset, newer generation, released twice).",
 	  M_U64, SNAP(c.stale) },
+	{ "breakerd_arrivals_total", M_COUNTER,
+	  "Calls that asked to go (allowed plus every rejected cause).",
+	  M_U64, SNAP(arrivals) },
+	{ "breakerd_completions_total", M_COUNTER,
+	  "Calls released with a verdict or a cancel (successes, failures, healthy "
+	  "errors, ignored, cancelled, throttled; not stale or reclaimed).",
+	  M_U64, SNAP(completions) },
 };
 
 static const struct m_plain m_gauges[] = {
@@ -143,6 +158,15 @@ static const struct m_plain m_gauges[] = {
 	{ "breakerd_distinct_failing_processes", M_GAUGE,
 	  "Processes that reported a failure in the last window_ms (trip quorum).",
 	  M_U64, SNAP(distinct_failing) },
+	{ "breakerd_oldest_in_flight_seconds", M_GAUGE,
+	  "Age of the oldest bulkhead permit or half-open probe held (0: none).",
+	  M_MS, SNAP(oldest_in_flight_ms) },
+	{ "breakerd_max_concurrent", M_GAUGE,
+	  "Bulkhead limit: permits that may be out at once (0: no bulkhead).",
+	  M_U64, SNAP(max_concurrent) },
+	{ "breakerd_half_open_probes", M_GAUGE,
+	  "Probes a half-open breaker lets through at once (setting).",
+	  M_U64, SNAP(half_open_probes) },
 };
 
 static const struct m_plain m_buckets[] = {
@@ -423,6 +447,11 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->window_failures = in->window_failures;
 	s->window_slow = in->window_slow;
 	s->distinct_failing = in->distinct_failing_processes;
+	s->arrivals = in->arrivals;
+	s->completions = in->completions;
+	s->oldest_in_flight_ms = in->oldest_in_flight_ms;
+	s->max_concurrent = in->config.max_concurrent;
+	s->half_open_probes = in->config.half_open_probes;
 	s->c = in->counters;
 }
 
@@ -615,6 +644,8 @@ static int m_group_add(struct m_groups *g, const struct brk_info *in)
 		m_add_counters(&x->brk.c, &in->counters);
 		x->brk.in_flight += in->in_flight;
 		x->brk.probes_in_flight += in->probes_in_flight;
+		x->brk.arrivals += in->arrivals;
+		x->brk.completions += in->completions;
 		break;
 	case BRK_KIND_BUCKET:
 		x->n_bkt++;

@@ -144,6 +144,9 @@ extern "C" {
 #define BRK_DEFAULT_MAX_WAIT_MS 300000u
 #define BRK_DEFAULT_MAX_CONCURRENT 0u     /* 0 = no bulkhead */
 #define BRK_MAX_QUORUM 8u                 /* min_distinct_processes bound */
+#define BRK_MAX_RESERVE_PCT 90u           /* reserve_pct bound (breakers and
+                                             paces) */
+#define BRK_DEFAULT_RESERVE_PCT 0u        /* nothing reserved */
 #define BRK_WINDOW_BUCKETS 10u            /* sliding window resolution */
 #define BRK_DISABLED_ENV "BREAKERD_DISABLED" /* "1": admit everything */
 
@@ -168,8 +171,10 @@ enum {
 	BRK_ECORRUPT = 909,  /* segment content fails validation */
 	BRK_ECONTENDED = 910, /* a bounded CAS loop gave up (misbehaving or
 	                        extreme contention); nothing was changed */
-	BRK_ENOTOKENS = 911  /* refused: the GCRA bucket has too few tokens
+	BRK_ENOTOKENS = 911, /* refused: the GCRA bucket has too few tokens
 	                        now; brk_bucket_take() says when it will */
+	BRK_EEXPIRED = 912   /* refused (brk_admit()): the job's deadline
+	                        would pass before the wait ends */
 };
 
 /**
@@ -183,8 +188,8 @@ BRK_API const char *brk_strerror(int code);
 /**
  * brk_is_refusal - true for the codes that mean "not admitted, do not call
  * the upstream now": -BRK_EOPEN, -BRK_EFULL, -BRK_ECOOLING,
- * -BRK_EDEFERRED, -BRK_ENOTOKENS and -BRK_ECONTENDED. Callers must not
- * retry these immediately.
+ * -BRK_EDEFERRED, -BRK_ENOTOKENS, -BRK_EEXPIRED and -BRK_ECONTENDED.
+ * Callers must not retry these immediately.
  */
 BRK_API int brk_is_refusal(int code);
 
@@ -385,9 +390,17 @@ struct brk_config {
 	                                    open only when the failures of the
 	                                    last window_ms came from at least
 	                                    this many processes */
+	/* since BRK_CONFIG_SIZE_VER1 */
+	uint32_t reserve_pct;        /* 0..BRK_MAX_RESERVE_PCT: share of the
+	                                bulkhead kept for high-priority
+	                                admissions (brk_admit()):
+	                                floor(max_concurrent * reserve_pct /
+	                                100) permits that normal priority
+	                                (brk_acquire()) never takes. 0: none */
 };
 
 #define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
+#define BRK_CONFIG_SIZE_VER1 104u /* + reserve_pct */
 
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
@@ -476,9 +489,10 @@ enum brk_config_field {
 	BRK_CFG_PROBE_TIMEOUT_MS = 1u << 10,
 	BRK_CFG_MAX_WAIT_MS = 1u << 11,
 	BRK_CFG_MAX_CONCURRENT = 1u << 12,
-	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13
+	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13,
+	BRK_CFG_RESERVE_PCT = 1u << 14
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 14) - 1u) /* every setting */
+#define BRK_CFG_ALL ((uint64_t)(1u << 15) - 1u) /* every setting */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.
@@ -956,10 +970,26 @@ struct brk_info {
 	uint32_t reserved0_;        /* 0 */
 	uint64_t last_change_age_ms; /* ms since the last state transition
 	                                (breakers); UINT64_MAX: never */
+	/* since BRK_INFO_SIZE_VER2: signals (breakers; 0 for other kinds).
+	 * Each is read from its own shared words, so a snapshot taken while
+	 * calls run may show arrivals - completions differ from the leases
+	 * out by the calls between their two steps. */
+	uint64_t arrivals;          /* brk_acquire() calls decided: allowed +
+	                               rejected_open + rejected_cooling +
+	                               rejected_full */
+	uint64_t completions;       /* releases with a verdict or a cancel:
+	                               successes + failures + healthy_errors +
+	                               ignored + cancelled (+ throttled);
+	                               stale releases and reclaims are not */
+	uint64_t oldest_in_flight_ms; /* age (ms) of the oldest bulkhead
+	                                 permit or half-open probe out, from its
+	                                 lease's claim time; 0: none out */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
 #define BRK_INFO_SIZE_VER1 2608u /* + record_bytes, last_change_age_ms */
+#define BRK_INFO_SIZE_VER2 2632u /* + arrivals, completions,
+                                    oldest_in_flight_ms */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read
@@ -1752,6 +1782,180 @@ BRK_API int (brk_budget_info)(brk_budget *g, struct brk_budget_info *out);
 
 /** brk_budget_name - the budget's name; owned by the handle. */
 BRK_API const char *brk_budget_name(const brk_budget *g);
+
+/* ---------------------------------------------------------------------- */
+/* Admission (breaker, pace, retry budget in one fixed order)               */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * brk_admit() asks every gate a job must pass, in one fixed order, and
+ * answers with one stable reason code; brk_admit_release() reports the
+ * answer to each of them. docs/design.md "Admission".
+ *
+ * The order, exactly (a job that several gates would refuse gets the
+ * first refusal in this order):
+ *  1. EXPIRED: the wait the job faces now - the breaker's open period or
+ *     shared cool-until left (not its ancestors'), else the time until
+ *     the pace has a token (brk_bucket_info(): tokens at the rate now) -
+ *     is compared with the deadline: if now + wait > deadline_ns the job
+ *     is refused -BRK_EEXPIRED at once: no sleep, nothing taken, nothing
+ *     counted. A worker should not queue for a slot it cannot use.
+ *  2. breaker: brk_acquire() with @priority (-BRK_EOPEN: BREAKER_OPEN,
+ *     also half-open with every probe busy and forced open;
+ *     -BRK_ECOOLING: COOLING; -BRK_EFULL: BULKHEAD_FULL). A refusal with
+ *     a wait (open, cooling: brk_refusal.wait_ms, jittered) that fits
+ *     both what is left of max_wait_ms and the deadline is slept, then
+ *     the breaker is asked again; one that passes the deadline is
+ *     -BRK_EEXPIRED; one longer than max_wait_ms, or without a wait
+ *     (bulkhead full, forced open), is the gate's refusal.
+ *  3. pace: brk_pace_take(@priority). Refused: sleep to
+ *     brk_bucket_wake_ns() (jittered) and take again while that fits
+ *     max_wait_ms and the deadline; else -BRK_EEXPIRED (the token comes
+ *     after the deadline) or -BRK_ENOTOKENS (RATE_LIMITED). The breaker
+ *     permit of step 2 is released BRK_CANCELLED.
+ *  4. retry budget: BRK_RETRY -> brk_retry_permitted() (-BRK_EDEFERRED:
+ *     DEFERRED; the permit is released BRK_CANCELLED, the pace token is
+ *     not given back: the request would have been sent); BRK_FIRST_ATTEMPT
+ *     -> brk_budget_deposit() (a deposit dropped under contention is not
+ *     an error: the budget errs towards fewer retries).
+ *  5. GO.
+ * Each refusal is counted by the record that refused, in its existing
+ * counters (rejected_open/_cooling/_full, bucket denied, budget
+ * deferred). EXPIRED at step 1 counts nowhere: no gate was asked.
+ *
+ * Priorities: BRK_PRIORITY_HIGH may use the bulkhead permits the
+ * breaker's reserve_pct keeps back and the pace's reserved rate share;
+ * normal work (and every plain brk_acquire()/brk_bucket_take()) never
+ * does. The source is Envoy's per-priority circuit-breaker thresholds
+ * (cluster.circuit_breakers.thresholds: a separate max_requests for
+ * priority HIGH), here as one share of one limit so the two classes
+ * cannot together exceed it.
+ *
+ * Sleeping and clocks: waits are on the segment clock (brk_now_ns(),
+ * CLOCK_MONOTONIC ns unless brk_attach_opts.clock was injected). With
+ * the default clock brk_admit() sleeps (clock_nanosleep(CLOCK_MONOTONIC,
+ * TIMER_ABSTIME), resumed after a signal) at most max_wait_ms in all.
+ * With an injected clock it never sleeps: where it would, it returns
+ * the refusal at once with wait_ms set (<= max_wait_ms, within the
+ * deadline) and nothing held; the caller (a test) advances its clock by
+ * wait_ms and calls brk_admit() again. So on every clock: a refusal with
+ * 0 < wait_ms <= max_wait_ms that is not -BRK_EEXPIRED means "come back
+ * in wait_ms".
+ */
+
+enum brk_attempt { BRK_FIRST_ATTEMPT = 0, BRK_RETRY = 1 };
+
+/* brk_admission.code: the stable reason code of an admission. */
+enum brk_admit_code {
+	BRK_ADMIT_GO = 0,
+	BRK_ADMIT_EXPIRED = 1,        /* -BRK_EEXPIRED */
+	BRK_ADMIT_BREAKER_OPEN = 2,   /* -BRK_EOPEN */
+	BRK_ADMIT_COOLING = 3,        /* -BRK_ECOOLING */
+	BRK_ADMIT_RATE_LIMITED = 4,   /* -BRK_ENOTOKENS (the pace) */
+	BRK_ADMIT_BULKHEAD_FULL = 5,  /* -BRK_EFULL */
+	BRK_ADMIT_DEFERRED = 6,       /* -BRK_EDEFERRED (the retry budget) */
+	BRK_ADMIT_CONTENDED = 7       /* -BRK_ECONTENDED (any gate) */
+};
+
+/** brk_admit_code_name - "GO", "EXPIRED", "BREAKER_OPEN", "COOLING",
+ * "RATE_LIMITED", "BULKHEAD_FULL", "DEFERRED", "CONTENDED" (stable: logs
+ * and dashboards may match them), or "UNKNOWN". Pure, thread-safe. */
+BRK_API const char *brk_admit_code_name(int code);
+
+/**
+ * brk_outcome_code - the stable reason code of a call's outcome, for
+ * logs and job records: BRK_SUCCESS "OK"; BRK_FAILURE by reason:
+ * timeout "UPSTREAM_TIMEOUT", connect "UPSTREAM_UNREACHABLE",
+ * server_error "UPSTREAM_ERROR", overloaded "UPSTREAM_OVERLOADED",
+ * rate_limited "UPSTREAM_RATE_LIMITED", other or none "UPSTREAM_FAILED";
+ * BRK_HEALTHY_ERROR "BUSINESS_ERROR"; BRK_REJECTED_REQUEST
+ * "SCHEMA_REJECTED"; BRK_CANCELLED "CANCELLED"; BRK_THROTTLED
+ * "THROTTLED". An unknown outcome or failure reason: "UNKNOWN". Pure,
+ * thread-safe; the strings are static.
+ */
+BRK_API const char *brk_outcome_code(int outcome, int reason);
+
+/* What to admit. Zero-initialise it and set size = sizeof (0 reads as
+ * BRK_ADMIT_REQ_SIZE_VER0; "Growing structs" rule 1). */
+struct brk_admit_req {
+	uint32_t size;
+	brk_breaker *breaker;  /* optional */
+	brk_bucket *pace;      /* optional: a pace (brk_pace_get()) or a
+	                          plain bucket (priority then ignored) */
+	brk_budget *budget;    /* optional */
+	int attempt;           /* enum brk_attempt */
+	int priority;          /* enum brk_priority */
+	uint64_t deadline_ns;  /* segment clock (brk_now_ns()); 0: none */
+	uint64_t max_wait_ms;  /* longest the call may sleep in all (open,
+	                          cooling, a token); 0: never sleeps */
+};
+
+#define BRK_ADMIT_REQ_SIZE_VER0 56u
+
+/* The answer. Fixed size (rule 3): 256 bytes. */
+struct brk_admission {
+	brk_permit permit;     /* held on GO if a breaker was given: pass the
+	                          admission to brk_admit_release() */
+	uint64_t taken_at_ns;  /* the pace token's time (0: no pace) */
+	uint64_t wait_ms;      /* on a refusal: how long until that gate may
+	                          let the job through (0: unknown); on GO:
+	                          how long brk_admit() slept */
+	int code;              /* enum brk_admit_code; -1: an error that is
+	                          not a refusal (see the return value) */
+	int cause;             /* enum brk_cause for a breaker refusal, else 0 */
+	char by[BRK_NAME_MAX + 1]; /* the record that refused (a breaker may
+	                              name an ancestor); "" on GO */
+	uint32_t flags_;       /* private */
+	uint64_t reserved_[8];
+};
+
+/**
+ * brk_admit - pass the job through the gates of @req in the fixed order
+ * above, sleeping where it may.
+ * @req: what to admit; read, not kept. Any of breaker, pace and budget
+ *       may be NULL, not all three; all on one segment handle.
+ * @adm: receives the answer (zeroed first). On GO it holds the breaker
+ *       permit and the pace token's time: release it with
+ *       brk_admit_release() exactly once on every path.
+ *
+ * Thread- and process-safe as the calls it makes (brk_acquire(),
+ * brk_pace_take(), brk_retry_permitted(), brk_budget_deposit()); another
+ * process sees each of them as if made directly. No allocation; with the
+ * default clock the only syscalls are the sleeps.
+ * Returns 0 (GO), or the refusal: -BRK_EEXPIRED, -BRK_EOPEN,
+ * -BRK_ECOOLING, -BRK_ENOTOKENS, -BRK_EFULL, -BRK_EDEFERRED,
+ * -BRK_ECONTENDED (adm->code, wait_ms, cause and by say which gate and
+ * how long); -EINVAL (NULL, bad size, unknown attempt or priority, no
+ * record given, records of different segment handles: nothing taken,
+ * adm->code -1), -E2BIG (a newer caller's unknown fields), or an error
+ * of a gate's call (-EROFS, -EAGAIN, -BRK_ECORRUPT: what was taken before
+ * it is given back, adm->code -1, adm->by names that record). Nothing is
+ * held after a non-zero return.
+ */
+BRK_API int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm);
+
+/**
+ * brk_admit_release - report how the admitted job's call ended.
+ * @adm:     a GO admission of brk_admit(); consumed (a second release
+ *           returns -BRK_ESTALE and reports nothing).
+ * @outcome, @reason, @retry_after_ms: as brk_release().
+ *
+ * The breaker permit is released with @outcome - except that a
+ * rate-limit answer (brk_pace_signal_of() says BRK_PACE_LIMITED: a 429,
+ * or a 503/529 with a Retry-After) is released BRK_THROTTLED when the
+ * admission had a pace, so the pace slows down and the breaker counts it
+ * neither way (docs/design.md "Breaker semantics"). Then the pace gets
+ * brk_pace_report(taken_at_ns, signal) (BRK_THROTTLED given directly
+ * reports BRK_PACE_LIMITED). Thread- and process-safe as those calls.
+ * Returns brk_release()'s result (0 counted, -BRK_ESTALE, -EINVAL,
+ * -BRK_ECONTENDED) when a breaker was given, else 0 or the pace report's
+ * error (its 1, "this report cut the rate", is returned as 0);
+ * -BRK_ESTALE (not a GO admission, or released already), -EINVAL (NULL;
+ * unknown outcome or reason: the permit is still freed, the pace is not
+ * told).
+ */
+BRK_API int brk_admit_release(struct brk_admission *adm, int outcome,
+			      int reason, int64_t retry_after_ms);
 
 /* ---------------------------------------------------------------------- */
 /* Backoff with jitter                                                      */

@@ -20,19 +20,23 @@
 
 /* The BREAKER_0 sizes are facts about the frozen ABI: if one of these
  * fails, a struct was changed in a way that breaks existing programs. */
-_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER0, "brk_config");
+_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER1, "brk_config");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER1,
 	       "brk_segment_info");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER1, "brk_info");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER2, "brk_info");
 /* ... and they grew only at the end */
+_Static_assert(offsetof(struct brk_config, reserve_pct) == BRK_CONFIG_SIZE_VER0,
+	       "brk_config grew at the end");
 _Static_assert(offsetof(struct brk_attach_opts, arena_bytes) == BRK_ATTACH_OPTS_SIZE_VER0,
 	       "brk_attach_opts grew at the end");
 _Static_assert(offsetof(struct brk_segment_info, arena_bytes) == BRK_SEGMENT_INFO_SIZE_VER0,
 	       "brk_segment_info grew at the end");
 _Static_assert(offsetof(struct brk_info, record_bytes) == BRK_INFO_SIZE_VER0,
 	       "brk_info grew at the end");
+_Static_assert(offsetof(struct brk_info, arrivals) == BRK_INFO_SIZE_VER1,
+	       "brk_info grew at the end (signals)");
 _Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER1,
 	       "brk_bucket_info");
 _Static_assert(offsetof(struct brk_bucket_info, ceiling_per_s) == BRK_BUCKET_INFO_SIZE_VER0,

@@ -35,11 +35,23 @@ static int head_kept(const brk_breaker *b, const struct brk__record *r)
 	       brk__brec(b) == r;
 }
 
+/* Permits of max_concurrent @mc that normal priority never takes:
+ * floor(mc * reserve_pct / 100) (reserve_pct clamped: an untrusted word). */
+static uint32_t reserved_permits(const struct brk__record *r, uint32_t mc)
+{
+	uint32_t pct = brk__cfg_u32(r, BRK__CFG_RESERVE_PCT, 0, BRK_MAX_RESERVE_PCT);
+
+	return mc * pct / 100u;
+}
+
 /* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
- * primary block, then of the overflow block, max_concurrent in all. 0,
- * -BRK_EFULL, or BRK__EREHEAD (the record is being retired: claim given
- * back). */
-static int take_permit(brk_breaker *b, brk_permit *p)
+ * primary block, then of the overflow block, max_concurrent in all. A
+ * normal-priority claim is given back when, with it, more than
+ * max_concurrent - reserved permits are out (claim, then count, as for a
+ * lowered max_concurrent: of racing claimers the last sees them all, and
+ * both may give back - a lost race errs towards fewer). 0, -BRK_EFULL, or
+ * BRK__EREHEAD (the record is being retired: claim given back). */
+static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 {
 	struct brk__record *r = brk__brec(b);
 	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
@@ -85,6 +97,16 @@ static int take_permit(brk_breaker *b, brk_permit *p)
 		p->permit_ = 0;
 		return -BRK_EFULL;
 	}
+	if (prio != BRK_PRIORITY_HIGH) {
+		uint32_t keep = reserved_permits(r, mc);
+		if (keep &&
+		    brk__lease_count(&set, 0, hw > mc ? (uint32_t)hw : mc,
+				     PERMIT_TAG) > mc - keep) {
+			brk__lease_free(brk__slot(&set, slot), p->permit_);
+			p->permit_ = 0;
+			return -BRK_EFULL;
+		}
+	}
 	p->permit_slot_ = (uint16_t)slot;
 	return 0;
 }
@@ -97,9 +119,9 @@ static uint64_t start_time(const brk_breaker *b, uint64_t *now)
 }
 
 static int admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
-		 struct brk_refusal *why)
+		 struct brk_refusal *why, int prio)
 {
-	int rc = take_permit(b, p);
+	int rc = take_permit(b, p, prio);
 
 	if (rc == BRK__EREHEAD)
 		return rc;
@@ -143,7 +165,7 @@ static int reclaim_expired(brk_segment *s, struct brk__record *r, uint64_t w,
 /* HALF_OPEN: claim a probe slot. -EAGAIN: state moved, look again. */
 __attribute__((noinline)) /* half-open only: keep it off the closed fast path */
 static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
-		     struct brk_refusal *why)
+		     struct brk_refusal *why, int prio)
 {
 	uint64_t now = brk__lazy_now(b->seg, nowp);
 	struct brk__record *r = brk__brec(b);
@@ -183,7 +205,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		return -EAGAIN;
 	}
 	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
-	if ((rc = take_permit(b, p)) != 0) {
+	if ((rc = take_permit(b, p, prio)) != 0) {
 		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		if (rc == BRK__EREHEAD)
@@ -230,7 +252,7 @@ static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
 
 /* The state machine's answer for a call (@now read lazily). */
 static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
-			 struct brk_refusal *why)
+			 struct brk_refusal *why, int prio)
 {
 	struct brk__record *r = brk__brec(b);
 	uint64_t w, left, rel;
@@ -257,8 +279,8 @@ static int acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 			return refuse(b, why, BRK__CTR_REJ_COOLING, -BRK_ECOOLING,
 				      left, BRK_CAUSE_COOLING);
 		if (BRK__ST_STATE(w) == BRK_CLOSED)
-			return admit(b, p, w, now, why);
-		rc = try_probe(b, p, w, now, why);
+			return admit(b, p, w, now, why, prio);
+		rc = try_probe(b, p, w, now, why, prio);
 		if (rc != -EAGAIN)
 			return rc;
 	}
@@ -291,13 +313,16 @@ static int effective_mode(const brk_breaker *b)
 	return m > BRK_MODE_METRICS_ONLY ? BRK_MODE_FORCED_OPEN : (int)m;
 }
 
-static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why);
+static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
+			int prio);
 
 /* Every call first checks that the handle's record is still the one it
  * resolved (one load, brk__fresh()); a claim that finds the record being
  * retired gives its lease back, and the call starts over on the
- * re-resolved record (a few times, then -BRK_ECONTENDED). */
-int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+ * re-resolved record (a few times, then -BRK_ECONTENDED). Inlined into
+ * both entry points, so brk_acquire() passes a constant priority. */
+static inline __attribute__((always_inline)) int
+acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 {
 	int tries, rc = BRK__EREHEAD;
 
@@ -311,7 +336,7 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 			p->b_ = b;
 			return rc;
 		}
-		rc = acquire_once(b, p, why);
+		rc = acquire_once(b, p, why, prio);
 	}
 	if (rc == BRK__EREHEAD) {
 		p->flags_ = BRK__PERMIT_REFUSED;
@@ -320,7 +345,22 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	return rc;
 }
 
-static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
+{
+	return acquire_prio(b, p, why, BRK_PRIORITY_NORMAL);
+}
+
+/* brk_admit()'s acquire: high priority may use the reserved permits. */
+int brk__acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
+		      int priority)
+{
+	return acquire_prio(b, p, why, priority == BRK_PRIORITY_HIGH
+					       ? BRK_PRIORITY_HIGH
+					       : BRK_PRIORITY_NORMAL);
+}
+
+static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
+			int prio)
 {
 	uint64_t now = 0;
 	int mode, rc;
@@ -351,7 +391,7 @@ static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 		uint16_t slot = 0;
 
 		if (!b->seg->disabled) {
-			rc = take_permit(b, p);
+			rc = take_permit(b, p, prio);
 			if (rc == BRK__EREHEAD) {
 				p->flags_ = BRK__PERMIT_REFUSED;
 				return rc;
@@ -371,7 +411,7 @@ static int acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	}
 	rc = brk__parents_check(b, &now, why);
 	if (rc == 0)
-		rc = acquire_state(b, p, &now, why);
+		rc = acquire_state(b, p, &now, why, prio);
 	if (rc && mode == BRK_MODE_METRICS_ONLY && brk_is_refusal(rc))
 		rc = admit_ungated(b, p, &now, 0);
 	if (rc) /* a refused permit cannot be released and counted */

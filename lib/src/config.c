@@ -35,6 +35,7 @@ void brk__config_defaults(struct brk_config *c)
 	c->probe_timeout_ms = BRK_DEFAULT_PROBE_TIMEOUT_MS;
 	c->max_wait_ms = BRK_DEFAULT_MAX_WAIT_MS;
 	c->max_concurrent = BRK_DEFAULT_MAX_CONCURRENT;
+	c->reserve_pct = BRK_DEFAULT_RESERVE_PCT;
 }
 
 #define CHECK(cond, name) \
@@ -83,6 +84,7 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	CHECK(c->max_concurrent <= BRK_MAX_CONCURRENT, "max_concurrent");
 	CHECK(c->min_distinct_processes <= BRK_MAX_QUORUM,
 	      "min_distinct_processes");
+	CHECK(c->reserve_pct <= BRK_MAX_RESERVE_PCT, "reserve_pct");
 	return 0;
 }
 
@@ -93,7 +95,8 @@ _Static_assert(BRK_MAX_FAILURE_THRESHOLD < (1u << 20) &&
 _Static_assert(BRK_MAX_MIN_CALLS < (1u << 30), "min_calls: 30 bits");
 _Static_assert(BRK_MAX_PROBES < (1u << 4) && BRK_MAX_QUORUM < (1u << 4),
 	       "probes, quorum: 4 bits");
-_Static_assert(BRK_MAX_CONCURRENT < (1u << 7) && 100 < (1u << 7),
+_Static_assert(BRK_MAX_CONCURRENT < (1u << 7) && 100 < (1u << 7) &&
+	       BRK_MAX_RESERVE_PCT < (1u << 7),
 	       "max_concurrent, pcts: 7 bits");
 
 /* brk__window_active() tests failure_rate_pct and slow_call_ms at once:
@@ -144,6 +147,8 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 					    BRK_MAX_CONCURRENT);
 	c->min_distinct_processes = (uint32_t)clamp(
 		brk__cfg(r, BRK__CFG_MIN_DISTINCT), 0, BRK_MAX_QUORUM);
+	c->reserve_pct = (uint32_t)clamp(brk__cfg(r, BRK__CFG_RESERVE_PCT), 0,
+					 BRK_MAX_RESERVE_PCT);
 }
 
 /* ---- partial updates (brk_breaker_update) ------------------------------ */
@@ -170,6 +175,7 @@ static const struct cfg_member {
 	M(BRK__CFG_MAX_WAIT_MS, max_wait_ms),
 	M(BRK__CFG_MAX_CONCURRENT, max_concurrent),
 	M(BRK__CFG_MIN_DISTINCT, min_distinct_processes),
+	M(BRK__CFG_RESERVE_PCT, reserve_pct),
 #undef M
 };
 
@@ -187,6 +193,7 @@ _Static_assert(BRK_CFG_FAILURE_THRESHOLD == BRK__BIT(BRK__CFG_FAILURE_THRESHOLD)
 	       BRK_CFG_MAX_WAIT_MS == BRK__BIT(BRK__CFG_MAX_WAIT_MS) &&
 	       BRK_CFG_MAX_CONCURRENT == BRK__BIT(BRK__CFG_MAX_CONCURRENT) &&
 	       BRK_CFG_MIN_DISTINCT_PROCESSES == BRK__BIT(BRK__CFG_MIN_DISTINCT) &&
+	       BRK_CFG_RESERVE_PCT == BRK__BIT(BRK__CFG_RESERVE_PCT) &&
 	       BRK_CFG_ALL == BRK__BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
 
 /* The index of a single known bit, or -1. */

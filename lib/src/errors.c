@@ -30,6 +30,8 @@ const char *brk_strerror(int code)
 		return "gave up after a bounded number of CAS attempts";
 	case BRK_ENOTOKENS:
 		return "refused: rate limit, not enough tokens in the bucket now";
+	case BRK_EEXPIRED:
+		return "refused: the deadline would pass before the wait ends";
 	case EPROTO:
 		return "not a breakerd segment of this layout version";
 	case ENOSPC:
@@ -60,7 +62,8 @@ int brk_is_refusal(int code)
 {
 	return code == -BRK_EOPEN || code == -BRK_EFULL ||
 	       code == -BRK_ECOOLING || code == -BRK_EDEFERRED ||
-	       code == -BRK_ECONTENDED || code == -BRK_ENOTOKENS;
+	       code == -BRK_ECONTENDED || code == -BRK_ENOTOKENS ||
+	       code == -BRK_EEXPIRED;
 }
 
 const char *brk_state_name(int state)

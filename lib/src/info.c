@@ -36,7 +36,7 @@ static void read_leases(const struct brk__slots *slots, uint32_t tag,
 			int kind, struct brk_info *out, uint64_t rel)
 {
 	uint32_t i, n = brk__slots_total(slots);
-	uint64_t claim;
+	uint64_t claim, age;
 
 	for (i = 0; i < n; i++) {
 		const struct brk__lease *l = brk__slot(slots, i);
@@ -44,18 +44,36 @@ static void read_leases(const struct brk__slots *slots, uint32_t tag,
 		struct brk_lease_info *li;
 		if (o == 0 || BRK__TOK_GEN(o) != tag)
 			continue; /* free, or a stale probe of an older generation */
+		/* a claim whose time cannot be read (being claimed or freed
+		 * while we look) has no age: 0 */
+		age = brk__lease_claim_ms(l, o, &claim) == 0
+			      ? BRK__CLAIM_AGE(rel, claim) : 0;
+		if (age > BRK_MAX_DURATION_MS)
+			age = BRK_MAX_DURATION_MS; /* a hostile claim word */
+		if (age > out->oldest_in_flight_ms)
+			out->oldest_in_flight_ms = age;
 		if (out->n_leases >= sizeof(out->leases) / sizeof(out->leases[0]))
-			return;
+			continue; /* counted in the age, not listed */
 		li = &out->leases[out->n_leases++];
 		li->pid = (int32_t)BRK__TOK_PID(o);
 		li->kind = kind;
-		li->age_ms = brk__lease_claim_ms(l, o, &claim) == 0
-				     ? BRK__CLAIM_AGE(rel, claim) : 0;
+		li->age_ms = age;
 		if (kind == BRK_LEASE_PROBE)
 			out->probes_in_flight++;
 		else
 			out->in_flight++;
 	}
+}
+
+/* The signals derived from the counters (breaker.h, brk_info.arrivals). */
+static void fill_signals(struct brk_info *out)
+{
+	const struct brk_counters *c = &out->counters;
+
+	out->arrivals = c->allowed + c->rejected_open + c->rejected_cooling +
+			c->rejected_full;
+	out->completions = c->successes + c->failures + c->healthy_errors +
+			   c->ignored + c->cancelled + c->throttled;
 }
 
 static void fill_state(brk_segment *s, struct brk__record *r,
@@ -137,6 +155,7 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	brk__config_load(r, &out->config);
 	read_counters(r, &out->counters);
 	fill_state(s, r, out);
+	fill_signals(out);
 	out->last_change_age_ms = brk__change_age_ms(s, r);
 	return 0;
 }
@@ -208,6 +227,7 @@ static const struct {
 	size_t info, config;
 } layouts[] = {
 	{ BRK_INFO_SIZE_VER0, BRK_CONFIG_SIZE_VER0 },
+	{ BRK_INFO_SIZE_VER2, BRK_CONFIG_SIZE_VER1 }, /* + reserve_pct */
 };
 
 static uint32_t config_size_for(size_t info_size)

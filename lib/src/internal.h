@@ -443,6 +443,13 @@ void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 /* brk_reset()'s transition to CLOSED: 0 or -BRK_ECONTENDED. */
 int brk__reset_state(brk_segment *s, struct brk__record *r);
 
+/* ---- priority acquire (acquire.c) ------------------------------------- */
+/* brk_acquire() with enum brk_priority @priority (anything but
+ * BRK_PRIORITY_HIGH is normal): a high-priority claim may take the
+ * bulkhead permits reserve_pct keeps back. brk_admit() uses it. */
+int brk__acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
+		      int priority);
+
 /* ---- refusals (refuse.c) ---------------------------------------------- */
 /* Refuse a call of @b: count @c on @b, fill @why (jittered wait, the name
  * of @by, or of @b when @by is NULL). Returns @code. */

@@ -316,6 +316,7 @@ enum brk__cfg {
 	BRK__CFG_MAX_WAIT_MS,
 	BRK__CFG_MAX_CONCURRENT,
 	BRK__CFG_MIN_DISTINCT,
+	BRK__CFG_RESERVE_PCT,
 	BRK__CFG_COUNT
 };
 
@@ -327,7 +328,8 @@ enum brk__cfg {
  *
  *   cfg[0]  window_ms:38 | failure_threshold:20 | half_open_probes:4
  *   cfg[1]  0:12 | slow_rate_pct:7 | failure_rate_pct:7 | slow_call_ms:38
- *   cfg[2]  open_ms:38 | min_distinct:4 | 0:15 | max_concurrent:7
+ *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | 0:8 |
+ *           max_concurrent:7
  *   cfg[3]  max_open_ms:38 | success_threshold:20
  *   cfg[4]  probe_timeout_ms:38
  *   cfg[5]  max_wait_ms:38
@@ -355,6 +357,7 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_SLOW_CALL_MS: return (struct brk__cfg_field){ 1, 26, 38 };
 	case BRK__CFG_OPEN_MS: return (struct brk__cfg_field){ 2, 0, 38 };
 	case BRK__CFG_MIN_DISTINCT: return (struct brk__cfg_field){ 2, 38, 4 };
+	case BRK__CFG_RESERVE_PCT: return (struct brk__cfg_field){ 2, 42, 7 };
 	case BRK__CFG_MAX_CONCURRENT: return (struct brk__cfg_field){ 2, 57, 7 };
 	case BRK__CFG_MAX_OPEN_MS: return (struct brk__cfg_field){ 3, 0, 38 };
 	case BRK__CFG_SUCCESS_THRESHOLD: return (struct brk__cfg_field){ 3, 38, 20 };

@@ -8,11 +8,11 @@
 #                (index order, not sorted); --prefix, --state, --kind keep
 #                exactly the records they name; --json is one array, one
 #                record a line.
-#   metrics      exactly the series counts bctl help documents: 35 per
+#   metrics      exactly the series counts bctl help documents: 40 per
 #                breaker, 6 per bucket, 4 segment series; --not-closed and
-#                --changed-within keep only breakers (35 each);
-#                --by-level N: 23 per prefix with breakers, 3 per prefix
-#                with buckets; --prefix: 35 per breaker, 6 per bucket.
+#                --changed-within keep only breakers (40 each);
+#                --by-level N: 25 per prefix with breakers, 3 per prefix
+#                with buckets; --prefix: 40 per breaker, 6 per bucket.
 #                Every output passes check_prom.py.
 # Segment B (capacity 20050, 20000 breakers): list streams. bctl list
 #   writes into a FIFO nobody reads beyond the first row, so it blocks
@@ -162,18 +162,18 @@ else
 fi
 
 # ---- metrics: series counts as documented ----------------------------------
-series "35 x 300 + 6 x 5 + 4" 10534
-series "35 x 43 open" 1509 --not-closed
-series "the trips are recent" 1509 --changed-within 1h
+series "40 x 300 + 6 x 5 + 4" 12034
+series "40 x 43 open" 1724 --not-closed
+series "the trips are recent" 1724 --changed-within 1h
 sleep 0.3
 series "no transition in the last 100ms (slept 300ms)" 4 --changed-within 100ms
-series "10 prefixes x 23 + 5 x 3 (buckets t0..t4)" 249 --by-level 1
-series "100 x 23 + 5 x 3" 2319 --by-level 2
-series "300 x 23 + 5 x 3 (every name its own prefix)" 6919 --by-level 3
-series "deeper than any name: as level 3" 6919 --by-level 32
-series "10 prefixes with open breakers x 23" 234 --by-level 1 --not-closed
-series "30 x 35 + 1 bucket x 6" 1060 --prefix t3/
-series "one prefix x 23 + its bucket x 3" 30 --prefix t3/ --by-level 1
+series "10 prefixes x 25 + 5 x 3 (buckets t0..t4)" 269 --by-level 1
+series "100 x 25 + 5 x 3" 2519 --by-level 2
+series "300 x 25 + 5 x 3 (every name its own prefix)" 7519 --by-level 3
+series "deeper than any name: as level 3" 7519 --by-level 32
+series "10 prefixes with open breakers x 25" 254 --by-level 1 --not-closed
+series "30 x 40 + 1 bucket x 6" 1210 --prefix t3/
+series "one prefix x 25 + its bucket x 3" 32 --prefix t3/ --by-level 1
 series "buckets only: 5 x 6" 34 --kind bucket
 a metrics --by-level 1 >"$TMP/m"
 if grep -q '^breakerd_breakers{prefix="t3",state="open"} 4$' "$TMP/m" &&

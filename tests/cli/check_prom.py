@@ -74,6 +74,11 @@ PER_BREAKER = {
     'breakerd_in_flight': ('gauge', None, None),
     'breakerd_window_calls': ('gauge', None, None),
     'breakerd_window_failures': ('gauge', None, None),
+    'breakerd_arrivals_total': ('counter', None, None),
+    'breakerd_completions_total': ('counter', None, None),
+    'breakerd_oldest_in_flight_seconds': ('gauge', None, None),
+    'breakerd_max_concurrent': ('gauge', None, None),
+    'breakerd_half_open_probes': ('gauge', None, None),
 }
 # family -> (type, None, None) for every GCRA bucket / retry budget
 PER_BUCKET = {

@@ -53,6 +53,7 @@ static void packed_settings_fit_and_never_overlap(void **state)
 		[BRK__CFG_MAX_WAIT_MS] = BRK_MAX_DURATION_MS,
 		[BRK__CFG_MAX_CONCURRENT] = BRK_MAX_CONCURRENT,
 		[BRK__CFG_MIN_DISTINCT] = BRK_MAX_QUORUM,
+		[BRK__CFG_RESERVE_PCT] = BRK_MAX_RESERVE_PCT,
 	};
 	uint64_t used[BRK__CFG_WORDS] = { 0 };
 	struct brk__cfg_field rate = brk__cfg_pos(BRK__CFG_FAILURE_RATE);

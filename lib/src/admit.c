@@ -1,0 +1,410 @@
+/*
+ * admit.c - brk_admit(): a job through the breaker, the pace and the
+ * retry budget in one fixed order (breaker.h "Admission"), sleeping where
+ * it may; brk_admit_release(): the answer to each of them; the stable
+ * reason codes. Calls down into acquire.c (brk__acquire_prio), release.c,
+ * pace.c, gcra.c and budget.c; nothing calls back up.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "abi.h"
+#include "ident.h"
+#include "internal.h"
+
+/* brk_admission.flags_ */
+#define ADM_GO 1u       /* a GO admission, not yet released */
+#define ADM_PERMIT 2u   /* holds a breaker permit */
+#define ADM_PACE 4u     /* took a pace token */
+
+/* Bounds the sleep-and-ask-again loops: each round sleeps a positive
+ * wait out of max_wait_ms, so this is only a guard against a gate that
+ * answers "wait 1 ms" forever. */
+#define ADMIT_ROUNDS 64
+
+_Static_assert(sizeof(struct brk_admit_req) == BRK_ADMIT_REQ_SIZE_VER0,
+	       "brk_admit_req");
+_Static_assert(sizeof(struct brk_admission) == 256, "brk_admission: fixed size");
+
+const char *brk_admit_code_name(int code)
+{
+	static const char *const n[] = {
+		[BRK_ADMIT_GO] = "GO",
+		[BRK_ADMIT_EXPIRED] = "EXPIRED",
+		[BRK_ADMIT_BREAKER_OPEN] = "BREAKER_OPEN",
+		[BRK_ADMIT_COOLING] = "COOLING",
+		[BRK_ADMIT_RATE_LIMITED] = "RATE_LIMITED",
+		[BRK_ADMIT_BULKHEAD_FULL] = "BULKHEAD_FULL",
+		[BRK_ADMIT_DEFERRED] = "DEFERRED",
+		[BRK_ADMIT_CONTENDED] = "CONTENDED",
+	};
+	if (code < BRK_ADMIT_GO || code > BRK_ADMIT_CONTENDED)
+		return "UNKNOWN";
+	return n[code];
+}
+
+const char *brk_outcome_code(int outcome, int reason)
+{
+	static const char *const fail[BRK_REASON_COUNT] = {
+		[BRK_REASON_NONE] = "UPSTREAM_FAILED",
+		[BRK_REASON_TIMEOUT] = "UPSTREAM_TIMEOUT",
+		[BRK_REASON_CONNECT] = "UPSTREAM_UNREACHABLE",
+		[BRK_REASON_SERVER_ERROR] = "UPSTREAM_ERROR",
+		[BRK_REASON_OVERLOADED] = "UPSTREAM_OVERLOADED",
+		[BRK_REASON_RATE_LIMITED] = "UPSTREAM_RATE_LIMITED",
+		[BRK_REASON_OTHER] = "UPSTREAM_FAILED",
+	};
+
+	switch (outcome) {
+	case BRK_SUCCESS:
+		return "OK";
+	case BRK_FAILURE:
+		if (reason < 0 || reason >= BRK_REASON_COUNT)
+			return "UNKNOWN";
+		return fail[reason];
+	case BRK_HEALTHY_ERROR:
+		return "BUSINESS_ERROR";
+	case BRK_REJECTED_REQUEST:
+		return "SCHEMA_REJECTED";
+	case BRK_CANCELLED:
+		return "CANCELLED";
+	case BRK_THROTTLED:
+		return "THROTTLED";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+static uint64_t ms_ceil(uint64_t ns)
+{
+	return ns / 1000000u + (ns % 1000000u != 0);
+}
+
+static brk_segment *seg_of(const void *handle)
+{
+	/* buckets and budgets are breaker handles of another kind (gcra.c,
+	 * budget.c) */
+	return handle ? ((const brk_breaker *)handle)->seg : NULL;
+}
+
+/* The running admission: what was asked, what is held, the clock. */
+struct run {
+	struct brk_admit_req q;
+	struct brk_admission *adm;
+	brk_segment *seg;
+	int real;            /* the default clock: sleep for real */
+	uint64_t now;        /* segment clock, ns */
+	uint64_t start;
+	uint64_t slept_ns;
+};
+
+static int refuse(struct run *r, int rc, int code, uint64_t wait_ms,
+		  const char *by)
+{
+	struct brk_admission *a = r->adm;
+
+	a->code = code;
+	a->wait_ms = wait_ms;
+	if (by) {
+		strncpy(a->by, by, BRK_NAME_MAX);
+		a->by[BRK_NAME_MAX] = '\0';
+	}
+	return rc;
+}
+
+/* Give back the breaker permit of step 2 (no verdict). */
+static void drop_permit(struct run *r)
+{
+	if (r->adm->flags_ & ADM_PERMIT)
+		brk_release(&r->adm->permit, BRK_CANCELLED, BRK_REASON_NONE, 0);
+	r->adm->flags_ &= ~ADM_PERMIT;
+}
+
+/* May the job wait @wait_ns more from now? (max_wait_ms left, deadline) */
+static int fits_max_wait(const struct run *r, uint64_t wait_ns)
+{
+	uint64_t max = brk__ms_to_ns(r->q.max_wait_ms);
+
+	return wait_ns > 0 && r->slept_ns <= max && wait_ns <= max - r->slept_ns;
+}
+
+static int past_deadline(const struct run *r, uint64_t wait_ns)
+{
+	return r->q.deadline_ns && brk__sat_add(r->now, wait_ns) > r->q.deadline_ns;
+}
+
+/* Sleep until @until_ns on the segment clock (the default clock only). */
+static void sleep_until(struct run *r, uint64_t until_ns)
+{
+	struct timespec ts = { (time_t)(until_ns / 1000000000u),
+			       (long)(until_ns % 1000000000u) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	r->now = brk__now(r->seg);
+	r->slept_ns = r->now > r->start ? r->now - r->start : 0;
+}
+
+/* Step 1: the wait the job faces now, without asking any gate. */
+static uint64_t wait_now(const struct run *r, const char **by)
+{
+	uint64_t wait = 0;
+
+	if (r->q.breaker) {
+		const struct brk__record *rec = brk__brec(r->q.breaker);
+		uint64_t w = uatomic_read(&rec->state);
+		uint64_t cu = uatomic_read(&rec->cool_until_ns);
+		uint64_t rel = brk__rel_ms(r->seg, r->now);
+
+		if (BRK__ST_STATE(w) == BRK_OPEN) {
+			uint64_t until = brk__open_until(rec, w);
+			if (until > rel)
+				wait = brk__ms_to_ns(until - rel > BRK_MAX_DURATION_MS
+							     ? BRK_MAX_DURATION_MS
+							     : until - rel);
+		} else if (cu > r->now) {
+			wait = cu - r->now;
+			if (wait > brk__ms_to_ns(BRK_MAX_DURATION_MS))
+				wait = brk__ms_to_ns(BRK_MAX_DURATION_MS);
+		}
+		if (wait) {
+			*by = brk_breaker_name(r->q.breaker);
+			return wait;
+		}
+	}
+	if (r->q.pace) {
+		struct brk_bucket_info bi;
+
+		if (brk_bucket_info(r->q.pace, &bi) == 0 && bi.configured &&
+		    bi.tokens < 1.0 && bi.rate_per_s > 0) {
+			double ns = (1.0 - bi.tokens) * 1e9 / bi.rate_per_s;
+			wait = ns >= 1e18 ? UINT64_MAX : (uint64_t)ns;
+			if ((double)wait < ns)
+				wait++; /* round up */
+			*by = brk_bucket_name(r->q.pace);
+		}
+	}
+	return wait;
+}
+
+static int breaker_code(int rc)
+{
+	switch (rc) {
+	case -BRK_EOPEN:
+		return BRK_ADMIT_BREAKER_OPEN;
+	case -BRK_ECOOLING:
+		return BRK_ADMIT_COOLING;
+	case -BRK_EFULL:
+		return BRK_ADMIT_BULKHEAD_FULL;
+	case -BRK_ECONTENDED:
+		return BRK_ADMIT_CONTENDED;
+	default:
+		return -1;
+	}
+}
+
+/* Step 2. */
+static int step_breaker(struct run *r)
+{
+	struct brk_admission *a = r->adm;
+	struct brk_refusal why;
+	int rounds, rc = 0;
+
+	for (rounds = 0; rounds < ADMIT_ROUNDS; rounds++) {
+		uint64_t wait_ns;
+
+		rc = brk__acquire_prio(r->q.breaker, &a->permit, &why, r->q.priority);
+		if (rc == 0) {
+			a->flags_ |= ADM_PERMIT;
+			return 0;
+		}
+		if (breaker_code(rc) < 0)
+			return refuse(r, rc, -1, 0, brk_breaker_name(r->q.breaker));
+		a->cause = why.cause;
+		wait_ns = brk__ms_to_ns(why.wait_ms);
+		if (why.wait_ms && past_deadline(r, wait_ns))
+			return refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED,
+				      why.wait_ms, why.by);
+		if (!fits_max_wait(r, wait_ns) || !r->real)
+			return refuse(r, rc, breaker_code(rc), why.wait_ms, why.by);
+		sleep_until(r, brk__sat_add(r->now, wait_ns));
+	}
+	return refuse(r, rc, breaker_code(rc), why.wait_ms, why.by);
+}
+
+/* Step 3. */
+static int step_pace(struct run *r)
+{
+	struct brk_admission *a = r->adm;
+	const char *name = brk_bucket_name(r->q.pace);
+	uint64_t taken = 0, nb = 0, wake, wait_ns = 0;
+	int rounds, rc = 0;
+
+	for (rounds = 0; rounds < ADMIT_ROUNDS; rounds++) {
+		rc = brk_pace_take(r->q.pace, r->q.priority, &taken, &nb);
+		if (rc == 0) {
+			a->taken_at_ns = taken;
+			a->flags_ |= ADM_PACE;
+			r->now = taken > r->now ? taken : r->now;
+			return 0;
+		}
+		if (rc == -BRK_ECONTENDED) {
+			drop_permit(r);
+			return refuse(r, rc, BRK_ADMIT_CONTENDED, 0, name);
+		}
+		if (rc != -BRK_ENOTOKENS) {
+			drop_permit(r);
+			return refuse(r, rc, -1, 0, name);
+		}
+		r->now = brk__now(r->seg);
+		if (nb < r->now)
+			nb = r->now;
+		wake = brk_bucket_wake_ns(r->q.pace, nb);
+		if (past_deadline(r, wake - r->now))
+			wake = nb; /* the jitter must not cost a token in time */
+		wait_ns = wake - r->now;
+		if (past_deadline(r, nb - r->now)) {
+			drop_permit(r);
+			return refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED,
+				      ms_ceil(nb - r->now), name);
+		}
+		if (!fits_max_wait(r, wait_ns) || !r->real) {
+			drop_permit(r);
+			return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED,
+				      ms_ceil(wait_ns), name);
+		}
+		sleep_until(r, wake);
+	}
+	drop_permit(r);
+	return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED, ms_ceil(wait_ns),
+		      name);
+}
+
+/* Step 4. */
+static int step_budget(struct run *r)
+{
+	int rc;
+
+	if (r->q.attempt == BRK_FIRST_ATTEMPT) {
+		(void)brk_budget_deposit(r->q.budget); /* a lost deposit: fewer retries */
+		return 0;
+	}
+	rc = brk_retry_permitted(r->q.budget);
+	if (rc == 0)
+		return 0;
+	drop_permit(r); /* the pace token stays taken: it would have been sent */
+	return refuse(r, rc,
+		      rc == -BRK_EDEFERRED ? BRK_ADMIT_DEFERRED
+		      : rc == -BRK_ECONTENDED ? BRK_ADMIT_CONTENDED : -1,
+		      0, brk_budget_name(r->q.budget));
+}
+
+static int check_req(const struct brk_admit_req *req, struct run *r)
+{
+	brk_segment *s[3];
+	int i, n = 0, rc;
+
+	memset(&r->q, 0, sizeof(r->q));
+	rc = brk__struct_in(&r->q, sizeof(r->q), req,
+			    req->size ? req->size : BRK_ADMIT_REQ_SIZE_VER0);
+	if (rc)
+		return rc;
+	if (r->q.attempt != BRK_FIRST_ATTEMPT && r->q.attempt != BRK_RETRY)
+		return -EINVAL;
+	if (r->q.priority != BRK_PRIORITY_NORMAL &&
+	    r->q.priority != BRK_PRIORITY_HIGH)
+		return -EINVAL;
+	if (r->q.breaker)
+		s[n++] = seg_of(r->q.breaker);
+	if (r->q.pace)
+		s[n++] = seg_of(r->q.pace);
+	if (r->q.budget)
+		s[n++] = seg_of(r->q.budget);
+	if (n == 0)
+		return -EINVAL;
+	for (i = 1; i < n; i++)
+		if (s[i] != s[0])
+			return -EINVAL;
+	r->seg = s[0];
+	return 0;
+}
+
+int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
+{
+	struct run r;
+	const char *by = NULL;
+	uint64_t wait;
+	int rc;
+
+	if (!adm)
+		return -EINVAL;
+	memset(adm, 0, sizeof(*adm));
+	adm->code = -1;
+	if (!req)
+		return -EINVAL;
+	r.adm = adm;
+	rc = check_req(req, &r);
+	if (rc)
+		return rc;
+	r.real = r.seg->clock == brk__monotonic_ns;
+	r.now = r.start = brk__now(r.seg);
+	r.slept_ns = 0;
+	adm->code = BRK_ADMIT_GO;
+
+	/* 1. EXPIRED */
+	wait = wait_now(&r, &by);
+	if (past_deadline(&r, wait)) /* also a deadline already gone */
+		return refuse(&r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED, ms_ceil(wait), by);
+	/* 2. breaker */
+	if (r.q.breaker && (rc = step_breaker(&r)) != 0)
+		return rc;
+	/* 3. pace */
+	if (r.q.pace && (rc = step_pace(&r)) != 0)
+		return rc;
+	/* 4. retry budget */
+	if (r.q.budget && (rc = step_budget(&r)) != 0)
+		return rc;
+	/* 5. GO */
+	adm->flags_ |= ADM_GO;
+	adm->wait_ms = r.slept_ns / 1000000u;
+	/* the library's own storage in the admission (rule 3): the pace to
+	 * report to */
+	adm->reserved_[0] = (uint64_t)(uintptr_t)r.q.pace;
+	return 0;
+}
+
+int brk_admit_release(struct brk_admission *adm, int outcome, int reason,
+		      int64_t retry_after_ms)
+{
+	brk_bucket *pace;
+	int signal, rc = 0, prc;
+
+	if (!adm)
+		return -EINVAL;
+	if (!(adm->flags_ & ADM_GO))
+		return -BRK_ESTALE;
+	adm->flags_ &= ~ADM_GO;
+	pace = (adm->flags_ & ADM_PACE)
+		       ? (brk_bucket *)(uintptr_t)adm->reserved_[0] : NULL;
+	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED || reason < 0 ||
+	    reason >= BRK_REASON_COUNT) {
+		if (adm->flags_ & ADM_PERMIT)
+			brk_release(&adm->permit, outcome, reason, 0); /* frees it */
+		return -EINVAL;
+	}
+	signal = outcome == BRK_THROTTLED
+			 ? BRK_PACE_LIMITED
+			 : brk_pace_signal_of(outcome, reason, retry_after_ms);
+	if (adm->flags_ & ADM_PERMIT)
+		rc = brk_release(&adm->permit,
+				 pace && signal == BRK_PACE_LIMITED ? BRK_THROTTLED
+								    : outcome,
+				 reason, retry_after_ms);
+	if (pace) {
+		prc = brk_pace_report(pace, adm->taken_at_ns, signal, retry_after_ms);
+		if (!(adm->flags_ & ADM_PERMIT) && prc < 0)
+			rc = prc;
+	}
+	return rc;
+}
