@@ -1474,8 +1474,10 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * Rate: a new pace runs at its ceiling (no limit until the first
  * throttle, like the AWS SDKs' adaptive retry mode). A rate-limit answer
  * (brk_pace_report(BRK_PACE_LIMITED)) to a request taken at the current
- * rate cuts it: with w_max = min(rate now, accepted rate of the last
- * second), t = seconds since that cut,
+ * rate cuts it: with w_max = min(rate now, accepted rate) (the accepted
+ * rate: BRK_PACE_EST_SHARE x the successes reported since the previous
+ * cut per second once that cut is BRK_PACE_EST_MIN_MS old, else the
+ * successes of the last second), t = seconds since that cut,
  *   rate(t) = clamp(w_max * (1 + C * (t - K)^3), floor, ceiling),
  *   K = cbrt((1 - beta) / C),  beta = BRK_PACE_BETA,  C = BRK_PACE_CUBIC_C
  * which is RFC 8312 (CUBIC) section 4.1's W_cubic normalised by W_max:
@@ -1483,7 +1485,11 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * above it, the same (relative) recovery time at every rate. Source also:
  * the AWS SDKs' adaptive retry mode (ClientRateLimiter; beta 0.7, the same
  * curve with C = 0.4 in absolute units). Growth is clocked by the time
- * since the cut, so an idle pace drifts back to its ceiling.
+ * since the cut, so an idle pace drifts back to its ceiling. A cut also
+ * empties the bucket (the next token is one new interval away): the
+ * limit that just answered 429 gets no burst. beta, C, the estimate and
+ * the default burst were tuned with bench/pace_sim.py (docs/design.md
+ * "Pacing (learned rate)").
  *
  * One cut per round trip: an answer to a request taken before the last
  * cut is ignored (it was sent at the old rate), as TCP reduces once per
@@ -1501,7 +1507,11 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * and burst (the learned state is kept).
  */
 #define BRK_PACE_BETA 0.7             /* multiplicative decrease */
-#define BRK_PACE_CUBIC_C 0.1          /* CUBIC scaling (per s^3, relative) */
+#define BRK_PACE_CUBIC_C 0.06         /* CUBIC scaling (per s^3, relative);
+                                         K = cbrt(0.3 / 0.06) = 1.71 s */
+#define BRK_PACE_EST_SHARE 0.9        /* w_max = this x the accepted rate
+                                         since the last cut */
+#define BRK_PACE_EST_MIN_MS 1000u     /* ... when that cut is this old */
 #define BRK_PACE_DEFAULT_BURST 2u     /* tokens of tolerance at the rate */
 #define BRK_PACE_DEFAULT_RESERVE_PCT 0u
 #define BRK_PACE_DEFAULT_FLOOR_DIV 100.0 /* floor = ceiling / this */
@@ -1587,7 +1597,12 @@ enum brk_priority { BRK_PRIORITY_NORMAL = 0, BRK_PRIORITY_HIGH = 1 };
  *                 ns, as brk_now_ns()): pass it to brk_pace_report().
  * @not_before_ns: optional; on -BRK_ENOTOKENS the earliest time (segment
  *                 clock, ns) a retry can succeed at the current rate;
- *                 sleep to brk_bucket_wake_ns(k, it) and take again.
+ *                 sleep to brk_bucket_wake_ns(k, it) and take again. The
+ *                 rate moves meanwhile: while it grows, the tolerance
+ *                 burst * T shrinks with it, so the time can be early by
+ *                 burst * (the change of T); a refused retry just waits
+ *                 again. Owed time is in ns: after the rate rose, a debt
+ *                 taken at a slower rate drains in real time.
  *
  * Reads the clock and the settings, pace and cut words; r = rate(now),
  * T = 1e9 / r ns, tau = T * burst; one GCRA CAS on the shared TAT
@@ -1617,12 +1632,15 @@ enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 
  *
  * BRK_PACE_LIMITED: counted; cuts the rate iff @taken_at_ns is at or
  * after the last cut (ms resolution): w_max = min(rate now, accepted
- * rate) (the accepted rate only when at least one success was reported in
- * the last second), stored with the time by one CAS (a loser re-reads and
- * sees the newer cut); event BRK_EV_PACE_CUT with the new rate.
- * BRK_PACE_OK: counted, and into the accepted-rate estimate (OK reports in
- * a sliding second). BRK_PACE_IGNORE: nothing. Thread- and process-safe;
- * the cut is visible to every process's next take.
+ * rate) (see above; the rate itself when no success was counted), stored
+ * with the time by one CAS (a loser re-reads and sees the newer cut);
+ * then the TAT is set to at least now + tau (the bucket empty at the new
+ * rate); event BRK_EV_PACE_CUT with the new rate.
+ * BRK_PACE_OK: counted, and into the accepted-rate estimates (a sliding
+ * second; successes since the last cut). BRK_PACE_IGNORE: nothing.
+ * Thread- and process-safe; the cut is visible to every process's next
+ * take. A lost estimate CAS (contention) counts one success less: a
+ * deeper cut, never more takes.
  * Returns 0, 1 (this report cut the rate), -EINVAL (NULL, bad signal),
  * -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED (the cut was not stored). A plain
  * bucket: 0, nothing written.

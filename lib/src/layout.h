@@ -598,6 +598,18 @@ static inline uint64_t brk__total_size(uint32_t capacity, uint32_t units)
  *           configured yet (the creator stores it before publication)
  *   unit 2  TAT, ns of the segment clock (0: full since ever)
  *   unit 3  counters: taken, denied, tokens_taken
+ * A paced bucket (pace.c; breaker.h "Pacing (learned rate)") also uses:
+ *   unit 1  BRK__BK_PACE: PACED:1 (bit 63) | reserve_pct:7 (bits 44..50) |
+ *           floor interval_ns:44 (the settings word holds the CEILING's
+ *           interval); BRK__BK_CUT: cut_ms:40 | w_max:24 (float32 bits
+ *           >> 8); 0 = never cut. Read by every take, written per cut.
+ *   unit 2  BRK__BK_TAT_NORMAL (normal-priority GCRA at (1 - reserve) x
+ *           rate), the report words: cuts, limited, ok counters, the
+ *           sliding-second estimate (slot_s:32 | cur:16 | prev:16) and
+ *           the since-cut count (cut_ms:40 | n:24)
+ *   unit 3  words 29, 30 (after the idle words): high-priority takes and
+ *           the last refusal (ms + 1)
+ * Old records and plain buckets have 0 in all of them.
  * Budget (7 units):
  *   unit 1  (after the name) settings: configured:1 (bit 63) |
  *           ratio_milli:17 (bits 30..46) | floor_milli_per_s:30 (bits
@@ -640,6 +652,7 @@ enum brk__bucket_ext {
 	BRK__BK_LIMITED = BRK__BK_TAT + 3, /* BRK_PACE_LIMITED reports */
 	BRK__BK_OK = BRK__BK_TAT + 4,      /* BRK_PACE_OK reports */
 	BRK__BK_EST = BRK__BK_TAT + 5,     /* slot_s:32 | cur:16 | prev:16 */
+	BRK__BK_SINCE = BRK__BK_TAT + 6,   /* cut_ms:40 | OK reports since it:24 */
 	BRK__BK_HIGH = BRK__BK_END + 2,    /* high-priority takes */
 	BRK__BK_LAST_DENIED_MS = BRK__BK_END + 3 /* ms + 1 of the last refusal */
 };
@@ -715,6 +728,13 @@ _Static_assert(offsetof(struct brk__record, reserved) ==
 #define BRK__CUT_MAKE(ms, w24) \
 	((((uint64_t)(ms) & BRK__CUT_MS_MAX) << BRK__CUT_W_BITS) | \
 	 ((uint64_t)(w24) & ((1u << BRK__CUT_W_BITS) - 1u)))
+#define BRK__SINCE_N_BITS 24u
+#define BRK__SINCE_N_MAX ((1u << BRK__SINCE_N_BITS) - 1u)
+#define BRK__SINCE_MS(w) ((uint64_t)(w) >> BRK__SINCE_N_BITS)
+#define BRK__SINCE_N(w) ((uint32_t)((w) & BRK__SINCE_N_MAX))
+#define BRK__SINCE_MAKE(ms, n) \
+	((((uint64_t)(ms) & BRK__CUT_MS_MAX) << BRK__SINCE_N_BITS) | \
+	 ((uint64_t)(n) & BRK__SINCE_N_MAX))
 #define BRK__EST_SLOT(w) ((uint64_t)(w) >> 32)
 #define BRK__EST_CUR(w) ((uint32_t)(((w) >> 16) & 0xffffu))
 #define BRK__EST_PREV(w) ((uint32_t)((w) & 0xffffu))
@@ -775,7 +795,7 @@ _Static_assert(BRK__BGC_RATIO_MAX >= 100000u, "ratio field holds 100");
 _Static_assert(BRK__BK_END == BRK__XW_UNIT(3) + 3u, "idle words stay at 27, 28");
 _Static_assert(BRK__BK_PACE < BRK__BK_TAT && BRK__BK_CUT < BRK__BK_TAT &&
 	       BRK__BK_CUT > BRK__BK_CFG, "pace and cut in unit 1, after the settings");
-_Static_assert(BRK__BK_EST < BRK__BK_TAKEN && BRK__BK_TAT_NORMAL > BRK__BK_TAT,
+_Static_assert(BRK__BK_SINCE < BRK__BK_TAKEN && BRK__SINCE_N_BITS == BRK__CUT_W_BITS && BRK__BK_TAT_NORMAL > BRK__BK_TAT,
 	       "unit 2: the TATs and the report words");
 _Static_assert(BRK__BK_LAST_DENIED_MS < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u &&
 	       BRK__BK_HIGH > BRK__BK_END + 1u, "unit 3 free words");

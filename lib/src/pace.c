@@ -289,15 +289,47 @@ int brk_pace_take(brk_bucket *k, int priority, uint64_t *taken_at_ns,
 	return brk__pace_take(b, priority, 1, taken_at_ns, not_before_ns);
 }
 
+/* One success into both estimates (bounded CAS loops; a lost one counts
+ * one success less: a lower estimate, a deeper cut, never more takes). */
 static void est_add(struct brk__record *r, uint64_t now_ms)
 {
-	uint64_t *ew = &brk__xw(r)[BRK__BK_EST];
+	uint64_t *ew = &brk__xw(r)[BRK__BK_EST], *sw = &brk__xw(r)[BRK__BK_SINCE];
+	uint64_t cut = uatomic_read(&brk__xw(r)[BRK__BK_CUT]);
 	int i;
 
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(ew);
 
 		if (uatomic_cmpxchg(ew, old, brk__pace_est_add(old, now_ms)) == old)
+			break;
+		caa_cpu_relax();
+	}
+	if (cut == 0)
+		return; /* never cut: nothing to count since */
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(sw);
+
+		if (uatomic_cmpxchg(sw, old, brk__pace_since_add(old, BRK__CUT_MS(cut))) == old)
+			return;
+		caa_cpu_relax();
+	}
+}
+
+/* After a cut the bucket is empty at the new rate: TAT >= now + tau, so
+ * the next token is one new interval away. Without this the larger tau
+ * of the slower rate would hand out a burst at once, straight into the
+ * limit that just answered 429 (each of those would cut again). */
+static void empty_after_cut(brk_segment *s, struct brk__record *r,
+			    const struct brk__pace *q, uint64_t now_ms)
+{
+	uint64_t *tat = &brk__xw(r)[BRK__BK_TAT];
+	uint64_t tau = brk__pace_tau(brk__pace_rate_t(q, now_ms), q->burst);
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(tat), nw = brk__sat_add(brk__now(s), tau);
+
+		if (old >= nw || uatomic_cmpxchg(tat, old, nw) == old)
 			return;
 		caa_cpu_relax();
 	}
@@ -330,12 +362,9 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 		if (now_ms > BRK__CUT_MS_MAX)
 			now_ms = BRK__CUT_MS_MAX;
 		rate = brk__pace_rate(p, now_ms);
-		est = brk__pace_est(uatomic_read(&brk__xw(r)[BRK__BK_EST]), now_ms);
-		base = est >= 1.0 && est < rate ? est : rate;
-		if (base < floor)
-			base = floor;
-		if (base > ceiling)
-			base = ceiling;
+		est = brk__pace_cut_estimate(p, uatomic_read(&brk__xw(r)[BRK__BK_SINCE]),
+					     uatomic_read(&brk__xw(r)[BRK__BK_EST]), now_ms);
+		base = brk__pace_cut_base(rate, est, floor, ceiling);
 		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(base));
 		if (nw == old)
 			return 0; /* the same cut, in the same ms */
@@ -346,6 +375,7 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 			q.cut_ms = now_ms;
 			q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
 			nr = brk__pace_rate(&q, now_ms);
+			empty_after_cut(s, r, &q, now_ms);
 			uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
 			brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
 					  brk__self()->pid, (uint64_t)llround(nr * 1e3));

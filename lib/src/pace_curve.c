@@ -157,6 +157,36 @@ uint64_t brk__pace_est_add(uint64_t w, uint64_t now_ms)
 	return BRK__EST_MAKE(slot, 1u, 0u);
 }
 
+uint64_t brk__pace_since_add(uint64_t w, uint64_t cut_ms)
+{
+	uint32_t n = BRK__SINCE_N(w);
+
+	if (w == 0 || BRK__SINCE_MS(w) != (cut_ms & BRK__CUT_MS_MAX))
+		return BRK__SINCE_MAKE(cut_ms, 1u);
+	return BRK__SINCE_MAKE(cut_ms, n < BRK__SINCE_N_MAX ? n + 1u : n);
+}
+
+double brk__pace_cut_estimate(const struct brk__pace *p, uint64_t since_w,
+			      uint64_t est_w, uint64_t now_ms)
+{
+	if (p->w_max > 0.0 && now_ms >= p->cut_ms + BRK_PACE_EST_MIN_MS &&
+	    since_w != 0 && BRK__SINCE_MS(since_w) == p->cut_ms &&
+	    BRK__SINCE_N(since_w) > 0)
+		return BRK_PACE_EST_SHARE * (double)BRK__SINCE_N(since_w) * 1e3 /
+		       (double)(now_ms - p->cut_ms);
+	return brk__pace_est(est_w, now_ms);
+}
+
+double brk__pace_cut_base(double rate, double est, double floor_per_s,
+			  double ceiling_per_s)
+{
+	double base = est > 0.0 && est < rate ? est : rate;
+
+	if (!(base >= floor_per_s))
+		base = floor_per_s;
+	return base > ceiling_per_s ? ceiling_per_s : base;
+}
+
 double brk__pace_est(uint64_t w, uint64_t now_ms)
 {
 	uint64_t slot = (now_ms / 1000u) & 0xffffffffu, ws = BRK__EST_SLOT(w);

@@ -59,6 +59,23 @@ uint64_t brk__pace_normal_t(uint64_t t, uint32_t reserve_pct);
 uint64_t brk__pace_est_add(uint64_t w, uint64_t now_ms);
 double brk__pace_est(uint64_t w, uint64_t now_ms);
 
+/* The since-cut count word (cut_ms:40 | n:24) after one more success, for
+ * the cut at @cut_ms (a count of another cut starts again at 1). */
+uint64_t brk__pace_since_add(uint64_t w, uint64_t cut_ms);
+
+/* The accepted-rate estimate a cut at @now_ms starts from (tokens/s; 0:
+ * no data): BRK_PACE_EST_SHARE x the successes since the last cut per
+ * second, when that cut (@p->cut_ms, @p->w_max > 0) is at least
+ * BRK_PACE_EST_MIN_MS old and @since_w counts for it; else the sliding
+ * one-second estimate of @est_w. */
+double brk__pace_cut_estimate(const struct brk__pace *p, uint64_t since_w,
+			      uint64_t est_w, uint64_t now_ms);
+
+/* The cut's base: the estimate if it has data (> 0) and is below the rate
+ * now, else the rate; clamped to [floor, ceiling]. */
+double brk__pace_cut_base(double rate, double est, double floor_per_s,
+			  double ceiling_per_s);
+
 /* tau = t * burst, saturating below UINT64_MAX / 2. */
 uint64_t brk__pace_tau(uint64_t t, uint32_t burst);
 

@@ -59,12 +59,13 @@ static void curve_starts_at_beta_wmax_is_back_at_k_and_clamps(void **state)
 	double k = brk__pace_k();
 
 	(void)state;
-	NEAR(k, cbrt(0.3 / 0.1), 1e-12);
-	NEAR(k, 1.4422, 1e-4);
+	NEAR(k, cbrt((1.0 - BRK_PACE_BETA) / BRK_PACE_CUBIC_C), 1e-12);
+	NEAR(k, 1.7100, 1e-4); /* beta 0.7, C 0.06 (bench/pace_sim.py) */
 	/* t = 0: beta * w_max; t = K: w_max; then probes above */
 	NEAR(brk__pace_curve(10.0, 0.0, 0.1, 1000.0), 7.0, 1e-9);
 	NEAR(brk__pace_curve(10.0, k, 0.1, 1000.0), 10.0, 1e-9);
-	NEAR(brk__pace_curve(10.0, k + 2.0, 0.1, 1000.0), 10.0 * 1.8, 1e-9);
+	NEAR(brk__pace_curve(10.0, k + 2.0, 0.1, 1000.0),
+	     10.0 * (1.0 + BRK_PACE_CUBIC_C * 8.0), 1e-9);
 	assert_true(brk__pace_curve(10.0, 1.0, 0.1, 1000.0) < 10.0);
 	/* the same relative recovery at every rate */
 	NEAR(brk__pace_curve(5000.0, 1.0, 1.0, 1e6) / 5000.0,
@@ -191,7 +192,8 @@ static void eight_in_flight_429s_cut_once(void **state)
 	bi = info(k);
 	assert_int_equal(bi.cuts, 2);
 	/* at 30 ms after the first cut the curve was at 718/s: 0.7 of that */
-	NEAR(bi.learned_per_s, 0.7 * 1000.0 * (1.0 + 0.1 * pow(0.03 - brk__pace_k(), 3)), 0.5);
+	NEAR(bi.learned_per_s, 0.7 * 1000.0 *
+	     (1.0 + BRK_PACE_CUBIC_C * pow(0.03 - brk__pace_k(), 3)), 0.5);
 	/* the early ones, answered late, still change nothing */
 	ut_rc(0, brk_pace_report(k, at[0], BRK_PACE_LIMITED, 0));
 	assert_int_equal(info(k).cuts, 2);
@@ -213,14 +215,46 @@ static void cut_starts_from_the_accepted_rate_when_it_is_lower(void **state)
 	NEAR(bi.w_max_per_s, 20.0, 0);        /* min(100, 20) */
 	NEAR(bi.learned_per_s, 14.0, 1e-9);
 	assert_int_equal(bi.ok, 20);
-	/* no success in the last second: the rate itself is the base */
+	/* no success since the cut nor in the last second: the rate itself */
 	ut_advance_ms(u, 2100);
 	at = take1(k);
 	ut_rc(1, brk_pace_report(k, at, BRK_PACE_LIMITED, 0));
 	bi = info(k);
 	NEAR(bi.accepted_per_s, 0.0, 0);
 	/* 2.1 s after the first cut the curve is just above w_max 20 */
-	NEAR(bi.w_max_per_s, 20.0 * (1.0 + 0.1 * pow(2.1 - brk__pace_k(), 3)), 0.01);
+	NEAR(bi.w_max_per_s,
+	     20.0 * (1.0 + BRK_PACE_CUBIC_C * pow(2.1 - brk__pace_k(), 3)), 0.01);
+	/* 30 successes in the 3 s after that cut: the next one starts from
+	 * BRK_PACE_EST_SHARE x 10/s, not from the last second's 30 */
+	for (i = 0; i < 30; i++)
+		ut_rc(0, brk_pace_report(k, at, BRK_PACE_OK, 0));
+	ut_advance_ms(u, 3000);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	NEAR(info(k).w_max_per_s, BRK_PACE_EST_SHARE * 10.0, 0.01);
+	/* ... but only once that cut is BRK_PACE_EST_MIN_MS old: 0.5 s after,
+	 * the sliding second (10 successes) */
+	for (i = 0; i < 10; i++)
+		ut_rc(0, brk_pace_report(k, at, BRK_PACE_OK, 0));
+	ut_advance_ms(u, 500);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	assert_true(info(k).w_max_per_s <= 10.0 && info(k).w_max_per_s >= 5.0);
+}
+
+static void a_cut_empties_the_bucket_at_the_new_rate(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 100.0, 0.0, 4, 0);
+	uint64_t nb, t_new;
+
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	/* 3 of the 4-token burst were left; after the cut none is: a burst
+	 * now would go straight into the limit that just said 429 */
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	t_new = info(k).interval_ns;
+	NEAR(t_new, 1e9 / 70.0, 2);
+	assert_true(nb >= ut_now_ns(u) + t_new - 1 && nb <= ut_now_ns(u) + t_new + 1);
+	ut_set_ns(u, nb + UT_NS_PER_MS);
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
 }
 
 static void floor_holds_and_growth_stops_at_the_ceiling(void **state)
@@ -257,7 +291,7 @@ static void floor_holds_and_growth_stops_at_the_ceiling(void **state)
 	ut_advance_ns(u, (uint64_t)(k_s * 1e9));
 	NEAR(info(k).learned_per_s, 10.0, 0.05);
 	ut_advance_ms(u, 2000);
-	assert_true(info(k).learned_per_s > 15.0);
+	assert_true(info(k).learned_per_s > 14.0);
 	ut_advance_ms(u, 60000);
 	NEAR(info(k).learned_per_s, 100.0, 0);
 	assert_true(info(k).last_cut_age_ms >= 60000);
@@ -632,6 +666,7 @@ int main(void)
 		UT_TEST(new_pace_runs_at_its_ceiling_with_the_defaults),
 		UT_TEST(eight_in_flight_429s_cut_once),
 		UT_TEST(cut_starts_from_the_accepted_rate_when_it_is_lower),
+		UT_TEST(a_cut_empties_the_bucket_at_the_new_rate),
 		UT_TEST(floor_holds_and_growth_stops_at_the_ceiling),
 		UT_TEST(reserve_keeps_normal_work_to_its_share_over_a_flood),
 		UT_TEST(high_gets_through_while_normal_is_refused),
