@@ -134,6 +134,14 @@ took=$(( $(date +%s%3N) - start ))
 ran && [ "$took" -ge 150 ] && ok "CMD ran after ${took} ms (a token every 250 ms)" ||
 	bad "CMD ran after ${took} ms: want >= 150 ms and CMD run"
 
+# The wake jitter is up to one interval (2 s at 0.5/s): a token due within
+# --wait must be waited for, not refused because the jitter goes past it.
+run bucket jittery --rate 0.5 --burst 1
+run exec --pace jittery -- true
+expect "a token due within --wait is not refused for the jitter" 0 "" \
+	exec --pace jittery --wait 2100ms -- touch "$mark"
+ran && ok "... and CMD ran" || bad "CMD did not run"
+
 # --- the answer: a 429 with --pace is throttled (no cooling), without it a failure
 run bucket p429 --rate 100 --burst 10
 expect "a 429 under --pace: CMD's status" 0 "" exec up --pace p429 -- "$TMP/429.sh"
@@ -150,7 +158,8 @@ run pace learned --ceiling 40
 expect "a 429 under a pace: CMD's status" 0 "" exec --pace learned -- "$TMP/429.sh"
 stored "... is reported limited and cuts the rate (0.7 x 40 = 28)" learned \
 	'"limited": 1' '"cuts": 1' '"rate": 2[0-9]\.'
-expect "a success under a pace" 0 "" exec --pace learned -- true
+# (a cut empties the bucket: the next token comes one interval later)
+expect "a success under a pace" 0 "" exec --pace learned --wait 1s -- true
 stored "... is reported ok" learned '"ok": 1' '"cuts": 1'
 
 echo "$pass passed, $fail failed"
