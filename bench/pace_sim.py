@@ -48,7 +48,7 @@ class Pace:
         self.estimator = estimator
         self.cuts = 0
         self.empty_on_cut = True
-        self.factor = 0.9
+        self.factor = 0.85
 
     def rate(self, now_ms):
         if self.cut_ms is None:
@@ -197,10 +197,10 @@ def main():
     ap.add_argument('--seeds', type=int, default=10)
     ap.add_argument('--latency-ms', type=float, default=8.0)
     ap.add_argument('--beta', type=float, default=0.7)
-    ap.add_argument('--c', type=float, default=0.06)
+    ap.add_argument('--c', type=float, default=0.065)
     ap.add_argument('--burst', type=int, default=2)
     ap.add_argument('--estimator', choices=['cut', '1s'], default='cut')
-    ap.add_argument('--factor', type=float, default=0.9,
+    ap.add_argument('--factor', type=float, default=0.85,
                     help='w_max = factor * the accepted rate since the last cut')
     ap.add_argument('--no-empty', action='store_true',
                     help='do not empty the bucket on a cut (the first design)')

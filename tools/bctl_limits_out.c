@@ -7,7 +7,7 @@
  *   {"name", "kind": "bucket", "configured", "rate_per_s", "burst",
  *    "interval_ns", "tokens", "full_in_ms",
  *    "counters": {"taken", "denied", "tokens_taken"},
- *    and for a pace (bctl pace) "paced": true and "pace": {"rate",
+ *    and only for a pace (bctl pace) "paced": true and "pace": {"rate",
  *    "ceiling", "floor", "w_max", "reserve_pct", "accepted_per_s",
  *    "last_cut_age_ms" (null: never), "last_denied_age_ms" (null: never),
  *    "counters": {"cuts", "limited", "ok", "high_taken"}}}
@@ -115,9 +115,11 @@ json_t *bctl_json_bucket(const struct brk_info *in)
 		set(c, "tokens_taken", ju(k->tokens_taken));
 	}
 	set(o, "counters", c);
-	set(o, "paced", json_boolean(k->paced));
-	if (k->paced)
+	/* only paces carry the keys: a plain bucket's object is unchanged */
+	if (k->paced) {
+		set(o, "paced", json_true());
 		set(o, "pace", json_pace(k));
+	}
 	return o;
 }
 

@@ -1507,9 +1507,9 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * and burst (the learned state is kept).
  */
 #define BRK_PACE_BETA 0.7             /* multiplicative decrease */
-#define BRK_PACE_CUBIC_C 0.06         /* CUBIC scaling (per s^3, relative);
-                                         K = cbrt(0.3 / 0.06) = 1.71 s */
-#define BRK_PACE_EST_SHARE 0.9        /* w_max = this x the accepted rate
+#define BRK_PACE_CUBIC_C 0.065        /* CUBIC scaling (per s^3, relative);
+                                         K = cbrt(0.3 / 0.065) = 1.67 s */
+#define BRK_PACE_EST_SHARE 0.85       /* w_max = this x the accepted rate
                                          since the last cut */
 #define BRK_PACE_EST_MIN_MS 1000u     /* ... when that cut is this old */
 #define BRK_PACE_DEFAULT_BURST 2u     /* tokens of tolerance at the rate */
@@ -1574,7 +1574,8 @@ enum brk_pace_field {
  * enum brk_pace_field; 0: nothing to do) of an existing pace; the others
  * keep their stored values. The learned state (last cut) is kept: the
  * rate is clamped to the new floor and ceiling from the next take on. A
- * given 0 floor means the default (ceiling / 100). Ceiling and burst share
+ * given 0 floor means the default (ceiling / 100); a new ceiling below
+ * the kept floor (floor not given) moves the floor to its default. Ceiling and burst share
  * one word and floor and reserve another, each changed by one CAS; a take
  * running concurrently may be judged by the old or new settings. After a
  * ceiling change the TAT is rescaled as in brk_bucket_configure().

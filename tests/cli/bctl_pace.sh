@@ -115,7 +115,9 @@ run inspect q
 
 stored "pace p still has ceiling 20, floor 0.2, burst 2, reserve 10" p '"paced": true' \
 	'"ceiling": 20(\.0)?,' '"floor": 0\.2,' '"burst": 2,' '"reserve_pct": 10,'
-stored "bucket plain still a plain bucket at 5/s" plain '"paced": false' '"rate_per_s": 5(\.0)?,'
+stored "bucket plain still a plain bucket at 5/s" plain '"rate_per_s": 5(\.0)?,'
+run inspect plain --json
+grep -q '"pace' "$TMP/out" && bad "  a plain bucket's JSON has pace keys" || ok "  a plain bucket's JSON has no pace keys"
 
 # --- updates change only what is given -----------------------------------------
 expect "pace p --reserve 25" 0 '' pace p --reserve 25
