@@ -44,6 +44,8 @@ static const struct cfg_field cfg_fields[] = {
 	CFG_F("slow-rate", CFG_PCT, 0, 100, slow_rate_pct, BRK_CFG_SLOW_RATE_PCT),
 	CFG_F("min-distinct-processes", CFG_UINT, 0, BRK_MAX_QUORUM,
 	      min_distinct_processes, BRK_CFG_MIN_DISTINCT_PROCESSES),
+	CFG_F("reserve", CFG_PCT, 0, BRK_MAX_RESERVE_PCT, reserve_pct,
+	      BRK_CFG_RESERVE_PCT),
 };
 
 #define CFG_N (sizeof(cfg_fields) / sizeof(cfg_fields[0]))

@@ -11,6 +11,7 @@
 _Static_assert(BRK_MAX_PROBES == 8, "--half-open-probes 1-8 below");
 _Static_assert(BRK_MAX_CONCURRENT == 64, "--max-concurrent 0-64 below");
 _Static_assert(BRK_MAX_QUORUM == 8, "--min-distinct-processes 2-8 below");
+_Static_assert(BRK_MAX_RESERVE_PCT == 90, "--reserve 0-90 below");
 
 static const char bctl_usage[] =
 "usage: bctl [--shm NAME] [-v] COMMAND [ARGS...]\n"
@@ -39,6 +40,8 @@ static const char bctl_usage[] =
 "      --min-distinct-processes N\n"
 "                                open only when the window's failures came\n"
 "                                from at least N processes, 2-8 (off)\n"
+"      --reserve PCT             bulkhead share only high-priority admissions\n"
+"                                (brk_admit) may use, 0-90 (0)\n"
 "  reset NAME                    force closed and back to normal mode; clear\n"
 "                                counts, cooling level, leases\n"
 "  trip NAME --for DUR           force open for DUR\n"

@@ -47,6 +47,7 @@ static json_t *json_config(const struct brk_config *c)
 	set(o, "max_wait_ms", ju(c->max_wait_ms));
 	set(o, "max_concurrent", ju(c->max_concurrent));
 	set(o, "min_distinct_processes", ju(c->min_distinct_processes));
+	set(o, "reserve_pct", ju(c->reserve_pct));
 	return o;
 }
 

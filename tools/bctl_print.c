@@ -63,6 +63,8 @@ static void print_config(FILE *f, const struct brk_config *c)
 	bctl_kv(f, 2, "min_distinct_processes", "%" PRIu32 "%s",
 	   c->min_distinct_processes,
 	   c->min_distinct_processes > 1 ? "" : " (off)");
+	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 "%s", c->reserve_pct,
+	   c->reserve_pct ? "" : " (none reserved)");
 }
 
 static void print_counters(FILE *f, const struct brk_counters *c)

@@ -61,7 +61,6 @@ PER_BREAKER = {
     'breakerd_healthy_errors_total': ('counter', None, None),
     'breakerd_ignored_total': ('counter', None, None),
     'breakerd_cancelled_total': ('counter', None, None),
-    'breakerd_throttled_total': ('counter', None, None),
     'breakerd_probes_total': ('counter', None, None),
     'breakerd_reclaimed_total': ('counter', None, None),
     'breakerd_transitions_total': ('counter', None, None),
