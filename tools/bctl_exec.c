@@ -30,6 +30,17 @@
  * A run that was interrupted, cancelled or could not be started is not
  * retried. When the retries are used up bctl exits with the last run's
  * status. Every run's output passes through.
+ *
+ * Pacing (--pace PACE, bctl_exec_pace.c; NAME is then optional): after the
+ * breaker admits (or without NAME), one token is taken from the pace,
+ * sleeping to brk_bucket_wake_ns() between tries while it fits in what is
+ * left of --wait; otherwise exit 75, "PACE: rate limited, next token in N
+ * ms (waited M ms of --wait DUR)", and the breaker permit is released
+ * cancelled. After CMD, a rate-limit answer (429; 503/529 with a
+ * Retry-After) is released to the breaker as BRK_THROTTLED (counts neither
+ * way, sets no cool-until) and reported to the pace as LIMITED with the
+ * token's taken_at (the pace cuts its rate); a success is reported OK.
+ * Each retry takes from the pace again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +50,7 @@
 #include <time.h>
 
 #include "bctl.h"
+#include "bctl_exec_pace.h"
 #include "bctl_outcome.h"
 #include "bctl_run.h"
 
@@ -54,11 +66,15 @@ enum {
 	OPT_HEALTHY,
 	OPT_IGNORE,
 	OPT_RETRIES,
-	OPT_RETRY_BUDGET
+	OPT_RETRY_BUDGET,
+	OPT_PACE
 };
 
 struct exec_opts {
-	const char *name;
+	const char *name;    /* the breaker, or NULL (only with --pace) */
+	const char *label;   /* name, else the pace: for messages */
+	const char *pace;    /* --pace, or NULL */
+	const char *wait_arg; /* --wait as given */
 	char **cmd;
 	uint64_t timeout_ms; /* 0: none */
 	uint64_t wait_ms;
@@ -77,6 +93,7 @@ static const struct option exec_longopts[] = {
 	{ "ignore-exit", required_argument, NULL, OPT_IGNORE },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "retry-budget", required_argument, NULL, OPT_RETRY_BUDGET },
+	{ "pace", required_argument, NULL, OPT_PACE },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -91,6 +108,7 @@ static int exec_opt(int c, struct exec_opts *o)
 		       cli_usage_error("--timeout: must be at least 1ms");
 	case OPT_WAIT:
 		o->has_wait = 1;
+		o->wait_arg = optarg;
 		return cli_opt_duration("--wait", optarg, &o->wait_ms);
 	case OPT_HEALTHY:
 		return cli_opt_code_set("--healthy-exit", optarg, o->healthy);
@@ -107,6 +125,9 @@ static int exec_opt(int c, struct exec_opts *o)
 	case OPT_RETRY_BUDGET:
 		o->budget = optarg;
 		return 0;
+	case OPT_PACE:
+		o->pace = optarg;
+		return bctl_check_name(optarg);
 	}
 	return BCTL_CONTINUE;
 }
@@ -133,9 +154,15 @@ static int exec_parse(struct bctl *g, int argc, char **argv,
 	}
 	if (dd >= argc - 1)
 		return cli_usage_error("exec: missing '-- CMD [ARG...]'");
-	rc = bctl_name_arg("exec", dd, argv, &o->name);
+	/* NAME is optional with --pace. */
+	if (!o->pace && optind == dd)
+		return cli_usage_error("exec: missing breaker NAME (or --pace "
+				       "PACE)");
+	rc = o->pace && optind == dd ? 0 :
+	     bctl_name_arg("exec", dd, argv, &o->name);
 	if (rc)
 		return rc;
+	o->label = o->name ? o->name : o->pace;
 	if (o->budget && !o->has_retries)
 		return cli_usage_error("exec: --retry-budget needs --retries N");
 	if (o->budget && bctl_check_name(o->budget))
@@ -156,15 +183,7 @@ static int exec_pending(const sigset_t *sigs)
 /* Sleep @ms unless a forwarded signal comes first: returns it, or 0. */
 static int exec_sleep(const sigset_t *sigs, uint64_t ms)
 {
-	struct timespec ts;
-	int sig;
-
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	do
-		sig = sigtimedwait(sigs, NULL, &ts);
-	while (sig < 0 && errno == EINTR);
-	return sig > 0 ? sig : 0;
+	return exec_sleep_ns(sigs, ms * 1000000ull);
 }
 
 /* One line on stderr for a refusal; returns 75 (or 1 for other errors). */
@@ -209,8 +228,10 @@ static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
 {
 	struct brk_refusal why;
 	uint64_t ms;
-	int i, rc, sig;
+	int i, rc = 0, sig;
 
+	if (!b)
+		return 0; /* --pace without NAME */
 	for (i = 0; i < EXEC_MAX_WAITS; i++) {
 		memset(&why, 0, sizeof(why));
 		rc = brk_acquire(b, p, &why);
@@ -232,9 +253,12 @@ static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
 static void exec_release(const struct bctl *g, const struct exec_opts *o,
 			 brk_permit *p, const struct exec_verdict *v)
 {
-	int rc = brk_release(p, v->outcome, v->reason, v->retry_after_ms);
 	char why[64] = "", res[48] = "";
+	int rc;
 
+	if (!o->name)
+		return; /* no breaker: nothing held */
+	rc = brk_release(p, v->outcome, v->reason, v->retry_after_ms);
 	if (!g->verbose)
 		return; /* a stale release (-BRK_ESTALE) is no news */
 	if (v->outcome == BRK_FAILURE)
@@ -265,14 +289,14 @@ static int exec_start_failed(const struct bctl *g, const struct exec_opts *o,
  * *@retry: set if the run failed in a way worth retrying.
  */
 static int exec_run(const struct bctl *g, const struct exec_opts *o,
-		    brk_permit *p, const sigset_t *sigs, const sigset_t *orig,
-		    struct exec_verdict *vout, int *retry)
+		    brk_permit *p, struct exec_pace *pace, const sigset_t *sigs,
+		    const sigset_t *orig, struct exec_verdict *vout, int *retry)
 {
 	struct run_opts ro = { o->cmd, o->timeout_ms, sigs, orig };
 	struct run_result r;
 	struct exec_facts f;
 	struct exec_verdict v;
-	int sig = exec_pending(sigs);
+	int sig = exec_pending(sigs), signal;
 
 	*retry = 0;
 	if (sig) { /* interrupted before CMD started */
@@ -285,12 +309,15 @@ static int exec_run(const struct bctl *g, const struct exec_opts *o,
 	f = (struct exec_facts){ r.status, r.timed_out, r.interrupted, &r.scan,
 				 o->healthy, o->ignore };
 	bctl_verdict(&f, &v);
-	exec_release(g, o, p, &v);
-	if (r.timed_out)
-		cli_note("%s: '%s' timed out after %" PRIu64 " ms", o->name,
-			 cli_q(o->cmd[0]), o->timeout_ms);
-	*vout = v;
 	*retry = v.outcome == BRK_FAILURE && !r.interrupted;
+	*vout = v;
+	signal = pace ? exec_pace_verdict(&v) : 0; /* 429 -> THROTTLED */
+	exec_release(g, o, p, &v);
+	if (pace)
+		exec_pace_report(g, pace, signal, v.retry_after_ms);
+	if (r.timed_out)
+		cli_note("%s: '%s' timed out after %" PRIu64 " ms", o->label,
+			 cli_q(o->cmd[0]), o->timeout_ms);
 	return bctl_exit_status(&f);
 }
 
@@ -344,7 +371,7 @@ static int exec_withdraw(const struct bctl *g, const struct exec_opts *o,
 	if (rc == 0)
 		return 0;
 	if (rc == -BRK_EDEFERRED || rc == -BRK_ECONTENDED || rc == -EAGAIN) {
-		cli_note("%s: retry budget %s exhausted (deferred)", o->name,
+		cli_note("%s: retry budget %s exhausted (deferred)", o->label,
 			 o->budget);
 		return BCTL_EXIT_TEMPFAIL;
 	}
@@ -369,7 +396,7 @@ static int exec_before_retry(const struct bctl *g, const struct exec_opts *o,
 		if (!o->has_wait || ra > *left) {
 			cli_note("%s: the upstream asked to wait %" PRIu64 " ms "
 				 "(Retry-After), more than --wait allows: not "
-				 "retrying", o->name, ra);
+				 "retrying", o->label, ra);
 			return BCTL_EXIT_TEMPFAIL;
 		}
 		ms = ra;
@@ -382,16 +409,17 @@ static int exec_before_retry(const struct bctl *g, const struct exec_opts *o,
 	}
 	if (g->verbose)
 		cli_note("%s: retry %" PRIu32 " of %" PRIu64 " in %" PRIu64 " ms",
-			 o->name, k + 1, o->retries, ms);
+			 o->label, k + 1, o->retries, ms);
 	sig = exec_sleep(sigs, ms);
 	return sig ? 128 + sig : BCTL_CONTINUE;
 }
 
 /* The first attempt and up to --retries more. */
 static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
-			 brk_breaker *b, brk_budget *u, const sigset_t *sigs,
-			 const sigset_t *orig)
+			 brk_breaker *b, struct exec_pace *pace, brk_budget *u,
+			 const sigset_t *sigs, const sigset_t *orig)
 {
+	struct exec_verdict cancel = { BRK_CANCELLED, BRK_REASON_NONE, 0 };
 	struct exec_verdict v;
 	brk_permit p;
 	uint64_t left = o->wait_ms;
@@ -402,9 +430,14 @@ static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
 		rc = exec_acquire(g, o, b, sigs, &p, &left);
 		if (rc)
 			return rc;
+		rc = pace ? exec_pace_take(g, pace, sigs, &left) : 0;
+		if (rc) {
+			exec_release(g, o, &p, &cancel);
+			return rc;
+		}
 		if (k == 0 && u)
 			exec_deposit(g, o, u);
-		st = exec_run(g, o, &p, sigs, orig, &v, &retry);
+		st = exec_run(g, o, &p, pace, sigs, orig, &v, &retry);
 		if (!retry || k >= o->retries)
 			return st;
 		rc = exec_before_retry(g, o, u, &v, k, &left, sigs);
@@ -416,24 +449,27 @@ static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
 static int exec_with(const struct bctl *g, const struct exec_opts *o,
 		     const sigset_t *sigs, const sigset_t *orig)
 {
+	struct exec_pace pace = { o->pace, o->wait_arg, NULL, NULL, 0 };
 	brk_segment *seg;
-	brk_breaker *b;
+	brk_breaker *b = NULL;
 	brk_budget *u = NULL;
 	int rc;
 
 	rc = bctl_attach(g, 0, NULL, &seg);
 	if (rc)
 		return rc;
-	rc = brk_breaker_get(seg, o->name, NULL, &b);
+	rc = o->name ? brk_breaker_get(seg, o->name, NULL, &b) : 0;
 	if (rc < 0) {
 		rc = rc == -EMEDIUMTYPE ? bctl_find(g, seg, o->name, &b) :
 		     bctl_fail(g, o->name, rc);
 		brk_detach(seg);
 		return rc;
 	}
-	rc = o->budget ? exec_budget(g, o, seg, &u) : 0;
+	rc = o->pace ? exec_pace_open(g, seg, &pace) : 0;
+	if (rc == 0 && o->budget)
+		rc = exec_budget(g, o, seg, &u);
 	if (rc == 0)
-		rc = exec_attempts(g, o, b, u, sigs, orig);
+		rc = exec_attempts(g, o, b, o->pace ? &pace : NULL, u, sigs, orig);
 	brk_detach(seg);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include "bctl_scan.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "breaker.h"
 
@@ -25,6 +26,7 @@ void scan_stream_init(struct scan_stream *s)
 {
 	s->len = 0;
 	s->cont = false;
+	s->block_status = 0;
 }
 
 bool scan_found(const struct scan_result *r)
@@ -99,9 +101,62 @@ static void append(struct scan_stream *s, const char *data, size_t n,
 	}
 }
 
+/* "HTTP/V NNN": NNN, else 0. */
+static int status_line(const char *p, size_t n)
+{
+	size_t i = 5;
+
+	if (n < 10 || strncmp(p, "HTTP/", 5) != 0)
+		return 0;
+	while (i < n && ((p[i] >= '0' && p[i] <= '9') || p[i] == '.'))
+		i++;
+	if (i == 5 || i + 4 > n || p[i] != ' ')
+		return 0;
+	p += i + 1;
+	if (p[0] < '1' || p[0] > '9' || p[1] < '0' || p[1] > '9' ||
+	    p[2] < '0' || p[2] > '9' || (i + 4 < n && p[3] != ' ' &&
+					 p[3] != '\r'))
+		return 0;
+	return (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
+}
+
+/* A "Retry-After:" header line (optional blanks before the colon). */
+static bool retry_after_header(const char *p, size_t n)
+{
+	size_t k = strlen("Retry-After");
+
+	if (n <= k || strncasecmp(p, "Retry-After", k) != 0)
+		return false;
+	while (k < n && (p[k] == ' ' || p[k] == '\t'))
+		k++;
+	return k < n && p[k] == ':';
+}
+
+/* Track the header block of a whole line; true if the line is to be
+ * skipped (a Retry-After header of a non-failure answer). */
+static bool header_line(struct scan_stream *s)
+{
+	int st;
+
+	if (s->cont)
+		return false;
+	if (s->len == 0 || (s->len == 1 && s->buf[0] == '\r')) {
+		s->block_status = 0;
+		return false;
+	}
+	st = status_line(s->buf, s->len);
+	if (st) {
+		s->block_status = st;
+		return false;
+	}
+	return s->block_status > 0 && s->block_status < 400 &&
+	       retry_after_header(s->buf, s->len);
+}
+
 static void end_line(struct scan_stream *s, struct scan_result *r)
 {
-	scan_window(s, window_start(s), s->len, r);
+	if (!header_line(s))
+		scan_window(s, window_start(s), s->len, r);
 	s->len = 0;
 	s->cont = false;
 }

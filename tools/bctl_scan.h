@@ -20,6 +20,14 @@
  * to more than SCAN_OVERLAP bytes without any separator before it may be
  * missed. A window is never misread: a sign is reported only if the whole
  * line holds it.
+ *
+ * HTTP header blocks (curl -i): a line "HTTP/V NNN ..." starts a block of
+ * status NNN, an empty line ends it. A "Retry-After:" header line inside
+ * the block of a 1xx, 2xx or 3xx answer is not scanned: a Retry-After
+ * header is honoured only with a failure (the library's rule, breaker.h
+ * "HTTP classification"; RFC 9110 section 10.2.3), and a server that adds
+ * it to every answer (nginx `add_header Retry-After 1 always`) must not
+ * make each success a rate limit. Waits in the body are still read.
  */
 #ifndef BCTL_SCAN_H
 #define BCTL_SCAN_H
@@ -39,6 +47,8 @@ struct scan_result {
 struct scan_stream {
 	size_t len;
 	bool cont; /* the buffer starts in the middle of a long line */
+	int block_status; /* status of the HTTP header block the stream is
+	                     in (the last "HTTP/V NNN" line), 0: none */
 	char buf[SCAN_LINE_MAX];
 };
 

@@ -137,7 +137,7 @@ expect "option without its value" 2 "^bctl: option '--open' needs a value\$" \
 expect "missing NAME (inspect)" 2 "^bctl: inspect: missing breaker NAME\$" inspect
 expect "missing NAME (reset)" 2 "^bctl: reset: missing breaker NAME\$" reset
 expect "missing NAME (config)" 2 "^bctl: config: missing breaker NAME\$" config --open 5s
-expect "missing NAME (exec)" 2 "^bctl: exec: missing breaker NAME\$" exec -- true
+expect "missing NAME (exec)" 2 "^bctl: exec: missing breaker NAME \\(or --pace PACE\\)\$" exec -- true
 expect "two NAMEs" 2 "^bctl: inspect: unexpected argument 'b'\$" inspect a b
 expect "trip without --for" 2 "^bctl: trip: missing --for DUR\$" trip keep/me
 expect "exec without -- CMD" 2 "^bctl: exec: missing '-- CMD \\[ARG\\.\\.\\.\\]'\$" \

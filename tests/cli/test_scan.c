@@ -291,6 +291,55 @@ static void long_minified_json_line_is_scanned(void **state)
 	free(line);
 }
 
+/* Feed @text as one stream (stdout of curl -i) and return what it found. */
+static struct scan_result scan_stream_str(const char *text)
+{
+	struct scan_stream st;
+	struct scan_result r;
+
+	scan_stream_init(&st);
+	scan_result_init(&r);
+	scan_feed(&st, text, strlen(text), &r);
+	scan_finish(&st, &r);
+	return r;
+}
+
+/* nginx's `add_header Retry-After 1 always` puts the header on every
+ * answer: on a 200 it is no rate limit (RFC 9110 section 10.2.3; the
+ * library honours a Retry-After header only with a failure), so a pace
+ * must not be cut by each success. */
+static void retry_after_header_of_a_2xx_answer_is_no_sign(void **state)
+{
+	struct scan_result r;
+
+	(void)state;
+	r = scan_stream_str("HTTP/1.1 200 OK\r\nServer: nginx\r\n"
+			    "Retry-After: 1\r\n\r\nok\n");
+	if (scan_found(&r))
+		fail_msg("a 200's Retry-After header read as a sign (hint:%d)",
+			 HINT(r));
+	r = scan_stream_str("HTTP/1.1 302 Found\r\nretry-after : 5\r\n\r\n");
+	assert_false(scan_found(&r));
+	/* a 100 Continue block first: the final answer's header decides */
+	r = scan_stream_str("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too "
+			    "Many Requests\r\nRetry-After: 1\r\n\r\n");
+	assert_true(RATE(r));
+	assert_int_equal(r.retry_after_ms, 1000);
+	/* on a 429 or 503 the header is the wait */
+	r = scan_stream_str("HTTP/1.1 503 Service Unavailable\r\n"
+			    "Retry-After: 7\r\n\r\n");
+	assert_true(OVER(r));
+	assert_int_equal(r.retry_after_ms, 7000);
+	/* a wait in the body of a 200 is still a rate limit */
+	r = scan_stream_str("HTTP/1.1 200 OK\r\nRetry-After: 1\r\n\r\n"
+			    "{\"error\": \"slow down\", \"retry_after\": 30}\n");
+	assert_true(HINT(r));
+	assert_int_equal(r.retry_after_ms, 30000);
+	/* without a status line a Retry-After line is a sign, as before */
+	r = scan_stream_str("Retry-After: 2\n");
+	assert_true(HINT(r));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +352,7 @@ int main(void)
 		cmocka_unit_test(output_split_anywhere_scans_like_whole_lines),
 		cmocka_unit_test(status_529_and_overloaded_in_one_window_of_a_long_line_are_seen),
 		cmocka_unit_test(long_minified_json_line_is_scanned),
+		cmocka_unit_test(retry_after_header_of_a_2xx_answer_is_no_sign),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

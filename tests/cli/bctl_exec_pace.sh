@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# bctl_exec_pace.sh BCTL - bctl exec --pace: bad input, a missing pace, no
+# NAME, the wait, and the 429 -> throttled path. Every case checks the exit
+# status AND the one line bctl prints on stderr (plus the "try 'bctl --help'"
+# hint for usage errors); CMD must not run when bctl refuses. The paces here
+# are plain buckets (--pace takes either; `bctl pace` makes a paced one): a
+# plain bucket's rate is not cut, the breaker's throttled outcome is the same.
+#
+# Uses its own segment /brkpace-cli-$$ and removes it at the end.
+set -u
+
+BCTL=${1:?usage: bctl_exec_pace.sh PATH_TO_BCTL}
+SHM=/brkpace-cli-$$
+TMP=$(mktemp -d /tmp/brkpace-cli.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+	rm -f "/dev/shm$SHM"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+
+# run ARGS: bctl --shm $SHM ARGS, stdout/stderr in $TMP/out, $TMP/err.
+run() {
+	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+# check DESC CODE REGEX: the last run exited CODE and wrote exactly one line
+# on stderr matching REGEX (ignoring the --help hint, which must be there
+# for usage errors); an empty REGEX means nothing on stderr.
+check() {
+	local desc=$1 code=$2 re=$3 first lines
+	first=$(grep -v "^try 'bctl --help'\$" "$TMP/err" | head -n 1)
+	lines=$(grep -vc "^try 'bctl --help'\$" "$TMP/err")
+	if [ "$rc" -ne "$code" ]; then
+		bad "$desc" "exit status $rc, want $code" "stderr: $(head -c 300 "$TMP/err")"
+	elif [ -z "$re" ] && [ -s "$TMP/err" ]; then
+		bad "$desc" "unexpected stderr: $(head -c 300 "$TMP/err")"
+	elif [ -z "$re" ]; then
+		ok "$desc"
+	elif ! printf '%s\n' "$first" | grep -Eq -- "$re"; then
+		bad "$desc" "stderr line: $first" "does not match: $re"
+	elif [ "$lines" -ne 1 ]; then
+		bad "$desc" "stderr has $lines lines, want one:" "$(cat "$TMP/err")"
+	elif [ "$code" -eq 2 ] && ! grep -q "^try 'bctl --help'\$" "$TMP/err"; then
+		bad "$desc" "usage error without the --help hint"
+	else
+		ok "$desc"
+	fi
+}
+
+expect() {
+	local desc=$1 code=$2 re=$3
+	shift 3
+	run "$@"
+	check "$desc" "$code" "$re"
+}
+
+# stored DESC NAME REGEX...: `bctl inspect NAME --json` matches every REGEX.
+stored() {
+	local desc=$1 name=$2 re
+	shift 2
+	run inspect "$name" --json
+	if [ "$rc" -ne 0 ]; then
+		bad "$desc" "bctl inspect $name: exit $rc: $(head -c 300 "$TMP/err")"
+		return
+	fi
+	for re in "$@"; do
+		if ! grep -Eq -- "$re" "$TMP/out"; then
+			bad "$desc" "inspect $name --json does not match: $re" \
+				"$(tr -d '\n' <"$TMP/out" | head -c 400)"
+			return
+		fi
+	done
+	ok "$desc"
+}
+
+# a command that leaves a mark: bctl refused iff it is absent
+mark="$TMP/ran"
+ran() { [ -e "$mark" ] && rm -f "$mark"; }
+
+# An HTTP 429 with Retry-After, as curl -i prints it.
+cat >"$TMP/429.sh" <<'SH'
+#!/bin/sh
+printf 'HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\n\r\n'
+SH
+chmod +x "$TMP/429.sh"
+
+# --- usage and lookup errors: exit 2 / 1, CMD not run
+expect "no NAME and no --pace is a usage error" 2 \
+	"^bctl: exec: missing breaker NAME \(or --pace PACE\)$" exec -- touch "$mark"
+ran && bad "CMD ran after the usage error"
+expect "a bad --pace name is a usage error" 2 \
+	"^bctl: invalid breaker name 'a b'" exec --pace 'a b' -- touch "$mark"
+expect "--pace without a value" 2 "needs a value" exec --pace
+expect "a missing pace: exit 1, naming it and how to make it" 1 \
+	"^bctl: $SHM: no pace named 'absent' \(create it with 'bctl pace absent --ceiling R'\)$" \
+	exec --pace absent -- touch "$mark"
+ran && bad "CMD ran for a missing pace"
+run config brk
+expect "a breaker given as --pace: wrong kind" 1 "'brk' is a breaker" \
+	exec --pace brk -- touch "$mark"
+ran && bad "CMD ran for a wrong-kind pace"
+
+# --- taking: exit 0 with a token, 75 without one (and CMD not run)
+run bucket slow --rate 0.1 --burst 1
+expect "the first call takes the one token and runs CMD" 0 "" \
+	exec --pace slow -- touch "$mark"
+ran && ok "CMD ran" || bad "CMD did not run"
+expect "no token, no --wait: exit 75 with the wait" 75 \
+	"^bctl: slow: rate limited, next token in [0-9]+ ms \(no --wait given\)$" \
+	exec --pace slow -- touch "$mark"
+ran && bad "CMD ran without a token"
+expect "no token within --wait 100ms: exit 75 at once, naming the wait" 75 \
+	"^bctl: slow: rate limited, next token in [0-9]+ ms \(waited 0 ms of --wait 100ms\)$" \
+	exec --pace slow --wait 100ms -- touch "$mark"
+ran && bad "CMD ran without a token"
+run config held
+expect "refused by the pace: the breaker's permit is released cancelled" 75 \
+	"^bctl: slow: rate limited" exec held --pace slow -- touch "$mark"
+stored "... and counted as cancelled, nothing in flight" held \
+	'"cancelled": 1' '"in_flight": 0'
+
+run bucket quick --rate 4 --burst 1
+run exec --pace quick -- true
+start=$(date +%s%3N)
+expect "a token due within --wait is waited for" 0 "" \
+	exec --pace quick --wait 2s -- touch "$mark"
+took=$(( $(date +%s%3N) - start ))
+ran && [ "$took" -ge 150 ] && ok "CMD ran after ${took} ms (a token every 250 ms)" ||
+	bad "CMD ran after ${took} ms: want >= 150 ms and CMD run"
+
+# The wake jitter is up to one interval (2 s at 0.5/s): a token due within
+# --wait must be waited for, not refused because the jitter goes past it.
+run bucket jittery --rate 0.5 --burst 1
+run exec --pace jittery -- true
+expect "a token due within --wait is not refused for the jitter" 0 "" \
+	exec --pace jittery --wait 2100ms -- touch "$mark"
+ran && ok "... and CMD ran" || bad "CMD did not run"
+
+# --- the answer: a 429 with --pace is throttled (no cooling), without it a failure
+run bucket p429 --rate 100 --burst 10
+expect "a 429 under --pace: CMD's status" 0 "" exec up --pace p429 -- "$TMP/429.sh"
+stored "... is released throttled: no failure, no cooling" up \
+	'"throttled": 1' '"failures": 0' '"rate_limited": 0' '"cool_until_remaining_ms": 0'
+expect "a 429 without --pace" 0 "" exec up2 -- "$TMP/429.sh"
+stored "... is a rate_limited failure with a cool-until" up2 \
+	'"throttled": 0' '"failures": 1' '"rate_limited": 1' '"cool_until_remaining_ms": [1-9]'
+expect "a success under --pace" 0 "" exec up --pace p429 -- true
+stored "... counts as a success" up '"successes": 1' '"throttled": 1'
+
+# --- a paced bucket (bctl pace): the 429 cuts the learned rate, a success counts ok
+run pace learned --ceiling 40
+expect "a 429 under a pace: CMD's status" 0 "" exec --pace learned -- "$TMP/429.sh"
+stored "... is reported limited and cuts the rate (0.7 x 40 = 28)" learned \
+	'"limited": 1' '"cuts": 1' '"rate": 2[0-9]\.'
+# (a cut empties the bucket: the next token comes one interval later)
+expect "a success under a pace" 0 "" exec --pace learned --wait 1s -- true
+stored "... is reported ok" learned '"ok": 1' '"cuts": 1'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
