@@ -260,8 +260,12 @@ static int step_pace(struct run *r)
 		if (nb < r->now)
 			nb = r->now;
 		wake = brk_bucket_wake_ns(r->q.pace, nb);
-		if (past_deadline(r, wake - r->now))
-			wake = nb; /* the jitter must not cost a token in time */
+		/* the jitter must not cost a token in time: not past the
+		 * deadline, and not past max_wait_ms */
+		if (past_deadline(r, wake - r->now) ||
+		    (fits_max_wait(r, nb - r->now) &&
+		     !fits_max_wait(r, wake - r->now)))
+			wake = nb;
 		wait_ns = wake - r->now;
 		if (past_deadline(r, nb - r->now)) {
 			drop_permit(r);

@@ -16,6 +16,11 @@
  *     (adm.wait_ms says how long it slept); a job with 100 ms left is
  *     refused EXPIRED at once (well under 100 ms); a pace of 20/s, burst
  *     1: the second take of a job with max_wait 1 s waits about 50 ms.
+ *  3. a_token_due_within_max_wait_is_never_refused_for_its_jitter: a
+ *     bucket of 50/s, burst 1, just emptied (next token in <= 20 ms), a
+ *     job with max_wait 30 ms: admitted every time (20 of 20). The wake
+ *     jitter (up to one interval, 20 ms) pushed the wake past max_wait and
+ *     refused RATE_LIMITED 13 of 20 such jobs before the fix.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -232,6 +237,38 @@ static void real_clock_sleeps(void)
 	brk_detach(seg);
 }
 
+static void a_token_due_within_max_wait_is_never_refused_for_its_jitter(void)
+{
+	brk_segment *seg = it_attach(shm, 0);
+	struct brk_admit_req q;
+	struct brk_admission a;
+	brk_bucket *k;
+	uint64_t nb;
+	int i, refused = 0, rc;
+	char name[32];
+
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "due%d", i);
+		if (brk_bucket_get(seg, name, 50, 1, &k) != 0 ||
+		    brk_bucket_take(k, 1, &nb) != 0) {
+			CHECK(0, "set up bucket %s", name);
+			break;
+		}
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.pace = k;
+		q.max_wait_ms = 30;
+		rc = brk_admit(&q, &a);
+		if (rc)
+			refused++;
+		else
+			brk_admit_release(&a, BRK_SUCCESS, 0, 0);
+	}
+	CHECK(refused == 0, "token due in <= 20 ms, max_wait 30 ms: %d of 20 refused",
+	      refused);
+	brk_detach(seg);
+}
+
 int main(void)
 {
 	it_init("admit_reserve", 60);
@@ -239,5 +276,6 @@ int main(void)
 	sh = it_shared(sizeof(*sh));
 	reserve_across_processes();
 	real_clock_sleeps();
+	a_token_due_within_max_wait_is_never_refused_for_its_jitter();
 	return it_finish();
 }
