@@ -303,15 +303,19 @@ int main(int argc, char **argv)
 	if (brk_shm_name_validate(shm) != 0) {
 		fprintf(stderr, "breakerd: segment name '%s' (from $%s) is not "
 			"of the form /name\n", shm, BRK_SHM_ENV);
+		free(o.health);
 		return CLI_EXIT_USAGE;
 	}
 	rc = supervise_signals_init();
 	if (rc < 0) {
 		fprintf(stderr, "breakerd: signals: %s\n", strerror(-rc));
+		free(o.health);
 		return 1;
 	}
-	if (attach(&o, shm, &seg) < 0)
+	if (attach(&o, shm, &seg) < 0) {
+		free(o.health); /* exits 1 clean: no leak report under ASan */
 		return 1;
+	}
 	log_start(&o, seg);
 
 	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms,
