@@ -48,7 +48,9 @@ class Pace:
         self.estimator = estimator
         self.cuts = 0
         self.empty_on_cut = True
-        self.factor = 0.85
+        self.factor = 1.0
+        self.idle_ms = 0  # > 0: a success after this long without one restarts the window
+        self.last_ok_ms = None
 
     def rate(self, now_ms):
         if self.cut_ms is None:
@@ -86,7 +88,14 @@ class Pace:
             self.est = [s, 1, cur]
         else:
             self.est = [s, 1, 0]
-        if self.since[0] == self.cut_ms:
+        idle = self.idle_ms > 0 and self.last_ok_ms is not None and \
+            now_ms - self.last_ok_ms >= self.idle_ms
+        self.last_ok_ms = now_ms
+        if self.cut_ms is None:
+            return
+        if idle:
+            self.since = [now_ms, 1]
+        elif self.since[0] is not None and self.since[0] >= self.cut_ms:
             self.since[1] += 1
         else:
             self.since = [self.cut_ms, 1]
@@ -94,8 +103,9 @@ class Pace:
     def estimate(self, now_ms):
         e = self.est1s(now_ms)
         if self.estimator == 'cut' and self.cut_ms is not None and \
-                self.since[0] == self.cut_ms and now_ms - self.cut_ms >= 1000:
-            e = self.since[1] * 1e3 / (now_ms - self.cut_ms) * self.factor
+                self.since[0] is not None and self.since[0] >= self.cut_ms and \
+                now_ms - self.since[0] >= 1000:
+            e = self.since[1] * 1e3 / (now_ms - self.since[0]) * self.factor
         return e
 
     def limited(self, taken_ns, now_ns):
@@ -137,18 +147,19 @@ class Nginx:
         return 200
 
 
-def run(seed, args, seconds, schedule, sample=None):
+def run(seed, args, seconds, schedule, sample=None, nginx_burst=5, pause=None):
     rnd = random.Random(seed)
     p = Pace(CEILING, CEILING / 100.0, args.burst, args.beta, args.c, args.estimator)
     p.empty_on_cut = not args.no_empty
     p.factor = args.factor
-    ng = Nginx(schedule[0][1], 5)
+    p.idle_ms = args.idle_reset_ms
+    ng = Nginx(schedule[0][1], nginx_burst)
     ev = []
     for w in range(8):
         heapq.heappush(ev, (rnd.uniform(0, 1e6), 0, w, None))
     end = seconds * 1_000_000_000
     sched = list(schedule[1:])
-    stats = {'req': 0, 'ok': 0, 'r429': 0}
+    stats = {'req': 0, 'ok': 0, 'r429': 0, 'ok_after': 0}
     samples = []
     next_sample = 0
     while ev:
@@ -162,6 +173,9 @@ def run(seed, args, seconds, schedule, sample=None):
             next_sample += sample * 1e6
         now = int(now)
         if kind == 0:  # take
+            if pause and pause[0] * 1e9 <= now < pause[1] * 1e9:
+                heapq.heappush(ev, (pause[1] * 1e9 + rnd.uniform(0, 1e6), 0, w, None))
+                continue
             ok, nb, t = p.take(now)
             if not ok:
                 heapq.heappush(ev, (nb + rnd.uniform(0, t), 0, w, None))
@@ -176,6 +190,8 @@ def run(seed, args, seconds, schedule, sample=None):
             stats['req'] += 1
             if code == 200:
                 stats['ok'] += 1
+                if pause and now >= pause[1] * 1e9:
+                    stats['ok_after'] += 1
                 p.ok(now // 1_000_000)
             else:
                 stats['r429'] += 1
@@ -197,19 +213,28 @@ def main():
     ap.add_argument('--seeds', type=int, default=10)
     ap.add_argument('--latency-ms', type=float, default=8.0)
     ap.add_argument('--beta', type=float, default=0.7)
-    ap.add_argument('--c', type=float, default=0.065)
+    ap.add_argument('--c', type=float, default=0.05)
     ap.add_argument('--burst', type=int, default=2)
     ap.add_argument('--estimator', choices=['cut', '1s'], default='cut')
-    ap.add_argument('--factor', type=float, default=0.85,
+    ap.add_argument('--factor', type=float, default=1.0,
                     help='w_max = factor * the accepted rate since the last cut')
+    ap.add_argument('--idle-reset-ms', type=int, default=2000,
+                    help='a success after this long without one starts the '
+                         'since-cut window afresh (0: never)')
     ap.add_argument('--no-empty', action='store_true',
                     help='do not empty the bucket on a cut (the first design)')
     args = ap.parse_args()
     good, share, up, down = [], [], [], []
+    good32, share32, idle_good = [], [], []
     for seed in range(args.seeds):
         s, _ = run(seed, args, 30, [(0, 5.0)])
         good.append(s['ok'] / (5 * 30 + 5))
         share.append(s['r429'] / s['req'])
+        s, _ = run(seed, args, 60, [(0, 3.0)], nginx_burst=2)
+        good32.append(s['ok'] / (3 * 60 + 2))
+        share32.append(s['r429'] / s['req'])
+        s, _ = run(seed, args, 85, [(0, 5.0)], pause=(10, 70))
+        idle_good.append(s['ok_after'] / (5 * 15 + 5))
         _, smp = run(seed, args, 60, [(0, 5.0), (15, 20.0), (40, 5.0)], sample=10)
         up.append(first_time(smp, 15, lambda r: r > 15.0))
         down.append(first_time(smp, 40, lambda r: r <= 7.5))
@@ -219,6 +244,10 @@ def main():
     print(f"steady 5 r/s, 30 s: goodput min {min(good):.1%} mean "
           f"{sum(good) / len(good):.1%}; 429s max {max(share):.2%} mean "
           f"{sum(share) / len(share):.1%}")
+    print(f"steady 3 r/s burst 2, 60 s: goodput min {min(good32):.1%} mean "
+          f"{sum(good32) / len(good32):.1%}; 429s max {max(share32):.2%}")
+    print(f"15 s after a 60 s idle spell (5 r/s): goodput min {min(idle_good):.1%} "
+          f"mean {sum(idle_good) / len(idle_good):.1%}")
     print(f"reload 5 -> 20 r/s: learned > 15 after max {max(up):.2f} s "
           f"(mean {sum(up) / len(up):.2f} s)")
     print(f"reload 20 -> 5 r/s: learned <= 7.5 after max {max(down):.2f} s "

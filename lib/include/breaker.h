@@ -1615,9 +1615,10 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * throttle, like the AWS SDKs' adaptive retry mode). A rate-limit answer
  * (brk_pace_report(BRK_PACE_LIMITED)) to a request taken at the current
  * rate cuts it: with w_max = min(rate now, accepted rate) (the accepted
- * rate: BRK_PACE_EST_SHARE x the successes reported since the previous
- * cut per second once that cut is BRK_PACE_EST_MIN_MS old, else the
- * successes of the last second), t = seconds since that cut,
+ * rate: BRK_PACE_EST_SHARE x the successes reported per second since the
+ * previous cut, or since the first success after BRK_PACE_IDLE_MS without
+ * one if that is later, once that window is BRK_PACE_EST_MIN_MS long;
+ * else the successes of the last second), t = seconds since that cut,
  *   rate(t) = clamp(w_max * (1 + C * (t - K)^3), floor, ceiling),
  *   K = cbrt((1 - beta) / C),  beta = BRK_PACE_BETA,  C = BRK_PACE_CUBIC_C
  * which is RFC 8312 (CUBIC) section 4.1's W_cubic normalised by W_max:
@@ -1647,11 +1648,16 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * and burst (the learned state is kept).
  */
 #define BRK_PACE_BETA 0.7             /* multiplicative decrease */
-#define BRK_PACE_CUBIC_C 0.065        /* CUBIC scaling (per s^3, relative);
-                                         K = cbrt(0.3 / 0.065) = 1.67 s */
-#define BRK_PACE_EST_SHARE 0.85       /* w_max = this x the accepted rate
+#define BRK_PACE_CUBIC_C 0.05         /* CUBIC scaling (per s^3, relative);
+                                         K = cbrt(0.3 / 0.05) = 1.82 s */
+#define BRK_PACE_EST_SHARE 1.0        /* w_max = this x the accepted rate
                                          since the last cut */
-#define BRK_PACE_EST_MIN_MS 1000u     /* ... when that cut is this old */
+#define BRK_PACE_EST_MIN_MS 1000u     /* ... when that window is this long */
+#define BRK_PACE_IDLE_MS 2000u        /* a success after at least this long
+                                         (whole seconds of the estimate's
+                                         slots) without one starts the
+                                         window afresh: an idle spell is no
+                                         evidence of a lower limit */
 #define BRK_PACE_DEFAULT_BURST 2u     /* tokens of tolerance at the rate */
 #define BRK_PACE_DEFAULT_RESERVE_PCT 0u
 #define BRK_PACE_DEFAULT_FLOOR_DIV 100.0 /* floor = ceiling / this */

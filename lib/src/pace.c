@@ -295,13 +295,15 @@ static void est_add(struct brk__record *r, uint64_t now_ms)
 {
 	uint64_t *ew = &brk__xw(r)[BRK__BK_EST], *sw = &brk__xw(r)[BRK__BK_SINCE];
 	uint64_t cut = uatomic_read(&brk__xw(r)[BRK__BK_CUT]);
-	int i;
+	int i, idle = 0;
 
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(ew);
 
-		if (uatomic_cmpxchg(ew, old, brk__pace_est_add(old, now_ms)) == old)
+		if (uatomic_cmpxchg(ew, old, brk__pace_est_add(old, now_ms)) == old) {
+			idle = brk__pace_idle(old, now_ms);
 			break;
+		}
 		caa_cpu_relax();
 	}
 	if (cut == 0)
@@ -309,7 +311,8 @@ static void est_add(struct brk__record *r, uint64_t now_ms)
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(sw);
 
-		if (uatomic_cmpxchg(sw, old, brk__pace_since_add(old, BRK__CUT_MS(cut))) == old)
+		if (uatomic_cmpxchg(sw, old, brk__pace_since_add(old, BRK__CUT_MS(cut),
+								   now_ms, idle)) == old)
 			return;
 		caa_cpu_relax();
 	}

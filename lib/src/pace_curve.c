@@ -157,23 +157,39 @@ uint64_t brk__pace_est_add(uint64_t w, uint64_t now_ms)
 	return BRK__EST_MAKE(slot, 1u, 0u);
 }
 
-uint64_t brk__pace_since_add(uint64_t w, uint64_t cut_ms)
+uint64_t brk__pace_since_add(uint64_t w, uint64_t cut_ms, uint64_t now_ms, int idle)
 {
 	uint32_t n = BRK__SINCE_N(w);
+	uint64_t start = BRK__SINCE_MS(w);
 
-	if (w == 0 || BRK__SINCE_MS(w) != (cut_ms & BRK__CUT_MS_MAX))
+	cut_ms &= BRK__CUT_MS_MAX;
+	now_ms &= BRK__CUT_MS_MAX;
+	if (idle && now_ms >= cut_ms)
+		return BRK__SINCE_MAKE(now_ms, 1u);
+	/* a window of an older cut, or one from the (untrusted) future */
+	if (w == 0 || start < cut_ms || start > now_ms)
 		return BRK__SINCE_MAKE(cut_ms, 1u);
-	return BRK__SINCE_MAKE(cut_ms, n < BRK__SINCE_N_MAX ? n + 1u : n);
+	return BRK__SINCE_MAKE(start, n < BRK__SINCE_N_MAX ? n + 1u : n);
+}
+
+int brk__pace_idle(uint64_t est_w, uint64_t now_ms)
+{
+	uint64_t slot = (now_ms / 1000u) & 0xffffffffu, ws = BRK__EST_SLOT(est_w);
+	uint64_t gap = (slot - ws) & 0xffffffffu;
+
+	/* slots ws+1 .. slot-1 held no success: at least (gap - 1) s */
+	return est_w != 0 && gap >= 1u + (BRK_PACE_IDLE_MS + 999u) / 1000u;
 }
 
 double brk__pace_cut_estimate(const struct brk__pace *p, uint64_t since_w,
 			      uint64_t est_w, uint64_t now_ms)
 {
-	if (p->w_max > 0.0 && now_ms >= p->cut_ms + BRK_PACE_EST_MIN_MS &&
-	    since_w != 0 && BRK__SINCE_MS(since_w) == p->cut_ms &&
-	    BRK__SINCE_N(since_w) > 0)
+	uint64_t start = BRK__SINCE_MS(since_w);
+
+	if (p->w_max > 0.0 && since_w != 0 && start >= p->cut_ms &&
+	    now_ms >= start + BRK_PACE_EST_MIN_MS && BRK__SINCE_N(since_w) > 0)
 		return BRK_PACE_EST_SHARE * (double)BRK__SINCE_N(since_w) * 1e3 /
-		       (double)(now_ms - p->cut_ms);
+		       (double)(now_ms - start);
 	return brk__pace_est(est_w, now_ms);
 }
 

@@ -59,15 +59,21 @@ uint64_t brk__pace_normal_t(uint64_t t, uint32_t reserve_pct);
 uint64_t brk__pace_est_add(uint64_t w, uint64_t now_ms);
 double brk__pace_est(uint64_t w, uint64_t now_ms);
 
-/* The since-cut count word (cut_ms:40 | n:24) after one more success, for
- * the cut at @cut_ms (a count of another cut starts again at 1). */
-uint64_t brk__pace_since_add(uint64_t w, uint64_t cut_ms);
+/* The since-cut count word (start_ms:40 | n:24) after one more success at
+ * @now_ms, for the cut at @cut_ms: a window that starts before that cut
+ * starts again at the cut with 1; one after an idle spell (@idle: the
+ * previous success was BRK_PACE_IDLE_MS or more ago) starts at @now_ms. */
+uint64_t brk__pace_since_add(uint64_t w, uint64_t cut_ms, uint64_t now_ms, int idle);
+
+/* Was the success before @now_ms, recorded in the estimate word @est_w,
+ * BRK_PACE_IDLE_MS or more ago (in whole slots)? 0 for a word with none. */
+int brk__pace_idle(uint64_t est_w, uint64_t now_ms);
 
 /* The accepted-rate estimate a cut at @now_ms starts from (tokens/s; 0:
- * no data): BRK_PACE_EST_SHARE x the successes since the last cut per
- * second, when that cut (@p->cut_ms, @p->w_max > 0) is at least
- * BRK_PACE_EST_MIN_MS old and @since_w counts for it; else the sliding
- * one-second estimate of @est_w. */
+ * no data): BRK_PACE_EST_SHARE x the successes per second of the window
+ * of @since_w, when it belongs to the last cut (starts at or after
+ * @p->cut_ms, @p->w_max > 0) and is at least BRK_PACE_EST_MIN_MS long;
+ * else the sliding one-second estimate of @est_w. */
 double brk__pace_cut_estimate(const struct brk__pace *p, uint64_t since_w,
 			      uint64_t est_w, uint64_t now_ms);
 

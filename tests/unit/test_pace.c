@@ -60,7 +60,7 @@ static void curve_starts_at_beta_wmax_is_back_at_k_and_clamps(void **state)
 
 	(void)state;
 	NEAR(k, cbrt((1.0 - BRK_PACE_BETA) / BRK_PACE_CUBIC_C), 1e-12);
-	NEAR(k, 1.6650, 1e-4); /* beta 0.7, C 0.065 (bench/pace_sim.py) */
+	NEAR(k, 1.8171, 1e-4); /* beta 0.7, C 0.05 (bench/pace_sim.py) */
 	/* t = 0: beta * w_max; t = K: w_max; then probes above */
 	NEAR(brk__pace_curve(10.0, 0.0, 0.1, 1000.0), 7.0, 1e-9);
 	NEAR(brk__pace_curve(10.0, k, 0.1, 1000.0), 10.0, 1e-9);
@@ -197,6 +197,55 @@ static void eight_in_flight_429s_cut_once(void **state)
 	/* the early ones, answered late, still change nothing */
 	ut_rc(0, brk_pace_report(k, at[0], BRK_PACE_LIMITED, 0));
 	assert_int_equal(info(k).cuts, 2);
+}
+
+/* Report @n successes, one every @step_ms (the clock moves on after each). */
+static void oks(struct ut *u, brk_bucket *k, unsigned n, unsigned step_ms)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		ut_rc(0, brk_pace_report(k, brk_now_ns(u->seg), BRK_PACE_OK, 0));
+		ut_advance_ms(u, step_ms);
+	}
+}
+
+/* The new-user trial: idle 386 s, the first 429 cut a 3 r/s pace to its
+ * floor (0.5/s), because the successes since the last cut were averaged
+ * over the idle spell. */
+static void an_idle_spell_is_no_evidence_of_a_lower_limit(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "idle", 50.0, 0.0, 0, 0);
+
+	oks(u, k, 5, 20);
+	ut_rc(1, brk_pace_report(k, brk_now_ns(u->seg), BRK_PACE_LIMITED, 0));
+	oks(u, k, 25, 200); /* 5/s for 5 s */
+	ut_rc(1, brk_pace_report(k, brk_now_ns(u->seg), BRK_PACE_LIMITED, 0));
+	NEAR(info(k).w_max_per_s, 5.0, 0.3);
+	ut_advance_ms(u, 300000); /* idle */
+	oks(u, k, 10, 200);      /* 5/s again for 2 s */
+	ut_rc(1, brk_pace_report(k, brk_now_ns(u->seg), BRK_PACE_LIMITED, 0));
+	NEAR(info(k).w_max_per_s, 5.0, 0.6);
+}
+
+/* The new-user trial against 3 r/s, burst 2: w_max fell at every cut
+ * (3.00 -> 2.39 -> 2.20 -> ... -> 1.91) because the cut started from 0.85
+ * x the accepted rate, which itself followed the last plateau down. The
+ * accepted rate of a cycle is the upstream's rate: the cut starts there. */
+static void the_cut_base_holds_at_the_accepted_rate_cycle_after_cycle(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cycles", 50.0, 0.0, 0, 0);
+	int cycle;
+
+	oks(u, k, 3, 100);
+	ut_rc(1, brk_pace_report(k, brk_now_ns(u->seg), BRK_PACE_LIMITED, 0));
+	for (cycle = 0; cycle < 5; cycle++) {
+		oks(u, k, 15, 333); /* 3/s for 5 s */
+		ut_rc(1, brk_pace_report(k, brk_now_ns(u->seg), BRK_PACE_LIMITED, 0));
+		NEAR(info(k).w_max_per_s, 3.0, 0.05);
+	}
 }
 
 static void cut_starts_from_the_accepted_rate_when_it_is_lower(void **state)
@@ -666,6 +715,8 @@ int main(void)
 		UT_TEST(new_pace_runs_at_its_ceiling_with_the_defaults),
 		UT_TEST(eight_in_flight_429s_cut_once),
 		UT_TEST(cut_starts_from_the_accepted_rate_when_it_is_lower),
+		UT_TEST(an_idle_spell_is_no_evidence_of_a_lower_limit),
+		UT_TEST(the_cut_base_holds_at_the_accepted_rate_cycle_after_cycle),
 		UT_TEST(a_cut_empties_the_bucket_at_the_new_rate),
 		UT_TEST(floor_holds_and_growth_stops_at_the_ceiling),
 		UT_TEST(reserve_keeps_normal_work_to_its_share_over_a_flood),
