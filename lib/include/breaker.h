@@ -2071,6 +2071,11 @@ struct brk_admission {
 	char by[BRK_NAME_MAX + 1]; /* the record that refused (a breaker may
 	                              name an ancestor); "" on GO */
 	uint32_t flags_;       /* private */
+	int outcome;           /* after brk_admit_release(): the outcome the
+	                          breaker permit was released with (enum
+	                          brk_outcome; BRK_THROTTLED for a paced
+	                          rate-limit answer), the given one without a
+	                          breaker; 0 before */
 	uint64_t reserved_[8];
 };
 

@@ -405,13 +405,12 @@ int brk_admit_release(struct brk_admission *adm, int outcome, int reason,
 	signal = outcome == BRK_THROTTLED
 			 ? BRK_PACE_LIMITED
 			 : brk_pace_signal_of(outcome, reason, retry_after_ms);
+	adm->outcome = (adm->flags_ & ADM_PERMIT) && (adm->flags_ & ADM_PACED) &&
+				       signal == BRK_PACE_LIMITED
+			       ? BRK_THROTTLED
+			       : outcome;
 	if (adm->flags_ & ADM_PERMIT)
-		rc = brk_release(&adm->permit,
-				 (adm->flags_ & ADM_PACED) &&
-						 signal == BRK_PACE_LIMITED
-					 ? BRK_THROTTLED
-					 : outcome,
-				 reason, retry_after_ms);
+		rc = brk_release(&adm->permit, adm->outcome, reason, retry_after_ms);
 	if (pace) {
 		prc = brk_pace_report(pace, adm->taken_at_ns, signal, retry_after_ms);
 		if (!(adm->flags_ & ADM_PERMIT) && prc < 0)

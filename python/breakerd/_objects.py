@@ -434,8 +434,8 @@ class Admission:
     release returns True if it was reported, False if not (a second
     release, a fork()ed child's copy, a stale permit).
     ``outcome_code``: after the release, the stable code of the answer
-    ("OK", "UPSTREAM_RATE_LIMITED", "UPSTREAM_TIMEOUT", ..., as
-    brk_outcome_code()); ``code`` is "GO"; ``waited``: seconds admit()
+    ("OK", "UPSTREAM_TIMEOUT", ..., as brk_outcome_code(); "THROTTLED"
+    for a rate-limit answer of a paced admission); ``code`` is "GO"; ``waited``: seconds admit()
     slept; ``taken_at``: the pace slot's time (ns, 0 without a pace)."""
 
     __slots__ = ("_a", "breaker", "pace", "budget", "_answer")
@@ -450,7 +450,10 @@ class Admission:
     @property
     def outcome_code(self):
         a = self._answer
-        return None if a is None else _core.outcome_code(*a)
+        if a is None:
+            return None
+        # the recorded outcome: a paced rate-limit answer is "THROTTLED"
+        return _core.outcome_code(self._a.recorded_outcome or a[0], a[1])
 
     code = property(lambda self: self._a.code)
     waited = property(lambda self: self._a.waited)

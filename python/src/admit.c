@@ -231,6 +231,14 @@ static PyObject *admission_release(AdmissionObject *self, PyObject *args)
 	return brkpy_set_error(rc, "admission", NULL);
 }
 
+/* The outcome brk_admit_release() recorded (0 before): "throttled" for a
+ * paced rate-limit answer whatever the caller reported. */
+static PyObject *admission_get_recorded(AdmissionObject *self, void *c)
+{
+	(void)c;
+	return PyLong_FromLong(self->adm.outcome);
+}
+
 static PyObject *admission_get_released(AdmissionObject *self, void *c)
 {
 	(void)c;
@@ -291,6 +299,8 @@ static PyMethodDef admission_methods[] = {
 
 static PyGetSetDef admission_getset[] = {
 	{ "released", (getter)admission_get_released, NULL, "Released (or given up).", NULL },
+	{ "recorded_outcome", (getter)admission_get_recorded, NULL,
+	  "The outcome the release recorded (0 before).", NULL },
 	{ "taken_at", (getter)admission_get_taken_at, NULL,
 	  "The pace token's time, ns of the segment clock (0: no pace).", NULL },
 	{ "waited", (getter)admission_get_waited, NULL, "Seconds admit() slept.", NULL },

@@ -106,15 +106,17 @@ def test_release_paths_and_outcome_codes(seg, clock):
     adm = seg.admit(breaker=br, pace=p)
     clock.advance("1ms")
     assert adm.report_http(429, {"Retry-After": "1"}) is True
-    assert adm.outcome_code == "UPSTREAM_RATE_LIMITED"
+    # the code of what was recorded: the breaker counted it throttled
+    assert adm.outcome_code == "THROTTLED"
     c = counters(br)
     assert c["throttled"] == 1 and c["failures_by_reason"]["rate_limited"] == 0
     assert p.info()["pace"]["counters"]["cuts"] == 1
     assert adm.report_http(200) is False  # released once
-    assert adm.outcome_code == "UPSTREAM_RATE_LIMITED"
+    assert adm.outcome_code == "THROTTLED"
     # without a pace a 429 is a rate_limited failure, as with a Permit
     adm = seg.admit(breaker=br)
     adm.report_http(429)
+    assert adm.outcome_code == "UPSTREAM_RATE_LIMITED"
     assert counters(br)["failures_by_reason"]["rate_limited"] == 1
     # a refusal raised inside the block: given up locally
     clock.advance("100ms")

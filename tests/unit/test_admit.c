@@ -396,6 +396,7 @@ static void paced_429_is_throttled_unpaced_opens(void **state)
 		ut_rc(0, brk_admit(&q, &a));
 		ut_rc(0, brk_admit_release(&a, BRK_FAILURE, BRK_REASON_RATE_LIMITED,
 					   1000));
+		assert_int_equal(a.outcome, BRK_THROTTLED); /* what was recorded */
 		ut_advance_ms(u, 10);
 	}
 	ut_info(b, &i);
@@ -412,6 +413,7 @@ static void paced_429_is_throttled_unpaced_opens(void **state)
 	req_init(&q, b3, plain, NULL);
 	ut_rc(0, brk_admit(&q, &a));
 	ut_rc(0, brk_admit_release(&a, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 0));
+	assert_int_equal(a.outcome, BRK_FAILURE);
 	ut_info(b3, &i);
 	assert_int_equal(i.counters.throttled, 0);
 	assert_int_equal(i.counters.failures_by_reason[BRK_REASON_RATE_LIMITED], 1);
