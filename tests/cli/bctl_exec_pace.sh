@@ -185,5 +185,22 @@ stored "... is reported limited and cuts the rate (0.7 x 40 = 28)" learned \
 expect "a success under a pace" 0 "" exec --pace learned --wait 1s -- true
 stored "... is reported ok" learned '"ok": 1' '"cuts": 1'
 
+# --- the cut is an event of a bucket: no state transition, the new rate
+run events
+line=$(grep '  learned  ' "$TMP/out")
+if printf '%s\n' "$line" | grep -Eq '  #[0-9]+  learned  pace_cut  rate 2[0-9]\.[0-9]{3}/s  pid [0-9]+$'; then
+	ok "events: 'learned  pace_cut  rate N.NNN/s', no state transition"
+else
+	bad "events: the pace_cut line" "$line"
+fi
+run events --json
+line=$(grep '"name":"learned"' "$TMP/out")
+if printf '%s\n' "$line" | grep -q '"from":"closed","to":"closed","reason":"pace_cut"' &&
+	printf '%s\n' "$line" | grep -Eq '"value":2[0-9]{4},"rate_per_s":2[0-9]\.[0-9]+}$'; then
+	ok "events --json: the usual keys plus rate_per_s"
+else
+	bad "events --json: the pace_cut object" "$line"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
