@@ -4,6 +4,8 @@
  */
 #include "follow.h"
 
+#include <stdio.h>
+
 #include "logfmt.h"
 
 #define FOLLOW_BATCH 64
@@ -59,6 +61,20 @@ static void log_event(const struct brk_event *ev)
 		ll_str(&l, "from", brk_health_state_name(ev->from));
 		ll_str(&l, "to", brk_health_state_name(ev->to));
 		ll_str(&l, "code", brk_health_code_name((int)(ev->value > 255 ? 255 : ev->value)));
+		ll_i64(&l, "pid", ev->pid);
+		ll_time(&l, "at", ev->wall_ms);
+		ll_end(&l);
+		return;
+	}
+	if (ev->reason == BRK_EV_PACE_CUT) { /* a bucket: no state transition */
+		char rate[32];
+
+		snprintf(rate, sizeof(rate), "%.3f", (double)ev->value / 1000.0);
+		ll_begin(&l, "info", "pace cut");
+		ll_str(&l, "name", ev->name);
+		ll_u64(&l, "seq", ev->seq);
+		ll_str(&l, "reason", brk_event_reason_name(ev->reason));
+		ll_str(&l, "rate_per_s", rate);
 		ll_i64(&l, "pid", ev->pid);
 		ll_time(&l, "at", ev->wall_ms);
 		ll_end(&l);

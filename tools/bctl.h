@@ -85,8 +85,13 @@ int bctl_fail(const struct bctl *g, const char *name, int rc);
 /** bctl_kind_of - the enum brk_kind of the record @name, or -ENOENT or
  * another negative code. */
 int bctl_kind_of(brk_segment *seg, const char *name);
+/** bctl_kind_word - the kind of the record @name in a sentence:
+ * "breaker", "pace" (a paced bucket), "bucket", "retry budget", or
+ * "record of another kind" (absent or changed under us). */
+const char *bctl_kind_word(brk_segment *seg, const char *name);
 /** bctl_wrong_kind - print "SHM: 'NAME' is a bucket, not a breaker" (with
- * the record's actual kind) for a -EMEDIUMTYPE. Returns 1. */
+ * the record's actual kind, "pace" for a paced bucket) for a -EMEDIUMTYPE.
+ * Returns 1. */
 int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
 		    int want);
 

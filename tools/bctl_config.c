@@ -101,8 +101,7 @@ static int cfg_apply(struct brk_config *c, const struct cfg_set *set)
 static int cfg_parse_value(size_t i, const char *arg, struct cfg_set *set)
 {
 	const struct cfg_field *f = &cfg_fields[i];
-	char opt[40], pct[24];
-	size_t n = strlen(arg);
+	char opt[40];
 
 	snprintf(opt, sizeof(opt), "--%s", f->opt);
 	set->mask |= 1u << i;
@@ -113,11 +112,8 @@ static int cfg_parse_value(size_t i, const char *arg, struct cfg_set *set)
 	}
 	if (f->kind == CFG_DUR)
 		return cli_opt_duration(opt, arg, &set->val[i]);
-	if (f->kind == CFG_PCT && n > 1 && n < sizeof(pct) && arg[n - 1] == '%') {
-		memcpy(pct, arg, n - 1);
-		pct[n - 1] = '\0';
-		arg = pct;
-	}
+	if (f->kind == CFG_PCT)
+		return cli_opt_pct(opt, arg, f->min, f->max, &set->val[i]);
 	return cli_opt_uint(opt, arg, f->min, f->max, &set->val[i]);
 }
 

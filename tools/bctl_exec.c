@@ -36,10 +36,13 @@
  * sleeping to brk_bucket_wake_ns() between tries while it fits in what is
  * left of --wait; otherwise exit 75, "PACE: rate limited, next token in N
  * ms (waited M ms of --wait DUR)", and the breaker permit is released
- * cancelled. After CMD, a rate-limit answer (429; 503/529 with a
- * Retry-After) is released to the breaker as BRK_THROTTLED (counts neither
- * way, sets no cool-until) and reported to the pace as LIMITED with the
- * token's taken_at (the pace cuts its rate); a success is reported OK.
+ * cancelled. After CMD, if PACE is a real pace (paced bucket), a
+ * rate-limit answer (429; 503/529 with a Retry-After) is released to the
+ * breaker as BRK_THROTTLED (counts neither way, sets no cool-until) and
+ * reported to the pace as LIMITED with the token's taken_at (the pace cuts
+ * its rate); a success is reported OK. If PACE is a plain bucket, the
+ * answer stays a rate_limited failure (brk_admit_release()'s rule: a
+ * bucket that learns nothing must not hide 429s from the breaker).
  * Each retry takes from the pace again.
  */
 #include <errno.h>
@@ -311,7 +314,7 @@ static int exec_run(const struct bctl *g, const struct exec_opts *o,
 	bctl_verdict(&f, &v);
 	*retry = v.outcome == BRK_FAILURE && !r.interrupted;
 	*vout = v;
-	signal = pace ? exec_pace_verdict(&v) : 0; /* 429 -> THROTTLED */
+	signal = pace ? exec_pace_verdict(pace, &v) : 0; /* paced: 429 -> THROTTLED */
 	exec_release(g, o, p, &v);
 	if (pace)
 		exec_pace_report(g, pace, signal, v.retry_after_ms);
@@ -449,7 +452,7 @@ static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
 static int exec_with(const struct bctl *g, const struct exec_opts *o,
 		     const sigset_t *sigs, const sigset_t *orig)
 {
-	struct exec_pace pace = { o->pace, o->wait_arg, NULL, NULL, 0 };
+	struct exec_pace pace = { o->pace, o->wait_arg, NULL, NULL, 0, 0 };
 	brk_segment *seg;
 	brk_breaker *b = NULL;
 	brk_budget *u = NULL;

@@ -34,16 +34,24 @@ int exec_sleep_ns(const sigset_t *sigs, uint64_t ns)
 int exec_pace_open(const struct bctl *g, brk_segment *seg,
 		   struct exec_pace *p)
 {
+	struct brk_bucket_info bi;
 	int rc = brk_bucket_find(seg, p->name, &p->k);
 
 	p->seg = seg;
+	p->paced = 0;
 	if (rc == -ENOENT)
 		return cli_error("%s: no pace named '%s' (create it with 'bctl "
 				 "pace %s --ceiling R')", cli_q(bctl_shm(g)),
 				 cli_q(p->name), cli_q(p->name));
 	if (rc == -EMEDIUMTYPE)
 		return bctl_wrong_kind(g, seg, p->name, BRK_KIND_BUCKET);
-	return rc < 0 ? bctl_fail(g, p->name, rc) : 0;
+	if (rc < 0)
+		return bctl_fail(g, p->name, rc);
+	rc = brk_bucket_info(p->k, &bi);
+	if (rc < 0)
+		return bctl_fail(g, p->name, rc);
+	p->paced = bi.paced != 0;
+	return 0;
 }
 
 static uint64_t ms_up(uint64_t ns)
@@ -108,11 +116,11 @@ int exec_pace_take(const struct bctl *g, struct exec_pace *p,
 	return 0;
 }
 
-int exec_pace_verdict(struct exec_verdict *v)
+int exec_pace_verdict(const struct exec_pace *p, struct exec_verdict *v)
 {
 	int sig = brk_pace_signal_of(v->outcome, v->reason, v->retry_after_ms);
 
-	if (sig == BRK_PACE_LIMITED)
+	if (sig == BRK_PACE_LIMITED && p->paced)
 		v->outcome = BRK_THROTTLED;
 	return sig;
 }

@@ -18,6 +18,7 @@ struct exec_pace {
 	brk_segment *seg;
 	brk_bucket *k;
 	uint64_t taken_at_ns;  /* segment clock: when the token was taken */
+	int paced;             /* brk_bucket_info().paced: a real pace */
 };
 
 /** exec_sleep_ns - sleep @ns unless a signal of @sigs (blocked) comes
@@ -25,8 +26,9 @@ struct exec_pace {
 int exec_sleep_ns(const sigset_t *sigs, uint64_t ns);
 
 /** exec_pace_open - find the pace @p->name in @seg (never creates: its
- * ceiling is set with `bctl pace`). 0, or an exit status after printing
- * the error (1: absent, wrong kind, segment error). */
+ * ceiling is set with `bctl pace`) and whether it is paced (@p->paced) or
+ * a plain bucket. 0, or an exit status after printing the error (1:
+ * absent, wrong kind, segment error). */
 int exec_pace_open(const struct bctl *g, brk_segment *seg,
 		   struct exec_pace *p);
 
@@ -42,11 +44,14 @@ int exec_pace_take(const struct bctl *g, struct exec_pace *p,
 
 /**
  * exec_pace_verdict - what a paced run reports: a rate-limit answer (429,
- * or 503/529 with a Retry-After: brk_pace_signal_of()) is LIMITED and the
- * breaker's outcome becomes BRK_THROTTLED (it counts neither way; the
- * pace's cut replaces the cooling); returns the enum brk_pace_signal.
+ * or 503/529 with a Retry-After: brk_pace_signal_of()) is LIMITED; if
+ * @p is a real pace (@p->paced) the breaker's outcome becomes
+ * BRK_THROTTLED (it counts neither way; the pace's cut replaces the
+ * cooling). With a plain bucket the answer stays a rate_limited failure
+ * (brk_admit_release()'s rule: only a pace learns from a 429, so only a
+ * pace may take it off the breaker). Returns the enum brk_pace_signal.
  */
-int exec_pace_verdict(struct exec_verdict *v);
+int exec_pace_verdict(const struct exec_pace *p, struct exec_verdict *v);
 
 /** exec_pace_report - report @signal (exec_pace_verdict()) with the
  * token's taken_at; -v prints a cut. */

@@ -60,12 +60,15 @@ int bctl_filter_opt(struct bctl_filter *f, int c, const char *arg)
 					       cli_q(arg));
 		return BCTL_CONTINUE;
 	case BCTL_OPT_KIND:
-		f->kind = word_of(arg, brk_kind_name, BRK_KIND_BREAKER,
-				  BRK_KIND_BUDGET - BRK_KIND_BREAKER + 1);
+		/* "pace" is no kind of its own: a bucket in paced mode */
+		f->paced = strcmp(arg, "pace") == 0;
+		f->kind = f->paced ? BRK_KIND_BUCKET
+				   : word_of(arg, brk_kind_name, BRK_KIND_BREAKER,
+					     BRK_KIND_BUDGET - BRK_KIND_BREAKER + 1);
 		if (f->kind < 0) {
 			f->kind = 0;
-			return cli_usage_error("--kind: unknown kind '%s' (breaker, bucket or budget)",
-					       cli_q(arg));
+			return cli_usage_error("--kind: unknown kind '%s' (breaker, bucket, "
+					       "pace or budget)", cli_q(arg));
 		}
 		return BCTL_CONTINUE;
 	case BCTL_OPT_NOT_CLOSED:
@@ -130,6 +133,10 @@ int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
 					*bad = 1;
 					continue;
 				}
+				/* the brief form does not say paced: the snapshot does */
+				if (f->paced && (in->kind != BRK_KIND_BUCKET ||
+						 !in->bucket.paced))
+					continue;
 			}
 		}
 		if (rc == 0)

@@ -1,6 +1,7 @@
 /*
  * bctl_filter.h - the record filters `bctl list` and `bctl metrics` share:
- * --prefix P, --state STATE, --kind KIND, --not-closed, --changed-within
+ * --prefix P, --state STATE, --kind KIND (breaker, bucket, pace: the
+ * paced buckets, or budget), --not-closed, --changed-within
  * DUR. They are decided on a struct brk_record_brief (name and state
  * only), so a record that does not match costs no full snapshot.
  */
@@ -35,6 +36,8 @@ struct bctl_filter {
 	int state;           /* enum brk_state, or -1: any (breakers only
 	                        when set) */
 	int kind;            /* enum brk_kind, or 0: any */
+	bool paced;          /* --kind pace: paced buckets only (kind is
+	                        BRK_KIND_BUCKET) */
 	bool not_closed;     /* breakers whose state is open or half_open */
 	bool within;         /* breakers whose last transition is at most
 	                        within_ms old */

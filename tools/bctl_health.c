@@ -177,8 +177,11 @@ int bctl_cmd_fallback(struct bctl *g, int argc, char **argv)
 		return rc;
 	rc = brk_set_fallback(seg, name, on);
 	if (rc == 0) {
-		printf("%s: fallback %s\n", name, on ? "on: health is 'fallback' "
-		       "until 'bctl fallback NAME off'" : "off");
+		if (on)
+			printf("%s: fallback on: health is 'fallback' until 'bctl "
+			       "fallback %s off'\n", name, name);
+		else
+			printf("%s: fallback off\n", name);
 	} else if (rc == -EALREADY) {
 		cli_note("%s: fallback already %s, unchanged", name, arg);
 		rc = 0;
@@ -190,7 +193,9 @@ int bctl_cmd_fallback(struct bctl *g, int argc, char **argv)
 					 "lives on NAME's own breaker ('bctl config %s' "
 					 "creates one)", cli_q(name), cli_q(name), cli_q(name));
 	} else if (rc == -EMEDIUMTYPE) {
-		rc = bctl_wrong_kind(g, seg, name, BRK_KIND_BREAKER);
+		/* "bctl: NAME: ...", as the other fallback errors */
+		rc = cli_error("%s: is a %s, not a breaker (the fallback flag lives "
+			       "on a breaker)", cli_q(name), bctl_kind_word(seg, name));
 	} else {
 		rc = bctl_fail(g, name, rc);
 	}

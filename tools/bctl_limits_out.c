@@ -183,7 +183,8 @@ void bctl_print_bucket(FILE *f, const struct brk_info *in)
 {
 	const struct brk_bucket_info *k = &in->bucket;
 
-	print_head(f, in, "bucket", k->configured);
+	print_head(f, in, k->paced ? "pace (a paced bucket)" : "bucket",
+		   k->configured);
 	bctl_kv(f, 0, "tokens", "%.3f of %" PRIu32 " available now", k->tokens,
 	   k->burst);
 	bctl_kv(f, 0, "rate_per_s", "%g", k->rate_per_s);

@@ -76,8 +76,10 @@ static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a
 			a->fields |= BRK_PACE_F_BURST;
 			break;
 		case OPT_RESERVE:
-			rc = uint_opt("--reserve", optarg, 0, BRK_PACE_MAX_RESERVE_PCT,
-				      "percent of the rate", &v);
+			rc = optarg[0] == '-' ? uint_opt("--reserve", optarg, 0,
+					BRK_PACE_MAX_RESERVE_PCT, "percent of the rate", &v)
+				: cli_opt_pct("--reserve", optarg, 0,
+					      BRK_PACE_MAX_RESERVE_PCT, &v);
 			a->c.reserve_pct = (uint32_t)v;
 			a->fields |= BRK_PACE_F_RESERVE;
 			break;
@@ -180,6 +182,50 @@ static int pace_run(const struct bctl *g, brk_segment *seg, const char *name,
 	return 0;
 }
 
+/*
+ * `bctl pace NAME` with no setting: an existing pace's settings, "pace
+ * NAME: nothing to change" (exit 0); no such pace (or no segment): the
+ * usage error that --ceiling is needed to create one. Creates nothing.
+ */
+static int pace_show(const struct bctl *g, const char *name)
+{
+	struct brk_attach_opts o;
+	struct brk_bucket_info in;
+	brk_segment *seg = NULL;
+	brk_bucket *k;
+	int rc;
+
+	if (brk_shm_name_validate(bctl_shm(g)) != 0) /* bctl_attach's words */
+		return cli_usage_error("invalid segment name '%s': expected /NAME",
+				       cli_q(bctl_shm(g)));
+	brk_attach_opts_init(&o);
+	o.shm_name = bctl_shm(g);
+	o.flags = BRK_ATTACH_NOCREATE;
+	if (brk_attach(&o, &seg) != 0)
+		seg = NULL;
+	rc = seg ? brk_bucket_find(seg, name, &k) : -ENOENT;
+	if (rc == -ENOENT) {
+		if (seg)
+			brk_detach(seg);
+		return cli_usage_error("pace %s: no such pace: --ceiling "
+				       "PER_SECOND is needed to create it",
+				       cli_q(name));
+	}
+	if (rc == -EMEDIUMTYPE)
+		rc = not_a_pace(g, seg, name);
+	else if (rc < 0 || (rc = brk_bucket_info(k, &in)) < 0)
+		rc = bctl_fail(g, name, rc);
+	else if (!in.paced)
+		rc = not_a_pace(g, seg, name);
+	else {
+		pace_line(name, "unchanged (nothing to change: give --ceiling, "
+			  "--floor, --burst or --reserve)", &in);
+		rc = cli_flush_stdout() ? CLI_EXIT_ERROR : 0;
+	}
+	brk_detach(seg);
+	return rc;
+}
+
 int bctl_cmd_pace(struct bctl *g, int argc, char **argv)
 {
 	struct pace_args a;
@@ -197,9 +243,7 @@ int bctl_cmd_pace(struct bctl *g, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (a.fields == 0)
-		return cli_usage_error("pace %s: missing --ceiling PER_SECOND (and "
-				       "optionally --floor, --burst, --reserve)",
-				       cli_q(name));
+		return pace_show(g, name);
 	rc = bctl_attach(g, 0, NULL, &seg);
 	if (rc)
 		return rc;

@@ -193,6 +193,14 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 	bctl_safe_name(e->name, sizeof(e->name), name);
 	if (cli_format_time(e->wall_ms, when, sizeof(when)) < 0)
 		snprintf(when, sizeof(when), "(bad time)");
+	/* a bucket's event (a pace cut) has no state transition: its
+	 * from/to are not states of anything; value is milli tokens/s */
+	if (e->reason == BRK_EV_PACE_CUT) {
+		fprintf(f, "%s  #%" PRIu64 "  %s  %s  rate %.3f/s  pid %" PRId32
+			"\n", when, e->seq, name, brk_event_reason_name(e->reason),
+			(double)e->value / 1000.0, e->pid);
+		return;
+	}
 	/* a health event's from/to are health states (enum brk_health_state) */
 	fprintf(f, "%s  #%" PRIu64 "  %s  %s -> %s  %s  pid %" PRId32, when,
 		e->seq, name,

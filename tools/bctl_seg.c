@@ -130,15 +130,28 @@ static const char *kind_word(int kind)
 	}
 }
 
+const char *bctl_kind_word(brk_segment *seg, const char *name)
+{
+	struct brk_bucket_info bi;
+	brk_bucket *k;
+	int kind = bctl_kind_of(seg, name);
+
+	if (kind == BRK_KIND_BUCKET && brk_bucket_find(seg, name, &k) == 0 &&
+	    brk_bucket_info(k, &bi) == 0 && bi.paced)
+		return "pace";
+	return kind_word(kind < 0 ? 0 : kind);
+}
+
 int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
 		    int want)
 {
 	int kind = bctl_kind_of(seg, name);
 
-	if (kind == want || kind < 0)
-		kind = 0; /* changed under us: say what we can */
+	if (kind == want || kind < 0) /* changed under us: say what we can */
+		return cli_error("%s: '%s' is a %s, not a %s", cli_q(bctl_shm(g)),
+				 cli_q(name), kind_word(0), kind_word(want));
 	return cli_error("%s: '%s' is a %s, not a %s", cli_q(bctl_shm(g)),
-			 cli_q(name), kind_word(kind), kind_word(want));
+			 cli_q(name), bctl_kind_word(seg, name), kind_word(want));
 }
 
 enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s)

@@ -199,6 +199,18 @@ int cli_opt_uint(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+int cli_opt_pct(const char *opt, const char *s, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	size_t n = strlen(s);
+
+	if (n > 0 && s[n - 1] == '%')
+		return cli_usage_error("%s: '%s': give the percentage as a bare "
+				       "integer, without '%%' (%" PRIu64 "..%" PRIu64
+				       ")", opt, cli_q(s), min, max);
+	return cli_opt_uint(opt, s, min, max, out);
+}
+
 int cli_opt_duration(const char *opt, const char *s, uint64_t *ms)
 {
 	int rc = parse_duration_arg(s, ms);

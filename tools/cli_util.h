@@ -89,6 +89,9 @@ bool code_set_has(const uint8_t *set, int code);
 /* Wrappers that print a usage error naming @opt; return 0 or CLI_EXIT_USAGE. */
 int cli_opt_uint(const char *opt, const char *s, uint64_t min, uint64_t max,
 		 uint64_t *out);
+/* A percentage is a bare integer: "30", never "30%" (refused, saying so). */
+int cli_opt_pct(const char *opt, const char *s, uint64_t min, uint64_t max,
+		uint64_t *out);
 int cli_opt_duration(const char *opt, const char *s, uint64_t *ms);
 int cli_opt_code_set(const char *opt, const char *s, uint8_t *set);
 

@@ -2,9 +2,10 @@
 # bctl_exec_pace.sh BCTL - bctl exec --pace: bad input, a missing pace, no
 # NAME, the wait, and the 429 -> throttled path. Every case checks the exit
 # status AND the one line bctl prints on stderr (plus the "try 'bctl --help'"
-# hint for usage errors); CMD must not run when bctl refuses. The paces here
+# hint for usage errors); CMD must not run when bctl refuses. Most paces here
 # are plain buckets (--pace takes either; `bctl pace` makes a paced one): a
-# plain bucket's rate is not cut, the breaker's throttled outcome is the same.
+# plain bucket's rate is not cut, and a 429 under it stays a rate_limited
+# failure for the breaker; only under a paced one is it throttled.
 #
 # Uses its own segment /brkpace-cli-$$ and removes it at the end.
 set -u
@@ -142,16 +143,38 @@ expect "a token due within --wait is not refused for the jitter" 0 "" \
 	exec --pace jittery --wait 2100ms -- touch "$mark"
 ran && ok "... and CMD ran" || bad "CMD did not run"
 
-# --- the answer: a 429 with --pace is throttled (no cooling), without it a failure
+# --- the answer: a 429 under a plain bucket stays a rate_limited failure
+# (only a real pace maps it to throttled: brk_admit_release()'s rule)
 run bucket p429 --rate 100 --burst 10
-expect "a 429 under --pace: CMD's status" 0 "" exec up --pace p429 -- "$TMP/429.sh"
-stored "... is released throttled: no failure, no cooling" up \
-	'"throttled": 1' '"failures": 0' '"rate_limited": 0' '"cool_until_remaining_ms": 0'
+expect "a 429 under --pace PLAIN_BUCKET: CMD's status" 0 "" exec up --pace p429 -- "$TMP/429.sh"
+stored "... is a rate_limited failure with a cool-until, not throttled" up \
+	'"throttled": 0' '"failures": 1' '"rate_limited": 1' '"cool_until_remaining_ms": [1-9]'
 expect "a 429 without --pace" 0 "" exec up2 -- "$TMP/429.sh"
 stored "... is a rate_limited failure with a cool-until" up2 \
 	'"throttled": 0' '"failures": 1' '"rate_limited": 1' '"cool_until_remaining_ms": [1-9]'
-expect "a success under --pace" 0 "" exec up --pace p429 -- true
-stored "... counts as a success" up '"successes": 1' '"throttled": 1'
+run pace p429paced --ceiling 100
+expect "a 429 under --pace PACE: CMD's status" 0 "" exec up3 --pace p429paced -- "$TMP/429.sh"
+stored "... is released throttled: no failure, no cooling" up3 \
+	'"throttled": 1' '"failures": 0' '"rate_limited": 0' '"cool_until_remaining_ms": 0'
+expect "a success under --pace" 0 "" exec up3 --pace p429paced --wait 1s -- true
+stored "... counts as a success" up3 '"successes": 1' '"throttled": 1'
+
+# Repeated 429s (no Retry-After, so nothing cools in between) under a plain
+# bucket open the breaker after --failure-threshold; under a pace they never do.
+cat >"$TMP/429bare.sh" <<'SH'
+#!/bin/sh
+printf 'HTTP/1.1 429 Too Many Requests\r\n\r\n'
+SH
+chmod +x "$TMP/429bare.sh"
+run config plainbrk --failure-threshold 3
+for i in 1 2 3; do run exec plainbrk --pace p429 -- "$TMP/429bare.sh"; done
+stored "3 429s under --pace PLAIN_BUCKET open the breaker" plainbrk \
+	'"state": "open"' '"failures": 3' '"throttled": 0'
+run pace p429b --ceiling 1000 --burst 10
+run config pacedbrk --failure-threshold 3
+for i in 1 2 3; do run exec pacedbrk --pace p429b --wait 2s -- "$TMP/429bare.sh"; done
+stored "3 429s under --pace PACE leave the breaker closed" pacedbrk \
+	'"state": "closed"' '"failures": 0' '"throttled": 3'
 
 # --- a paced bucket (bctl pace): the 429 cuts the learned rate, a success counts ok
 run pace learned --ceiling 40
@@ -161,6 +184,23 @@ stored "... is reported limited and cuts the rate (0.7 x 40 = 28)" learned \
 # (a cut empties the bucket: the next token comes one interval later)
 expect "a success under a pace" 0 "" exec --pace learned --wait 1s -- true
 stored "... is reported ok" learned '"ok": 1' '"cuts": 1'
+
+# --- the cut is an event of a bucket: no state transition, the new rate
+run events
+line=$(grep '  learned  ' "$TMP/out")
+if printf '%s\n' "$line" | grep -Eq '  #[0-9]+  learned  pace_cut  rate 2[0-9]\.[0-9]{3}/s  pid [0-9]+$'; then
+	ok "events: 'learned  pace_cut  rate N.NNN/s', no state transition"
+else
+	bad "events: the pace_cut line" "$line"
+fi
+run events --json
+line=$(grep '"name":"learned"' "$TMP/out")
+if printf '%s\n' "$line" | grep -q '"from":"closed","to":"closed","reason":"pace_cut"' &&
+	printf '%s\n' "$line" | grep -Eq '"value":2[0-9]{4},"rate_per_s":2[0-9]\.[0-9]+}$'; then
+	ok "events --json: the usual keys plus rate_per_s"
+else
+	bad "events --json: the pace_cut object" "$line"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -81,7 +81,7 @@ expect "fallback with a bad name: usage error" 2 "" "invalid breaker name 'bad n
 run fallback nothing on
 expect "fallback on an unknown name: exit 1" 1 "" "^bctl: nothing: no such breaker, bucket or budget$"
 run fallback shop/rl on
-expect "fallback on a bucket: exit 1, names the kind" 1 "" "is a bucket, not a breaker"
+expect "fallback on a bucket: exit 1, names the kind" 1 "" "^bctl: shop/rl: is a bucket, not a breaker"
 run config grp/a
 run fallback grp on
 expect "fallback on a name with no breaker of its own: exit 1, says why" 1 "" \
@@ -116,7 +116,7 @@ run health shop/cart --json
 	[ "$(json_field by)" = shop ] && ok "an ancestor open: unavailable by shop" ||
 	bad "an ancestor open: unavailable" "$(cat "$TMP/out")"
 run fallback shop on
-expect "fallback on" 0 "^shop: fallback on" ""
+expect "fallback on: names NAME in the way back" 0 "^shop: fallback on: health is 'fallback' until 'bctl fallback shop off'$" ""
 run fallback shop on
 expect "fallback on again: a note, exit 0" 0 "" "fallback already on, unchanged"
 run health shop --json

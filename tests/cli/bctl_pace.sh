@@ -86,7 +86,15 @@ expect "create bucket plain (rate 5, burst 3)" 0 '' bucket plain --rate 5 --burs
 expect "create breaker br" 0 '' config br --failure-threshold 7
 
 # --- bad input: exit 2, the option named, nothing changed ----------------------
-expect "no option" 2 "^bctl: pace p: missing --ceiling" pace p
+expect "no option on an absent pace" 2 "^bctl: pace q: no such pace: --ceiling" pace q
+expect "reserve with a % sign: refused, saying so" 2 \
+	"^bctl: --reserve: '30%': give the percentage as a bare integer, without '%' \\(0\\.\\.90\\)\$" \
+	pace p --reserve 30%
+expect "config --reserve with a % sign: refused the same way" 2 \
+	"^bctl: --reserve: '30%': give the percentage as a bare integer" config br --reserve 30%
+expect "config --failure-rate with a % sign: refused the same way" 2 \
+	"^bctl: --failure-rate: '50%': give the percentage as a bare integer" \
+	config br --failure-rate 50%
 expect "no name" 2 "pace" pace --ceiling 5
 expect "ceiling garbage" 2 "^bctl: --ceiling: 'abc' is not a number" pace p --ceiling abc
 expect "ceiling 0" 2 "^bctl: --ceiling: '0' must be greater than 0" pace p --ceiling 0
@@ -118,6 +126,39 @@ stored "pace p still has ceiling 20, floor 0.2, burst 2, reserve 10" p '"paced":
 stored "bucket plain still a plain bucket at 5/s" plain '"rate_per_s": 5(\.0)?,'
 run inspect plain --json
 grep -q '"pace' "$TMP/out" && bad "  a plain bucket's JSON has pace keys" || ok "  a plain bucket's JSON has no pace keys"
+
+stored "breaker br kept its settings" br '"failure_threshold": 7,' '"reserve_pct": 0$' \
+	'"failure_rate_pct": 0,'
+
+# --- an existing pace with no option: its settings, nothing changed ----------
+expect "pace p with no option: exit 0, nothing on stderr" 0 '' pace p
+grep -qx 'p: pace unchanged (nothing to change: give --ceiling, --floor, --burst or --reserve): ceiling 20/s, floor 0.2/s, burst 2, reserve 10%, rate now 20/s' \
+	"$TMP/out" && ok "  prints its settings" || bad "  stdout: $(cat "$TMP/out")"
+expect "pace plain with no option: not a pace" 1 "'plain' is a plain bucket" pace plain
+
+# --- a pace says it is one ---------------------------------------------------
+run inspect p
+grep -Eq '^kind: +pace \(a paced bucket\)$' "$TMP/out" && ok "inspect: kind: pace (a paced bucket)" ||
+	bad "inspect p:" "$(head -3 "$TMP/out")"
+run inspect plain
+grep -Eq '^kind: +bucket$' "$TMP/out" && ok "inspect: a plain bucket's kind: bucket" ||
+	bad "inspect plain:" "$(head -3 "$TMP/out")"
+stored "inspect --json: kind bucket, paced true" p '"kind": "bucket",' '"paced": true,'
+expect "list --kind pace" 0 '' list --kind pace
+grep -Eq '^p +pace ' "$TMP/out" && ! grep -Eq '^(plain|br) ' "$TMP/out" &&
+	ok "  lists the pace only" || bad "  list --kind pace:" "$(cat "$TMP/out")"
+expect "list --kind bucket" 0 '' list --kind bucket
+grep -Eq '^p +pace ' "$TMP/out" && grep -Eq '^plain +bucket ' "$TMP/out" &&
+	ok "  lists paced and plain buckets" || bad "  list --kind bucket:" "$(cat "$TMP/out")"
+expect "metrics --kind pace" 0 '' metrics --kind pace
+grep -q 'name="p"' "$TMP/out" && ! grep -q 'name="plain"' "$TMP/out" &&
+	ok "  the pace's series only" || bad "  metrics --kind pace:" "$(grep name= "$TMP/out" | head)"
+expect "list --kind with an unknown word" 2 \
+	"^bctl: --kind: unknown kind 'paces' \\(breaker, bucket, pace or budget\\)\$" list --kind paces
+expect "fallback on a pace: NAME first, 'is a pace, not a breaker'" 1 \
+	"^bctl: p: is a pace, not a breaker" fallback p on
+expect "exec on a pace: the pace called a pace" 1 "^bctl: $SHM: 'p' is a pace, not a breaker\$" \
+	exec p -- true
 
 # --- updates change only what is given -----------------------------------------
 expect "pace p --reserve 25" 0 '' pace p --reserve 25
