@@ -144,7 +144,7 @@ static const char bctl_usage[] =
 "\n"
 "DUR is a number with a unit: 250ms, 30s, 5m, 2h (a bare number is an error).\n"
 "CODES is a list of exit codes and ranges: 3,7,10-12.\n"
-"PCT is a whole number of percent, without '%': 30.\n"
+"PCT is a whole number of percent, with or without '%': 30 or 30%.\n"
 "\n"
 "exec: if the breaker refuses, CMD is not run and bctl exits 75 saying why\n"
 "and for how long; --wait DUR first sleeps out a Retry-After cooling wait of\n"

@@ -203,11 +203,16 @@ int cli_opt_pct(const char *opt, const char *s, uint64_t min, uint64_t max,
 		uint64_t *out)
 {
 	size_t n = strlen(s);
+	char bare[24];
 
-	if (n > 0 && s[n - 1] == '%')
-		return cli_usage_error("%s: '%s': give the percentage as a bare "
-				       "integer, without '%%' (%" PRIu64 "..%" PRIu64
-				       ")", opt, cli_q(s), min, max);
+	/* "30" or "30%" (bctl config has always taken the sign); "%" alone,
+	 * "30%%" or "30 %" are not numbers and are refused by cli_opt_uint */
+	if (n > 1 && n < sizeof(bare) && s[n - 1] == '%') {
+		memcpy(bare, s, n - 1);
+		bare[n - 1] = '\0';
+		if (bare[n - 2] != '%')
+			return cli_opt_uint(opt, bare, min, max, out);
+	}
 	return cli_opt_uint(opt, s, min, max, out);
 }
 

@@ -87,14 +87,13 @@ expect "create breaker br" 0 '' config br --failure-threshold 7
 
 # --- bad input: exit 2, the option named, nothing changed ----------------------
 expect "no option on an absent pace" 2 "^bctl: pace q: no such pace: --ceiling" pace q
-expect "reserve with a % sign: refused, saying so" 2 \
-	"^bctl: --reserve: '30%': give the percentage as a bare integer, without '%' \\(0\\.\\.90\\)\$" \
-	pace p --reserve 30%
-expect "config --reserve with a % sign: refused the same way" 2 \
-	"^bctl: --reserve: '30%': give the percentage as a bare integer" config br --reserve 30%
-expect "config --failure-rate with a % sign: refused the same way" 2 \
-	"^bctl: --failure-rate: '50%': give the percentage as a bare integer" \
-	config br --failure-rate 50%
+expect "reserve 30%: the sign is taken, as bctl config always took it" 0 '' \
+	pace pct --ceiling 5 --reserve 30%
+expect "reserve 30%%: not a number" 2 "^bctl: --reserve: " pace p --reserve 30%%
+expect "reserve %: not a number" 2 "^bctl: --reserve: " pace p --reserve %
+expect "reserve 91%: out of range" 2 "^bctl: --reserve: " pace p --reserve 91%
+expect "config --reserve 30%: taken the same way" 0 '' config brpct --reserve 30%
+expect "config --failure-rate 50%: taken, as always" 0 '' config brpct --failure-rate 50%
 expect "no name" 2 "pace" pace --ceiling 5
 expect "ceiling garbage" 2 "^bctl: --ceiling: 'abc' is not a number" pace p --ceiling abc
 expect "ceiling 0" 2 "^bctl: --ceiling: '0' must be greater than 0" pace p --ceiling 0
