@@ -1772,7 +1772,8 @@ enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 
  *                  the cooling; the caller may still sleep it itself).
  *
  * BRK_PACE_LIMITED: counted; cuts the rate iff @taken_at_ns is at or
- * after the last cut (ms resolution): w_max = min(rate now, accepted
+ * after the last cut (ms resolution; the cut's ms is rounded up, so a
+ * request taken in the cut's ms but before it never cuts again): w_max = min(rate now, accepted
  * rate) (see above; the rate itself when no success was counted), stored
  * with the time by one CAS (a loser re-reads and sees the newer cut);
  * then the TAT is set to at least now + tau (the bucket empty at the new

@@ -358,7 +358,11 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 			p->cut_ms = 0;
 			p->w_max = 0.0;
 		}
-		now_ms = brk__rel_ms(s, brk__now(s));
+		/* rounded up: taken_ms (rounded down) >= cut_ms then means
+		 * taken at or after the cut, never in its ms before it (on
+		 * loopback several requests share a ms; a 429 to one sent
+		 * before the cut must not cut again) */
+		now_ms = brk__rel_ms(s, brk__sat_add(brk__now(s), 999999u));
 		if (now_ms > BRK__CUT_MS_MAX)
 			now_ms = BRK__CUT_MS_MAX;
 		rate = brk__pace_rate(p, now_ms);

@@ -199,6 +199,32 @@ static void eight_in_flight_429s_cut_once(void **state)
 	assert_int_equal(info(k).cuts, 2);
 }
 
+/* The cut word holds ms, taken_at ns: two requests sent in the same ms
+ * as the 429 that cut (on loopback a round trip is well under 1 ms), the
+ * second before the cut, must not cut again: its answer is to a request
+ * sent at the old rate (one cut per round trip). */
+static void a_429_for_a_request_sent_before_the_cut_in_its_ms_is_ignored(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 1000.0, 0.0, 8, 0);
+	uint64_t a, b;
+
+	ut_advance_ns(u, 100 * 1000); /* x.1 ms */
+	a = take1(k);
+	ut_advance_ns(u, 100 * 1000); /* x.2 ms */
+	b = take1(k);
+	ut_advance_ns(u, 100 * 1000); /* x.3 ms: a's 429 arrives and cuts */
+	ut_rc(1, brk_pace_report(k, a, BRK_PACE_LIMITED, 0));
+	ut_advance_ns(u, 200 * 1000); /* x.5 ms: b's 429, sent before the cut */
+	ut_rc(0, brk_pace_report(k, b, BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(k).cuts, 1);
+	NEAR(info(k).learned_per_s, 700.0, 0.05);
+	/* a request taken after the cut, answered 429, cuts again */
+	ut_advance_ms(u, 2);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(k).cuts, 2);
+}
+
 static void cut_starts_from_the_accepted_rate_when_it_is_lower(void **state)
 {
 	struct ut *u = *state;
@@ -665,6 +691,7 @@ int main(void)
 		UT_TEST(estimate_slides_over_one_second),
 		UT_TEST(new_pace_runs_at_its_ceiling_with_the_defaults),
 		UT_TEST(eight_in_flight_429s_cut_once),
+		UT_TEST(a_429_for_a_request_sent_before_the_cut_in_its_ms_is_ignored),
 		UT_TEST(cut_starts_from_the_accepted_rate_when_it_is_lower),
 		UT_TEST(a_cut_empties_the_bucket_at_the_new_rate),
 		UT_TEST(floor_holds_and_growth_stops_at_the_ceiling),
