@@ -1514,6 +1514,7 @@ BRK_API int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out
  * arithmetic saturates. A take that runs concurrently with this call may
  * be judged by the old or the new setting. Thread- and process-safe.
  * Returns 0, -EINVAL (rate, burst, NULL), -EROFS, -BRK_ECORRUPT,
+ * -EMEDIUMTYPE (@k is a pace: see brk_pace_update()),
  * -BRK_ECONTENDED (settings unchanged, or changed but the TAT not
  * rescaled: call again).
  */
@@ -1536,6 +1537,8 @@ enum brk_bucket_field {
  * Returns 0, -EINVAL (a given value out of range, unknown bits, NULL),
  * -EROFS, -EAGAIN (settings never stored, and only one of them given),
  * -BRK_ECORRUPT (the stored word is corrupt and only one given),
+ * -EMEDIUMTYPE (@k is a pace: its ceiling, floor and burst change with
+ * brk_pace_update(), which keeps the ceiling above the floor),
  * -BRK_ECONTENDED (as brk_bucket_configure()).
  */
 BRK_API int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,

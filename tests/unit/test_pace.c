@@ -512,6 +512,27 @@ static void pace_and_plain_bucket_names_do_not_mix(void **state)
 	assert_true(brk_bucket_wake_ns(k, at) < at + 15 * UT_NS_PER_MS);
 }
 
+/* A pace's ceiling lives in the plain bucket settings word: a plain
+ * bucket update of it (bctl bucket P --rate R) could store a ceiling below
+ * the floor, and every later call then found the pace corrupt, with no
+ * way back but retiring it. The plain calls refuse a pace instead. */
+static void plain_bucket_settings_calls_refuse_a_pace_and_leave_it_whole(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 10.0, 1.0, 0, 0);
+	struct brk_bucket_info bi;
+
+	ut_rc(-EMEDIUMTYPE, brk_bucket_update(k, 0.5, 0, BRK_BUCKET_RATE));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_configure(k, 0.5, 2));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_update(k, 0.0, 5, BRK_BUCKET_BURST));
+	bi = info(k);
+	assert_true(bi.paced);
+	NEAR(bi.ceiling_per_s, 10.0, 1e-9);
+	NEAR(bi.floor_per_s, 1.0, 1e-9);
+	assert_int_equal(bi.burst, 2);
+	take1(k);
+}
+
 static void signal_of_maps_outcomes(void **state)
 {
 	(void)state;
@@ -700,6 +721,7 @@ int main(void)
 		UT_TEST(bad_settings_are_einval_and_create_nothing),
 		UT_TEST(update_changes_only_the_given_settings_and_keeps_the_cut),
 		UT_TEST(pace_and_plain_bucket_names_do_not_mix),
+		UT_TEST(plain_bucket_settings_calls_refuse_a_pace_and_leave_it_whole),
 		UT_TEST(signal_of_maps_outcomes),
 		UT_TEST(corrupt_pace_words_are_bounded),
 		UT_TEST(a_cut_writes_one_event_and_counts_as_activity),
