@@ -1184,7 +1184,8 @@ struct brk_retire_stats {
  *
  * Returns 0 (retired), -EINVAL (NULL, a bad name), -ENOENT (no such
  * record), -EBUSY (not idle: a lease is held, or the breaker is not
- * closed or in a forced mode, or - @idle_ms > 0 - its activity changed
+ * closed, in a forced mode or in fallback (brk_set_fallback()), or -
+ * @idle_ms > 0 - its activity changed
  * within @idle_ms or the sweep has not watched it that long; brk_info()
  * tells which), -EROFS (read-only attachment), -BRK_ECONTENDED (the index
  * lock stayed busy for 2 s), -BRK_ECORRUPT.
