@@ -20,6 +20,7 @@
 #include "fresh.h"
 #include "limits.h"
 #include "ident.h"
+#include "killpoint.h"
 #include "pace_curve.h"
 
 static void pace_load(const struct brk__record *r, uint64_t w[3])
@@ -120,6 +121,34 @@ int brk_pace_get(brk_segment *seg, const char *name,
 	return 0;
 }
 
+/*
+ * Write the settings word @cfg and the pace word @pace (read as w[0],
+ * w[1]) with two CASes, in the order that keeps the pair valid after each
+ * (floor interval >= ceiling interval): a take, report or info between
+ * them would otherwise find the pace corrupt (raising ceiling and floor
+ * together, the new floor with the old ceiling). The settings word first
+ * when the old floor is not faster than the new ceiling, else the pace
+ * word: one of the two always is (old floor < new ceiling <= new floor
+ * means the new floor is slower than the old ceiling). 0, or -1 if a CAS
+ * lost (re-read and redo).
+ */
+static int update_words(struct brk__record *r, const uint64_t w[3], uint64_t cfg,
+			uint64_t pace)
+{
+	int cfg_first = BRK__PC_FLOOR_T(w[1]) >= BRK__BKC_T(cfg);
+	uint64_t *cw = &brk__xw(r)[BRK__BK_CFG], *pw = &brk__xw(r)[BRK__BK_PACE];
+	uint64_t *first = cfg_first ? cw : pw, *second = cfg_first ? pw : cw;
+	uint64_t fo = cfg_first ? w[0] : w[1], fn = cfg_first ? cfg : pace;
+	uint64_t so = cfg_first ? w[1] : w[0], sn = cfg_first ? pace : cfg;
+
+	if (fn != fo && uatomic_cmpxchg(first, fo, fn) != fo)
+		return -1;
+	BRK__HOOK(BRK__HOOK_PACE_HALF, NULL, 0);
+	if (sn != so && uatomic_cmpxchg(second, so, sn) != so)
+		return -1;
+	return 0;
+}
+
 int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fields)
 {
 	const unsigned all = BRK_PACE_F_CEILING | BRK_PACE_F_FLOOR |
@@ -168,13 +197,9 @@ int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fie
 			cfg = w[0];
 		else if (!(fields & BRK_PACE_F_CEILING))
 			cfg = BRK__BKC_MAKE(p.ceil_t, burst);
-		if (pace != w[1] && uatomic_cmpxchg(&brk__xw(r)[BRK__BK_PACE], w[1], pace) != w[1]) {
+		if (update_words(r, w, cfg, pace) != 0) {
 			caa_cpu_relax();
-			continue;
-		}
-		if (cfg != w[0] && uatomic_cmpxchg(&brk__xw(r)[BRK__BK_CFG], w[0], cfg) != w[0]) {
-			caa_cpu_relax();
-			continue; /* the pace word is already the new one: redo */
+			continue; /* the first may be the new one already: redo */
 		}
 		if (cfg != w[0])
 			return brk__gcra_rescale(b->seg, &brk__xw(r)[BRK__BK_TAT], p.ceil_t,
