@@ -1720,13 +1720,20 @@ enum brk_pace_field {
  * rate is clamped to the new floor and ceiling from the next take on. A
  * given 0 floor means the default (ceiling / 100); a new ceiling below
  * the kept floor (floor not given) moves the floor to its default. Ceiling and burst share
- * one word and floor and reserve another, each changed by one CAS; a take
- * running concurrently may be judged by the old or new settings. After a
+ * one word and floor and reserve another, each changed by one CAS, in the
+ * order that keeps the floor at or below the ceiling in between; a take
+ * running concurrently may be judged by the old or new settings, never
+ * finds the pace corrupt. Updaters go one at a time: the call holds the
+ * segment's index lock (bounded wait, as creation and retirement) while
+ * it reads, checks and writes, so two concurrent updates of different
+ * settings never combine into a floor above the ceiling; takes, reports
+ * and info never wait for it. After a
  * ceiling change the TAT is rescaled as in brk_bucket_configure().
  * Thread- and process-safe.
  * Returns 0, -EINVAL (a given value out of range, the result's floor above
  * its ceiling, unknown bits, NULL), -EMEDIUMTYPE (a plain bucket), -EROFS,
- * -BRK_ECORRUPT (stored words corrupt), -BRK_ECONTENDED (call again).
+ * -BRK_ECORRUPT (stored words corrupt), -BRK_ECONTENDED (the index lock
+ * stayed busy for 2 s, or a CAS kept losing: call again).
  */
 BRK_API int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c,
 			    unsigned fields);

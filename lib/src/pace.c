@@ -149,14 +149,16 @@ static int update_words(struct brk__record *r, const uint64_t w[3], uint64_t cfg
 	return 0;
 }
 
+static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
+			      unsigned fields);
+
 int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fields)
 {
 	const unsigned all = BRK_PACE_F_CEILING | BRK_PACE_F_FLOOR |
 			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE;
 	brk_breaker *b = brk__bk_h(k);
 	struct brk_pace_config in;
-	struct brk__record *r;
-	int i, rc;
+	int rc;
 
 	if (!k || (fields & ~all))
 		return -EINVAL;
@@ -168,7 +170,27 @@ int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fie
 	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
-	r = brk__brec(b);
+	/* Updaters one at a time: each checks its values against the other
+	 * word as it reads it and may write only its own word, so two of them
+	 * (a ceiling-only and a floor-only one) could both succeed and leave
+	 * the floor above the ceiling, the pace corrupt for good. Updates are
+	 * rare (an operator, a deploy); takes never wait for the lock, and
+	 * update_words() keeps every state they can see valid. */
+	rc = brk__index_lock(b->seg);
+	if (rc)
+		return rc;
+	rc = pace_update_locked(b, &in, fields);
+	brk__index_unlock(b->seg);
+	return rc;
+}
+
+static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
+			      unsigned fields)
+{
+	const struct brk_pace_config in = *c;
+	struct brk__record *r = brk__brec(b);
+	int i, rc;
+
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t w[3], cfg, pace;
 		struct brk__pace p;
@@ -176,6 +198,7 @@ int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fie
 		uint32_t burst, reserve;
 
 		pace_load(r, w);
+		BRK__HOOK(BRK__HOOK_PACE_READ, NULL, 0);
 		rc = brk__pace_parse(w[0], w[1], 0, &p);
 		if (rc == 1)
 			return -EMEDIUMTYPE;

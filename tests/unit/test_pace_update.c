@@ -72,10 +72,67 @@ static void a_take_between_the_two_words_never_finds_the_pace_corrupt(void **sta
 	assert_true(fabs(bi.ceiling_per_s - 0.5) < 1e-9 && fabs(bi.floor_per_s - 0.01) < 1e-9);
 }
 
+static brk_bucket *nested_k;
+static int nested_rc;
+
+/* Between the ceiling-only update's read and its write, a floor-only one. */
+static void read_hook(int id, struct brk_segment *seg, uint32_t ref)
+{
+	struct brk_pace_config c;
+
+	(void)seg;
+	(void)ref;
+	if (id != BRK__HOOK_PACE_READ || !nested_k)
+		return;
+	brk__test_hook = NULL; /* once, and not in the nested call */
+	brk_pace_config_init(&c);
+	c.floor_per_s = 50.0;
+	nested_rc = brk_pace_update(nested_k, &c, BRK_PACE_F_FLOOR);
+	nested_k = NULL;
+}
+
+/* Two updaters of different words: 'bctl pace P --ceiling 10' and 'bctl
+ * pace P --floor 50' on a 100/1 pace. Each checked its value against the
+ * other word as it read it, each wrote only its own word, and neither CAS
+ * saw the other's change: ceiling 10 with floor 50 stayed, and every take,
+ * info, report and update after it said -BRK_ECORRUPT for good. Updaters
+ * now go one at a time (the index lock): the second waits its bounded
+ * 2 s for the first, which holds it here, and gives up. */
+static void two_updaters_never_leave_the_floor_above_the_ceiling(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config c;
+	struct brk_bucket_info bi;
+	brk_bucket *k;
+
+	ut_rc(0, brk_pace_config_init(&c));
+	c.ceiling_per_s = 100.0;
+	c.floor_per_s = 1.0;
+	ut_rc(0, brk_pace_get(u->seg, "api", &c, &k));
+	ut_rc(0, brk_pace_config_init(&c));
+	c.ceiling_per_s = 10.0;
+	nested_k = k;
+	nested_rc = 12345;
+	brk__test_hook = read_hook;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_CEILING));
+	brk__test_hook = NULL;
+	assert_null(nested_k); /* the hook ran */
+	ut_rc(-BRK_ECONTENDED, nested_rc);
+	ut_rc(0, brk_bucket_info(k, &bi));
+	assert_true(fabs(bi.ceiling_per_s - 10.0) < 1e-9 && bi.floor_per_s <= bi.ceiling_per_s);
+	/* and the floor-only one, asked again, is judged by the new ceiling */
+	ut_rc(0, brk_pace_config_init(&c));
+	c.floor_per_s = 50.0;
+	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_FLOOR));
+	ut_rc(0, brk_bucket_info(k, &bi));
+	assert_true(bi.paced);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT_TEST(a_take_between_the_two_words_never_finds_the_pace_corrupt),
+		UT_TEST(two_updaters_never_leave_the_floor_above_the_ceiling),
 	};
 	return cmocka_run_group_tests_name("pace_update", tests, NULL, NULL);
 }
