@@ -326,3 +326,15 @@ def test_bad_rate_messages_give_the_bounds_as_numbers(seg, make):
     msg = str(e.value)
     assert "%" not in msg and any(c.isdigit() for c in msg), msg
     assert seg.record_count() == 0
+
+
+def test_an_int_above_two_to_the_64_is_refused_not_clamped(seg):
+    # brkpy_get_u64 clamped 2**64 and beyond to 2**64 - 1 where that was the
+    # maximum: a report "taken" at the end of time, which always cuts
+    p = seg.pace("p/big", ceiling=100)
+    for bad in (2**64, 10**30):
+        with pytest.raises(ValueError, match="taken_at must be at most 18446744073709551615"):
+            p.report(bad, 429)
+    assert p.info()["pace"]["counters"]["limited"] == 0
+    with pytest.raises(ValueError, match="cursor"):
+        seg.events(cursor=2**64)
