@@ -228,6 +228,12 @@ static int bucket_run(const struct bctl *g, brk_segment *seg, const char *name,
 		rc = bucket_snapshot(k, &in);
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
+	if (in.paced) {
+		fprintf(stderr, "bctl: %s: '%s' is a pace (learned rate), not a plain "
+			"bucket: change it with 'bctl pace %s --ceiling R'\n",
+			bctl_shm(g), name, name);
+		return CLI_EXIT_ERROR;
+	}
 	rate = a->has_rate ? a->rate : in.rate_per_s;
 	burst = a->has_burst ? (uint32_t)a->burst : in.burst;
 	if (rate_interval(rate) == in.interval_ns && burst == in.burst) {

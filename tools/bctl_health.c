@@ -97,12 +97,18 @@ static json_t *health_json(const char *name, const struct brk_health *h)
 	return o;
 }
 
-static void health_print(const char *name, const struct brk_health *h)
+static void health_print(brk_segment *seg, const char *name,
+			 const struct brk_health *h)
 {
 	printf("%s: %s\n", name, brk_health_state_name(h->state));
 	printf("  code: %s\n", brk_health_code_name(h->code));
 	printf("  by: %s\n", h->by);
-	if (h->since_age_ms == UINT64_MAX)
+	if (h->since_age_ms == UINT64_MAX && bctl_kind_of(seg, name) == BRK_KIND_BREAKER)
+		/* the breaker has no room for its health word (brk_health()
+		 * computes only): the arena is full, or we attached read-only */
+		printf("  since: not recorded (no room for it: the segment's arena "
+		       "is full, or it is attached read-only)\n");
+	else if (h->since_age_ms == UINT64_MAX)
 		printf("  since: not recorded (no breaker named %s)\n", name);
 	else
 		printf("  since: %" PRIu64 " ms ago\n", h->since_age_ms);
@@ -134,7 +140,7 @@ int bctl_cmd_health(struct bctl *g, int argc, char **argv)
 	} else if (json) {
 		rc = bctl_json_put(health_json(name, &h), 0) < 0 ? CLI_EXIT_ERROR : 0;
 	} else {
-		health_print(name, &h);
+		health_print(seg, name, &h);
 		rc = 0;
 	}
 	brk_detach(seg);

@@ -35,6 +35,7 @@ static const char *busy_why(brk_segment *seg, const char *name,
 {
 	brk_breaker *b;
 	struct brk_info in;
+	struct brk_health h;
 
 	if (bctl_kind_of(seg, name) == BRK_KIND_BREAKER &&
 	    brk_breaker_find(seg, name, &b) == 0 && brk_breaker_info(b, &in) == 0) {
@@ -49,6 +50,11 @@ static const char *busy_why(brk_segment *seg, const char *name,
 		}
 		if (in.mode != BRK_MODE_NORMAL) {
 			snprintf(buf, n, "in mode %s", brk_mode_name(in.mode));
+			return buf;
+		}
+		if (brk_health(seg, name, &h) == 0 && h.state == BRK_HEALTH_FALLBACK &&
+		    strcmp(h.by, name) == 0) {
+			snprintf(buf, n, "in fallback (bctl fallback %s off first)", name);
 			return buf;
 		}
 	}

@@ -1184,7 +1184,8 @@ struct brk_retire_stats {
  *
  * Returns 0 (retired), -EINVAL (NULL, a bad name), -ENOENT (no such
  * record), -EBUSY (not idle: a lease is held, or the breaker is not
- * closed or in a forced mode, or - @idle_ms > 0 - its activity changed
+ * closed, in a forced mode or in fallback (brk_set_fallback()), or -
+ * @idle_ms > 0 - its activity changed
  * within @idle_ms or the sweep has not watched it that long; brk_info()
  * tells which), -EROFS (read-only attachment), -BRK_ECONTENDED (the index
  * lock stayed busy for 2 s), -BRK_ECORRUPT.
@@ -1514,6 +1515,7 @@ BRK_API int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out
  * arithmetic saturates. A take that runs concurrently with this call may
  * be judged by the old or the new setting. Thread- and process-safe.
  * Returns 0, -EINVAL (rate, burst, NULL), -EROFS, -BRK_ECORRUPT,
+ * -EMEDIUMTYPE (@k is a pace: see brk_pace_update()),
  * -BRK_ECONTENDED (settings unchanged, or changed but the TAT not
  * rescaled: call again).
  */
@@ -1536,6 +1538,8 @@ enum brk_bucket_field {
  * Returns 0, -EINVAL (a given value out of range, unknown bits, NULL),
  * -EROFS, -EAGAIN (settings never stored, and only one of them given),
  * -BRK_ECORRUPT (the stored word is corrupt and only one given),
+ * -EMEDIUMTYPE (@k is a pace: its ceiling, floor and burst change with
+ * brk_pace_update(), which keeps the ceiling above the floor),
  * -BRK_ECONTENDED (as brk_bucket_configure()).
  */
 BRK_API int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
@@ -1722,13 +1726,20 @@ enum brk_pace_field {
  * rate is clamped to the new floor and ceiling from the next take on. A
  * given 0 floor means the default (ceiling / 100); a new ceiling below
  * the kept floor (floor not given) moves the floor to its default. Ceiling and burst share
- * one word and floor and reserve another, each changed by one CAS; a take
- * running concurrently may be judged by the old or new settings. After a
+ * one word and floor and reserve another, each changed by one CAS, in the
+ * order that keeps the floor at or below the ceiling in between; a take
+ * running concurrently may be judged by the old or new settings, never
+ * finds the pace corrupt. Updaters go one at a time: the call holds the
+ * segment's index lock (bounded wait, as creation and retirement) while
+ * it reads, checks and writes, so two concurrent updates of different
+ * settings never combine into a floor above the ceiling; takes, reports
+ * and info never wait for it. After a
  * ceiling change the TAT is rescaled as in brk_bucket_configure().
  * Thread- and process-safe.
  * Returns 0, -EINVAL (a given value out of range, the result's floor above
  * its ceiling, unknown bits, NULL), -EMEDIUMTYPE (a plain bucket), -EROFS,
- * -BRK_ECORRUPT (stored words corrupt), -BRK_ECONTENDED (call again).
+ * -BRK_ECORRUPT (stored words corrupt), -BRK_ECONTENDED (the index lock
+ * stayed busy for 2 s, or a CAS kept losing: call again).
  */
 BRK_API int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c,
 			    unsigned fields);
@@ -1778,7 +1789,8 @@ enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 
  *                  the cooling; the caller may still sleep it itself).
  *
  * BRK_PACE_LIMITED: counted; cuts the rate iff @taken_at_ns is at or
- * after the last cut (ms resolution): w_max = min(rate now, accepted
+ * after the last cut (ms resolution; the cut's ms is rounded up, so a
+ * request taken in the cut's ms but before it never cuts again): w_max = min(rate now, accepted
  * rate) (see above; the rate itself when no success was counted), stored
  * with the time by one CAS (a loser re-reads and sees the newer cut);
  * then the TAT is set to at least now + tau (the bucket empty at the new

@@ -119,6 +119,10 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 	if (b->seg->readonly)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
+	/* a pace's ceiling is this word too: only brk_pace_update() keeps it
+	 * above the floor (a pace never loses its PACED bit) */
+	if (uatomic_read(&brk__xw(brk__brec(b))[BRK__BK_PACE]) & BRK__PC_PACED)
+		return -EMEDIUMTYPE;
 	if (fields == 0)
 		return 0;
 	cw = &brk__xw(brk__brec(b))[BRK__BK_CFG];

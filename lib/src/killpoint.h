@@ -39,6 +39,10 @@ enum brk__killpoint {
 enum brk__hook {
 	BRK__HOOK_MARKED = 1,  /* claim: record marked, no slot claimed yet */
 	BRK__HOOK_CLAIMED = 2, /* claim: slot claimed, not yet re-marked */
+	BRK__HOOK_PACE_HALF = 3, /* brk_pace_update: the first of its two
+	                            words written, not the second (ref 0) */
+	BRK__HOOK_PACE_READ = 4, /* brk_pace_update: its words read, nothing
+	                            written yet (ref 0) */
 };
 
 #ifdef BRK__TEST_HOOKS

@@ -20,6 +20,7 @@
 #include "fresh.h"
 #include "limits.h"
 #include "ident.h"
+#include "killpoint.h"
 #include "pace_curve.h"
 
 static void pace_load(const struct brk__record *r, uint64_t w[3])
@@ -120,14 +121,44 @@ int brk_pace_get(brk_segment *seg, const char *name,
 	return 0;
 }
 
+/*
+ * Write the settings word @cfg and the pace word @pace (read as w[0],
+ * w[1]) with two CASes, in the order that keeps the pair valid after each
+ * (floor interval >= ceiling interval): a take, report or info between
+ * them would otherwise find the pace corrupt (raising ceiling and floor
+ * together, the new floor with the old ceiling). The settings word first
+ * when the old floor is not faster than the new ceiling, else the pace
+ * word: one of the two always is (old floor < new ceiling <= new floor
+ * means the new floor is slower than the old ceiling). 0, or -1 if a CAS
+ * lost (re-read and redo).
+ */
+static int update_words(struct brk__record *r, const uint64_t w[3], uint64_t cfg,
+			uint64_t pace)
+{
+	int cfg_first = BRK__PC_FLOOR_T(w[1]) >= BRK__BKC_T(cfg);
+	uint64_t *cw = &brk__xw(r)[BRK__BK_CFG], *pw = &brk__xw(r)[BRK__BK_PACE];
+	uint64_t *first = cfg_first ? cw : pw, *second = cfg_first ? pw : cw;
+	uint64_t fo = cfg_first ? w[0] : w[1], fn = cfg_first ? cfg : pace;
+	uint64_t so = cfg_first ? w[1] : w[0], sn = cfg_first ? pace : cfg;
+
+	if (fn != fo && uatomic_cmpxchg(first, fo, fn) != fo)
+		return -1;
+	BRK__HOOK(BRK__HOOK_PACE_HALF, NULL, 0);
+	if (sn != so && uatomic_cmpxchg(second, so, sn) != so)
+		return -1;
+	return 0;
+}
+
+static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
+			      unsigned fields);
+
 int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fields)
 {
 	const unsigned all = BRK_PACE_F_CEILING | BRK_PACE_F_FLOOR |
 			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE;
 	brk_breaker *b = brk__bk_h(k);
 	struct brk_pace_config in;
-	struct brk__record *r;
-	int i, rc;
+	int rc;
 
 	if (!k || (fields & ~all))
 		return -EINVAL;
@@ -139,7 +170,27 @@ int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fie
 	BRK__FRESH_OR_RETURN(b);
 	if (fields == 0)
 		return 0;
-	r = brk__brec(b);
+	/* Updaters one at a time: each checks its values against the other
+	 * word as it reads it and may write only its own word, so two of them
+	 * (a ceiling-only and a floor-only one) could both succeed and leave
+	 * the floor above the ceiling, the pace corrupt for good. Updates are
+	 * rare (an operator, a deploy); takes never wait for the lock, and
+	 * update_words() keeps every state they can see valid. */
+	rc = brk__index_lock(b->seg);
+	if (rc)
+		return rc;
+	rc = pace_update_locked(b, &in, fields);
+	brk__index_unlock(b->seg);
+	return rc;
+}
+
+static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
+			      unsigned fields)
+{
+	const struct brk_pace_config in = *c;
+	struct brk__record *r = brk__brec(b);
+	int i, rc;
+
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t w[3], cfg, pace;
 		struct brk__pace p;
@@ -147,6 +198,7 @@ int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fie
 		uint32_t burst, reserve;
 
 		pace_load(r, w);
+		BRK__HOOK(BRK__HOOK_PACE_READ, NULL, 0);
 		rc = brk__pace_parse(w[0], w[1], 0, &p);
 		if (rc == 1)
 			return -EMEDIUMTYPE;
@@ -168,13 +220,9 @@ int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fie
 			cfg = w[0];
 		else if (!(fields & BRK_PACE_F_CEILING))
 			cfg = BRK__BKC_MAKE(p.ceil_t, burst);
-		if (pace != w[1] && uatomic_cmpxchg(&brk__xw(r)[BRK__BK_PACE], w[1], pace) != w[1]) {
+		if (update_words(r, w, cfg, pace) != 0) {
 			caa_cpu_relax();
-			continue;
-		}
-		if (cfg != w[0] && uatomic_cmpxchg(&brk__xw(r)[BRK__BK_CFG], w[0], cfg) != w[0]) {
-			caa_cpu_relax();
-			continue; /* the pace word is already the new one: redo */
+			continue; /* the first may be the new one already: redo */
 		}
 		if (cfg != w[0])
 			return brk__gcra_rescale(b->seg, &brk__xw(r)[BRK__BK_TAT], p.ceil_t,
@@ -361,7 +409,11 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 			p->cut_ms = 0;
 			p->w_max = 0.0;
 		}
-		now_ms = brk__rel_ms(s, brk__now(s));
+		/* rounded up: taken_ms (rounded down) >= cut_ms then means
+		 * taken at or after the cut, never in its ms before it (on
+		 * loopback several requests share a ms; a 429 to one sent
+		 * before the cut must not cut again) */
+		now_ms = brk__rel_ms(s, brk__sat_add(brk__now(s), 999999u));
 		if (now_ms > BRK__CUT_MS_MAX)
 			now_ms = BRK__CUT_MS_MAX;
 		rate = brk__pace_rate(p, now_ms);

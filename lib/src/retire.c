@@ -70,6 +70,17 @@ static uint64_t *idle_since(const struct brk__record *r, uint64_t head)
 	return idle_snap(r, head) + 1;
 }
 
+/* Is @r's fallback flag (health.c, window block word BRK__WIN_FALLBACK)
+ * set? It is an operator's decision that lasts until it is turned off,
+ * and callers in fallback leave the breaker idle: retiring it would drop
+ * the flag. Any ON bit counts (a corrupt word only keeps a record). */
+static int fallback_set(brk_segment *s, const struct brk__record *r)
+{
+	const uint64_t *x = brk__window_words(s, r);
+
+	return x && (uatomic_read(&x[BRK__WIN_FALLBACK]) & BRK__FB_ON);
+}
+
 /* Is @r (live head @head) idle for @idle_ms at @rel (ms since epoch)?
  * @idle_ms 0: only leases and state count. */
 static enum why idle_check(brk_segment *s, struct brk__record *r,
@@ -83,7 +94,8 @@ static enum why idle_check(brk_segment *s, struct brk__record *r,
 		if (leases_held(&probes) || leases_held(&permits))
 			return BUSY_LEASE;
 		if (BRK__ST_STATE(uatomic_read(&r->state)) != BRK_CLOSED ||
-		    uatomic_read(&r->mode) != BRK_MODE_NORMAL)
+		    uatomic_read(&r->mode) != BRK_MODE_NORMAL ||
+		    fallback_set(s, r))
 			return BUSY_STATE;
 	}
 	if (idle_ms) {

@@ -28,8 +28,12 @@ int brkpy_get_u64(PyObject *o, const char *name, uint64_t max, uint64_t *out)
 	if (overflow > 0) {
 		v = PyLong_AsUnsignedLongLong(o);
 		if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+			/* above 2**64 - 1: too large for every max, also
+			 * UINT64_MAX (it was clamped to it and accepted) */
 			PyErr_Clear();
-			v = ULLONG_MAX;
+			PyErr_Format(PyExc_ValueError, "%s must be at most %llu", name,
+				     (unsigned long long)max);
+			return -1;
 		}
 	} else {
 		v = (unsigned long long)sv;

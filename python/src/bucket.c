@@ -30,7 +30,7 @@ PyObject *brkpy_segment_bucket(SegmentObject *self, PyObject *args)
 	    brkpy_get_u64(bursto, "burst", BRK_BUCKET_MAX_BURST, &burst))
 		return NULL;
 	if (!(rate >= BRK_BUCKET_MIN_RATE && rate <= BRK_BUCKET_MAX_RATE))
-		return PyErr_Format(PyExc_ValueError, "rate must be %g..%g tokens/s",
+		return brkpy_value_error("rate must be %g..%g tokens/s",
 				    BRK_BUCKET_MIN_RATE, BRK_BUCKET_MAX_RATE);
 	if (burst < 1)
 		return PyErr_Format(PyExc_ValueError, "burst must be 1..%u",
@@ -110,7 +110,7 @@ static PyObject *bucket_configure(BucketObject *self, PyObject *args)
 		return NULL;
 	rc = brk_bucket_configure(self->k, rate, (uint32_t)burst);
 	if (rc == -EINVAL)
-		return PyErr_Format(PyExc_ValueError, "rate must be %g..%g, burst 1..%u",
+		return brkpy_value_error("rate must be %g..%g, burst 1..%u",
 				    BRK_BUCKET_MIN_RATE, BRK_BUCKET_MAX_RATE,
 				    BRK_BUCKET_MAX_BURST);
 	if (rc)

@@ -28,10 +28,10 @@ PyObject *brkpy_segment_budget(SegmentObject *self, PyObject *args)
 	    brkpy_get_rate(rao, "ratio", &ra))
 		return NULL;
 	if (!(fl == 0 || (fl >= 0.001 && fl <= BRK_BUDGET_MAX_FLOOR)))
-		return PyErr_Format(PyExc_ValueError, "floor must be 0 or 0.001..%g retries/s",
+		return brkpy_value_error("floor must be 0 or 0.001..%g retries/s",
 				    BRK_BUDGET_MAX_FLOOR);
 	if (!(ra == 0 || (ra >= 0.001 && ra <= BRK_BUDGET_MAX_RATIO)))
-		return PyErr_Format(PyExc_ValueError, "ratio must be 0 or 0.001..%g",
+		return brkpy_value_error("ratio must be 0 or 0.001..%g",
 				    BRK_BUDGET_MAX_RATIO);
 	o = (BudgetObject *)brkpy_BudgetType.tp_alloc(&brkpy_BudgetType, 0);
 	if (!o)
@@ -114,8 +114,7 @@ static PyObject *budget_configure(BudgetObject *self, PyObject *args)
 		return NULL;
 	rc = brk_budget_configure(self->g, fl, ra);
 	if (rc == -EINVAL)
-		return PyErr_Format(PyExc_ValueError,
-				    "floor must be 0 or 0.001..%g, ratio 0 or 0.001..%g",
+		return brkpy_value_error("floor must be 0 or 0.001..%g, ratio 0 or 0.001..%g",
 				    BRK_BUDGET_MAX_FLOOR, BRK_BUDGET_MAX_RATIO);
 	if (rc)
 		return brkpy_set_error(rc, brk_budget_name(self->g), NULL);

@@ -99,6 +99,10 @@ PyObject *brkpy_raise_error(int rc, const char *what, const char *errbuf);
 PyObject *brkpy_raise_refusal(PyObject *cls, double wait_s, const char *cause,
 			       const char *by);
 PyObject *brkpy_set_error(int rc, const char *what, const char *errbuf);
+/* ValueError with a printf-formatted message (PyErr_Format has no %g:
+ * a double would print as a literal "%g"); returns NULL. */
+PyObject *brkpy_value_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 int brkpy_get_u64(PyObject *o, const char *name, uint64_t max, uint64_t *out);
 const char *brkpy_get_name(PyObject *o, const char *argname);
 int brkpy_put(PyObject *d, const char *key, PyObject *v);

@@ -4,6 +4,9 @@
  */
 #include "core.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 /* ---- exceptions (classes defined in breakerd/_errors.py) -------------- */
 
 PyObject *brkpy_Error_cls, *brkpy_CircuitOpen_cls, *brkpy_Cooling_cls, *brkpy_BulkheadFull_cls,
@@ -81,4 +84,16 @@ PyObject *brkpy_set_error(int rc, const char *what, const char *errbuf)
 	default:
 		return brkpy_raise_error(rc, what, errbuf);
 	}
+}
+
+PyObject *brkpy_value_error(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	PyErr_SetString(PyExc_ValueError, msg);
+	return NULL;
 }

@@ -45,7 +45,7 @@ static int pace_settings(PyObject *ceil, PyObject *floor, PyObject *burst,
 			return -1;
 		if (!(c->ceiling_per_s >= BRK_BUCKET_MIN_RATE &&
 		      c->ceiling_per_s <= BRK_BUCKET_MAX_RATE)) {
-			PyErr_Format(PyExc_ValueError, "ceiling must be %g..%g requests/s",
+			brkpy_value_error("ceiling must be %g..%g requests/s",
 				     BRK_BUCKET_MIN_RATE, BRK_BUCKET_MAX_RATE);
 			return -1;
 		}
@@ -56,12 +56,12 @@ static int pace_settings(PyObject *ceil, PyObject *floor, PyObject *burst,
 			return -1;
 		if (!(c->floor_per_s >= BRK_BUCKET_MIN_RATE &&
 		      c->floor_per_s <= BRK_BUCKET_MAX_RATE)) {
-			PyErr_Format(PyExc_ValueError, "floor must be %g..%g requests/s",
+			brkpy_value_error("floor must be %g..%g requests/s",
 				     BRK_BUCKET_MIN_RATE, BRK_BUCKET_MAX_RATE);
 			return -1;
 		}
 		if ((*fields & BRK_PACE_F_CEILING) && c->floor_per_s > c->ceiling_per_s) {
-			PyErr_Format(PyExc_ValueError, "floor (%g) must not exceed ceiling (%g)",
+			brkpy_value_error("floor (%g) must not exceed ceiling (%g)",
 				     c->floor_per_s, c->ceiling_per_s);
 			return -1;
 		}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bctl_health.sh BCTL PYTHON3 - bctl health and bctl fallback: each state
+# bctl_health.sh BCTL PYTHON3 [BREAKERD] - bctl health and bctl fallback: each state
 # as the operator sees it, --json that parses, and their bad input (exit
 # status AND the one line on stderr; a rejected command changes nothing).
 #
@@ -8,6 +8,7 @@ set -u
 
 BCTL=${1:?usage: bctl_health.sh PATH_TO_BCTL PYTHON3}
 PY=${2:-/usr/bin/python3}
+BREAKERD=${3:-} # optional: the arena-full check
 SHM=/brkhl-$$
 TMP=$(mktemp -d /tmp/brkhl.XXXXXX)
 pass=0
@@ -140,6 +141,29 @@ grep -Eq "shop +unavailable -> fallback +health" "$TMP/out" &&
 	bad "five health events in all" "$(grep ' health ' "$TMP/out")"
 run --help
 expect "help lists health and fallback" 0 "fallback NAME on\\|off" ""
+
+# A breaker whose health word finds no room (the arena full): computed,
+# not recorded, and not "no breaker named" it. breakerd creates a 1 MiB
+# arena; 3 KiB breakers, then plain ones and buckets, fill it.
+if [ -n "$BREAKERD" ]; then
+	SHM2=/brkhlf-$$
+	timeout -s INT 0.5 "$BREAKERD" --shm "$SHM2" --arena-mb 1 --capacity 4096 2>/dev/null
+	"$BCTL" --shm "$SHM2" config target >/dev/null
+	i=0
+	while [ $i -lt 2000 ] && "$BCTL" --shm "$SHM2" config "f$i" --max-concurrent 64 \
+		--failure-rate 50 --half-open-probes 8 >/dev/null 2>&1; do i=$((i + 1)); done
+	i=0
+	while [ $i -lt 200 ] && "$BCTL" --shm "$SHM2" config "g$i" >/dev/null 2>&1; do i=$((i + 1)); done
+	i=0
+	while [ $i -lt 200 ] && "$BCTL" --shm "$SHM2" bucket "k$i" --rate 1 --burst 1 >/dev/null 2>&1; do
+		i=$((i + 1))
+	done
+	"$BCTL" --shm "$SHM2" health target </dev/null >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	expect "arena full: the breaker's health is computed, not recorded, and it is a breaker" 0 \
+		"since: not recorded \\(no room for it: the segment's arena is full" ""
+	rm -f "/dev/shm$SHM2"
+fi
 
 echo "# bctl_health: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

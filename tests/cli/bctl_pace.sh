@@ -117,6 +117,10 @@ expect "absent pace without --ceiling" 2 "^bctl: pace q: no such pace: --ceiling
 expect "a plain bucket is not a pace" 1 "'plain' is a plain bucket \\(fixed rate\\), not a pace" \
 	pace plain --ceiling 5
 expect "a breaker is not a pace" 1 "br" pace br --ceiling 5
+expect "bctl bucket on a pace: exit 1, use bctl pace" 1 \
+	"'p' is a pace \\(learned rate\\), not a plain bucket: change it with 'bctl pace p" \
+	bucket p --rate 0.1
+expect "bctl bucket --burst on a pace: exit 1" 1 "is a pace" bucket p --burst 5
 run inspect q
 [ "$rc" -ne 0 ] && ok "  q was not created" || bad "  q exists"
 

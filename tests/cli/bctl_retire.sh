@@ -67,6 +67,13 @@ run retire opened
 expect "an open breaker is kept, saying why (exit 75)" 75 "^opened: kept: not closed \\(open\\)" ""
 run retire nope
 expect "an absent name: exit 1" 1 "" "no record named 'nope'"
+run config fb; run fallback fb on
+run retire fb
+expect "a breaker in fallback is kept, saying why (exit 75)" 75 \
+	"^fb: kept: in fallback \\(bctl fallback fb off first\\)" ""
+run fallback fb off
+run retire fb
+expect "out of fallback: retired" 0 "^fb: retired\$" ""
 run retire quiet
 expect "a closed breaker without a lease: retired now" 0 "^quiet: retired\$" ""
 exists quiet && bad "quiet is gone from the list" || ok "quiet is gone from the list"

@@ -309,3 +309,32 @@ def test_health_shared_with_bctl_and_a_c_process(realseg, bctl):
     assert p.returncode == 1
     with pytest.raises(LookupError):
         realseg.health("x/nothing")
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: s.pace("p/m", ceiling=0),
+    lambda s: s.pace("p/m", ceiling=10, floor=1e12),
+    lambda s: s.pace("p/m", ceiling=10, floor=20),
+    lambda s: s.bucket("p/mb", rate=0, burst=1),
+    lambda s: s.budget("p/mg", floor=1e9),
+    lambda s: s.budget("p/mg", ratio=1e9),
+])
+def test_bad_rate_messages_give_the_bounds_as_numbers(seg, make):
+    # PyErr_Format has no %g: the bounds once printed as a literal "%g..%g"
+    with pytest.raises(ValueError) as e:
+        make(seg)
+    msg = str(e.value)
+    assert "%" not in msg and any(c.isdigit() for c in msg), msg
+    assert seg.record_count() == 0
+
+
+def test_an_int_above_two_to_the_64_is_refused_not_clamped(seg):
+    # brkpy_get_u64 clamped 2**64 and beyond to 2**64 - 1 where that was the
+    # maximum: a report "taken" at the end of time, which always cuts
+    p = seg.pace("p/big", ceiling=100)
+    for bad in (2**64, 10**30):
+        with pytest.raises(ValueError, match="taken_at must be at most 18446744073709551615"):
+            p.report(bad, 429)
+    assert p.info()["pace"]["counters"]["limited"] == 0
+    with pytest.raises(ValueError, match="cursor"):
+        seg.events(cursor=2**64)

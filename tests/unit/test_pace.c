@@ -248,6 +248,32 @@ static void the_cut_base_holds_at_the_accepted_rate_cycle_after_cycle(void **sta
 	}
 }
 
+/* The cut word holds ms, taken_at ns: two requests sent in the same ms
+ * as the 429 that cut (on loopback a round trip is well under 1 ms), the
+ * second before the cut, must not cut again: its answer is to a request
+ * sent at the old rate (one cut per round trip). */
+static void a_429_for_a_request_sent_before_the_cut_in_its_ms_is_ignored(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 1000.0, 0.0, 8, 0);
+	uint64_t a, b;
+
+	ut_advance_ns(u, 100 * 1000); /* x.1 ms */
+	a = take1(k);
+	ut_advance_ns(u, 100 * 1000); /* x.2 ms */
+	b = take1(k);
+	ut_advance_ns(u, 100 * 1000); /* x.3 ms: a's 429 arrives and cuts */
+	ut_rc(1, brk_pace_report(k, a, BRK_PACE_LIMITED, 0));
+	ut_advance_ns(u, 200 * 1000); /* x.5 ms: b's 429, sent before the cut */
+	ut_rc(0, brk_pace_report(k, b, BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(k).cuts, 1);
+	NEAR(info(k).learned_per_s, 700.0, 0.05);
+	/* a request taken after the cut, answered 429, cuts again */
+	ut_advance_ms(u, 2);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(k).cuts, 2);
+}
+
 static void cut_starts_from_the_accepted_rate_when_it_is_lower(void **state)
 {
 	struct ut *u = *state;
@@ -535,6 +561,27 @@ static void pace_and_plain_bucket_names_do_not_mix(void **state)
 	assert_true(brk_bucket_wake_ns(k, at) < at + 15 * UT_NS_PER_MS);
 }
 
+/* A pace's ceiling lives in the plain bucket settings word: a plain
+ * bucket update of it (bctl bucket P --rate R) could store a ceiling below
+ * the floor, and every later call then found the pace corrupt, with no
+ * way back but retiring it. The plain calls refuse a pace instead. */
+static void plain_bucket_settings_calls_refuse_a_pace_and_leave_it_whole(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "api", 10.0, 1.0, 0, 0);
+	struct brk_bucket_info bi;
+
+	ut_rc(-EMEDIUMTYPE, brk_bucket_update(k, 0.5, 0, BRK_BUCKET_RATE));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_configure(k, 0.5, 2));
+	ut_rc(-EMEDIUMTYPE, brk_bucket_update(k, 0.0, 5, BRK_BUCKET_BURST));
+	bi = info(k);
+	assert_true(bi.paced);
+	NEAR(bi.ceiling_per_s, 10.0, 1e-9);
+	NEAR(bi.floor_per_s, 1.0, 1e-9);
+	assert_int_equal(bi.burst, 2);
+	take1(k);
+}
+
 static void signal_of_maps_outcomes(void **state)
 {
 	(void)state;
@@ -714,6 +761,7 @@ int main(void)
 		UT_TEST(estimate_slides_over_one_second),
 		UT_TEST(new_pace_runs_at_its_ceiling_with_the_defaults),
 		UT_TEST(eight_in_flight_429s_cut_once),
+		UT_TEST(a_429_for_a_request_sent_before_the_cut_in_its_ms_is_ignored),
 		UT_TEST(cut_starts_from_the_accepted_rate_when_it_is_lower),
 		UT_TEST(an_idle_spell_is_no_evidence_of_a_lower_limit),
 		UT_TEST(the_cut_base_holds_at_the_accepted_rate_cycle_after_cycle),
@@ -724,6 +772,7 @@ int main(void)
 		UT_TEST(bad_settings_are_einval_and_create_nothing),
 		UT_TEST(update_changes_only_the_given_settings_and_keeps_the_cut),
 		UT_TEST(pace_and_plain_bucket_names_do_not_mix),
+		UT_TEST(plain_bucket_settings_calls_refuse_a_pace_and_leave_it_whole),
 		UT_TEST(signal_of_maps_outcomes),
 		UT_TEST(corrupt_pace_words_are_bounded),
 		UT_TEST(a_cut_writes_one_event_and_counts_as_activity),

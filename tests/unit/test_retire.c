@@ -103,6 +103,32 @@ static void busy_records_are_not_retired(void **state)
 	ut_rc(0, brk_retire(u->seg, "bulk", 0));
 }
 
+/* The fallback flag is an operator's decision ("fallback until bctl
+ * fallback NAME off"), and callers in fallback leave the breaker idle:
+ * retiring it dropped the flag and the name read live again. */
+static void a_breaker_in_fallback_is_not_retired(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_retire_stats st;
+	struct brk_health h;
+
+	ut_cfg(&c);
+	(void)ut_breaker(u, "shop", &c);
+	ut_rc(0, brk_set_fallback(u->seg, "shop", 1));
+	ut_rc(-EBUSY, brk_retire(u->seg, "shop", 0));
+	sweep(u, &st);
+	ut_advance_ms(u, IDLE);
+	sweep(u, &st);
+	assert_int_equal(st.retired, 0);
+	assert_int_equal(st.busy_state, 1);
+	ut_rc(0, brk_health(u->seg, "shop", &h));
+	assert_int_equal(h.state, BRK_HEALTH_FALLBACK);
+	/* off again: an idle breaker like any other */
+	ut_rc(0, brk_set_fallback(u->seg, "shop", 0));
+	ut_rc(0, brk_retire(u->seg, "shop", 0));
+}
+
 /* A probe lease also keeps the record. */
 static void probe_lease_keeps_the_record(void **state)
 {
@@ -511,6 +537,7 @@ int main(void)
 		UT_TEST(idle_sweep_waits_for_quiet_time),
 		UT_TEST(retire_one_with_idle_needs_the_sweep_watch),
 		UT_TEST(busy_records_are_not_retired),
+		UT_TEST(a_breaker_in_fallback_is_not_retired),
 		UT_TEST(probe_lease_keeps_the_record),
 		UT_TEST(bad_arguments_are_refused),
 		UT_TEST(quarantine_then_oldest_first),
