@@ -1800,8 +1800,10 @@ enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 
  * Thread- and process-safe; the cut is visible to every process's next
  * take. A lost estimate CAS (contention) counts one success less: a
  * deeper cut, never more takes.
- * Returns 0, 1 (this report cut the rate), -EINVAL (NULL, bad signal),
- * -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED (the cut was not stored). A plain
+ * Returns 0, 1 (this report cut the rate), -EINVAL (NULL, bad signal, or
+ * BRK_PACE_LIMITED with @taken_at_ns after now on the segment clock: a
+ * request is taken before it is answered; nothing counted), -EROFS,
+ * -BRK_ECORRUPT, -BRK_ECONTENDED (the cut was not stored). A plain
  * bucket: 0, nothing written.
  */
 BRK_API int brk_pace_report(brk_bucket *k, uint64_t taken_at_ns, int signal,

@@ -470,6 +470,11 @@ int brk_pace_report(brk_bucket *k, uint64_t taken_at_ns, int signal,
 		est_add(r, brk__rel_ms(b->seg, brk__now(b->seg)));
 		return 0;
 	}
+	/* a request is taken before it is answered: a taken_at after now is
+	 * a caller's bug, and as "taken at the current rate" it would cut at
+	 * will (UINT64_MAX: every time) */
+	if (taken_at_ns > brk__now(b->seg))
+		return -EINVAL;
 	uatomic_inc(&brk__xw(r)[BRK__BK_LIMITED]);
 	return pace_cut(b, &p, brk__rel_ms(b->seg, taken_at_ns));
 }

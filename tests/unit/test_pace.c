@@ -274,6 +274,22 @@ static void a_429_for_a_request_sent_before_the_cut_in_its_ms_is_ignored(void **
 	assert_int_equal(info(k).cuts, 2);
 }
 
+/* Trying to break it: a taken_at after now (or UINT64_MAX) was "taken at
+ * the current rate" and cut every time, driving a pace to its floor. */
+static void a_limited_report_taken_in_the_future_is_refused(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "future", 100.0, 0.0, 0, 0);
+	uint64_t now = brk_now_ns(u->seg);
+
+	ut_rc(-EINVAL, brk_pace_report(k, now + 1000000u, BRK_PACE_LIMITED, 0));
+	ut_rc(-EINVAL, brk_pace_report(k, UINT64_MAX, BRK_PACE_LIMITED, 0));
+	assert_int_equal(info(k).cuts, 0);
+	assert_int_equal(info(k).limited, 0);
+	NEAR(info(k).learned_per_s, 100.0, 1e-9);
+	ut_rc(1, brk_pace_report(k, now, BRK_PACE_LIMITED, 0)); /* now: fine */
+}
+
 static void cut_starts_from_the_accepted_rate_when_it_is_lower(void **state)
 {
 	struct ut *u = *state;
@@ -763,6 +779,7 @@ int main(void)
 		UT_TEST(eight_in_flight_429s_cut_once),
 		UT_TEST(a_429_for_a_request_sent_before_the_cut_in_its_ms_is_ignored),
 		UT_TEST(cut_starts_from_the_accepted_rate_when_it_is_lower),
+		UT_TEST(a_limited_report_taken_in_the_future_is_refused),
 		UT_TEST(an_idle_spell_is_no_evidence_of_a_lower_limit),
 		UT_TEST(the_cut_base_holds_at_the_accepted_rate_cycle_after_cycle),
 		UT_TEST(a_cut_empties_the_bucket_at_the_new_rate),
