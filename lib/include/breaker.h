@@ -2113,8 +2113,11 @@ struct brk_admission {
  * record given, records of different segment handles: nothing taken,
  * adm->code -1), -E2BIG (a newer caller's unknown fields), or an error
  * of a gate's call (-EROFS, -EAGAIN, -BRK_ECORRUPT: what was taken before
- * it is given back, adm->code -1, adm->by names that record). Nothing is
- * held after a non-zero return.
+ * it is given back, adm->code -1, adm->by names that record), or -EINTR
+ * (a signal handler ran while it slept: what was taken is given back,
+ * adm->code -1; call again with what is left of max_wait_ms if the
+ * signal was not a reason to stop). Nothing is held after a non-zero
+ * return.
  */
 BRK_API int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm);
 

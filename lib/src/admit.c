@@ -136,15 +136,17 @@ static int past_deadline(const struct run *r, uint64_t wait_ns)
 }
 
 /* Sleep until @until_ns on the segment clock (the default clock only). */
-static void sleep_until(struct run *r, uint64_t until_ns)
+/* Returns 0, or -EINTR: a signal handler ran (the caller gives up, holding
+ * nothing, so that Ctrl-C in a Python caller is not held up by the wait). */
+static int sleep_until(struct run *r, uint64_t until_ns)
 {
 	struct timespec ts = { (time_t)(until_ns / 1000000000u),
 			       (long)(until_ns % 1000000000u) };
+	int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
 	r->now = brk__now(r->seg);
 	r->slept_ns = r->now > r->start ? r->now - r->start : 0;
+	return rc == EINTR ? -EINTR : 0;
 }
 
 /* Step 1: the wait the job faces now, without asking any gate (@bi: the
@@ -227,7 +229,8 @@ static int step_breaker(struct run *r)
 				      why.wait_ms, why.by);
 		if (!fits_max_wait(r, wait_ns) || !r->real)
 			return refuse(r, rc, breaker_code(rc), why.wait_ms, why.by);
-		sleep_until(r, brk__sat_add(r->now, wait_ns));
+		if (sleep_until(r, brk__sat_add(r->now, wait_ns)) == -EINTR)
+			return refuse(r, -EINTR, -1, 0, why.by);
 	}
 	return refuse(r, rc, breaker_code(rc), why.wait_ms, why.by);
 }
@@ -277,7 +280,10 @@ static int step_pace(struct run *r)
 			return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED,
 				      ms_ceil(wait_ns), name);
 		}
-		sleep_until(r, wake);
+		if (sleep_until(r, wake) == -EINTR) {
+			drop_permit(r);
+			return refuse(r, -EINTR, -1, 0, name);
+		}
 	}
 	drop_permit(r);
 	return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED, ms_ceil(wait_ns),

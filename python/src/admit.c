@@ -161,11 +161,26 @@ PyObject *brkpy_segment_admit(SegmentObject *self, PyObject *args)
 	req.max_wait_ms = maxw;
 	sleeps = maxw > 0 && !self->clock; /* an injected clock never sleeps */
 	if (sleeps) {
-		self->busy++;
-		Py_BEGIN_ALLOW_THREADS
-		rc = brk_admit(&req, &a->adm);
-		Py_END_ALLOW_THREADS
-		self->busy--;
+		uint64_t t0 = brk_now_ns(self->seg), spent_ms;
+
+		for (;;) {
+			self->busy++;
+			Py_BEGIN_ALLOW_THREADS
+			rc = brk_admit(&req, &a->adm);
+			Py_END_ALLOW_THREADS
+			self->busy--;
+			if (rc != -EINTR)
+				break;
+			/* a signal during the sleep: its Python handler runs now
+			 * (Ctrl-C raises KeyboardInterrupt at once, PEP 475),
+			 * else wait on with what is left of max_wait */
+			if (PyErr_CheckSignals() < 0) {
+				Py_DECREF(a);
+				return NULL;
+			}
+			spent_ms = (brk_now_ns(self->seg) - t0) / 1000000u;
+			req.max_wait_ms = spent_ms < maxw ? maxw - spent_ms : 0;
+		}
 	} else {
 		rc = brk_admit(&req, &a->adm);
 	}

@@ -3,6 +3,7 @@ pace, retry budget), the refusal codes, the release of an Admission, bad
 arguments, and a real-clock wait for a pace slot seen by bctl."""
 
 import gc
+import signal
 import threading
 import time
 import warnings
@@ -241,6 +242,39 @@ def test_close_refuses_while_an_admit_sleeps(realseg):
     t.join(10)
     assert "adm" in out, out
     out["adm"].success()
+
+
+class _Alarm(Exception):
+    pass
+
+
+def test_a_signal_interrupts_an_admit_that_sleeps(realseg):
+    """Trying to break it: KeyboardInterrupt during admit(max_wait=5) came
+    after the whole sleep (4.89 s); a signal whose handler raises now ends
+    the wait at once, one that does not lets it wait on."""
+    p = realseg.pace("x/intr", ceiling=0.5, burst=1)  # a slot every 2 s
+    realseg.admit(pace=p).success()
+
+    def raising(signum, frame):
+        raise _Alarm()
+
+    old = signal.signal(signal.SIGALRM, raising)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        t0 = time.monotonic()
+        with pytest.raises(_Alarm):
+            realseg.admit(pace=p, max_wait=5)
+        assert time.monotonic() - t0 < 1.5
+        # nothing was taken: the slot is still there for the next caller
+        signal.signal(signal.SIGALRM, lambda signum, frame: None)
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        t0 = time.monotonic()
+        adm = realseg.admit(pace=p, max_wait=5)  # waits on after the signal
+        assert time.monotonic() - t0 >= 0.5
+        adm.success()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def test_bad_reserve_pct_names_itself(seg):
