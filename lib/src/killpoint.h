@@ -43,6 +43,8 @@ enum brk__hook {
 	                            words written, not the second (ref 0) */
 	BRK__HOOK_PACE_READ = 4, /* brk_pace_update: its words read, nothing
 	                            written yet (ref 0) */
+	BRK__HOOK_PROBE_RECLAIMING = 5, /* brk__reclaim_probe: the dead probe's
+	                                   slot taken, its verdict not counted */
 };
 
 #ifdef BRK__TEST_HOOKS

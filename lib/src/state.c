@@ -30,6 +30,7 @@
  */
 #include "ident.h"
 #include "internal.h"
+#include "killpoint.h"
 #include "window.h"
 
 uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level)
@@ -180,21 +181,42 @@ int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
 		       uint64_t owner, int reason)
 {
 	struct brk__slots probes;
-	uint64_t w;
+	struct brk__lease *l;
+	uint64_t w, mark;
+	int verdict = !(owner & BRK__TOK_JUDGING);
 
 	brk__probe_slots(s, r, &probes);
-	if (slot >= brk__slots_total(&probes) ||
-	    uatomic_cmpxchg(&brk__slot(&probes, slot)->owner, owner, 0) != owner)
+	if (slot >= brk__slots_total(&probes))
+		return 0;
+	l = brk__slot(&probes, slot);
+	/*
+	 * A probe with a verdict to count keeps its slot, marked judging by
+	 * the reclaimer, until the failed-probe transition is done: freed
+	 * first, the slot let a caller claim a probe of the same half-open
+	 * generation that the transition then made stale (it_kill_steps,
+	 * "breakerd probe lease_start", once in CI). The mark is the
+	 * reclaimer's own token (its pid, a fresh nonce, the probe's
+	 * generation): another reclaimer - a refused caller - must not find
+	 * the dead owner there and free the slot in between. A reclaimer that
+	 * dies in between leaves its judging token: reclaimed later without a
+	 * verdict, as a judging probe's.
+	 */
+	mark = BRK__TOK_MAKE(brk__self()->pid, BRK__TOK_GEN(owner), brk__next_nonce()) |
+	       BRK__TOK_JUDGING;
+	if (uatomic_cmpxchg(&l->owner, owner, verdict ? mark : 0) != owner)
 		return 0;
 	brk__count(r, BRK__CTR_RECLAIMED);
 	w = uatomic_read(&r->state);
 	brk__record_event(s, r, BRK__ST_STATE(w), BRK__ST_STATE(w), reason,
 		     (int32_t)BRK__TOK_PID(owner), 0);
+	BRK__HOOK(BRK__HOOK_PROBE_RECLAIMING, s, 0);
 	/* A judging probe's owner is counting its own verdict (or died doing
 	 * so): freeing its slot counts nothing, so no probe counts twice. */
-	if (!(owner & BRK__TOK_JUDGING) && BRK__ST_STATE(w) == BRK_HALF_OPEN &&
+	if (verdict && BRK__ST_STATE(w) == BRK_HALF_OPEN &&
 	    BRK__ST_TAG(w) == BRK__TOK_GEN(owner))
 		brk__probe_failed(s, r, w, brk__now(s));
+	if (verdict)
+		(void)uatomic_cmpxchg(&l->owner, mark, 0);
 	return 1;
 }
 

@@ -191,7 +191,12 @@ inline perms_held(n, k)
 }
 
 /* brk__reclaim_probe: CAS(owner, o -> 0), then a probe of the current
- * half-open generation re-opens the breaker (one CAS on the word). */
+ * half-open generation re-opens the breaker (one CAS on the word).
+ * state.c now holds the slot with the reclaimer's own judging token until
+ * that transition is done, then frees it (a caller could otherwise claim
+ * a probe of the generation the transition is about to end: stale at its
+ * release, not a violation of (a)-(d)); this model still frees first: the
+ * properties it checks hold either way. */
 inline reclaim_probe(s, o, why, who, ok)
 {
 	atomic {

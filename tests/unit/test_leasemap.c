@@ -396,6 +396,63 @@ static void owner_checked_once_per_scan(void **state)
 		ut_release_ok(&p[k], BRK_SUCCESS, 0);
 }
 
+/* it_kill_steps "breakerd probe lease_start" failed once in CI: breakerd
+ * freed a dead worker's probe slot before counting its failed-probe
+ * transition, a caller claimed a probe of the same half-open generation
+ * in between, and the transition made that probe stale (its release
+ * -BRK_ESTALE, the breaker open again). Held here: while the reclaimer is
+ * between the two, the slot is still taken. */
+static brk_breaker *race_b;
+static int race_rc, race_ran;
+
+static void probe_race_hook(int id, struct brk_segment *seg, uint32_t ref)
+{
+	brk_permit p;
+
+	(void)seg;
+	(void)ref;
+	if (id != BRK__HOOK_PROBE_RECLAIMING)
+		return;
+	race_ran++;
+	race_rc = brk_acquire(race_b, &p, NULL);
+	if (race_rc == 0)
+		(void)brk_release(&p, BRK_SUCCESS, BRK_REASON_NONE, 0);
+}
+
+static void a_reclaimed_probe_keeps_its_slot_until_its_verdict(void **state)
+{
+	struct ut *u = *state;
+	struct brk_reclaim_stats st;
+	struct brk_config c;
+	struct brk_info i;
+	brk_permit p;
+	int k;
+
+	ut_cfg(&c);
+	c.failure_threshold = 1;
+	race_b = ut_breaker(u, "ho", &c);
+	ut_rc(0, brk_acquire(race_b, &p, NULL));
+	ut_release_ok(&p, BRK_FAILURE, BRK_REASON_TIMEOUT);
+	ut_advance_ms(u, 1001); /* cooled: the dead child's acquire probes */
+	(void)child_dies_holding(&race_b, 1);
+	ut_info(race_b, &i);
+	assert_int_equal(i.state, BRK_HALF_OPEN);
+	assert_int_equal(i.probes_in_flight, 1);
+	race_ran = 0;
+	brk__test_hook = probe_race_hook;
+	for (k = 0; k < 4 && !race_ran; k++)
+		reclaim_ok(u->seg, &st);
+	brk__test_hook = NULL;
+	assert_int_equal(race_ran, 1);
+	/* refused while the verdict was being counted: probes busy */
+	assert_int_equal(race_rc, -BRK_EOPEN);
+	ut_info(race_b, &i);
+	assert_int_equal(i.state, BRK_OPEN);
+	assert_int_equal(i.probes_in_flight, 0);
+	assert_int_equal(i.counters.stale, 0);
+	assert_int_equal(i.counters.reclaimed, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +468,7 @@ int main(void)
 		UT_TEST(scan_during_a_busy_retirement_keeps_the_mark),
 		UT_TEST(stray_bits_and_cursor_are_harmless),
 		UT_TEST(owner_checked_once_per_scan),
+		UT_TEST(a_reclaimed_probe_keeps_its_slot_until_its_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
