@@ -11,6 +11,10 @@
  * owners and expired probes and publishes a heartbeat. It never unlinks
  * or re-initialises the segment, so restarting it loses no state.
  *
+ * Started by systemd (Type=notify, daemon/breakerd.service) it sends
+ * READY=1 after attaching and the first scan, WATCHDOG=1 when the unit
+ * sets WatchdogSec=, and STOPPING=1 on SIGTERM (notify.h).
+ *
  * Exit status: 0 after SIGTERM/SIGINT, 1 on a segment or system error,
  * 2 on a usage error.
  */
@@ -27,6 +31,7 @@
 #include "breaker.h"
 #include "cli_util.h"
 #include "logfmt.h"
+#include "notify.h"
 #include "supervise.h"
 
 #define BREAKERD_DEFAULT_INTERVAL_MS 100u
@@ -51,6 +56,8 @@ static const char usage_text[] =
 	"holding them and of probes older than their probe timeout, publish a\n"
 	"heartbeat, and log every transition and reclaim. Runs in the\n"
 	"foreground, logs to stderr; SIGTERM or SIGINT stops it (exit 0).\n"
+	"Started by systemd (Type=notify) it sends READY=1 after the first\n"
+	"scan, WATCHDOG=1 if the unit sets WatchdogSec=, STOPPING=1 on SIGTERM.\n"
 	"\n"
 	"  --shm NAME        segment name (default: $" BRK_SHM_ENV ", else "
 	BRK_DEFAULT_SHM ")\n"
@@ -317,10 +324,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_start(&o, seg);
+	notify_init();
 
 	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms,
 			    (const char *const *)o.health, o.n_health);
 
+	notify_stopping();
 	ll_begin(&l, "info", "stopping");
 	ll_str(&l, "shm", shm);
 	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");

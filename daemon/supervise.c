@@ -13,6 +13,7 @@
 
 #include "follow.h"
 #include "logfmt.h"
+#include "notify.h"
 
 static volatile sig_atomic_t stop_signal;
 static sigset_t sleep_mask; /* the mask while sleeping: TERM/INT open */
@@ -187,14 +188,24 @@ static void scan(brk_segment *seg, uint64_t interval_ms, struct follower *f,
 	}
 }
 
+/* The segment's name, for READY=1's STATUS= line. */
+static void ready(brk_segment *seg)
+{
+	struct brk_segment_info si;
+
+	if (brk_segment_info(seg, &si) != 0)
+		memset(&si, 0, sizeof(si));
+	notify_ready(si.shm_name[0] ? si.shm_name : "the segment");
+}
+
 int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms,
 		  const char *const *health, size_t n_health)
 {
 	struct healthwatch hw = { health, n_health, NULL };
 	struct follower f;
 	struct retirer ret;
-	uint64_t interval_ns, next, now;
-	int last_rc = 0;
+	uint64_t interval_ns, next, now, wd_ns, next_wd;
+	int last_rc = 0, scanned = 0;
 
 	memset(&ret, 0, sizeof(ret));
 	ret.idle_ms = retire_idle_ms;
@@ -206,17 +217,33 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_m
 		log_error("health names", -ENOMEM);
 		hw.n = 0;
 	}
+	wd_ns = notify_watchdog_interval_ns(); /* 0: no WatchdogSec */
 	follow_init(&f, seg);
 	next = brk_monotonic_ns(NULL);
+	next_wd = next;
 	while (!stop_signal) {
-		scan(seg, interval_ms, &f, &last_rc, &ret, &hw);
-		/* Fixed rate; after an overrun (a slow scan, a stopped
-		 * process) start again from now instead of catching up. */
-		next = sat_add(next, interval_ns);
 		now = brk_monotonic_ns(NULL);
-		if (next < now)
-			next = sat_add(now, interval_ns);
-		sleep_until(next);
+		if (now >= next) {
+			scan(seg, interval_ms, &f, &last_rc, &ret, &hw);
+			if (!scanned) {
+				scanned = 1;
+				ready(seg); /* attached and scanned once */
+			}
+			/* Fixed rate; after an overrun (a slow scan, a
+			 * stopped process) start again from now instead of
+			 * catching up. */
+			next = sat_add(next, interval_ns);
+			now = brk_monotonic_ns(NULL);
+			if (next < now)
+				next = sat_add(now, interval_ns);
+		}
+		/* WATCHDOG=1 every WATCHDOG_USEC/2, from this loop only: a
+		 * scan that hangs stops it, and systemd restarts us. */
+		if (wd_ns && now >= next_wd) {
+			notify_watchdog();
+			next_wd = sat_add(now, wd_ns);
+		}
+		sleep_until(wd_ns && next_wd < next ? next_wd : next);
 	}
 	follow_drain(&f); /* what happened up to the stop */
 	free(hw.last_rc);

@@ -34,6 +34,10 @@ int supervise_signals_init(void);
  * @health:      names whose health (brk_health()) each scan evaluates, so
  *               their transitions are recorded (one event each) even if
  *               nobody asks; @n_health of them (0: none).
+ * After the first scan it sends READY=1 (notify.h); with a watchdog
+ * ($WATCHDOG_USEC) it sends WATCHDOG=1 from the loop every half of it,
+ * waking from its sleep for that if the interval is longer. Call
+ * notify_init() first.
  * Returns the number of the signal that stopped the loop.
  */
 int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms,
