@@ -8,9 +8,11 @@
 # build's breakerd, since verify checks that the program exists.
 # Skips (77) if systemd-analyze (Debian's systemd package) is absent.
 # Built without libsystemd the unit must say Type=simple, no WatchdogSec=.
-# Usage: unit_verify.sh UNIT BREAKERD_EXE BINDIR HAVE_LIBSYSTEMD(0|1)
+# The sysusers.d entry makes breakerd a system user (uid below 1000, which
+# logind's RemoveIPC= leaves alone): systemd-sysusers --dry-run.
+# Usage: unit_verify.sh UNIT BREAKERD_EXE BINDIR HAVE_LIBSYSTEMD(0|1) SYSUSERS
 set -u
-unit=$1 exe=$2 bindir=$3 have_sd=$4
+unit=$1 exe=$2 bindir=$3 have_sd=$4 sysusers=$5
 if ! command -v systemd-analyze >/dev/null 2>&1; then
 	echo "SKIP: systemd-analyze not found (Debian package: systemd)"
 	exit 77
@@ -47,4 +49,17 @@ sed 's/^Type=/Tpye=/' "$tmp/breakerd.service" > "$tmp/bad.service"
 out=$(systemd-analyze verify "$tmp/bad.service" 2>&1)
 check "a misspelt key draws a complaint (this test can fail)" \
 	bash -c "grep -q Tpye <<< '$out'"
+if command -v systemd-sysusers >/dev/null 2>&1; then
+	if uid=$(id -u breakerd 2>/dev/null); then
+		how="user breakerd exists"
+	else
+		out=$(systemd-sysusers --dry-run "$sysusers" 2>&1)
+		uid=$(sed -n "s/^Creating user 'breakerd' .* with UID \([0-9]*\).*/\1/p" <<< "$out")
+		how="systemd-sysusers --dry-run: $(head -c 200 <<< "$out" | tr '\n' ' ')"
+	fi
+	check "breakerd is a system user, uid ${uid:-?} < 1000 ($how)" \
+		test -n "$uid" -a "${uid:-1000}" -lt 1000
+else
+	echo "note: systemd-sysusers absent, the sysusers.d entry is not checked"
+fi
 exit $fail
