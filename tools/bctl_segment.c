@@ -305,6 +305,15 @@ static int remove_check(const struct bctl *g, const char *shm)
 				 "--force removes it without checking", cli_q(shm),
 				 err[0] ? err : brk_strerror(rc));
 	brk_segment_info(seg, &si);
+	if (si.ns_differ & BRK_NS_PID) {
+		brk_detach(seg);
+		cli_error("%s: not removed: created in pid namespace %" PRIu64
+			  ", we are in %" PRIu64 ": breakerd and the lease owners "
+			  "cannot be checked from here; run this in the segment's "
+			  "pid namespace, or --force", cli_q(shm), si.creator_pidns,
+			  si.own_pidns);
+		return BCTL_EXIT_TEMPFAIL;
+	}
 	if (bctl_daemon_state(&si) == BCTL_DAEMON_OK) {
 		brk_detach(seg);
 		cli_error("%s: not removed: breakerd (pid %" PRId32 ") is attached, "
