@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,10 +61,13 @@ static const char usage_text[] =
 	"  --shm NAME        segment name (default: $" BRK_SHM_ENV ", else "
 	BRK_DEFAULT_SHM ")\n"
 	"  --interval DUR    scan interval: 250ms, 1s, ... (default 100ms)\n"
-	"  --capacity N      records, when creating the segment (default 1024)\n"
-	"  --arena-mb N      MiB of record storage, when creating (default: a\n"
-	"                    breaker's 448 bytes per record of the capacity,\n"
-	"                    plus room for bulkheads and window rules)\n"
+	"  --capacity N      records, when creating the segment (default 1024);\n"
+	"                    an existing segment of another capacity is an\n"
+	"                    error (resize: stop the workers and breakerd,\n"
+	"                    'bctl segment remove', start with the new N)\n"
+	"  --arena-mb N      MiB of record storage, when creating, as --capacity\n"
+	"                    (default: a breaker's 448 bytes per record of the\n"
+	"                    capacity, plus room for bulkheads and window rules)\n"
 	"  --mode OCTAL      permission bits, when creating (default 0600)\n"
 	"  --group NAME      group owner, when creating (share with a group)\n"
 	"  --retire-idle DUR retire records idle this long (closed, no lease, no\n"
@@ -86,30 +88,6 @@ static const char usage_text[] =
 #define USAGE_HINT "Try 'breakerd --help' for more information."
 #define usage_error(...) exit(cli_usage_error(__VA_ARGS__))
 
-static void parse_group(struct options *o, const char *arg)
-{
-	uint64_t v;
-	struct group *gr;
-	int err;
-
-	errno = 0;
-	gr = getgrnam(arg);
-	err = errno; /* the parser below may change errno */
-	if (gr) {
-		o->gid = gr->gr_gid;
-	} else if (parse_uint_arg(arg, 0, 0xfffffffeull, &v) == 0) {
-		o->gid = (int64_t)v; /* a numeric gid */
-	} else if (err && err != ENOENT && err != ESRCH &&
-		   err != EBADF && err != EPERM) {
-		fprintf(stderr, "breakerd: --group: cannot look up '%s': %s\n",
-			arg, strerror(err));
-		exit(CLI_EXIT_USAGE);
-	} else {
-		usage_error("--group: no such group '%s'", arg);
-	}
-	o->group = arg;
-}
-
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -124,7 +102,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	uint64_t v;
 	int c, rc;
 
 	memset(o, 0, sizeof(*o));
@@ -157,36 +134,22 @@ static void parse_options(int argc, char **argv, struct options *o)
 					    optarg);
 			break;
 		case 'c':
-			rc = parse_uint_arg(optarg, 1, BRK_MAX_CAPACITY, &v);
-			if (rc < 0)
-				usage_error("--capacity: '%s' is not a number of "
-					    "records from 1 to %u", optarg,
-					    BRK_MAX_CAPACITY);
-			o->capacity = (uint32_t)v;
+			if (cli_opt_capacity("--capacity", optarg, &o->capacity))
+				exit(CLI_EXIT_USAGE);
 			break;
 		case 'a':
-			rc = parse_uint_arg(optarg, 1, BRK_MAX_ARENA_BYTES >> 20, &v);
-			if (rc < 0)
-				usage_error("--arena-mb: '%s' is not a number of "
-					    "MiB from 1 to %llu", optarg,
-					    (unsigned long long)(BRK_MAX_ARENA_BYTES >> 20));
-			o->arena_bytes = v << 20;
+			if (cli_opt_arena_mb("--arena-mb", optarg, &o->arena_bytes))
+				exit(CLI_EXIT_USAGE);
 			break;
 		case 'm':
-			rc = parse_uint_arg_base(optarg, 8, 0, 0777, &v);
-			if (rc < 0)
-				usage_error("--mode: '%s' is not an octal mode "
-					    "from 0 to 0777", optarg);
-			if (v & 0002)
-				usage_error("--mode: '%s' would make the segment "
-					    "world-writable", optarg);
-			if ((v & 0600) != 0600)
-				usage_error("--mode: '%s' leaves the owner without "
-					    "read and write permission", optarg);
-			o->mode = (uint32_t)v;
+			if (cli_opt_mode("--mode", optarg, &o->mode))
+				exit(CLI_EXIT_USAGE);
 			break;
 		case 'g':
-			parse_group(o, optarg);
+			rc = cli_opt_group("--group", optarg, &o->gid);
+			if (rc)
+				exit(rc);
+			o->group = optarg;
 			break;
 		case 'r':
 			rc = parse_duration_arg(optarg, &o->retire_idle_ms);
@@ -226,6 +189,37 @@ static void parse_options(int argc, char **argv, struct options *o)
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
+/* --capacity/--arena-mb apply only when creating: an existing segment of
+ * another geometry is an error (never silently ignored), saying how to
+ * resize. The segment is left untouched. */
+static int check_geometry(const struct options *o, const char *shm,
+			  brk_segment *seg)
+{
+	struct brk_segment_info si;
+	char asked[160];
+	int n = 0;
+
+	if (brk_segment_info(seg, &si) != 0)
+		return 0;
+	if (o->capacity && si.capacity != o->capacity)
+		n = snprintf(asked, sizeof(asked), "capacity %u records, not the "
+			     "%u of --capacity", si.capacity, o->capacity);
+	else if (o->arena_bytes && si.arena_bytes != o->arena_bytes)
+		n = snprintf(asked, sizeof(asked), "an arena of %llu bytes, "
+			     "not the %llu MiB of --arena-mb",
+			     (unsigned long long)si.arena_bytes,
+			     (unsigned long long)(o->arena_bytes >> 20));
+	if (n == 0)
+		return 0;
+	fprintf(stderr, "breakerd: segment %s exists with %s: its size is fixed "
+		"when it is created. To resize it: stop every worker using it "
+		"and breakerd, run 'bctl --shm %s segment remove' (its records "
+		"and their state are lost), then start breakerd with the new "
+		"size; or start breakerd without --capacity/--arena-mb to keep "
+		"this one\n", shm, asked, shm);
+	return -EEXIST;
+}
+
 static int attach(const struct options *o, const char *shm, brk_segment **seg)
 {
 	struct brk_attach_opts ao;
@@ -249,6 +243,12 @@ static int attach(const struct options *o, const char *shm, brk_segment **seg)
 		else
 			fprintf(stderr, "breakerd: segment %s: %s\n", shm,
 				brk_strerror(rc));
+		return rc;
+	}
+	rc = check_geometry(o, shm, *seg);
+	if (rc < 0) {
+		brk_detach(*seg);
+		*seg = NULL;
 	}
 	return rc;
 }

@@ -33,6 +33,7 @@ static const struct bctl_cmd bctl_cmds[] = {
 	{ "retire", bctl_cmd_retire },
 	{ "health", bctl_cmd_health },
 	{ "fallback", bctl_cmd_fallback },
+	{ "segment", bctl_cmd_segment },
 };
 
 static const struct bctl_cmd *bctl_lookup(const char *name)

@@ -125,5 +125,6 @@ int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
 int bctl_cmd_retire(struct bctl *g, int argc, char **argv);
 int bctl_cmd_health(struct bctl *g, int argc, char **argv);
 int bctl_cmd_fallback(struct bctl *g, int argc, char **argv);
+int bctl_cmd_segment(struct bctl *g, int argc, char **argv);
 
 #endif /* BCTL_H */

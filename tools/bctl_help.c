@@ -12,6 +12,7 @@ _Static_assert(BRK_MAX_PROBES == 8, "--half-open-probes 1-8 below");
 _Static_assert(BRK_MAX_CONCURRENT == 64, "--max-concurrent 0-64 below");
 _Static_assert(BRK_MAX_QUORUM == 8, "--min-distinct-processes 2-8 below");
 _Static_assert(BRK_MAX_RESERVE_PCT == 90, "--reserve 0-90 below");
+_Static_assert(BRK_MAX_CAPACITY == 1048576, "segment create: 1-1048576 below");
 
 static const char bctl_usage[] =
 "usage: bctl [--shm NAME] [-v] COMMAND [ARGS...]\n"
@@ -135,6 +136,22 @@ static const char bctl_usage[] =
 "                                record of the subtree exists\n"
 "  fallback NAME on|off          NAME's fallback flag: its health is 'fallback'\n"
 "                                until turned off (NAME must be a breaker)\n"
+"  segment create --capacity N [--arena-mb M] [--mode OCTAL] [--group G]\n"
+"                                create the segment with N records (1-1048576)\n"
+"                                and M MiB of record storage, mode and group\n"
+"                                as breakerd's; one that exists with the same\n"
+"                                size is kept, another size is an error (its\n"
+"                                size is fixed at creation)\n"
+"  segment info [--json]         capacity, used, arena, size, layout, mode,\n"
+"                                owner, creator pid and namespaces, breakerd's\n"
+"                                heartbeat\n"
+"  segment remove [--force]      unlink the segment; refused (exit 75, saying\n"
+"                                why) while breakerd's heartbeat is fresh or a\n"
+"                                lease is held. A process that still has it\n"
+"                                mapped keeps working on the unlinked copy and\n"
+"                                the next to attach creates a fresh one, so\n"
+"                                the host's processes split in two: stop them\n"
+"                                all first. --force skips the checks\n"
 "  help                          this text\n"
 "\n"
 "Options (before or after the command):\n"

@@ -160,7 +160,10 @@ enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s)
 
 	if (s->daemon_pid <= 0 || s->heartbeat_age_ms == UINT64_MAX)
 		return BCTL_DAEMON_NEVER;
-	if (kill(s->daemon_pid, 0) < 0 && errno == ESRCH)
+	/* its pid means nothing in another pid namespace: judge by the
+	 * heartbeat alone there */
+	if (!(s->ns_differ & BRK_NS_PID) && kill(s->daemon_pid, 0) < 0 &&
+	    errno == ESRCH)
 		return BCTL_DAEMON_EXITED;
 	limit = s->daemon_interval_ms * DAEMON_STALE_INTERVALS +
 		DAEMON_STALE_SLACK_MS;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -196,6 +197,70 @@ int cli_opt_uint(const char *opt, const char *s, uint64_t min, uint64_t max,
 	if (rc < 0)
 		return cli_usage_error("%s: '%s' is not an integer (%" PRIu64
 				       "..%" PRIu64 ")", opt, cli_q(s), min, max);
+	return 0;
+}
+
+int cli_opt_mode(const char *opt, const char *s, uint32_t *mode)
+{
+	uint64_t v;
+
+	if (parse_uint_arg_base(s, 8, 0, 0777, &v) < 0)
+		return cli_usage_error("%s: '%s' is not an octal mode from 0 to "
+				       "0777", opt, cli_q(s));
+	if (v & 0002)
+		return cli_usage_error("%s: '%s' would make the segment "
+				       "world-writable", opt, cli_q(s));
+	if ((v & 0600) != 0600)
+		return cli_usage_error("%s: '%s' leaves the owner without read "
+				       "and write permission", opt, cli_q(s));
+	*mode = (uint32_t)v;
+	return 0;
+}
+
+int cli_opt_group(const char *opt, const char *s, int64_t *gid)
+{
+	struct group *gr;
+	uint64_t v;
+	int err;
+
+	errno = 0;
+	gr = getgrnam(s);
+	err = errno; /* the parser below may change errno */
+	if (gr) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	if (parse_uint_arg(s, 0, 0xfffffffeull, &v) == 0) {
+		*gid = (int64_t)v; /* a numeric gid */
+		return 0;
+	}
+	if (err && err != ENOENT && err != ESRCH && err != EBADF && err != EPERM)
+		return cli_error("%s: cannot look up '%s': %s", opt, cli_q(s),
+				 strerror(err));
+	return cli_usage_error("%s: no such group '%s'", opt, cli_q(s));
+}
+
+int cli_opt_capacity(const char *opt, const char *s, uint32_t *cap)
+{
+	uint64_t v;
+
+	if (parse_uint_arg(s, 1, BRK_MAX_CAPACITY, &v) < 0)
+		return cli_usage_error("%s: '%s' is not a number of records "
+				       "from 1 to %u", opt, cli_q(s),
+				       BRK_MAX_CAPACITY);
+	*cap = (uint32_t)v;
+	return 0;
+}
+
+int cli_opt_arena_mb(const char *opt, const char *s, uint64_t *bytes)
+{
+	uint64_t v;
+
+	if (parse_uint_arg(s, 1, BRK_MAX_ARENA_BYTES >> 20, &v) < 0)
+		return cli_usage_error("%s: '%s' is not a number of MiB from 1 "
+				       "to %llu", opt, cli_q(s),
+				       (unsigned long long)(BRK_MAX_ARENA_BYTES >> 20));
+	*bytes = v << 20;
 	return 0;
 }
 

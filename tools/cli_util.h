@@ -94,6 +94,17 @@ int cli_opt_pct(const char *opt, const char *s, uint64_t min, uint64_t max,
 		uint64_t *out);
 int cli_opt_duration(const char *opt, const char *s, uint64_t *ms);
 int cli_opt_code_set(const char *opt, const char *s, uint8_t *set);
+/* A segment's permission bits (octal, at most 0777): never world-writable,
+ * always owner read-write (the library refuses the first on attach). */
+int cli_opt_mode(const char *opt, const char *s, uint32_t *mode);
+/* A group by name or number (getgrnam(3)). 0, CLI_EXIT_USAGE (no such
+ * group) or CLI_EXIT_ERROR (the lookup itself failed). */
+int cli_opt_group(const char *opt, const char *s, int64_t *gid);
+/* A segment's capacity in records (1..BRK_MAX_CAPACITY) and arena size in
+ * MiB (1..BRK_MAX_ARENA_BYTES >> 20, returned in bytes): the library's
+ * limits, spelled in one place for bctl and breakerd. */
+int cli_opt_capacity(const char *opt, const char *s, uint32_t *cap);
+int cli_opt_arena_mb(const char *opt, const char *s, uint64_t *bytes);
 
 /**
  * cli_format_time - @wall_ms (ms since the epoch) as RFC 3339 UTC with

@@ -295,7 +295,11 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  *  -EPROTO  wrong magic, layout version or size: not our segment, or a
  *           different release of breakerd;
  *  -ETIMEDOUT the creator did not finish initialising in time;
- *  -EXDEV   created in another pid or time namespace;
+ *  -EXDEV   created in another pid or time namespace (errbuf says
+ *           which and what to do: run this process in the creator's
+ *           namespaces - docker --pid=container:X --ipc=container:X,
+ *           Kubernetes shareProcessNamespace: true; README "Containers");
+ *           BRK_ATTACH_NOPROCESS attaches anyway (inspection only);
  *  -ENOSPC  /dev/shm is too small for the requested capacity and arena;
  *  -ENOMEM  out of memory.
  * Thread-safe; each call returns a new handle.
@@ -311,9 +315,14 @@ BRK_API int brk_attach(const struct brk_attach_opts *o, brk_segment **out);
 BRK_API int brk_detach(brk_segment *seg);
 
 /**
- * brk_segment_unlink - remove the shm name. Only breakerd does this: an
- * unlinked-but-mapped segment plus a new one under the same name would
- * split the host in two. Returns 0 or -errno.
+ * brk_segment_unlink - remove the shm name (shm_unlink(3); $BREAKERD_SHM
+ * or the default for NULL). Not a process-safe operation on a segment in
+ * use: a process that has it mapped keeps working on the unlinked copy,
+ * and the next process to attach creates a fresh one under the same name,
+ * so the host's processes split into two groups that no longer see each
+ * other's breakers. `bctl segment remove` refuses while breakerd's
+ * heartbeat is fresh or a lease is held. Returns 0 or -errno (-ENOENT:
+ * no such segment).
  */
 BRK_API int brk_segment_unlink(const char *shm_name);
 
@@ -343,10 +352,29 @@ struct brk_segment_info {
 	                              their extension blocks) */
 	uint32_t unit_bytes;       /* the arena's allocation unit (64) */
 	uint32_t live_records;     /* published records (== used) */
+	/* since BRK_SEGMENT_INFO_SIZE_VER2: what fstat said at attach, and
+	 * the namespaces (inode numbers of /proc/PID/ns/pid and .../time,
+	 * 0 if unknown) */
+	uint32_t mode;             /* permission bits, 0..0777 */
+	uint32_t owner_uid;
+	uint32_t owner_gid;
+	uint32_t ns_differ;        /* BRK_NS_PID | BRK_NS_TIME: ours differ
+	                              from the creator's (a read-write attach
+	                              without BRK_ATTACH_NOPROCESS is then
+	                              -EXDEV) */
+	uint64_t creator_pidns;    /* the creator's pid namespace */
+	uint64_t creator_timens;   /* the creator's time namespace */
+	uint64_t own_pidns;        /* this process's pid namespace */
+	uint64_t own_timens;       /* this process's time namespace */
 };
 
 #define BRK_SEGMENT_INFO_SIZE_VER0 328u /* sizeof in BREAKER_0 */
 #define BRK_SEGMENT_INFO_SIZE_VER1 352u /* + the arena fields */
+#define BRK_SEGMENT_INFO_SIZE_VER2 400u /* + mode, owner, namespaces */
+
+/* brk_segment_info.ns_differ bits */
+#define BRK_NS_PID 1u
+#define BRK_NS_TIME 2u
 
 /**
  * brk_segment_info - a snapshot of the header (a macro over

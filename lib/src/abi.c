@@ -23,7 +23,7 @@
 _Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER1, "brk_config");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
-_Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER1,
+_Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER2,
 	       "brk_segment_info");
 _Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER2, "brk_info");
 /* ... and they grew only at the end */
@@ -33,6 +33,8 @@ _Static_assert(offsetof(struct brk_attach_opts, arena_bytes) == BRK_ATTACH_OPTS_
 	       "brk_attach_opts grew at the end");
 _Static_assert(offsetof(struct brk_segment_info, arena_bytes) == BRK_SEGMENT_INFO_SIZE_VER0,
 	       "brk_segment_info grew at the end");
+_Static_assert(offsetof(struct brk_segment_info, mode) == BRK_SEGMENT_INFO_SIZE_VER1,
+	       "brk_segment_info grew at the end (mode, owner, namespaces)");
 _Static_assert(offsetof(struct brk_info, record_bytes) == BRK_INFO_SIZE_VER0,
 	       "brk_info grew at the end");
 _Static_assert(offsetof(struct brk_info, arrivals) == BRK_INFO_SIZE_VER1,

@@ -32,6 +32,7 @@ struct brk_segment {
 	uint64_t last_scan_ns;    /* last caller-side dead-owner scan */
 	uint8_t *base;            /* mapping */
 	uint64_t size;            /* mapped bytes (validated == header) */
+	uint32_t mode, uid, gid;  /* fstat of the shm object at attach */
 	struct brk__header *hdr;
 	/* geometry copied once at attach, after validation; never re-read */
 	uint32_t capacity;

@@ -154,8 +154,15 @@ static int map_fd(brk_segment *s, int fd, uint64_t size)
 	int prot = s->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
 	void *p = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
 
+	struct stat st;
+
 	if (p == MAP_FAILED)
 		return -errno;
+	if (fstat(fd, &st) == 0) {
+		s->mode = (uint32_t)(st.st_mode & 0777);
+		s->uid = (uint32_t)st.st_uid;
+		s->gid = (uint32_t)st.st_gid;
+	}
 	s->base = p;
 	s->size = size;
 	s->hdr = p;
@@ -341,12 +348,18 @@ static int check_namespaces(const struct attach_ctx *c, brk_segment *s)
 		return 0;
 	if (s->hdr->pidns_ino && pidns && s->hdr->pidns_ino != pidns)
 		return fail(c, -EXDEV, "created in pid namespace %llu, we are "
-			    "in %llu: lease owners cannot be checked",
+			    "in %llu: lease owners cannot be checked; run this "
+			    "process in the segment's pid namespace (docker "
+			    "--pid=container:X --ipc=container:X, Kubernetes "
+			    "shareProcessNamespace: true; see the README's "
+			    "\"Containers\")",
 			    (unsigned long long)s->hdr->pidns_ino,
 			    (unsigned long long)pidns);
 	if (s->hdr->timens_ino && timens && s->hdr->timens_ino != timens)
 		return fail(c, -EXDEV, "created in time namespace %llu, we "
-			    "are in %llu: monotonic clocks differ",
+			    "are in %llu: monotonic clocks differ; run this "
+			    "process in the segment's time namespace (see the "
+			    "README's \"Containers\")",
 			    (unsigned long long)s->hdr->timens_ino,
 			    (unsigned long long)timens);
 	return 0;
@@ -539,6 +552,19 @@ int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 	out->daemon_interval_ms = uatomic_read(&s->hdr->daemon_interval_ms);
 	out->events_written = uatomic_read(&s->hdr->event_head);
 	out->readonly = s->readonly;
+	out->mode = s->mode;
+	out->owner_uid = s->uid;
+	out->owner_gid = s->gid;
+	out->creator_pidns = s->hdr->pidns_ino;
+	out->creator_timens = s->hdr->timens_ino;
+	out->own_pidns = ns_inode("pid");
+	out->own_timens = ns_inode("time");
+	if (out->creator_pidns && out->own_pidns &&
+	    out->creator_pidns != out->own_pidns)
+		out->ns_differ |= BRK_NS_PID;
+	if (out->creator_timens && out->own_timens &&
+	    out->creator_timens != out->own_timens)
+		out->ns_differ |= BRK_NS_TIME;
 	return 0;
 }
 

@@ -274,6 +274,47 @@ static void check_health(const char *shm)
 	}
 }
 
+/* --capacity/--arena-mb on an existing segment of another size: exit 1,
+ * one line naming the segment, its size and how to resize; the segment
+ * (capacity 8, arena 2 MiB, created above) is untouched. Before issue 12
+ * breakerd started and silently kept the old size. */
+static void check_capacity_mismatch(const char *shm)
+{
+	struct brk_segment_info si;
+	brk_segment *seg;
+	char err[4096], want[256];
+	int st;
+
+	{
+		char *a[] = { "--shm", (char *)shm, "--capacity", "16", NULL };
+
+		st = run(a, err, sizeof(err));
+	}
+	snprintf(want, sizeof(want), "run 'bctl --shm %s segment remove'", shm);
+	CHECK(st == 1 && lines(err) == 1 && strstr(err, shm) &&
+	      strstr(err, "exists with capacity 8 records, not the 16 of "
+		     "--capacity") && strstr(err, "stop every worker") &&
+	      strstr(err, want),
+	      "--capacity 16 on a capacity-8 segment: exit 1, one line saying "
+	      "how to resize (%d: %.*s)", st, (int)strcspn(err, "\n"), err);
+	{
+		char *a[] = { "--shm", (char *)shm, "--arena-mb", "3", NULL };
+
+		st = run(a, err, sizeof(err));
+	}
+	CHECK(st == 1 && lines(err) == 1 &&
+	      strstr(err, "exists with an arena of 2097152 bytes, not the 3 MiB "
+		     "of --arena-mb") && strstr(err, want),
+	      "--arena-mb 3 on a 2 MiB arena: exit 1, saying how to resize "
+	      "(%d: %.*s)", st, (int)strcspn(err, "\n"), err);
+	seg = it_attach(shm, 0);
+	brk_segment_info(seg, &si);
+	CHECK(si.capacity == 8 && si.arena_bytes == 2u << 20,
+	      "the refused start left the segment as it was (capacity %u, "
+	      "arena %llu)", si.capacity, (unsigned long long)si.arena_bytes);
+	brk_detach(seg);
+}
+
 int main(int argc, char **argv)
 {
 	char err[4096], path[256];
@@ -409,6 +450,7 @@ int main(int argc, char **argv)
 	st = it_daemon_stop(d, SIGTERM, 3000);
 	CHECK(st == 0, "SIGTERM: exit 0 (%d)", st);
 	CHECK(access(path, F_OK) == 0, "the segment outlives the daemon");
+	check_capacity_mismatch(shm);
 
 	check_lost_events(shm);
 	check_retire_idle(shm);
