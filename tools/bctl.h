@@ -103,6 +103,7 @@ void bctl_help(void);
 int bctl_cmd_list(struct bctl *g, int argc, char **argv);
 int bctl_cmd_inspect(struct bctl *g, int argc, char **argv);
 int bctl_cmd_config(struct bctl *g, int argc, char **argv);
+int bctl_cmd_apply(struct bctl *g, int argc, char **argv);
 int bctl_cmd_reset(struct bctl *g, int argc, char **argv);
 int bctl_cmd_trip(struct bctl *g, int argc, char **argv);
 int bctl_cmd_events(struct bctl *g, int argc, char **argv);

@@ -64,11 +64,7 @@ static int bucket_parse(struct bctl *g, int argc, char **argv,
 	return BCTL_CONTINUE;
 }
 
-/* The emission interval the library stores for @rate (see breaker.h). */
-static uint64_t rate_interval(double rate)
-{
-	return (uint64_t)(1e9 / rate + 0.5);
-}
+#define rate_interval bucket_interval_ns
 
 /* A snapshot with settings. The library stores them before it publishes
  * a record, so only a creator that died half-way leaves none (-EAGAIN:
@@ -371,11 +367,7 @@ static int budget_configure(brk_budget *u, double floor, double ratio)
 	return brk_budget_configure(u, floor, ratio);
 }
 
-/* The library stores both to the nearest 0.001 (both are >= 0; no libm). */
-static int milli_eq(double a, double b)
-{
-	return (int64_t)(a * 1000.0 + 0.5) == (int64_t)(b * 1000.0 + 0.5);
-}
+#define milli_eq budget_milli_eq
 
 static void budget_line(const char *name, const char *what,
 			const struct brk_budget_info *in)

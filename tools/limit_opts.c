@@ -220,6 +220,16 @@ static int uint_nonneg(const char *label, const char *s, uint64_t min,
 	return cli_opt_uint(label, s, min, max, v);
 }
 
+uint64_t bucket_interval_ns(double rate)
+{
+	return (uint64_t)(1e9 / rate + 0.5);
+}
+
+int budget_milli_eq(double a, double b)
+{
+	return (int64_t)(a * 1000.0 + 0.5) == (int64_t)(b * 1000.0 + 0.5);
+}
+
 int bucket_opt(const char *key, const char *label, const char *arg,
 	       struct bucket_set *a)
 {

@@ -76,6 +76,10 @@ struct bucket_set {
 	int has_rate, has_burst;
 };
 
+/** bucket_interval_ns - the emission interval the library stores for
+ * @rate tokens/s (see breaker.h), to tell "unchanged". */
+uint64_t bucket_interval_ns(double rate);
+
 /** bucket_opt - "rate" (tokens/s) or "burst" (tokens). */
 int bucket_opt(const char *key, const char *label, const char *arg,
 	       struct bucket_set *a);
@@ -88,6 +92,10 @@ struct budget_set {
 	double floor, ratio;
 	int has_floor, has_ratio;
 };
+
+/** budget_milli_eq - the library stores a budget's floor and ratio to
+ * the nearest 0.001: equal there. */
+int budget_milli_eq(double a, double b);
 
 /** budget_opt - "floor" (retries/s) or "ratio" (retries per first attempt). */
 int budget_opt(const char *key, const char *label, const char *arg,
