@@ -60,7 +60,8 @@ static int apply(struct breakers *b, int reload)
 		 "breakers file applied in part (a concurrent change)" :
 		 "breakers file applied");
 	ll_str(&l, "file", b->path);
-	ll_u64(&l, "sections", (uint64_t)bf_count(f));
+	if (f)
+		ll_u64(&l, "sections", (uint64_t)bf_count(f));
 	if (reload && rc == CLI_EXIT_USAGE)
 		ll_str(&l, "kept", "the settings applied before");
 	ll_end(&l);
