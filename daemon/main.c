@@ -3,7 +3,7 @@
  *
  *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--arena-mb N]
  *            [--mode OCTAL] [--group NAME] [--retire-idle DUR]
- *            [--health NAME]... [--help]
+ *            [--health NAME]... [--breakers FILE] [--help]
  *
  * Runs in the foreground and logs to stderr, one logfmt line per event.
  * It attaches the segment (creating it with the given capacity, arena
@@ -15,8 +15,12 @@
  * READY=1 after attaching and the first scan, WATCHDOG=1 when the unit
  * sets WatchdogSec=, and STOPPING=1 on SIGTERM (notify.h).
  *
+ * The breakers file (--breakers, default /etc/breakerd/breakers.conf if
+ * it exists) is applied after the attach and again on each SIGHUP (see
+ * breakers.h); a bad one at start stops breakerd with exit 2.
+ *
  * Exit status: 0 after SIGTERM/SIGINT, 1 on a segment or system error,
- * 2 on a usage error.
+ * 2 on a usage error or a bad breakers file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +32,8 @@
 #include <unistd.h>
 
 #include "breaker.h"
+#include "breakers.h"
+#include "breakers_file.h"
 #include "cli_util.h"
 #include "logfmt.h"
 #include "notify.h"
@@ -44,6 +50,7 @@ struct options {
 	uint32_t mode;         /* 0: the library's default */
 	int64_t gid;           /* -1: leave as is */
 	const char *group;     /* as given, for the log */
+	const char *breakers;  /* --breakers FILE, or NULL */
 	const char **health;   /* --health NAMEs (argv's strings) */
 	size_t n_health;
 };
@@ -54,9 +61,10 @@ static const char usage_text[] =
 	"the leases (half-open probes, bulkhead permits) of processes that died\n"
 	"holding them and of probes older than their probe timeout, publish a\n"
 	"heartbeat, and log every transition and reclaim. Runs in the\n"
-	"foreground, logs to stderr; SIGTERM or SIGINT stops it (exit 0).\n"
-	"Started by systemd (Type=notify) it sends READY=1 after the first\n"
-	"scan, WATCHDOG=1 if the unit sets WatchdogSec=, STOPPING=1 on SIGTERM.\n"
+	"foreground, logs to stderr; SIGTERM or SIGINT stops it (exit 0),\n"
+	"SIGHUP applies the breakers file again. Started by systemd\n"
+	"(Type=notify) it sends READY=1 after the first scan, WATCHDOG=1\n"
+	"if the unit sets WatchdogSec=, STOPPING=1 on SIGTERM.\n"
 	"\n"
 	"  --shm NAME        segment name (default: $" BRK_SHM_ENV ", else "
 	BRK_DEFAULT_SHM ")\n"
@@ -78,10 +86,12 @@ static const char usage_text[] =
 	"                    unavailable, fallback) every scan, so each of its\n"
 	"                    transitions is recorded as an event and logged even\n"
 	"                    if nobody asks (repeatable)\n"
+	"  --breakers FILE   the breakers file to apply at start and on SIGHUP\n"
+	"                    (default: " BF_DEFAULT_PATH " if it exists)\n"
 	"  -h, --help        show this help and exit\n"
 	"\n"
 	"Exit status: 0 stopped by a signal, 1 segment or system error,\n"
-	"2 usage error.\n";
+	"2 usage error or a bad breakers file.\n";
 
 /* The usage errors of breakerd: "breakerd: <msg>" and this hint, exit 2
  * (cli_usage_error() of the shared CLI helpers prints both). */
@@ -99,6 +109,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "group", required_argument, NULL, 'g' },
 		{ "retire-idle", required_argument, NULL, 'r' },
 		{ "health", required_argument, NULL, 'H' },
+		{ "breakers", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -174,6 +185,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 					    "no empty '/' level)", optarg, BRK_NAME_MAX);
 			o->health[o->n_health++] = optarg;
 			break;
+		case 'B':
+			if (!*optarg)
+				usage_error("--breakers: empty file name");
+			o->breakers = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -187,6 +203,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->breakers && access(BF_DEFAULT_PATH, F_OK) == 0)
+		o->breakers = BF_DEFAULT_PATH;
 }
 
 /* --capacity/--arena-mb apply only when creating: an existing segment of
@@ -296,6 +314,7 @@ static void log_start(const struct options *o, brk_segment *seg)
 int main(int argc, char **argv)
 {
 	struct options o;
+	struct breakers bk;
 	struct logline l;
 	brk_segment *seg = NULL;
 	const char *shm;
@@ -324,6 +343,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_start(&o, seg);
+	rc = breakers_start(&bk, o.breakers, seg);
+	if (rc) {
+		breakers_end(&bk);
+		brk_daemon_leave(seg);
+		brk_detach(seg);
+		free(o.health);
+		return rc;
+	}
+	supervise_set_reload(breakers_reload, &bk);
 	notify_init();
 
 	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms,
@@ -334,6 +362,7 @@ int main(int argc, char **argv)
 	ll_str(&l, "shm", shm);
 	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");
 	ll_end(&l);
+	breakers_end(&bk);
 	brk_daemon_leave(seg);
 	brk_detach(seg);
 	free(o.health);

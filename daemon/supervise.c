@@ -16,11 +16,26 @@
 #include "notify.h"
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t hup_signal;
+static void (*reload_fn)(void *arg);
+static void *reload_arg;
 static sigset_t sleep_mask; /* the mask while sleeping: TERM/INT open */
 
 static void on_stop(int sig)
 {
 	stop_signal = sig;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup_signal = 1;
+}
+
+void supervise_set_reload(void (*fn)(void *arg), void *arg)
+{
+	reload_fn = fn;
+	reload_arg = arg;
 }
 
 int supervise_signals_init(void)
@@ -35,6 +50,9 @@ int supervise_signals_init(void)
 	if (sigaction(SIGTERM, &sa, NULL) != 0 ||
 	    sigaction(SIGINT, &sa, NULL) != 0)
 		return -errno;
+	sa.sa_handler = on_hup;
+	if (sigaction(SIGHUP, &sa, NULL) != 0)
+		return -errno;
 	/* A closed stderr must not kill the supervisor. */
 	sa.sa_handler = SIG_IGN;
 	if (sigaction(SIGPIPE, &sa, NULL) != 0)
@@ -43,11 +61,13 @@ int supervise_signals_init(void)
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &block, &old) != 0)
 		return -errno;
 	sleep_mask = old;
 	sigdelset(&sleep_mask, SIGTERM);
 	sigdelset(&sleep_mask, SIGINT);
+	sigdelset(&sleep_mask, SIGHUP);
 	return 0;
 }
 
@@ -56,13 +76,13 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Sleep until @deadline_ns (monotonic) or a stop signal. */
+/* Sleep until @deadline_ns (monotonic), a stop signal or a SIGHUP. */
 static void sleep_until(uint64_t deadline_ns)
 {
 	struct timespec ts;
 	uint64_t now, left;
 
-	while (!stop_signal) {
+	while (!stop_signal && !hup_signal) {
 		now = brk_monotonic_ns(NULL);
 		if (now >= deadline_ns)
 			return;
@@ -222,6 +242,11 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_m
 	next = brk_monotonic_ns(NULL);
 	next_wd = next;
 	while (!stop_signal) {
+		if (hup_signal) { /* blocked here: delivered only in the sleep */
+			hup_signal = 0;
+			if (reload_fn)
+				reload_fn(reload_arg);
+		}
 		now = brk_monotonic_ns(NULL);
 		if (now >= next) {
 			scan(seg, interval_ms, &f, &last_rc, &ret, &hw);

@@ -4,7 +4,8 @@
  * Every interval: brk_reclaim() (free the leases of dead owners and
  * expired probes), brk_heartbeat(), a slice of the retirement sweep if
  * asked (--retire-idle), the health of each --health NAME, then log the events any process recorded (one
- * line per retirement among them). SIGTERM and SIGINT end the loop cleanly; they are blocked
+ * line per retirement among them). SIGHUP calls the reload function
+ * (supervise_set_reload()). SIGTERM and SIGINT end the loop cleanly; they are blocked
  * except while the loop sleeps (ppoll with the unblocked mask), so a
  * signal is never lost between the check of the flag and the sleep.
  */
@@ -23,6 +24,13 @@
  * Returns 0 or -errno.
  */
 int supervise_signals_init(void);
+
+/*
+ * supervise_set_reload - call @fn(@arg) from the loop (before its next
+ * scan) after each SIGHUP; SIGHUP is blocked like SIGTERM and wakes the
+ * sleep. NULL: a SIGHUP does nothing.
+ */
+void supervise_set_reload(void (*fn)(void *arg), void *arg);
 
 /*
  * supervise_run - run until SIGTERM or SIGINT.

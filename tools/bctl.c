@@ -18,6 +18,7 @@ static const struct bctl_cmd bctl_cmds[] = {
 	{ "list", bctl_cmd_list },
 	{ "inspect", bctl_cmd_inspect },
 	{ "config", bctl_cmd_config },
+	{ "apply", bctl_cmd_apply },
 	{ "reset", bctl_cmd_reset },
 	{ "trip", bctl_cmd_trip },
 	{ "force-open", bctl_cmd_force_open },

@@ -14,6 +14,7 @@
 
 #include "breaker.h"
 #include "cli_util.h"
+#include "limit_opts.h"
 
 #define BCTL_EXIT_TEMPFAIL 75 /* EX_TEMPFAIL: refused, try later */
 #define BCTL_EXIT_TIMEOUT 124 /* like timeout(1) */
@@ -102,6 +103,7 @@ void bctl_help(void);
 int bctl_cmd_list(struct bctl *g, int argc, char **argv);
 int bctl_cmd_inspect(struct bctl *g, int argc, char **argv);
 int bctl_cmd_config(struct bctl *g, int argc, char **argv);
+int bctl_cmd_apply(struct bctl *g, int argc, char **argv);
 int bctl_cmd_reset(struct bctl *g, int argc, char **argv);
 int bctl_cmd_trip(struct bctl *g, int argc, char **argv);
 int bctl_cmd_events(struct bctl *g, int argc, char **argv);
@@ -112,14 +114,6 @@ int bctl_cmd_disable(struct bctl *g, int argc, char **argv);
 int bctl_cmd_metrics_only(struct bctl *g, int argc, char **argv);
 int bctl_cmd_bucket(struct bctl *g, int argc, char **argv);
 int bctl_cmd_pace(struct bctl *g, int argc, char **argv);
-/**
- * bctl_opt_decimal - a strict decimal option value (bctl_bucket.c): no
- * hex, inf, nan or trailing text; @min_pos .. @max, 0 only if @zero_ok;
- * @what says what it counts. 0 or CLI_EXIT_USAGE (one line naming @opt).
- */
-int bctl_opt_decimal(const char *opt, const char *s, int zero_ok,
-		     double min_pos, double max, const char *what,
-		     double *out);
 int bctl_cmd_take(struct bctl *g, int argc, char **argv);
 int bctl_cmd_budget(struct bctl *g, int argc, char **argv);
 int bctl_cmd_retire(struct bctl *g, int argc, char **argv);

@@ -31,87 +31,9 @@ enum {
 	OPT_RATIO
 };
 
-/* ---- strict decimals ----------------------------------------------------- */
-
-enum dec_err { DEC_OK, DEC_GARBAGE, DEC_NONFINITE, DEC_HUGE, DEC_NEGATIVE };
-
-/*
- * A decimal number, all of @s: digits, an optional fraction and exponent
- * (strtod's grammar without space, hex, inf and nan). A leading '-' is
- * parsed, so "-1" is reported as negative rather than as garbage.
- */
-static enum dec_err dec_parse(const char *s, double *v)
-{
-	const char *p = s[0] == '-' || s[0] == '+' ? s + 1 : s;
-	char *end;
-
-	if (*p == '\0' || strspn(p, "0123456789.eE+-") != strlen(p) ||
-	    !(*p == '.' || (*p >= '0' && *p <= '9'))) {
-		errno = 0;
-		*v = strtod(s, &end);
-		/* "inf", "nan", "infinity": numbers, but not finite ones */
-		if (end != s && *end == '\0' && !isfinite(*v))
-			return DEC_NONFINITE;
-		return DEC_GARBAGE;
-	}
-	errno = 0;
-	*v = strtod(s, &end);
-	if (end == s || *end != '\0')
-		return DEC_GARBAGE;
-	if (!isfinite(*v) || (errno == ERANGE && (*v > 1.0 || *v < -1.0)))
-		return DEC_HUGE;
-	if (s[0] == '-' && *v != 0.0)
-		return DEC_NEGATIVE;
-	if (*v == 0.0)
-		*v = 0.0; /* "-0" */
-	return DEC_OK;
-}
-
-/*
- * A rate-like option: @min_pos .. @max, and 0 only if @zero_ok. @what says
- * what the number counts. Returns 0 or CLI_EXIT_USAGE (one line printed).
- */
-int bctl_opt_decimal(const char *opt, const char *s, int zero_ok,
-		     double min_pos, double max, const char *what,
-		     double *out)
-{
-	double v = 0.0;
-
-	switch (dec_parse(s, &v)) {
-	case DEC_GARBAGE:
-		return cli_usage_error("%s: '%s' is not a number (%s, e.g. 5 or 0.5)",
-				       opt, cli_q(s), what);
-	case DEC_NONFINITE:
-		return cli_usage_error("%s: '%s' is not a finite number (%s)",
-				       opt, cli_q(s), what);
-	case DEC_HUGE:
-		return cli_usage_error("%s: '%s' is out of range (at most %g %s)",
-				       opt, cli_q(s), max, what);
-	case DEC_NEGATIVE:
-		return cli_usage_error("%s: '%s' is negative: must be %s (%s)",
-				       opt, cli_q(s), zero_ok ? "0 or more" :
-				       "greater than 0", what);
-	case DEC_OK:
-		break;
-	}
-	if (v == 0.0 && !zero_ok)
-		return cli_usage_error("%s: '%s' must be greater than 0 (%s)",
-				       opt, cli_q(s), what);
-	if ((v != 0.0 && v < min_pos) || v > max)
-		return cli_usage_error("%s: '%s' is out of range (%s%g..%g %s)",
-				       opt, cli_q(s), zero_ok ? "0 or " : "",
-				       min_pos, max, what);
-	*out = v;
-	return 0;
-}
-
 /* ---- bctl bucket --------------------------------------------------------- */
 
-struct bucket_args {
-	double rate;
-	uint64_t burst;
-	int has_rate, has_burst;
-};
+#define bucket_args bucket_set
 
 static const struct option bucket_opts[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
@@ -128,18 +50,9 @@ static int bucket_parse(struct bctl *g, int argc, char **argv,
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", bucket_opts)) != -1) {
 		if (c == OPT_RATE) {
-			rc = bctl_opt_decimal("--rate", optarg, 0, BRK_BUCKET_MIN_RATE,
-					 BRK_BUCKET_MAX_RATE, "tokens per second",
-					 &a->rate);
-			a->has_rate = 1;
-		} else if (c == OPT_BURST && optarg[0] == '-') {
-			rc = cli_usage_error("--burst: '%s' is negative: must be "
-					     "1..%" PRIu32 " tokens", cli_q(optarg),
-					     BRK_BUCKET_MAX_BURST);
+			rc = bucket_opt("rate", "--rate", optarg, a);
 		} else if (c == OPT_BURST) {
-			rc = cli_opt_uint("--burst", optarg, 1,
-					  BRK_BUCKET_MAX_BURST, &a->burst);
-			a->has_burst = 1;
+			rc = bucket_opt("burst", "--burst", optarg, a);
 		} else {
 			rc = bctl_opt_common(g, c, argc, argv);
 			if (rc == BCTL_CONTINUE)
@@ -151,11 +64,7 @@ static int bucket_parse(struct bctl *g, int argc, char **argv,
 	return BCTL_CONTINUE;
 }
 
-/* The emission interval the library stores for @rate (see breaker.h). */
-static uint64_t rate_interval(double rate)
-{
-	return (uint64_t)(1e9 / rate + 0.5);
-}
+#define rate_interval bucket_interval_ns
 
 /* A snapshot with settings. The library stores them before it publishes
  * a record, so only a creator that died half-way leaves none (-EAGAIN:
@@ -415,10 +324,7 @@ int bctl_cmd_take(struct bctl *g, int argc, char **argv)
 
 /* ---- bctl budget --------------------------------------------------------- */
 
-struct budget_args {
-	double floor, ratio;
-	int has_floor, has_ratio;
-};
+#define budget_args budget_set
 
 static const struct option budget_opts[] = {
 	{ "floor", required_argument, NULL, OPT_FLOOR },
@@ -426,8 +332,6 @@ static const struct option budget_opts[] = {
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
-
-#define BUDGET_CLI_MAX_RATIO 1.0 /* a retry per first attempt at most */
 
 static int budget_parse(struct bctl *g, int argc, char **argv,
 			struct budget_args *a)
@@ -437,15 +341,9 @@ static int budget_parse(struct bctl *g, int argc, char **argv,
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", budget_opts)) != -1) {
 		if (c == OPT_FLOOR) {
-			rc = bctl_opt_decimal("--floor", optarg, 1, 0.001,
-					 BRK_BUDGET_MAX_FLOOR, "retries per second",
-					 &a->floor);
-			a->has_floor = 1;
+			rc = budget_opt("floor", "--floor", optarg, a);
 		} else if (c == OPT_RATIO) {
-			rc = bctl_opt_decimal("--ratio", optarg, 1, 0.001,
-					 BUDGET_CLI_MAX_RATIO,
-					 "retries per first attempt", &a->ratio);
-			a->has_ratio = 1;
+			rc = budget_opt("ratio", "--ratio", optarg, a);
 		} else {
 			rc = bctl_opt_common(g, c, argc, argv);
 			if (rc == BCTL_CONTINUE)
@@ -469,11 +367,7 @@ static int budget_configure(brk_budget *u, double floor, double ratio)
 	return brk_budget_configure(u, floor, ratio);
 }
 
-/* The library stores both to the nearest 0.001 (both are >= 0; no libm). */
-static int milli_eq(double a, double b)
-{
-	return (int64_t)(a * 1000.0 + 0.5) == (int64_t)(b * 1000.0 + 0.5);
-}
+#define milli_eq budget_milli_eq
 
 static void budget_line(const char *name, const char *what,
 			const struct brk_budget_info *in)

@@ -10,116 +10,20 @@
 
 #include "bctl.h"
 
-enum cfg_kind { CFG_UINT, CFG_DUR, CFG_PCT };
-
-struct cfg_field {
-	const char *opt;  /* long option */
-	const char *key;  /* struct brk_config member (the library's name) */
-	int kind;
-	uint64_t min, max;
-	uint64_t bit;     /* enum brk_config_field */
-};
-
-#define CFG_F(opt, kind, min, max, field, bit) { opt, #field, kind, min, max, bit }
-
-static const struct cfg_field cfg_fields[] = {
-	CFG_F("failure-threshold", CFG_UINT, 1, BRK_MAX_FAILURE_THRESHOLD, failure_threshold,
-	      BRK_CFG_FAILURE_THRESHOLD),
-	CFG_F("open", CFG_DUR, 0, 0, open_ms, BRK_CFG_OPEN_MS),
-	CFG_F("max-open", CFG_DUR, 0, 0, max_open_ms, BRK_CFG_MAX_OPEN_MS),
-	CFG_F("half-open-probes", CFG_UINT, 1, BRK_MAX_PROBES, half_open_probes,
-	      BRK_CFG_HALF_OPEN_PROBES),
-	CFG_F("success-threshold", CFG_UINT, 1, BRK_MAX_SUCCESS_THRESHOLD, success_threshold,
-	      BRK_CFG_SUCCESS_THRESHOLD),
-	CFG_F("probe-timeout", CFG_DUR, 0, 0, probe_timeout_ms,
-	      BRK_CFG_PROBE_TIMEOUT_MS),
-	CFG_F("max-wait", CFG_DUR, 0, 0, max_wait_ms, BRK_CFG_MAX_WAIT_MS),
-	CFG_F("max-concurrent", CFG_UINT, 0, BRK_MAX_CONCURRENT, max_concurrent,
-	      BRK_CFG_MAX_CONCURRENT),
-	CFG_F("failure-rate", CFG_PCT, 0, 100, failure_rate_pct,
-	      BRK_CFG_FAILURE_RATE_PCT),
-	CFG_F("window", CFG_DUR, 0, 0, window_ms, BRK_CFG_WINDOW_MS),
-	CFG_F("min-calls", CFG_UINT, 1, BRK_MAX_MIN_CALLS, min_calls, BRK_CFG_MIN_CALLS),
-	CFG_F("slow-call", CFG_DUR, 0, 0, slow_call_ms, BRK_CFG_SLOW_CALL_MS),
-	CFG_F("slow-rate", CFG_PCT, 0, 100, slow_rate_pct, BRK_CFG_SLOW_RATE_PCT),
-	CFG_F("min-distinct-processes", CFG_UINT, 0, BRK_MAX_QUORUM,
-	      min_distinct_processes, BRK_CFG_MIN_DISTINCT_PROCESSES),
-	CFG_F("reserve", CFG_PCT, 0, BRK_MAX_RESERVE_PCT, reserve_pct,
-	      BRK_CFG_RESERVE_PCT),
-};
-
-#define CFG_N (sizeof(cfg_fields) / sizeof(cfg_fields[0]))
-
-/* The settings given on the command line. */
-struct cfg_set {
-	uint64_t val[CFG_N];
-	uint32_t mask;
-};
-
-static uint64_t cfg_get(const struct brk_config *c, const struct cfg_field *f)
-{
-	uint64_t v = 0;
-
-	(void)brk_config_field_get(c, f->bit, &v);
-	return v;
-}
-
-static void cfg_put(struct brk_config *c, const struct cfg_field *f, uint64_t v)
-{
-	(void)brk_config_field_set(c, f->bit, v); /* values are range-checked */
-}
-
-/* The library's bits of the settings given. */
-static uint64_t cfg_bits(const struct cfg_set *set)
-{
-	uint64_t bits = 0;
-	size_t i;
-
-	for (i = 0; i < CFG_N; i++)
-		if (set->mask & (1u << i))
-			bits |= cfg_fields[i].bit;
-	return bits;
-}
-
-/* Apply @set to @c; returns how many settings changed. */
-static int cfg_apply(struct brk_config *c, const struct cfg_set *set)
-{
-	size_t i;
-	int changed = 0;
-
-	for (i = 0; i < CFG_N; i++) {
-		if (!(set->mask & (1u << i)) ||
-		    cfg_get(c, &cfg_fields[i]) == set->val[i])
-			continue;
-		cfg_put(c, &cfg_fields[i], set->val[i]);
-		changed++;
-	}
-	return changed;
-}
+#define CFG_N cfg_n
 
 /* One option value into set->val[i]. Returns 0 or CLI_EXIT_USAGE. */
-static int cfg_parse_value(size_t i, const char *arg, struct cfg_set *set)
+static int cfg_parse_opt(size_t i, const char *arg, struct cfg_set *set)
 {
-	const struct cfg_field *f = &cfg_fields[i];
 	char opt[40];
 
-	snprintf(opt, sizeof(opt), "--%s", f->opt);
-	set->mask |= 1u << i;
-	if (f->kind == CFG_DUR && strcmp(arg, "off") == 0 &&
-	    strcmp(f->key, "slow_call_ms") == 0) {
-		set->val[i] = 0;
-		return 0;
-	}
-	if (f->kind == CFG_DUR)
-		return cli_opt_duration(opt, arg, &set->val[i]);
-	if (f->kind == CFG_PCT)
-		return cli_opt_pct(opt, arg, f->min, f->max, &set->val[i]);
-	return cli_opt_uint(opt, arg, f->min, f->max, &set->val[i]);
+	snprintf(opt, sizeof(opt), "--%s", cfg_fields[i].opt);
+	return cfg_parse_value(i, opt, arg, set);
 }
 
 static const struct option *cfg_longopts(void)
 {
-	static struct option lo[CFG_N + 4];
+	static struct option lo[CFG_MAX_FIELDS + 4];
 	static const struct option common[] = { BCTL_COMMON_LONGOPTS,
 						{ NULL, 0, NULL, 0 } };
 	size_t i;
@@ -142,7 +46,7 @@ static int cfg_parse(struct bctl *g, int argc, char **argv, struct cfg_set *set)
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", lo)) != -1) {
 		if (c >= BCTL_OPT_FIRST_CMD && c < BCTL_OPT_FIRST_CMD + (int)CFG_N) {
-			rc = cfg_parse_value((size_t)(c - BCTL_OPT_FIRST_CMD), optarg, set);
+			rc = cfg_parse_opt((size_t)(c - BCTL_OPT_FIRST_CMD), optarg, set);
 			if (rc)
 				return rc;
 			continue;
@@ -152,18 +56,6 @@ static int cfg_parse(struct bctl *g, int argc, char **argv, struct cfg_set *set)
 			return rc;
 	}
 	return BCTL_CONTINUE;
-}
-
-static const char *cfg_hint(const char *key)
-{
-	if (strcmp(key, "max_open_ms") == 0 || strcmp(key, "open_ms") == 0)
-		return " (need 1ms <= open <= max-open)";
-	if (strcmp(key, "slow_rate_pct") == 0 || strcmp(key, "slow_call_ms") == 0)
-		return " (--slow-call needs --slow-rate 1-100)";
-	if (strcmp(key, "min_calls") == 0 || strcmp(key, "window_ms") == 0 ||
-	    strcmp(key, "failure_rate_pct") == 0)
-		return " (see --failure-rate, --window, --min-calls)";
-	return "";
 }
 
 /* "invalid setting KEY = VALUE" for the setting @what of @c. */

@@ -25,10 +25,7 @@ enum {
 	OPT_RESERVE
 };
 
-struct pace_args {
-	struct brk_pace_config c;
-	unsigned fields; /* enum brk_pace_field: the options given */
-};
+#define pace_args pace_set
 
 static const struct option pace_opts[] = {
 	{ "ceiling", required_argument, NULL, OPT_CEILING },
@@ -39,49 +36,24 @@ static const struct option pace_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-static int uint_opt(const char *opt, const char *s, uint64_t min, uint64_t max,
-		    const char *what, uint64_t *v)
-{
-	if (s[0] == '-')
-		return cli_usage_error("%s: '%s' is negative: must be %" PRIu64
-				       "..%" PRIu64 " %s", opt, cli_q(s), min,
-				       max, what);
-	return cli_opt_uint(opt, s, min, max, v);
-}
-
 static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a)
 {
-	uint64_t v = 0;
 	int c, rc;
 
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv", pace_opts)) != -1) {
 		switch (c) {
 		case OPT_CEILING:
-			rc = bctl_opt_decimal("--ceiling", optarg, 0, BRK_BUCKET_MIN_RATE,
-					      BRK_BUCKET_MAX_RATE, "tokens per second",
-					      &a->c.ceiling_per_s);
-			a->fields |= BRK_PACE_F_CEILING;
+			rc = pace_opt("ceiling", "--ceiling", optarg, a);
 			break;
 		case OPT_FLOOR:
-			rc = bctl_opt_decimal("--floor", optarg, 0, BRK_BUCKET_MIN_RATE,
-					      BRK_BUCKET_MAX_RATE, "tokens per second",
-					      &a->c.floor_per_s);
-			a->fields |= BRK_PACE_F_FLOOR;
+			rc = pace_opt("floor", "--floor", optarg, a);
 			break;
 		case OPT_BURST:
-			rc = uint_opt("--burst", optarg, 1, BRK_BUCKET_MAX_BURST,
-				      "tokens", &v);
-			a->c.burst = (uint32_t)v;
-			a->fields |= BRK_PACE_F_BURST;
+			rc = pace_opt("burst", "--burst", optarg, a);
 			break;
 		case OPT_RESERVE:
-			rc = optarg[0] == '-' ? uint_opt("--reserve", optarg, 0,
-					BRK_PACE_MAX_RESERVE_PCT, "percent of the rate", &v)
-				: cli_opt_pct("--reserve", optarg, 0,
-					      BRK_PACE_MAX_RESERVE_PCT, &v);
-			a->c.reserve_pct = (uint32_t)v;
-			a->fields |= BRK_PACE_F_RESERVE;
+			rc = pace_opt("reserve", "--reserve", optarg, a);
 			break;
 		default:
 			rc = bctl_opt_common(g, c, argc, argv);
@@ -91,10 +63,9 @@ static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a
 		if (rc)
 			return rc;
 	}
-	if ((a->fields & BRK_PACE_F_CEILING) && (a->fields & BRK_PACE_F_FLOOR) &&
-	    a->c.floor_per_s > a->c.ceiling_per_s)
-		return cli_usage_error("--floor: %g is above --ceiling %g (tokens per "
-				       "second)", a->c.floor_per_s, a->c.ceiling_per_s);
+	rc = pace_check(a, "--floor", "--ceiling");
+	if (rc)
+		return rc;
 	return BCTL_CONTINUE;
 }
 

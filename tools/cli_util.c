@@ -61,7 +61,9 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	cli_vmsg(fmt, ap);
 	va_end(ap);
-	if (cli_hint_line)
+	if (cli_hint_line && !*cli_hint_line)
+		; /* "": no hint line */
+	else if (cli_hint_line)
 		fprintf(stderr, "%s\n", cli_hint_line);
 	else
 		fprintf(stderr, "try '%s --help'\n", cli_prog_name);

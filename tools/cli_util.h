@@ -26,7 +26,8 @@ void cli_set_prog(const char *prog);
 const char *cli_prog(void);
 /**
  * cli_set_usage_hint - the line cli_usage_error() prints after the message
- * (a static string, without the newline); NULL: "try 'PROG --help'".
+ * (a static string, without the newline); NULL: "try 'PROG --help'";
+ * "": no hint line.
  */
 void cli_set_usage_hint(const char *line);
 

@@ -1,0 +1,102 @@
+/*
+ * breakers.c - breakerd applies the breakers file. See breakers.h.
+ */
+#include "breakers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "breakers_file.h"
+#include "cli_util.h"
+#include "logfmt.h"
+
+/* Each line @out collected as one logfmt line "breakers file". */
+static void log_lines(const char *path, char *buf, size_t len)
+{
+	struct logline l;
+	char *p = buf, *nl;
+
+	while (buf && p < buf + len && *p) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		ll_begin(&l, "info", "breakers file");
+		ll_str(&l, "file", path);
+		ll_str(&l, "change", p);
+		ll_end(&l);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+/* Load and apply @path; on success it becomes b->cur. */
+static int apply(struct breakers *b, int reload)
+{
+	struct bf_file *f = NULL;
+	struct logline l;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+	int rc;
+
+	rc = bf_load(b->path, &f);
+	if (rc == 0) {
+		out = open_memstream(&buf, &len);
+		if (!out) {
+			bf_free(f);
+			return cli_error("%s: out of memory", b->path);
+		}
+		rc = bf_apply(b->seg, f, BF_APPLY, out);
+		if (reload && rc != CLI_EXIT_USAGE)
+			bf_report_removed(b->cur, f, out);
+		fclose(out);
+		log_lines(b->path, buf, len);
+		free(buf);
+	}
+	ll_begin(&l, rc ? "error" : "info", rc == CLI_EXIT_USAGE ?
+		 "breakers file rejected, nothing of it applied" : rc ?
+		 "breakers file applied in part (a concurrent change)" :
+		 "breakers file applied");
+	ll_str(&l, "file", b->path);
+	if (f)
+		ll_u64(&l, "sections", (uint64_t)bf_count(f));
+	if (reload && rc == CLI_EXIT_USAGE)
+		ll_str(&l, "kept", "the settings applied before");
+	ll_end(&l);
+	if (rc == CLI_EXIT_USAGE || !f) {
+		bf_free(f);
+		return rc;
+	}
+	bf_free(b->cur);
+	b->cur = f;
+	return rc;
+}
+
+int breakers_start(struct breakers *b, const char *path, brk_segment *seg)
+{
+	memset(b, 0, sizeof(*b));
+	b->path = path;
+	b->seg = seg;
+	return path ? apply(b, 0) : 0;
+}
+
+void breakers_reload(void *arg)
+{
+	struct breakers *b = arg;
+	struct logline l;
+
+	if (!b->path) {
+		ll_begin(&l, "info", "SIGHUP: no breakers file to reload");
+		ll_end(&l);
+		return;
+	}
+	(void)apply(b, 1);
+}
+
+void breakers_end(struct breakers *b)
+{
+	bf_free(b->cur);
+	b->cur = NULL;
+}

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# bctl_apply.sh BCTL - `bctl apply FILE [--dry-run]`, the breakers file:
+# a good file creates and updates; a bad one (bad value, unknown key or
+# section, a combination the library refuses, a record of another kind,
+# a setting needed to create missing) exits 2 naming file, line and key
+# and changes nothing, not even the sections before the bad one;
+# --dry-run says what it would do and changes nothing.
+#
+# Uses its own segment /brkapply-$$ and removes it at the end.
+set -u
+
+BCTL=${1:?usage: bctl_apply.sh PATH_TO_BCTL}
+SHM=/brkapply-$$
+TMP=$(mktemp -d /tmp/brkapply.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+	rm -f "/dev/shm$SHM" "/dev/shm$SHM-absent"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+
+run() {
+	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+# The settings of everything in the segment: bctl list, and each
+# breaker's config block.
+snap() {
+	"$BCTL" --shm "$SHM" list 2>&1 | grep -v '^breakerd:'
+	for n in api db; do
+		"$BCTL" --shm "$SHM" inspect "$n" --json 2>/dev/null |
+			sed -n '/"config"/,/}/p'
+	done
+}
+
+# file NAME: write stdin to $TMP/NAME.conf
+file() { cat >"$TMP/$1.conf"; }
+
+# rejected DESC FILE RE...: apply FILE exits 2, stderr matches every RE
+# (in order of the lines), ends with "nothing was applied", and the
+# segment's settings are what they were.
+rejected() {
+	local desc=$1 f=$TMP/$2.conf re before after
+	shift 2
+	before=$(snap)
+	run apply "$f"
+	after=$(snap)
+	if [ "$rc" -ne 2 ]; then
+		bad "$desc" "exit $rc, want 2" "stdout: $(head -c 300 "$TMP/out")" \
+			"stderr: $(head -c 300 "$TMP/err")"
+		return
+	fi
+	for re in "$@"; do
+		if ! grep -Eq -- "$re" "$TMP/err"; then
+			bad "$desc" "stderr does not match: $re" "$(cat "$TMP/err")"
+			return
+		fi
+	done
+	if ! tail -n 1 "$TMP/err" | grep -Eq "^bctl: $f: [0-9]+ errors?, nothing was applied\$"; then
+		bad "$desc" "last line: $(tail -n 1 "$TMP/err")"
+	elif [ "$before" != "$after" ]; then
+		bad "$desc" "the segment changed:" "$(diff <(echo "$before") <(echo "$after"))"
+	elif [ -s "$TMP/out" ]; then
+		bad "$desc" "stdout not empty: $(cat "$TMP/out")"
+	else
+		ok "$desc"
+	fi
+}
+
+# has DESC NAME RE: inspect NAME --json matches RE
+has() {
+	if "$BCTL" --shm "$SHM" inspect "$2" --json 2>&1 | grep -Eq -- "$3"; then
+		ok "$1"
+	else
+		bad "$1" "inspect $2 --json does not match $3"
+	fi
+}
+
+# --- a good file ---------------------------------------------------------------
+file good <<'EOF'
+# the declared breakers
+[breaker api]
+failure_threshold = 3
+open = 10s        ; a comment after the value
+max_concurrent = 8
+
+[breaker db]
+failure_rate = 50
+window = 20s
+
+[bucket ingest]
+rate = 50
+burst = 10
+
+[budget retries]
+ratio = 0.1
+
+[pace upstream]
+ceiling = 100
+floor = 5
+EOF
+
+run apply --dry-run "$TMP/good.conf"
+if [ "$rc" -eq 0 ] && [ ! -e "/dev/shm$SHM" ] &&
+   grep -qx '\[breaker api\] would be created' "$TMP/out" &&
+   [ "$(grep -c 'would be created' "$TMP/out")" -eq 5 ]; then
+	ok "dry-run on an absent segment: says what it would create, creates no segment"
+else
+	bad "dry-run on an absent segment" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
+fi
+
+run apply "$TMP/good.conf"
+if [ "$rc" -eq 0 ] && [ ! -s "$TMP/err" ] &&
+   [ "$(grep -c ' created' "$TMP/out")" -eq 5 ]; then
+	ok "apply: five sections created"
+else
+	bad "apply" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
+fi
+has "  api: failure_threshold 3" api '"failure_threshold": 3,'
+has "  api: open 10s" api '"open_ms": 10000,'
+has "  api: max_concurrent 8" api '"max_concurrent": 8'
+has "  db: failure_rate 50" db '"failure_rate_pct": 50,'
+has "  ingest: rate 50, burst 10" ingest '"rate_per_s": 50.0,'
+has "  retries: ratio 0.1, floor the default" retries '"ratio": 0.1,'
+has "  upstream: a pace, ceiling 100" upstream '"ceiling": 100.0,'
+
+run apply "$TMP/good.conf"
+if [ "$rc" -eq 0 ] && [ "$(grep -c ' unchanged$' "$TMP/out")" -eq 5 ]; then
+	ok "applied again: all five unchanged"
+else
+	bad "applied again" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
+fi
+
+# --- a declared setting wins over what a worker created; others are kept -------
+run config api --failure-threshold 9 --success-threshold 2
+run apply "$TMP/good.conf"
+if [ "$rc" -eq 0 ] && grep -qx '\[breaker api\] updated: failure_threshold 9 -> 3' "$TMP/out"; then
+	ok "a changed declared setting is put back, and the line says what changed"
+else
+	bad "declared setting put back" "$(cat "$TMP/out" "$TMP/err")"
+fi
+has "  the undeclared success_threshold is kept" api '"success_threshold": 2,'
+
+# --- dry-run changes nothing ---------------------------------------------------
+sed 's/^failure_threshold = 3/failure_threshold = 4/; s/^rate = 50/rate = 60/' \
+	"$TMP/good.conf" >"$TMP/changed.conf"
+before=$(snap)
+run apply --dry-run "$TMP/changed.conf"
+after=$(snap)
+if [ "$rc" -eq 0 ] && [ "$before" = "$after" ] &&
+   grep -qx '\[breaker api\] would be updated: failure_threshold 3 -> 4' "$TMP/out" &&
+   grep -q '^\[bucket ingest\] would be updated: rate 50/s -> 60/s' "$TMP/out"; then
+	ok "dry-run: says what would change, changes nothing"
+else
+	bad "dry-run" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")" \
+		"$(diff <(echo "$before") <(echo "$after"))"
+fi
+
+# --- bad files: exit 2, file, line and key named, nothing applied ----------------
+# The first section is a valid change: it must not be applied either.
+file badvalue <<'EOF'
+[breaker api]
+failure_threshold = 4
+
+[bucket ingest]
+rate = fast
+EOF
+rejected "a bad value (after a good change): line and key named" badvalue \
+	"^bctl: $TMP/badvalue.conf:5: \[bucket ingest\] rate: 'fast' is not a number"
+
+file badkey <<'EOF'
+[breaker api]
+failure_threshold = 4
+failure-treshold = 4
+EOF
+rejected "an unknown key" badkey \
+	"^bctl: $TMP/badkey.conf:3: \[breaker api\] failure-treshold: no such setting of a breaker"
+
+file twice <<'EOF'
+[breaker api]
+failure_threshold = 4
+failure_threshold = 5
+EOF
+rejected "a key set twice" twice \
+	"^bctl: $TMP/twice.conf:3: \[breaker api\] failure_threshold: set twice \(first at line 2\)"
+
+file dupsec <<'EOF'
+[breaker api]
+failure_threshold = 4
+[bucket api]
+rate = 5
+burst = 1
+EOF
+rejected "a record name declared twice" dupsec \
+	"^bctl: $TMP/dupsec.conf:3: \[bucket api\]: 'api' is already declared at line 1"
+
+file kind <<'EOF'
+[breaker api]
+failure_threshold = 4
+[widget w]
+size = 1
+EOF
+rejected "an unknown section kind" kind "^bctl: $TMP/kind.conf:3: \[widget w\]: unknown section"
+
+file badname <<'EOF'
+[breaker api]
+failure_threshold = 4
+[breaker bad name!]
+EOF
+rejected "a bad record name" badname "^bctl: $TMP/badname.conf:3: \[breaker bad name!\]: unexpected text"
+
+file outside <<'EOF'
+failure_threshold = 4
+[breaker api]
+failure_threshold = 4
+EOF
+rejected "a key before any section" outside "^bctl: $TMP/outside.conf:1: failure_threshold: a key outside a section"
+
+file syntax <<'EOF'
+[breaker api]
+failure_threshold = 4
+this is not ini
+EOF
+rejected "a line that is neither section nor key" syntax "^bctl: $TMP/syntax.conf:3: syntax error"
+
+file combo <<'EOF'
+[breaker api]
+failure_threshold = 4
+
+[breaker db]
+slow_call = 2s
+EOF
+# slow_call needs slow_rate, which is not declared: the section's line
+rejected "a combination the library refuses (checked against the segment)" combo \
+	"^bctl: $TMP/combo.conf:4: \[breaker db\] slow_rate: invalid setting slow_rate_pct = 0"
+
+file wrongkind <<'EOF'
+[breaker api]
+failure_threshold = 4
+
+[bucket db]
+rate = 5
+burst = 2
+EOF
+rejected "a section whose record is of another kind" wrongkind \
+	"^bctl: $TMP/wrongkind.conf:4: \[bucket db\] the segment's record 'db' is of another kind"
+
+file pacekind <<'EOF'
+[breaker api]
+failure_threshold = 4
+[bucket upstream]
+rate = 5
+EOF
+rejected "a [bucket] for a pace" pacekind \
+	"^bctl: $TMP/pacekind.conf:3: \[bucket upstream\] 'upstream' is a pace"
+
+file needs <<'EOF'
+[breaker api]
+failure_threshold = 4
+[bucket fresh]
+rate = 5
+[pace fresh2]
+floor = 1
+EOF
+rejected "a new bucket without burst, a new pace without ceiling: both named" needs \
+	"^bctl: $TMP/needs.conf:3: \[bucket fresh\] no such bucket: rate and burst are both needed" \
+	"^bctl: $TMP/needs.conf:5: \[pace fresh2\] no such pace: ceiling is needed" \
+	"2 errors, nothing was applied"
+
+file floor <<'EOF'
+[pace p9]
+ceiling = 5
+floor = 9
+EOF
+rejected "a pace's floor above its ceiling" floor \
+	"^bctl: $TMP/floor.conf:3: \[pace p9\] floor: 9 is above ceiling \(line 2\) 5"
+
+printf '[breaker api]\nfailure_threshold = 4\nopen = %s\n' "$(head -c 400 /dev/zero | tr '\0' 1)s" >"$TMP/long.conf"
+rejected "a line too long" long "^bctl: $TMP/long.conf:3: line longer than"
+
+run apply "$TMP/nonexistent.conf"
+if [ "$rc" -eq 1 ] && grep -q "^bctl: $TMP/nonexistent.conf: No such file or directory" "$TMP/err"; then
+	ok "a missing file: exit 1, says so"
+else
+	bad "a missing file" "rc=$rc" "$(cat "$TMP/err")"
+fi
+run apply
+if [ "$rc" -eq 2 ] && grep -q "^bctl: apply: missing FILE" "$TMP/err"; then
+	ok "no FILE: usage error"
+else
+	bad "no FILE" "rc=$rc" "$(cat "$TMP/err")"
+fi
+run apply --dry-run "$TMP/badvalue.conf"
+if [ "$rc" -eq 2 ] && grep -q "badvalue.conf:5: \[bucket ingest\] rate" "$TMP/err"; then
+	ok "dry-run of a bad file: the same errors, exit 2"
+else
+	bad "dry-run of a bad file" "rc=$rc" "$(cat "$TMP/err")"
+fi
+
+echo "bctl_apply: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

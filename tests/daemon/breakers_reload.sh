@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# breakers_reload.sh BREAKERD BCTL WORKER - breakerd applies the breakers
+# file at start and on SIGHUP, and a worker process that attached before
+# sees each new setting: the declared setting wins over the worker's
+# create-time config; a section removed is logged and its record kept;
+# a bad file on SIGHUP is logged (file, line, key) and changes nothing;
+# a bad file at start is exit 2 and changes nothing.
+#
+# Uses its own segment /brkreload-$$ and removes it at the end.
+set -u
+
+BREAKERD=${1:?usage: breakers_reload.sh BREAKERD BCTL WORKER}
+BCTL=${2:?}
+WORKER=${3:?}
+SHM=/brkreload-$$
+TMP=$(mktemp -d /tmp/brkreload.XXXXXX)
+CONF=$TMP/breakers.conf
+LOG=$TMP/breakerd.log
+pass=0
+fail=0
+DPID=
+
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	[ -n "${W_PID:-}" ] && kill "$W_PID" 2>/dev/null
+	rm -f "/dev/shm$SHM"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+
+# wait_log N RE: until RE matches at least N lines of the log (10 s at most).
+wait_log() {
+	local i
+	for i in $(seq 200); do
+		[ "$(grep -Ec -- "$2" "$LOG" 2>/dev/null)" -ge "$1" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# seen: the failure_threshold the worker sees now.
+seen() {
+	local line
+	echo >&"${W[1]}"
+	read -r -t 10 line <&"${W[0]}" || line="(no answer)"
+	echo "${line#failure_threshold }"
+}
+
+coproc W { exec "$WORKER" "$SHM" api; }
+read -r -t 10 first <&"${W[0]}"
+[ "$first" = ready ] && [ "$(seen)" = 9 ] &&
+	ok "the worker created api with its own failure_threshold 9" ||
+	bad "worker start" "$first"
+
+cat >"$CONF" <<'EOF'
+[breaker api]
+failure_threshold = 3
+
+[bucket keep]
+rate = 5
+burst = 2
+EOF
+"$BREAKERD" --shm "$SHM" --interval 50ms --breakers "$CONF" 2>"$LOG" &
+DPID=$!
+if wait_log 1 'msg="breakers file applied"' &&
+   grep -q 'change="\[breaker api\] updated: failure_threshold 9 -> 3"' "$LOG"; then
+	ok "start: the file applied, the change logged"
+else
+	bad "start" "$(cat "$LOG")"
+fi
+v=$(seen)
+[ "$v" = 3 ] && ok "the worker sees the declared setting (3), not its create-time 9" ||
+	bad "worker after start" "sees $v"
+
+cat >"$CONF" <<'EOF'
+[breaker api]
+failure_threshold = 6
+EOF
+kill -HUP "$DPID"
+if wait_log 2 'msg="breakers file applied"'; then
+	ok "SIGHUP: applied again"
+else
+	bad "SIGHUP" "$(cat "$LOG")"
+fi
+v=$(seen)
+[ "$v" = 6 ] && ok "the worker (attached before) sees the reloaded setting 6" ||
+	bad "worker after SIGHUP" "sees $v"
+grep -q 'change="\[bucket keep\] removed from the file: the record is kept as it is and no longer managed"' "$LOG" &&
+	ok "the removed section is logged" || bad "removed section" "$(cat "$LOG")"
+"$BCTL" --shm "$SHM" inspect keep --json 2>&1 | grep -q '"rate_per_s": 5.0' &&
+	ok "  and its record is kept as it is" || bad "removed record kept"
+
+cat >"$CONF" <<'EOF'
+[breaker api]
+failure_threshold = 0
+EOF
+kill -HUP "$DPID"
+if wait_log 1 'msg="breakers file rejected, nothing of it applied".*kept="the settings applied before"' &&
+   grep -q "^breakerd: $CONF:2: \[breaker api\] failure_threshold: '0' is out of range" "$LOG"; then
+	ok "SIGHUP with a bad file: rejected, file, line and key logged"
+else
+	bad "SIGHUP bad file" "$(cat "$LOG")"
+fi
+v=$(seen)
+[ "$v" = 6 ] && ok "  the worker still sees 6" || bad "after bad SIGHUP" "sees $v"
+kill -0 "$DPID" 2>/dev/null && ok "  breakerd still runs" || bad "breakerd died on a bad file"
+
+kill -TERM "$DPID"
+wait "$DPID"
+rc=$?
+DPID=
+[ "$rc" -eq 0 ] && ok "SIGTERM: exit 0" || bad "SIGTERM" "exit $rc"
+
+"$BREAKERD" --shm "$SHM" --interval 50ms --breakers "$CONF" 2>"$TMP/bad.log" &
+bpid=$!
+( sleep 10; kill "$bpid" 2>/dev/null ) >/dev/null 2>&1 &
+killer=$!
+wait "$bpid"
+rc=$?
+kill "$killer" 2>/dev/null
+if [ "$rc" -eq 2 ] && grep -q "^breakerd: $CONF:2: \[breaker api\] failure_threshold" "$TMP/bad.log"; then
+	ok "start with a bad file: exit 2, file, line and key named"
+else
+	bad "start with a bad file" "exit $rc" "$(cat "$TMP/bad.log")"
+fi
+v=$(seen)
+[ "$v" = 6 ] && ok "  nothing applied: the worker still sees 6" || bad "after bad start" "sees $v"
+
+"$BREAKERD" --shm "$SHM" --breakers "$TMP/absent.conf" 2>"$TMP/absent.log"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "absent.conf: No such file" "$TMP/absent.log" &&
+	ok "--breakers of a missing file: exit 1, says so" ||
+	bad "missing file" "exit $rc" "$(cat "$TMP/absent.log")"
+
+exec {W[1]}>&-
+echo "breakers_reload: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,70 @@
+/*
+ * breakers_file.h - the declarative breakers file (/etc/breakerd/
+ * breakers.conf): INI parsed with libinih, applied by `bctl apply FILE`
+ * and by breakerd at start and on SIGHUP.
+ *
+ *   [breaker NAME]   keys: bctl config's options, '_' for '-'
+ *   [bucket NAME]    rate, burst          (bctl bucket)
+ *   [budget NAME]    floor, ratio         (bctl budget)
+ *   [pace NAME]      ceiling, floor, burst, reserve (bctl pace)
+ *
+ * Values are parsed by the parsers bctl uses (limit_opts.h). A declared
+ * setting is written with the library's update of only the declared
+ * fields, so it wins over a worker's create-time config; undeclared
+ * settings keep what the record has. A record a worker creates after an
+ * apply keeps its create-time settings until the next apply (bctl apply,
+ * breakerd's SIGHUP or restart).
+ *
+ * Nothing is applied partly: the whole file is parsed and then checked
+ * against the segment (kinds, settings needed to create, combinations the
+ * library refuses) before the first write; any error (each printed as
+ * "PROG: FILE:LINE: [kind NAME] key: why") applies nothing. A concurrent
+ * writer between the check and the write can still make a write fail;
+ * that is reported for the record it concerns.
+ */
+#ifndef BREAKERS_FILE_H
+#define BREAKERS_FILE_H
+
+#include <stdio.h>
+
+#include "breaker.h"
+
+#define BF_DEFAULT_PATH "/etc/breakerd/breakers.conf"
+
+struct bf_file;
+
+/**
+ * bf_load - read and check @path (syntax, kinds, names, keys, values).
+ * Errors are printed on stderr, one line each, naming file, line and key.
+ * Returns 0 (*@out to bf_free()), CLI_EXIT_USAGE (bad content) or
+ * CLI_EXIT_ERROR (cannot read it).
+ */
+int bf_load(const char *path, struct bf_file **out);
+
+enum bf_mode { BF_APPLY, BF_DRY_RUN };
+
+/**
+ * bf_apply - check @f against @seg (NULL: no segment yet, every record
+ * is new; BF_DRY_RUN only) and, if all of it can be applied, apply it
+ * (BF_APPLY) or say what would change (BF_DRY_RUN): one line per section
+ * on @out ("breaker NAME: created|updated: KEY OLD -> NEW, ...|unchanged").
+ * Returns 0, CLI_EXIT_USAGE (nothing applied; errors on stderr) or
+ * CLI_EXIT_ERROR (a write failed; the line says which).
+ */
+int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
+	     FILE *out);
+
+/**
+ * bf_report_removed - one line on @out for each section of @old that
+ * @cur no longer has: its record is kept as it is and no longer managed.
+ * Returns how many.
+ */
+int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
+		      FILE *out);
+
+/** bf_count - the number of sections. */
+int bf_count(const struct bf_file *f);
+
+void bf_free(struct bf_file *f);
+
+#endif /* BREAKERS_FILE_H */

@@ -1,0 +1,310 @@
+/*
+ * limit_opts.c - the settings of breakers, buckets, retry budgets and
+ * paces, and the parser of each value. See limit_opts.h.
+ */
+#include "limit_opts.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+
+/* ---- breakers ------------------------------------------------------------ */
+
+#define CFG_F(opt, kind, min, max, field, bit) { opt, #field, kind, min, max, bit }
+
+const struct cfg_field cfg_fields[] = {
+	CFG_F("failure-threshold", CFG_UINT, 1, BRK_MAX_FAILURE_THRESHOLD, failure_threshold,
+	      BRK_CFG_FAILURE_THRESHOLD),
+	CFG_F("open", CFG_DUR, 0, 0, open_ms, BRK_CFG_OPEN_MS),
+	CFG_F("max-open", CFG_DUR, 0, 0, max_open_ms, BRK_CFG_MAX_OPEN_MS),
+	CFG_F("half-open-probes", CFG_UINT, 1, BRK_MAX_PROBES, half_open_probes,
+	      BRK_CFG_HALF_OPEN_PROBES),
+	CFG_F("success-threshold", CFG_UINT, 1, BRK_MAX_SUCCESS_THRESHOLD, success_threshold,
+	      BRK_CFG_SUCCESS_THRESHOLD),
+	CFG_F("probe-timeout", CFG_DUR, 0, 0, probe_timeout_ms,
+	      BRK_CFG_PROBE_TIMEOUT_MS),
+	CFG_F("max-wait", CFG_DUR, 0, 0, max_wait_ms, BRK_CFG_MAX_WAIT_MS),
+	CFG_F("max-concurrent", CFG_UINT, 0, BRK_MAX_CONCURRENT, max_concurrent,
+	      BRK_CFG_MAX_CONCURRENT),
+	CFG_F("failure-rate", CFG_PCT, 0, 100, failure_rate_pct,
+	      BRK_CFG_FAILURE_RATE_PCT),
+	CFG_F("window", CFG_DUR, 0, 0, window_ms, BRK_CFG_WINDOW_MS),
+	CFG_F("min-calls", CFG_UINT, 1, BRK_MAX_MIN_CALLS, min_calls, BRK_CFG_MIN_CALLS),
+	CFG_F("slow-call", CFG_DUR, 0, 0, slow_call_ms, BRK_CFG_SLOW_CALL_MS),
+	CFG_F("slow-rate", CFG_PCT, 0, 100, slow_rate_pct, BRK_CFG_SLOW_RATE_PCT),
+	CFG_F("min-distinct-processes", CFG_UINT, 0, BRK_MAX_QUORUM,
+	      min_distinct_processes, BRK_CFG_MIN_DISTINCT_PROCESSES),
+	CFG_F("reserve", CFG_PCT, 0, BRK_MAX_RESERVE_PCT, reserve_pct,
+	      BRK_CFG_RESERVE_PCT),
+};
+
+const size_t cfg_n = sizeof(cfg_fields) / sizeof(cfg_fields[0]);
+
+_Static_assert(sizeof(cfg_fields) / sizeof(cfg_fields[0]) <= CFG_MAX_FIELDS,
+	       "cfg_set.mask holds one bit per field");
+
+uint64_t cfg_get(const struct brk_config *c, const struct cfg_field *f)
+{
+	uint64_t v = 0;
+
+	(void)brk_config_field_get(c, f->bit, &v);
+	return v;
+}
+
+static void cfg_put(struct brk_config *c, const struct cfg_field *f, uint64_t v)
+{
+	(void)brk_config_field_set(c, f->bit, v); /* values are range-checked */
+}
+
+uint64_t cfg_bits(const struct cfg_set *set)
+{
+	uint64_t bits = 0;
+	size_t i;
+
+	for (i = 0; i < cfg_n; i++)
+		if (set->mask & (1u << i))
+			bits |= cfg_fields[i].bit;
+	return bits;
+}
+
+int cfg_apply(struct brk_config *c, const struct cfg_set *set)
+{
+	size_t i;
+	int changed = 0;
+
+	for (i = 0; i < cfg_n; i++) {
+		if (!(set->mask & (1u << i)) ||
+		    cfg_get(c, &cfg_fields[i]) == set->val[i])
+			continue;
+		cfg_put(c, &cfg_fields[i], set->val[i]);
+		changed++;
+	}
+	return changed;
+}
+
+int cfg_parse_value(size_t i, const char *label, const char *arg,
+		    struct cfg_set *set)
+{
+	const struct cfg_field *f = &cfg_fields[i];
+
+	set->mask |= 1u << i;
+	if (f->kind == CFG_DUR && strcmp(arg, "off") == 0 &&
+	    strcmp(f->key, "slow_call_ms") == 0) {
+		set->val[i] = 0;
+		return 0;
+	}
+	if (f->kind == CFG_DUR)
+		return cli_opt_duration(label, arg, &set->val[i]);
+	if (f->kind == CFG_PCT)
+		return cli_opt_pct(label, arg, f->min, f->max, &set->val[i]);
+	return cli_opt_uint(label, arg, f->min, f->max, &set->val[i]);
+}
+
+int cfg_opt(const char *key, const char *label, const char *arg,
+	    struct cfg_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < cfg_n; i++)
+		if (strcmp(cfg_fields[i].opt, key) == 0)
+			return cfg_parse_value(i, label, arg, set);
+	return -ENOENT;
+}
+
+const char *cfg_hint(const char *key)
+{
+	if (strcmp(key, "max_open_ms") == 0 || strcmp(key, "open_ms") == 0)
+		return " (need 1ms <= open <= max-open)";
+	if (strcmp(key, "slow_rate_pct") == 0 || strcmp(key, "slow_call_ms") == 0)
+		return " (--slow-call needs --slow-rate 1-100)";
+	if (strcmp(key, "min_calls") == 0 || strcmp(key, "window_ms") == 0 ||
+	    strcmp(key, "failure_rate_pct") == 0)
+		return " (see --failure-rate, --window, --min-calls)";
+	return "";
+}
+
+const struct cfg_field *cfg_field_by_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; key && i < cfg_n; i++)
+		if (strcmp(cfg_fields[i].key, key) == 0)
+			return &cfg_fields[i];
+	return NULL;
+}
+
+/* ---- strict decimals ----------------------------------------------------- */
+
+enum dec_err { DEC_OK, DEC_GARBAGE, DEC_NONFINITE, DEC_HUGE, DEC_NEGATIVE };
+
+/*
+ * A decimal number, all of @s: digits, an optional fraction and exponent
+ * (strtod's grammar without space, hex, inf and nan). A leading '-' is
+ * parsed, so "-1" is reported as negative rather than as garbage.
+ */
+static enum dec_err dec_parse(const char *s, double *v)
+{
+	const char *p = s[0] == '-' || s[0] == '+' ? s + 1 : s;
+	char *end;
+
+	if (*p == '\0' || strspn(p, "0123456789.eE+-") != strlen(p) ||
+	    !(*p == '.' || (*p >= '0' && *p <= '9'))) {
+		errno = 0;
+		*v = strtod(s, &end);
+		/* "inf", "nan", "infinity": numbers, but not finite ones */
+		if (end != s && *end == '\0' && !isfinite(*v))
+			return DEC_NONFINITE;
+		return DEC_GARBAGE;
+	}
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end != '\0')
+		return DEC_GARBAGE;
+	if (!isfinite(*v) || (errno == ERANGE && (*v > 1.0 || *v < -1.0)))
+		return DEC_HUGE;
+	if (s[0] == '-' && *v != 0.0)
+		return DEC_NEGATIVE;
+	if (*v == 0.0)
+		*v = 0.0; /* "-0" */
+	return DEC_OK;
+}
+
+int cli_opt_decimal(const char *opt, const char *s, int zero_ok,
+		    double min_pos, double max, const char *what, double *out)
+{
+	double v = 0.0;
+
+	switch (dec_parse(s, &v)) {
+	case DEC_GARBAGE:
+		return cli_usage_error("%s: '%s' is not a number (%s, e.g. 5 or 0.5)",
+				       opt, cli_q(s), what);
+	case DEC_NONFINITE:
+		return cli_usage_error("%s: '%s' is not a finite number (%s)",
+				       opt, cli_q(s), what);
+	case DEC_HUGE:
+		return cli_usage_error("%s: '%s' is out of range (at most %g %s)",
+				       opt, cli_q(s), max, what);
+	case DEC_NEGATIVE:
+		return cli_usage_error("%s: '%s' is negative: must be %s (%s)",
+				       opt, cli_q(s), zero_ok ? "0 or more" :
+				       "greater than 0", what);
+	case DEC_OK:
+		break;
+	}
+	if (v == 0.0 && !zero_ok)
+		return cli_usage_error("%s: '%s' must be greater than 0 (%s)",
+				       opt, cli_q(s), what);
+	if ((v != 0.0 && v < min_pos) || v > max)
+		return cli_usage_error("%s: '%s' is out of range (%s%g..%g %s)",
+				       opt, cli_q(s), zero_ok ? "0 or " : "",
+				       min_pos, max, what);
+	*out = v;
+	return 0;
+}
+
+/* ---- buckets, budgets, paces --------------------------------------------- */
+
+/* A whole number that may not be negative: "-1" says so. */
+static int uint_nonneg(const char *label, const char *s, uint64_t min,
+		       uint64_t max, const char *what, uint64_t *v)
+{
+	if (s[0] == '-')
+		return cli_usage_error("%s: '%s' is negative: must be %" PRIu64
+				       "..%" PRIu64 " %s", label, cli_q(s), min,
+				       max, what);
+	return cli_opt_uint(label, s, min, max, v);
+}
+
+uint64_t bucket_interval_ns(double rate)
+{
+	return (uint64_t)(1e9 / rate + 0.5);
+}
+
+int budget_milli_eq(double a, double b)
+{
+	return (int64_t)(a * 1000.0 + 0.5) == (int64_t)(b * 1000.0 + 0.5);
+}
+
+int bucket_opt(const char *key, const char *label, const char *arg,
+	       struct bucket_set *a)
+{
+	if (strcmp(key, "rate") == 0) {
+		a->has_rate = 1;
+		return cli_opt_decimal(label, arg, 0, BRK_BUCKET_MIN_RATE,
+				       BRK_BUCKET_MAX_RATE, "tokens per second",
+				       &a->rate);
+	}
+	if (strcmp(key, "burst") == 0) {
+		a->has_burst = 1;
+		return uint_nonneg(label, arg, 1, BRK_BUCKET_MAX_BURST, "tokens",
+				   &a->burst);
+	}
+	return -ENOENT;
+}
+
+int budget_opt(const char *key, const char *label, const char *arg,
+	       struct budget_set *a)
+{
+	if (strcmp(key, "floor") == 0) {
+		a->has_floor = 1;
+		return cli_opt_decimal(label, arg, 1, 0.001, BRK_BUDGET_MAX_FLOOR,
+				       "retries per second", &a->floor);
+	}
+	if (strcmp(key, "ratio") == 0) {
+		a->has_ratio = 1;
+		return cli_opt_decimal(label, arg, 1, 0.001, BUDGET_CLI_MAX_RATIO,
+				       "retries per first attempt", &a->ratio);
+	}
+	return -ENOENT;
+}
+
+int pace_opt(const char *key, const char *label, const char *arg,
+	     struct pace_set *a)
+{
+	uint64_t v = 0;
+	int rc;
+
+	if (strcmp(key, "ceiling") == 0) {
+		a->fields |= BRK_PACE_F_CEILING;
+		return cli_opt_decimal(label, arg, 0, BRK_BUCKET_MIN_RATE,
+				       BRK_BUCKET_MAX_RATE, "tokens per second",
+				       &a->c.ceiling_per_s);
+	}
+	if (strcmp(key, "floor") == 0) {
+		a->fields |= BRK_PACE_F_FLOOR;
+		return cli_opt_decimal(label, arg, 0, BRK_BUCKET_MIN_RATE,
+				       BRK_BUCKET_MAX_RATE, "tokens per second",
+				       &a->c.floor_per_s);
+	}
+	if (strcmp(key, "burst") == 0) {
+		a->fields |= BRK_PACE_F_BURST;
+		rc = uint_nonneg(label, arg, 1, BRK_BUCKET_MAX_BURST, "tokens", &v);
+		a->c.burst = (uint32_t)v;
+		return rc;
+	}
+	if (strcmp(key, "reserve") == 0) {
+		a->fields |= BRK_PACE_F_RESERVE;
+		rc = arg[0] == '-' ? uint_nonneg(label, arg, 0, BRK_PACE_MAX_RESERVE_PCT,
+						 "percent of the rate", &v)
+			: cli_opt_pct(label, arg, 0, BRK_PACE_MAX_RESERVE_PCT, &v);
+		a->c.reserve_pct = (uint32_t)v;
+		return rc;
+	}
+	return -ENOENT;
+}
+
+int pace_check(const struct pace_set *a, const char *floor_label,
+	       const char *ceiling_label)
+{
+	if ((a->fields & BRK_PACE_F_CEILING) && (a->fields & BRK_PACE_F_FLOOR) &&
+	    a->c.floor_per_s > a->c.ceiling_per_s)
+		return cli_usage_error("%s: %g is above %s %g (tokens per second)",
+				       floor_label, a->c.floor_per_s, ceiling_label,
+				       a->c.ceiling_per_s);
+	return 0;
+}
