@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 /**
  * demo_breaker_config - the demo's settings: open after 5 consecutive

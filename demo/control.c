@@ -10,7 +10,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 #define CONTROL_TIMEOUT_MS 3000L
 #define CONTROL_BODY_MAX 4096u

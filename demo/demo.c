@@ -22,7 +22,7 @@
 
 #include <curl/curl.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 /* For the signal handler: what to clean up if we are interrupted. */
 static volatile pid_t g_upstream_pid;

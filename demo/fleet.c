@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 static void add_stats(struct worker_stats *sum, const struct worker_stats *w)
 {

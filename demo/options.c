@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 static void usage(FILE *f)
 {

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 /** demo_rel_s - @ns in seconds after the start of @r's run (may be < 0). */
 double demo_rel_s(const struct run_result *r, uint64_t ns)

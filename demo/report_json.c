@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 /* Seconds to milliseconds, rounded to the microsecond. */
 static double to_ms(double s)

@@ -8,7 +8,7 @@
 
 #include <curl/curl.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 static size_t discard(char *data, size_t size, size_t n, void *ctx)
 {

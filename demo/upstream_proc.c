@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 #define UPSTREAM_STOP_WAIT_MS 2000
 

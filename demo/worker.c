@@ -15,7 +15,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "demo.h"
+#include "demo_api.h"
 
 struct worker {
 	const struct demo_opts *o;

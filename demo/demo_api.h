@@ -1,5 +1,5 @@
 /*
- * demo.h - breakerd-demo: N forked workers call a loopback HTTP upstream
+ * demo_api.h - breakerd-demo: N forked workers call a loopback HTTP upstream
  * that goes down and comes back, once on their own and once through one
  * shared breaker; the figures show how much load the dead upstream took.
  *
