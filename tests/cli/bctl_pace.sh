@@ -21,62 +21,7 @@ trap cleanup EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
-# run ARGS: bctl --shm $SHM ARGS, stdout/stderr in $TMP/out, $TMP/err.
-run() {
-	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-}
-
-# check DESC CODE REGEX: the last run exited CODE and wrote exactly one line
-# on stderr matching REGEX (ignoring the --help hint, which must be there
-# for usage errors); an empty REGEX means nothing on stderr.
-check() {
-	local desc=$1 code=$2 re=$3 first lines
-	first=$(grep -v "^try 'bctl --help'\$" "$TMP/err" | head -n 1)
-	lines=$(grep -vc "^try 'bctl --help'\$" "$TMP/err")
-	if [ "$rc" -ne "$code" ]; then
-		bad "$desc" "exit status $rc, want $code" "stderr: $(head -c 300 "$TMP/err")"
-	elif [ -z "$re" ] && [ -s "$TMP/err" ]; then
-		bad "$desc" "unexpected stderr: $(head -c 300 "$TMP/err")"
-	elif [ -z "$re" ]; then
-		ok "$desc"
-	elif ! printf '%s\n' "$first" | grep -Eq -- "$re"; then
-		bad "$desc" "stderr line: $first" "does not match: $re"
-	elif [ "$lines" -ne 1 ]; then
-		bad "$desc" "stderr has $lines lines, want one:" "$(cat "$TMP/err")"
-	elif [ "$code" -eq 2 ] && ! grep -q "^try 'bctl --help'\$" "$TMP/err"; then
-		bad "$desc" "usage error without the --help hint"
-	else
-		ok "$desc"
-	fi
-}
-
-# expect DESC CODE REGEX ARGS...
-expect() {
-	local desc=$1 code=$2 re=$3
-	shift 3
-	run "$@"
-	check "$desc" "$code" "$re"
-}
-
-# stored DESC NAME REGEX...: `bctl inspect NAME --json` matches every REGEX.
-stored() {
-	local desc=$1 name=$2 re
-	shift 2
-	run inspect "$name" --json
-	if [ "$rc" -ne 0 ]; then
-		bad "$desc" "bctl inspect $name: exit $rc: $(head -c 300 "$TMP/err")"
-		return
-	fi
-	for re in "$@"; do
-		if ! grep -Eq -- "$re" "$TMP/out"; then
-			bad "$desc" "inspect $name --json does not match: $re" \
-				"$(tr -d '\n' <"$TMP/out" | head -c 400)"
-			return
-		fi
-	done
-	ok "$desc"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, check, expect, stored
 
 # --- what must survive ---------------------------------------------------------
 expect "create pace p (ceiling 20, reserve 10)" 0 '' pace p --ceiling 20 --reserve 10
