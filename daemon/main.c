@@ -3,7 +3,7 @@
  *
  *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--arena-mb N]
  *            [--mode OCTAL] [--group NAME] [--retire-idle DUR]
- *            [--health NAME]... [--breakers FILE] [--help]
+ *            [--health NAME]... [--breakers FILE] [--help] [--version]
  *
  * Runs in the foreground and logs to stderr, one logfmt line per event.
  * It attaches the segment (creating it with the given capacity, arena
@@ -89,6 +89,7 @@ static const char usage_text[] =
 	"  --breakers FILE   the breakers file to apply at start and on SIGHUP\n"
 	"                    (default: " BF_DEFAULT_PATH " if it exists)\n"
 	"  -h, --help        show this help and exit\n"
+	"      --version     show the version and exit\n"
 	"\n"
 	"Exit status: 0 stopped by a signal, 1 segment or system error,\n"
 	"2 usage error or a bad breakers file.\n";
@@ -111,6 +112,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "health", required_argument, NULL, 'H' },
 		{ "breakers", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, rc;
@@ -193,6 +195,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
+		case 'V':
+			exit(cli_print_version());
 		case ':':
 			usage_error("option '%s' needs an argument",
 				    argv[optind - 1]);

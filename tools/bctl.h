@@ -32,6 +32,7 @@ enum {
 	BCTL_OPT_SHM = 0x100,
 	BCTL_OPT_HELP,
 	BCTL_OPT_VERBOSE,
+	BCTL_OPT_VERSION,
 	BCTL_OPT_JSON,
 	BCTL_OPT_FIRST_CMD /* commands number their own options from here */
 };
@@ -39,7 +40,8 @@ enum {
 #define BCTL_COMMON_LONGOPTS                                        \
 	{ "shm", required_argument, NULL, BCTL_OPT_SHM },           \
 	{ "help", no_argument, NULL, BCTL_OPT_HELP },               \
-	{ "verbose", no_argument, NULL, BCTL_OPT_VERBOSE }
+	{ "verbose", no_argument, NULL, BCTL_OPT_VERBOSE },         \
+	{ "version", no_argument, NULL, BCTL_OPT_VERSION }
 
 #define BCTL_CONTINUE (-1)
 

@@ -163,6 +163,7 @@ static const char bctl_usage[] =
 "  --shm NAME    the segment, \"/name\" (else $BREAKERD_SHM, else /breakerd)\n"
 "  -v, --verbose say more (exec: the reported outcome)\n"
 "  -h, --help    this text\n"
+"  --version     print bctl's version (the breakerd release) and exit\n"
 "\n"
 "DUR is a number with a unit: 250ms, 30s, 5m, 2h (a bare number is an error).\n"
 "CODES is a list of exit codes and ranges: 3,7,10-12.\n"

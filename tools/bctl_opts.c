@@ -52,6 +52,8 @@ int bctl_opt_common(struct bctl *g, int c, int argc, char **argv)
 	case 'h':
 		bctl_help();
 		return 0;
+	case BCTL_OPT_VERSION:
+		return cli_print_version();
 	case '?':
 	case ':':
 		return bctl_opt_error(c, argc, argv);

@@ -25,6 +25,13 @@
 void cli_set_prog(const char *prog);
 const char *cli_prog(void);
 /**
+ * cli_version - the project's version, "X.Y.Z" (meson's project version).
+ * cli_print_version - print "PROG (breakerd) X.Y.Z" on stdout, for
+ * --version; returns 0, or CLI_EXIT_ERROR after a write error.
+ */
+const char *cli_version(void);
+int cli_print_version(void);
+/**
  * cli_set_usage_hint - the line cli_usage_error() prints after the message
  * (a static string, without the newline); NULL: "try 'PROG --help'";
  * "": no hint line.
