@@ -129,7 +129,8 @@ int bctl_cmd_help(struct bctl *g, int argc, char **argv);
  * bctl_complete - the hidden `bctl __complete WHAT ...` that the bash
  * completion (tools/bctl.bash-completion) asks, reading @cmds (@n entries):
  *   commands                 the command names, one a line
- *   options CMD [SUB]        CMD's long options: "--name", or "--name="
+ *   options [CMD [SUB]]      CMD's long options (none: the global ones):
+ *                            "--name", or "--name="
  *                            where it takes a value
  *   operands CMD [SUB]       CMD's operand slots (struct bctl_cmd), one line;
  *                            a command with subcommands: their names, a|b|c

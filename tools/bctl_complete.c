@@ -50,6 +50,7 @@ static const struct bctl_cmd *cmd_of(const struct bctl_cmd *cmds, size_t n,
 	return s ? s : c;
 }
 
+/* @c's long options; the global ones (bctl.c) are bctl_opts_common. */
 static int print_options(const struct bctl_cmd *c)
 {
 	const struct option *o = c->opts_fn ? c->opts_fn() : c->opts;
@@ -150,6 +151,11 @@ int bctl_complete(struct bctl *g, const struct bctl_cmd *cmds, size_t n,
 		return print_names(g, argv[2], argc == 4 ? argv[3] : NULL);
 	if (strcmp(what, "values") == 0 && argc >= 3 && argc <= 4)
 		return print_values(g, argv[2], argc == 4 ? argv[3] : NULL);
+	if (strcmp(what, "options") == 0 && argc == 2) { /* before a command */
+		struct bctl_cmd global = { "", NULL, bctl_opts_common, NULL,
+					   NULL, NULL };
+		return print_options(&global);
+	}
 	if ((strcmp(what, "options") == 0 || strcmp(what, "operands") == 0) &&
 	    argc >= 3 && argc <= 4) {
 		c = cmd_of(cmds, n, argc - 2, argv + 2);
