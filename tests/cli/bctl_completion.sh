@@ -4,9 +4,10 @@
 # COMP_WORDS / COMP_CWORD / COMP_LINE / COMP_POINT set and the completion
 # function called, and COMPREPLY checked: the first word (every command of
 # `bctl help`, and nothing else), a command's options, option values, a
-# record name prefix read from a real segment (--shm, BREAKERD_SHM on the
-# line and in the environment; the kind a command takes), files for apply,
-# on|off of fallback, segment's subcommands, the command after exec's "--".
+# record name prefix read from a real segment (--shm before or after the
+# command, $BREAKERD_SHM in the environment; the kind a command takes),
+# files for apply, on|off of fallback, segment's subcommands, the command
+# after exec's "--".
 #
 # Uses its own segment /brkcomp-$$ and removes it at the end.
 set -u
@@ -35,19 +36,13 @@ unset BREAKERD_SHM
 # Outside a completion bash refuses compopt: record what it was asked.
 compopt() { echo "$*" >>"$TMP/compopt"; }
 
-# comp [VAR=VALUE] WORD...: complete the last WORD (may be "") of the line
+# comp WORD...: complete the last WORD (may be "") of the line
 # "bctl WORD...", as bash would call the function; COMPREPLY, sorted, is in
-# $got (one line). A leading VAR=VALUE goes on COMP_LINE only, as bash
-# leaves assignments out of COMP_WORDS.
+# $got (one line).
 comp() {
-	local lead=""
-	if [[ $1 == *=* && $1 != -* ]]; then
-		lead="$1 "
-		shift
-	fi
 	COMP_WORDS=("$BCTL" "$@")
 	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-	COMP_LINE="$lead${COMP_WORDS[*]}"
+	COMP_LINE="${COMP_WORDS[*]}"
 	COMP_POINT=${#COMP_LINE}
 	COMP_TYPE=9
 	COMP_KEY=9
@@ -123,10 +118,6 @@ expect "record names by prefix (--shm)" \
 	"api/orders api/out api/retry api/slow api/users" --shm "$SHM" inspect api/
 expect "record names (--shm=VALUE after the command)" \
 	"api/users" inspect --shm="$SHM" api/u
-expect "record names: BREAKERD_SHM on the line" \
-	"api/users" "BREAKERD_SHM=$SHM" inspect api/u
-expect "record names: the other segment on the line wins" \
-	"" "BREAKERD_SHM=$SHM-absent" inspect api/u
 BREAKERD_SHM=$SHM expect "record names: BREAKERD_SHM in the environment" \
 	"db" health d
 expect "config NAME: breakers only" "api/orders api/users db" --shm "$SHM" config ""
