@@ -38,11 +38,12 @@ compopt() { echo "$*" >>"$TMP/compopt"; }
 
 # comp WORD...: complete the last WORD (may be "") of the line
 # "bctl WORD...", as bash would call the function; COMPREPLY, sorted, is in
-# $got (one line).
+# $got (one line). $line, if set, is the line (for words bash splits
+# at COMP_WORDBREAKS, such as ':').
 comp() {
 	COMP_WORDS=("$BCTL" "$@")
 	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-	COMP_LINE="${COMP_WORDS[*]}"
+	COMP_LINE=${line:-"${COMP_WORDS[*]}"}
 	COMP_POINT=${#COMP_LINE}
 	COMP_TYPE=9
 	COMP_KEY=9
@@ -130,6 +131,12 @@ expect "exec --retry-budget VALUE" "api/retry" --shm "$SHM" exec api/users --ret
 expect "retire NAME...: names again" "api/orders api/out" --shm "$SHM" retire api/out api/o
 expect "inspect NAME then nothing" "" --shm "$SHM" inspect db ""
 expect "fallback NAME: breakers" "db" --shm "$SHM" fallback d
+# bash splits "api:v1/" at ':' into api : v1/; bash-completion rejoins it,
+# and the replies are what follows the last ':' (what bash inserts).
+mk config api:v1/users
+mk config api:v1/orders
+line="$BCTL --shm $SHM inspect api:v1/" expect "names with ':'" \
+	"v1/orders v1/users" --shm "$SHM" inspect api : v1/
 
 # apply FILE: files and directories.
 F=$TMP/files
