@@ -10,6 +10,7 @@
 #define BCTL_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "breaker.h"
@@ -44,6 +45,28 @@ enum {
 	{ "version", no_argument, NULL, BCTL_OPT_VERSION }
 
 #define BCTL_CONTINUE (-1)
+
+/*
+ * A command (or a subcommand of one): the one table bctl dispatches on, and
+ * that `bctl __complete` (bctl_complete.c) reads, so the shell completion
+ * offers exactly what bctl parses.
+ */
+struct bctl_cmd {
+	const char *name;
+	int (*run)(struct bctl *g, int argc, char **argv);
+	const struct option *opts;             /* its getopt_long table */
+	const struct option *(*opts_fn)(void); /* or: built at run time */
+	/* Its operands, for completion: space-separated slots, in order:
+	 * BREAKER, BUCKET, PACE, BUDGET, NAME (a record of that kind, or of
+	 * any kind), FILE, a|b|c (one of these words), N (a number: nothing
+	 * offered); "..." after a slot repeats it; "--CMD": a command line
+	 * follows "--". NULL: none. */
+	const char *operands;
+	const struct bctl_cmd *subs; /* subcommands (NULL-named last), or NULL */
+};
+
+/* The options of a command that has none of its own. */
+extern const struct option bctl_opts_common[];
 
 /* How the inspecting commands (list, inspect, events, metrics) attach:
  * read-only, and across pid/time namespaces. */
@@ -100,6 +123,29 @@ int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
 
 /* bctl_help.c */
 void bctl_help(void);
+/** bctl_cmd_help - `bctl help`: the usage text; exit 0. */
+int bctl_cmd_help(struct bctl *g, int argc, char **argv);
+
+/* bctl_complete.c */
+/**
+ * bctl_complete - the hidden `bctl __complete WHAT ...` that the bash
+ * completion (tools/bctl.bash-completion) asks, reading @cmds (@n entries):
+ *   commands                 the command names, one a line
+ *   options [CMD [SUB]]      CMD's long options (none: the global ones):
+ *                            "--name", or "--name="
+ *                            where it takes a value
+ *   operands CMD [SUB]       CMD's operand slots (struct bctl_cmd), one line;
+ *                            a command with subcommands: their names, a|b|c
+ *   values --OPT [PREFIX]    the values of --OPT where they are finite (or
+ *                            record names), one a line; none: nothing
+ *   names KIND [PREFIX]      the names of the records of KIND (breaker,
+ *                            bucket, pace, budget or any) in the segment
+ *                            (--shm / $BREAKERD_SHM), read-only
+ * Returns 0, CLI_EXIT_USAGE, or CLI_EXIT_ERROR if the segment cannot be
+ * read (nothing printed on stdout then).
+ */
+int bctl_complete(struct bctl *g, const struct bctl_cmd *cmds, size_t n,
+		  int argc, char **argv);
 
 /* The commands. */
 int bctl_cmd_list(struct bctl *g, int argc, char **argv);
@@ -122,5 +168,16 @@ int bctl_cmd_retire(struct bctl *g, int argc, char **argv);
 int bctl_cmd_health(struct bctl *g, int argc, char **argv);
 int bctl_cmd_fallback(struct bctl *g, int argc, char **argv);
 int bctl_cmd_segment(struct bctl *g, int argc, char **argv);
+
+/* The commands' option tables (in their files), for the command table. */
+extern const struct option bctl_opts_list[], bctl_opts_inspect[],
+	bctl_opts_apply[], bctl_opts_admin[], bctl_opts_events[],
+	bctl_opts_metrics[], bctl_opts_exec[], bctl_opts_bucket[],
+	bctl_opts_pace[], bctl_opts_budget[], bctl_opts_retire[],
+	bctl_opts_health[];
+/** bctl_opts_config - config's options (built from its settings table). */
+const struct option *bctl_opts_config(void);
+/* segment's subcommands: create, info, remove (bctl_segment.c). */
+extern const struct bctl_cmd bctl_segment_subs[];
 
 #endif /* BCTL_H */

@@ -17,7 +17,7 @@
 
 enum { OPT_FOR = BCTL_OPT_FIRST_CMD };
 
-static const struct option admin_opts[] = {
+const struct option bctl_opts_admin[] = {
 	{ "for", required_argument, NULL, OPT_FOR },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -33,7 +33,7 @@ static int admin_parse(struct bctl *g, const char *cmd, int argc, char **argv,
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", admin_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_admin)) != -1) {
 		if (c == OPT_FOR && !for_ms)
 			return cli_usage_error("%s: unknown option '--for'", cmd);
 		if (c == OPT_FOR) {

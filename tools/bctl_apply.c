@@ -14,7 +14,7 @@
 
 enum { OPT_DRY_RUN = BCTL_OPT_FIRST_CMD };
 
-static const struct option apply_opts[] = {
+const struct option bctl_opts_apply[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -50,7 +50,7 @@ int bctl_cmd_apply(struct bctl *g, int argc, char **argv)
 	int c, rc, dry = 0;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", apply_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_apply)) != -1) {
 		if (c == OPT_DRY_RUN) {
 			dry = 1;
 			continue;

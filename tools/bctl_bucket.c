@@ -35,7 +35,7 @@ enum {
 
 #define bucket_args bucket_set
 
-static const struct option bucket_opts[] = {
+const struct option bctl_opts_bucket[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "burst", required_argument, NULL, OPT_BURST },
 	BCTL_COMMON_LONGOPTS,
@@ -48,7 +48,7 @@ static int bucket_parse(struct bctl *g, int argc, char **argv,
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", bucket_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_bucket)) != -1) {
 		if (c == OPT_RATE) {
 			rc = bucket_opt("rate", "--rate", optarg, a);
 		} else if (c == OPT_BURST) {
@@ -186,11 +186,6 @@ int bctl_cmd_bucket(struct bctl *g, int argc, char **argv)
 
 /* ---- bctl take ----------------------------------------------------------- */
 
-static const struct option take_opts[] = {
-	BCTL_COMMON_LONGOPTS,
-	{ NULL, 0, NULL, 0 }
-};
-
 /* NAME [N] after the options. */
 static int take_args(int argc, char **argv, const char **name, uint32_t *n)
 {
@@ -304,7 +299,7 @@ int bctl_cmd_take(struct bctl *g, int argc, char **argv)
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", take_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_common)) != -1) {
 		if (c == '?' && optopt >= '0' && optopt <= '9')
 			return take_negative(argc, argv);
 		rc = bctl_opt_common(g, c, argc, argv);
@@ -326,7 +321,7 @@ int bctl_cmd_take(struct bctl *g, int argc, char **argv)
 
 #define budget_args budget_set
 
-static const struct option budget_opts[] = {
+const struct option bctl_opts_budget[] = {
 	{ "floor", required_argument, NULL, OPT_FLOOR },
 	{ "ratio", required_argument, NULL, OPT_RATIO },
 	BCTL_COMMON_LONGOPTS,
@@ -339,7 +334,7 @@ static int budget_parse(struct bctl *g, int argc, char **argv,
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", budget_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_budget)) != -1) {
 		if (c == OPT_FLOOR) {
 			rc = budget_opt("floor", "--floor", optarg, a);
 		} else if (c == OPT_RATIO) {

@@ -21,7 +21,7 @@ static int cfg_parse_opt(size_t i, const char *arg, struct cfg_set *set)
 	return cfg_parse_value(i, opt, arg, set);
 }
 
-static const struct option *cfg_longopts(void)
+const struct option *bctl_opts_config(void)
 {
 	static struct option lo[CFG_MAX_FIELDS + 4];
 	static const struct option common[] = { BCTL_COMMON_LONGOPTS,
@@ -40,7 +40,7 @@ static const struct option *cfg_longopts(void)
 
 static int cfg_parse(struct bctl *g, int argc, char **argv, struct cfg_set *set)
 {
-	const struct option *lo = cfg_longopts();
+	const struct option *lo = bctl_opts_config();
 	int c, rc;
 
 	optind = 0;

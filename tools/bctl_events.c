@@ -36,7 +36,7 @@ static void events_on_signal(int sig)
 	events_stop = 1;
 }
 
-static const struct option events_opts[] = {
+const struct option bctl_opts_events[] = {
 	{ "json", no_argument, NULL, BCTL_OPT_JSON },
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	BCTL_COMMON_LONGOPTS,
@@ -49,7 +49,7 @@ static int events_parse(struct bctl *g, int argc, char **argv, int *json,
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":fhv", events_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":fhv", bctl_opts_events)) != -1) {
 		if (c == BCTL_OPT_JSON) {
 			*json = 1;
 		} else if (c == OPT_FOLLOW || c == 'f') {

@@ -89,7 +89,7 @@ struct exec_opts {
 	const char *budget;  /* --retry-budget, or NULL */
 };
 
-static const struct option exec_longopts[] = {
+const struct option bctl_opts_exec[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "wait", required_argument, NULL, OPT_WAIT },
 	{ "healthy-exit", required_argument, NULL, OPT_HEALTHY },
@@ -146,7 +146,7 @@ static int exec_parse(struct bctl *g, int argc, char **argv,
 	optind = 0;
 	/* Without "--", stop at NAME: what follows may be CMD's options. */
 	while ((c = bctl_getopt(dd, argv, dd == argc ? "+:hv" : ":hv",
-				exec_longopts)) != -1) {
+				bctl_opts_exec)) != -1) {
 		rc = exec_opt(c, o);
 		if (rc == BCTL_CONTINUE)
 			rc = bctl_opt_common(g, c, dd, argv);

@@ -19,13 +19,8 @@
 #include "bctl.h"
 #include "bctl_out.h"
 
-static const struct option health_opts[] = {
+const struct option bctl_opts_health[] = {
 	{ "json", no_argument, NULL, BCTL_OPT_JSON },
-	BCTL_COMMON_LONGOPTS,
-	{ NULL, 0, NULL, 0 }
-};
-
-static const struct option fallback_opts[] = {
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -37,7 +32,7 @@ static int health_parse(struct bctl *g, int argc, char **argv, int *json)
 
 	optind = 0;
 	while ((c = bctl_getopt(argc, argv, ":hv",
-				json ? health_opts : fallback_opts)) != -1) {
+				json ? bctl_opts_health : bctl_opts_common)) != -1) {
 		if (c == BCTL_OPT_JSON && json) {
 			*json = 1;
 			continue;

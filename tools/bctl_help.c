@@ -206,3 +206,12 @@ void bctl_help(void)
 {
 	fputs(bctl_usage, stdout);
 }
+
+int bctl_cmd_help(struct bctl *g, int argc, char **argv)
+{
+	(void)g;
+	(void)argc;
+	(void)argv;
+	bctl_help();
+	return 0;
+}

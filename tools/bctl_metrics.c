@@ -816,7 +816,7 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 
 enum { M_OPT_BY_LEVEL = BCTL_OPT_FIRST_CMD };
 
-static const struct option metrics_opts[] = {
+const struct option bctl_opts_metrics[] = {
 	BCTL_FILTER_LONGOPTS,
 	{ "by-level", required_argument, NULL, M_OPT_BY_LEVEL },
 	BCTL_COMMON_LONGOPTS,
@@ -834,7 +834,7 @@ static int m_parse(struct bctl *g, int argc, char **argv, struct m_opts *o)
 	memset(o, 0, sizeof(*o));
 	bctl_filter_init(&o->filter);
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", metrics_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_metrics)) != -1) {
 		if (c == M_OPT_BY_LEVEL) {
 			if (cli_opt_uint("--by-level", optarg, 1, M_MAX_LEVELS, &v))
 				return CLI_EXIT_USAGE;

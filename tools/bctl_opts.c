@@ -8,6 +8,11 @@
 
 #include "bctl.h"
 
+const struct option bctl_opts_common[] = {
+	BCTL_COMMON_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
 int bctl_getopt(int argc, char **argv, const char *shortopts,
 		const struct option *longopts)
 {

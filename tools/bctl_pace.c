@@ -27,7 +27,7 @@ enum {
 
 #define pace_args pace_set
 
-static const struct option pace_opts[] = {
+const struct option bctl_opts_pace[] = {
 	{ "ceiling", required_argument, NULL, OPT_CEILING },
 	{ "floor", required_argument, NULL, OPT_FLOOR },
 	{ "burst", required_argument, NULL, OPT_BURST },
@@ -41,7 +41,7 @@ static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", pace_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_pace)) != -1) {
 		switch (c) {
 		case OPT_CEILING:
 			rc = pace_opt("ceiling", "--ceiling", optarg, a);

@@ -23,7 +23,7 @@
 
 enum { OPT_IDLE = BCTL_OPT_FIRST_CMD };
 
-static const struct option retire_opts[] = {
+const struct option bctl_opts_retire[] = {
 	{ "idle", required_argument, NULL, OPT_IDLE },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -125,7 +125,7 @@ int bctl_cmd_retire(struct bctl *g, int argc, char **argv)
 	int c, rc, have_idle = 0, status = 0, i;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", retire_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", bctl_opts_retire)) != -1) {
 		if (c == OPT_IDLE) {
 			rc = cli_opt_duration("--idle", optarg, &idle_ms);
 			if (rc)

@@ -367,9 +367,17 @@ static int seg_remove(struct bctl *g, int argc, char **argv)
 	return cli_flush_stdout();
 }
 
+const struct bctl_cmd bctl_segment_subs[] = {
+	{ "create", seg_create, create_opts, NULL, NULL, NULL },
+	{ "info", seg_info, info_opts, NULL, NULL, NULL },
+	{ "remove", seg_remove, remove_opts, NULL, NULL, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL }
+};
+
 int bctl_cmd_segment(struct bctl *g, int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : NULL;
+	const struct bctl_cmd *s;
 
 	if (!sub)
 		return cli_usage_error("segment: missing subcommand (create, info "
@@ -378,12 +386,9 @@ int bctl_cmd_segment(struct bctl *g, int argc, char **argv)
 		bctl_help();
 		return 0;
 	}
-	if (strcmp(sub, "create") == 0)
-		return seg_create(g, argc - 1, argv + 1);
-	if (strcmp(sub, "info") == 0)
-		return seg_info(g, argc - 1, argv + 1);
-	if (strcmp(sub, "remove") == 0)
-		return seg_remove(g, argc - 1, argv + 1);
+	for (s = bctl_segment_subs; s->name; s++)
+		if (strcmp(sub, s->name) == 0)
+			return s->run(g, argc - 1, argv + 1);
 	return cli_usage_error("segment: unknown subcommand '%s' (create, info "
 			       "or remove)", cli_q(sub));
 }

@@ -15,13 +15,13 @@
 #include "bctl_out.h"
 
 
-static const struct option show_opts[] = {
+const struct option bctl_opts_inspect[] = {
 	{ "json", no_argument, NULL, BCTL_OPT_JSON },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
-static const struct option list_opts[] = {
+const struct option bctl_opts_list[] = {
 	{ "json", no_argument, NULL, BCTL_OPT_JSON },
 	BCTL_FILTER_LONGOPTS,
 	BCTL_COMMON_LONGOPTS,
@@ -36,7 +36,7 @@ static int show_parse(struct bctl *g, int argc, char **argv, int *json,
 	int c, rc;
 
 	optind = 0;
-	while ((c = bctl_getopt(argc, argv, ":hv", f ? list_opts : show_opts)) != -1) {
+	while ((c = bctl_getopt(argc, argv, ":hv", f ? bctl_opts_list : bctl_opts_inspect)) != -1) {
 		if (c == BCTL_OPT_JSON) {
 			*json = 1;
 			continue;

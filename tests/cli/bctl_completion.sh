@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# bctl_completion.sh BCTL COMPLETION_FILE - the bash completion of bctl,
+# driven as bash drives it: bash-completion's library sourced, then
+# COMP_WORDS / COMP_CWORD / COMP_LINE / COMP_POINT set and the completion
+# function called, and COMPREPLY checked: the first word (every command of
+# `bctl help`, and nothing else), a command's options, option values, a
+# record name prefix read from a real segment (--shm before or after the
+# command, $BREAKERD_SHM in the environment; the kind a command takes),
+# files for apply, on|off of fallback, segment's subcommands, the command
+# after exec's "--".
+#
+# Uses its own segment /brkcomp-$$ and removes it at the end.
+set -u
+
+BCTL=${1:?usage: bctl_completion.sh PATH_TO_BCTL COMPLETION_FILE}
+COMPLETION=${2:?usage: bctl_completion.sh PATH_TO_BCTL COMPLETION_FILE}
+LIB=/usr/share/bash-completion/bash_completion
+SHM=/brkcomp-$$
+TMP=$(mktemp -d /tmp/brkcomp.XXXXXX)
+
+cleanup() {
+	rm -f "/dev/shm$SHM"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+
+if [[ ! -r $LIB ]]; then
+	echo "SKIP: $LIB not found (Debian: bash-completion)"
+	exit 77
+fi
+. "$LIB"
+. "$COMPLETION"
+unset BREAKERD_SHM
+# Outside a completion bash refuses compopt: record what it was asked.
+compopt() { echo "$*" >>"$TMP/compopt"; }
+
+# comp WORD...: complete the last WORD (may be "") of the line
+# "bctl WORD...", as bash would call the function; COMPREPLY, sorted, is in
+# $got (one line). $line, if set, is the line (for words bash splits
+# at COMP_WORDBREAKS, such as ':').
+comp() {
+	COMP_WORDS=("$BCTL" "$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMP_LINE=${line:-"${COMP_WORDS[*]}"}
+	COMP_POINT=${#COMP_LINE}
+	COMP_TYPE=9
+	COMP_KEY=9
+	COMPREPLY=()
+	: >"$TMP/compopt"
+	_bctl "$BCTL" "${COMP_WORDS[COMP_CWORD]}" \
+		"${COMP_WORDS[COMP_CWORD - 1]}" 2>"$TMP/comp.err"
+	# sort -u: compgen -c lists a command once per PATH directory
+	got=$(printf '%s\n' "${COMPREPLY[@]}" | sort -u | tr '\n' ' ')
+	got=${got% }
+}
+
+# expect DESC WANT WORD...: COMPREPLY of WORD... is WANT (sorted words).
+expect() {
+	local desc=$1 want
+	want=$(printf '%s\n' $2 | sort | tr '\n' ' ')
+	want=${want% }
+	shift 2
+	comp "$@"
+	if [[ $got == "$want" && ! -s $TMP/comp.err ]]; then
+		ok "$desc"
+	else
+		bad "$desc" "line: bctl $*" "want: '$want'" "got:  '$got'" \
+			"$(cat "$TMP/comp.err")"
+	fi
+}
+
+# The commands `bctl help` lists: "  NAME ..." lines of its Commands part.
+help_cmds=$("$BCTL" help | sed -n '/^Commands:/,/^$/p' |
+	sed -n 's/^  \([a-z][a-z-]*\)\( .*\)\{0,1\}$/\1/p' | sort -u | tr '\n' ' ')
+help_cmds=${help_cmds% }
+[[ $help_cmds == *list* && $help_cmds == *segment* && $help_cmds == *help* ]] ||
+	bad "bctl help lists commands" "$help_cmds"
+
+expect "first word: every command of bctl help, nothing else" "$help_cmds" ""
+expect "first word prefix" "inspect" in
+expect "first word after a global option" "metrics metrics-only" --shm "$SHM" me
+expect "global options before the command" "--shm= --help --verbose" --
+expect "config NAME --fa: config's settings" \
+	"--failure-rate= --failure-threshold=" config api/users --fa
+expect "trip --f: --for" "--for=" trip api --f
+if grep -qx -- "-o nospace" "$TMP/compopt"; then
+	ok "an option that takes a value: no space after its '='"
+else
+	bad "--for=: compopt -o nospace" "$(cat "$TMP/compopt")"
+fi
+expect "metrics --not-c: a value-less option" "--not-closed" metrics --not-c
+comp list --json
+[[ ! -s $TMP/compopt ]] && ok "--json: a space after it" || bad "--json: nospace"
+expect "reset offers no --for (it refuses it)" "" reset api --f
+expect "list --kind VALUE: the kinds" "breaker bucket budget pace" list --kind ""
+expect "list --state=h (split at =)" "half_open" list --state=h
+expect "metrics --state VALUE" "closed half_open open" metrics --state ""
+expect "a value-less option is not a value slot" "" list --json ""
+expect "an option with a free value offers nothing" "" config api --open ""
+expect "segment SUB" "create info remove" segment ""
+expect "segment create --c" "--capacity=" segment create --c
+expect "segment remove options" "--force" segment remove --fo
+expect "fallback NAME o: on|off" "off on" fallback api/users o
+expect "fallback NAME on (nothing after)" "" fallback api/users on ""
+expect "exec NAME -- CMD: a command" "truncate" exec api -- truncat
+expect "no segment: no names, no error shown" "" --shm "$SHM" inspect a
+
+# A real segment.
+mk() { "$BCTL" --shm "$SHM" "$@" >/dev/null 2>&1 || bad "setup: bctl $*"; }
+mk config api/users
+mk config api/orders
+mk config db
+mk bucket api/out --rate 5 --burst 2
+mk pace api/slow --ceiling 10
+mk budget api/retry
+expect "record names by prefix (--shm)" \
+	"api/orders api/out api/retry api/slow api/users" --shm "$SHM" inspect api/
+expect "record names (--shm=VALUE after the command)" \
+	"api/users" inspect --shm="$SHM" api/u
+BREAKERD_SHM=$SHM expect "record names: BREAKERD_SHM in the environment" \
+	"db" health d
+expect "config NAME: breakers only" "api/orders api/users db" --shm "$SHM" config ""
+expect "take NAME: buckets (paces are buckets)" "api/out api/slow" --shm "$SHM" take ""
+expect "pace NAME: buckets" "api/out api/slow" --shm "$SHM" pace api/
+expect "budget NAME: budgets" "api/retry" --shm "$SHM" budget ""
+expect "take NAME N: nothing for N" "" --shm "$SHM" take api/out ""
+expect "exec --pace VALUE: buckets" "api/out api/slow" --shm "$SHM" exec --pace ""
+expect "exec --retry-budget VALUE" "api/retry" --shm "$SHM" exec api/users --retry-budget a
+expect "retire NAME...: names again" "api/orders api/out" --shm "$SHM" retire api/out api/o
+expect "inspect NAME then nothing" "" --shm "$SHM" inspect db ""
+expect "fallback NAME: breakers" "db" --shm "$SHM" fallback d
+# bash splits "api:v1/" at ':' into api : v1/; bash-completion rejoins it,
+# and the replies are what follows the last ':' (what bash inserts).
+mk config api:v1/users
+mk config api:v1/orders
+line="$BCTL --shm $SHM inspect api:v1/" expect "names with ':'" \
+	"v1/orders v1/users" --shm "$SHM" inspect api : v1/
+
+# apply FILE: files and directories.
+F=$TMP/files
+mkdir -p "$F/conf.d"
+: >"$F/breakers.ini"
+: >"$F/other.txt"
+expect "apply FILE" "$F/breakers.ini" apply "$F/br"
+expect "apply FILE: a directory" "$F/conf.d" apply "$F/co"
+expect "apply --dry-run FILE" "$F/breakers.ini" apply --dry-run "$F/b"
+expect "apply FILE: every file" "$F/breakers.ini $F/conf.d $F/other.txt" apply "$F/"
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
