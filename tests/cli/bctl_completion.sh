@@ -81,7 +81,7 @@ help_cmds=${help_cmds% }
 expect "first word: every command of bctl help, nothing else" "$help_cmds" ""
 expect "first word prefix" "inspect" in
 expect "first word after a global option" "metrics metrics-only" --shm "$SHM" me
-expect "global options before the command" "--shm= --help --verbose" --
+expect "global options before the command" "--shm= --help --verbose --version" --
 expect "config NAME --fa: config's settings" \
 	"--failure-rate= --failure-threshold=" config api/users --fa
 expect "trip --f: --for" "--for=" trip api --f

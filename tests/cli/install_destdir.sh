@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# install_destdir.sh MESON BUILD_DIR BINDIR LIBDIR UNITDIR SYSUSERSDIR MANDIR [PAGE...]
+# install_destdir.sh MESON BUILD_DIR BINDIR LIBDIR UNITDIR SYSUSERSDIR COMPLETIONDIR MANDIR [PAGE...]
 # `meson install --destdir TMP` of the build puts under the prefix what the
 # README says it installs: bctl and breakerd (which then run from there,
 # against the installed libbreaker.so.0), the systemd unit (its ExecStart
-# the installed breakerd), the sysusers.d entry of the breakerd user, and
+# the installed breakerd), the sysusers.d entry of the breakerd user, the
+# bash completion of bctl (it registers _bctl for bctl when sourced), and
 # the man pages PAGE... (bctl.1 breakerd.8 libbreaker.3; none given: built
 # without scdoc). The directories are the build's own (absolute, from meson
 # options), so a different prefix or option is checked as configured.
 set -u
-MESON=${1:?usage: install_destdir.sh MESON BUILD_DIR BINDIR LIBDIR UNITDIR SYSUSERSDIR MANDIR [PAGE...]}
-BUILD=${2:?} BINDIR=${3:?} LIBDIR=${4:?} UNITDIR=${5:?} SYSUSERSDIR=${6:?} MANDIR=${7:?}
-shift 7
+MESON=${1:?usage: install_destdir.sh MESON BUILD_DIR BINDIR LIBDIR UNITDIR SYSUSERSDIR COMPLETIONDIR MANDIR [PAGE...]}
+BUILD=${2:?} BINDIR=${3:?} LIBDIR=${4:?} UNITDIR=${5:?} SYSUSERSDIR=${6:?} COMPLETIONDIR=${7:?} MANDIR=${8:?}
+shift 8
 . "$(dirname "$0")/../common/check.sh"
 TMP=$(mktemp -d /tmp/install-destdir.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -44,6 +45,14 @@ if grep -qx "ExecStart=$BINDIR/breakerd .*" "$D$UNITDIR/breakerd.service"; then
 	ok "the unit starts the installed breakerd ($BINDIR/breakerd)"
 else
 	bad "the unit's ExecStart" "$(grep ExecStart "$D$UNITDIR/breakerd.service")"
+fi
+has "the bash completion of bctl" "$D$COMPLETIONDIR/bctl"
+if [ -f "$D$COMPLETIONDIR/bctl" ] &&
+	bash -c '. "$1" && complete -p bctl' _ "$D$COMPLETIONDIR/bctl" 2> "$TMP/comp.err" |
+	grep -q -- '-F _bctl bctl'; then
+	ok "the installed completion registers _bctl for bctl"
+else
+	bad "the installed completion does not register _bctl" "$(cat "$TMP/comp.err")"
 fi
 grep -qE '^u[[:space:]]+breakerd' "$D$SYSUSERSDIR/breakerd.conf" &&
 	ok "the sysusers.d entry makes the user breakerd" ||
