@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,24 @@ static void log_bound(int fd)
 	ll_end(&l);
 }
 
+/* libmicrohttpd's own messages (refused connections, limits reached,
+ * malformed requests) as logfmt lines of the HTTP thread. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	struct logline l;
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+		msg[--n] = '\0';
+	ll_begin(&l, "warn", "metrics http");
+	ll_str(&l, "message", msg);
+	ll_end(&l);
+}
+
 static void log_fail(const char *what, const char *why)
 {
 	struct logline l;
@@ -270,6 +289,7 @@ struct metrics_http *metrics_http_start(int fd, const char *shm)
 	m->d = MHD_start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 		on_request, m,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, /* first, as asked */
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_CONN,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_PER_IP,
