@@ -3,7 +3,8 @@
  *
  *   breakerd [--shm NAME] [--interval DUR] [--capacity N] [--arena-mb N]
  *            [--mode OCTAL] [--group NAME] [--retire-idle DUR]
- *            [--health NAME]... [--breakers FILE] [--help] [--version]
+ *            [--health NAME]... [--breakers FILE]
+ *            [--metrics-listen ADDR:PORT] [--help] [--version]
  *
  * Runs in the foreground and logs to stderr, one logfmt line per event.
  * It attaches the segment (creating it with the given capacity, arena
@@ -18,6 +19,9 @@
  * The breakers file (--breakers, default /etc/breakerd/breakers.conf if
  * it exists) is applied after the attach and again on each SIGHUP (see
  * breakers.h); a bad one at start stops breakerd with exit 2.
+ *
+ * With --metrics-listen it serves GET /metrics, the output of `bctl
+ * metrics`, from an HTTP thread (metrics_http.h).
  *
  * Exit status: 0 after SIGTERM/SIGINT, 1 on a segment or system error,
  * 2 on a usage error or a bad breakers file.
@@ -36,6 +40,7 @@
 #include "breakers_file.h"
 #include "cli_util.h"
 #include "logfmt.h"
+#include "metrics_http.h"
 #include "notify.h"
 #include "supervise.h"
 
@@ -51,6 +56,7 @@ struct options {
 	int64_t gid;           /* -1: leave as is */
 	const char *group;     /* as given, for the log */
 	const char *breakers;  /* --breakers FILE, or NULL */
+	const char *metrics_listen; /* --metrics-listen ADDR:PORT, or NULL */
 	const char **health;   /* --health NAMEs (argv's strings) */
 	size_t n_health;
 };
@@ -64,7 +70,8 @@ static const char usage_text[] =
 	"foreground, logs to stderr; SIGTERM or SIGINT stops it (exit 0),\n"
 	"SIGHUP applies the breakers file again. Started by systemd\n"
 	"(Type=notify) it sends READY=1 after the first scan, WATCHDOG=1\n"
-	"if the unit sets WatchdogSec=, STOPPING=1 on SIGTERM.\n"
+	"if the unit sets WatchdogSec=, RELOADING=1 then READY=1 around a\n"
+	"SIGHUP's reload, STOPPING=1 on SIGTERM.\n"
 	"\n"
 	"  --shm NAME        segment name (default: $" BRK_SHM_ENV ", else "
 	BRK_DEFAULT_SHM ")\n"
@@ -88,6 +95,10 @@ static const char usage_text[] =
 	"                    if nobody asks (repeatable)\n"
 	"  --breakers FILE   the breakers file to apply at start and on SIGHUP\n"
 	"                    (default: " BF_DEFAULT_PATH " if it exists)\n"
+	"  --metrics-listen ADDR:PORT\n"
+	"                    serve GET /metrics (what 'bctl metrics' prints) over\n"
+	"                    HTTP: 127.0.0.1:9464, [::1]:9464; port 0: the kernel\n"
+	"                    chooses (the bound port is logged)\n"
 	"  -h, --help        show this help and exit\n"
 	"      --version     show the version and exit\n"
 	"\n"
@@ -111,6 +122,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "retire-idle", required_argument, NULL, 'r' },
 		{ "health", required_argument, NULL, 'H' },
 		{ "breakers", required_argument, NULL, 'B' },
+		{ "metrics-listen", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -191,6 +203,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 			if (!*optarg)
 				usage_error("--breakers: empty file name");
 			o->breakers = optarg;
+			break;
+		case 'M':
+			o->metrics_listen = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -320,9 +335,10 @@ int main(int argc, char **argv)
 	struct options o;
 	struct breakers bk;
 	struct logline l;
+	struct metrics_http *mh = NULL;
 	brk_segment *seg = NULL;
 	const char *shm;
-	int rc, sig;
+	int rc, sig, metrics_fd = -1;
 
 	if (cli_std_fds_open() < 0)
 		return CLI_EXIT_ERROR;
@@ -336,19 +352,34 @@ int main(int argc, char **argv)
 		free(o.health);
 		return CLI_EXIT_USAGE;
 	}
+	/* Bound before the attach: a bad or busy address is a usage error
+	 * that leaves the segment alone. */
+	if (o.metrics_listen) {
+		metrics_fd = metrics_http_bind(o.metrics_listen);
+		if (metrics_fd < 0) {
+			free(o.health);
+			return -metrics_fd;
+		}
+	}
 	rc = supervise_signals_init();
 	if (rc < 0) {
 		fprintf(stderr, "breakerd: signals: %s\n", strerror(-rc));
+		if (metrics_fd >= 0)
+			close(metrics_fd);
 		free(o.health);
 		return 1;
 	}
 	if (attach(&o, shm, &seg) < 0) {
+		if (metrics_fd >= 0)
+			close(metrics_fd);
 		free(o.health); /* exits 1 clean: no leak report under ASan */
 		return 1;
 	}
 	log_start(&o, seg);
 	rc = breakers_start(&bk, o.breakers, seg);
 	if (rc) {
+		if (metrics_fd >= 0)
+			close(metrics_fd);
 		breakers_end(&bk);
 		brk_daemon_leave(seg);
 		brk_detach(seg);
@@ -357,6 +388,18 @@ int main(int argc, char **argv)
 	}
 	supervise_set_reload(breakers_reload, &bk);
 	notify_init();
+	if (metrics_fd >= 0) {
+		/* after supervise_signals_init(): its thread inherits the
+		 * blocked SIGTERM/SIGINT/SIGHUP */
+		mh = metrics_http_start(metrics_fd, shm);
+		if (!mh) {
+			breakers_end(&bk);
+			brk_daemon_leave(seg);
+			brk_detach(seg);
+			free(o.health);
+			return 1;
+		}
+	}
 
 	sig = supervise_run(seg, o.interval_ms, o.retire_idle_ms,
 			    (const char *const *)o.health, o.n_health);
@@ -366,6 +409,7 @@ int main(int argc, char **argv)
 	ll_str(&l, "shm", shm);
 	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");
 	ll_end(&l);
+	metrics_http_stop(mh);
 	breakers_end(&bk);
 	brk_daemon_leave(seg);
 	brk_detach(seg);

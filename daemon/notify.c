@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "logfmt.h"
 
@@ -64,6 +65,18 @@ void notify_ready(const char *shm)
 	send_state("READY=1", buf);
 }
 
+void notify_reloading(void)
+{
+	struct timespec ts;
+	char buf[96];
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(buf, sizeof(buf), "RELOADING=1\nSTATUS=reloading\nMONOTONIC_USEC=%llu",
+		 (unsigned long long)ts.tv_sec * 1000000ull +
+			 (unsigned long long)ts.tv_nsec / 1000u);
+	send_state("RELOADING=1", buf);
+}
+
 void notify_watchdog(void)
 {
 	send_state("WATCHDOG=1", "WATCHDOG=1");
@@ -96,6 +109,10 @@ uint64_t notify_watchdog_interval_ns(void)
 void notify_ready(const char *shm)
 {
 	(void)shm;
+}
+
+void notify_reloading(void)
+{
 }
 
 void notify_watchdog(void)

@@ -30,6 +30,12 @@ uint64_t notify_watchdog_interval_ns(void);
  * segment is attached and the first scan is done. */
 void notify_ready(const char *shm);
 
+/* notify_reloading - RELOADING=1 with MONOTONIC_USEC= (CLOCK_MONOTONIC
+ * now, in µs), as sd_notify(3) asks of a reload (Type=notify-reload and
+ * Type=notify alike); on SIGHUP, before the breakers file is read again.
+ * notify_ready() follows once the reload is done. */
+void notify_reloading(void);
+
 /* notify_watchdog - WATCHDOG=1 (the loop is alive). */
 void notify_watchdog(void);
 

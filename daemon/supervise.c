@@ -244,8 +244,11 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_m
 	while (!stop_signal) {
 		if (hup_signal) { /* blocked here: delivered only in the sleep */
 			hup_signal = 0;
+			notify_reloading(); /* then READY=1 once reloaded */
 			if (reload_fn)
 				reload_fn(reload_arg);
+			if (scanned)
+				ready(seg);
 		}
 		now = brk_monotonic_ns(NULL);
 		if (now >= next) {

@@ -4,8 +4,9 @@
  * Every interval: brk_reclaim() (free the leases of dead owners and
  * expired probes), brk_heartbeat(), a slice of the retirement sweep if
  * asked (--retire-idle), the health of each --health NAME, then log the events any process recorded (one
- * line per retirement among them). SIGHUP calls the reload function
- * (supervise_set_reload()). SIGTERM and SIGINT end the loop cleanly; they are blocked
+ * line per retirement among them). SIGHUP sends RELOADING=1 (notify.h),
+ * calls the reload function
+ * (supervise_set_reload()), then READY=1 again. SIGTERM and SIGINT end the loop cleanly; they are blocked
  * except while the loop sleeps (ppoll with the unblocked mask), so a
  * signal is never lost between the check of the flag and the sleep.
  */

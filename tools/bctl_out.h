@@ -13,20 +13,8 @@
 #include <jansson.h>
 
 #include "breaker.h"
+#include "record_out.h" /* bctl_safe_name, bctl_daemon_state */
 
-/** bctl_safe_name - @src (at most @cap bytes) as printable ASCII in @dst
- * (BRK_NAME_MAX + 1 bytes). */
-void bctl_safe_name(const char *src, size_t cap, char *dst);
-
-/* What the segment header says about breakerd (bctl_seg.c). */
-enum bctl_daemon {
-	BCTL_DAEMON_NEVER,  /* no breakerd ever ran on this segment */
-	BCTL_DAEMON_EXITED, /* its pid is gone */
-	BCTL_DAEMON_STALE,  /* alive, but no heartbeat for 3 intervals + 1 s */
-	BCTL_DAEMON_OK
-};
-
-enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s);
 
 /* The record-kind words are the library's brk_kind_name(); the old name
  * stays for code written against it. */

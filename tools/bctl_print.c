@@ -10,20 +10,6 @@
 #include "cli_util.h"
 
 
-void bctl_safe_name(const char *src, size_t cap, char *dst)
-{
-	size_t n = strnlen(src, cap), i;
-
-	if (n > BRK_NAME_MAX)
-		n = BRK_NAME_MAX;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-
-		dst[i] = (c > 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	dst[n] = '\0';
-}
-
 void bctl_kv(FILE *f, int indent, const char *key, const char *fmt, ...)
 {
 	int pad = BCTL_KEY_WIDTH - indent - (int)strlen(key);

@@ -9,9 +9,6 @@
 #include "bctl.h"
 #include "bctl_out.h"
 
-#define DAEMON_STALE_INTERVALS 3
-#define DAEMON_STALE_SLACK_MS 1000
-
 #define BCTL_ERRBUF 512
 
 const char *bctl_shm(const struct bctl *g)
@@ -154,20 +151,3 @@ int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
 			 cli_q(name), bctl_kind_word(seg, name), kind_word(want));
 }
 
-enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s)
-{
-	uint64_t limit;
-
-	if (s->daemon_pid <= 0 || s->heartbeat_age_ms == UINT64_MAX)
-		return BCTL_DAEMON_NEVER;
-	/* its pid means nothing in another pid namespace: judge by the
-	 * heartbeat alone there */
-	if (!(s->ns_differ & BRK_NS_PID) && kill(s->daemon_pid, 0) < 0 &&
-	    errno == ESRCH)
-		return BCTL_DAEMON_EXITED;
-	limit = s->daemon_interval_ms * DAEMON_STALE_INTERVALS +
-		DAEMON_STALE_SLACK_MS;
-	if (s->daemon_interval_ms && s->heartbeat_age_ms > limit)
-		return BCTL_DAEMON_STALE;
-	return BCTL_DAEMON_OK;
-}

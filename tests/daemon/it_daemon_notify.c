@@ -9,6 +9,8 @@
  *  - with WATCHDOG_USEC=200000 it sends WATCHDOG=1 about every 100 ms,
  *    also while a scan interval of 1 s is longer than that;
  *  - without WATCHDOG_USEC it sends no WATCHDOG=1;
+ *  - SIGHUP: RELOADING=1 with MONOTONIC_USEC= (CLOCK_MONOTONIC at the
+ *    reload, sd_notify(3)), then READY=1 once the reload is done;
  *  - SIGTERM: STOPPING=1, then exit 0.
  * Built without libsystemd (meson -Dsystemd=disabled), breakerd must send
  * nothing and warn on stderr that it cannot notify; the test checks that
@@ -26,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -92,8 +95,55 @@ static pid_t start(const char *shm, const char *interval, int err_fd)
 	return it_daemon_start(exe, shm, interval, err_fd);
 }
 
+/* CLOCK_MONOTONIC in µs, the clock of MONOTONIC_USEC= (sd_notify(3)). */
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* SIGHUP: RELOADING=1 with a MONOTONIC_USEC= taken after the signal was
+ * sent, then READY=1 once the reload is done (WATCHDOG=1s in between are
+ * skipped). */
+static void run_reload(int fd, pid_t d, const char *tag)
+{
+	char buf[512];
+	const char *mu;
+	uint64_t before, after, end, usec = 0;
+	int n, reloading = 0, ready = 0, order_ok = 0;
+	pid_t from;
+
+	before = mono_us();
+	kill(d, SIGHUP);
+	end = it_now_ms() + 5000;
+	while (!ready && it_now_ms() < end) {
+		n = recv_msg(fd, buf, sizeof(buf), &from,
+			     (int)(end - it_now_ms()) + 1);
+		if (n <= 0 || from != d || strcmp(buf, "WATCHDOG=1") == 0)
+			continue;
+		if (strncmp(buf, "RELOADING=1", 11) == 0) {
+			reloading = 1;
+			mu = strstr(buf, "\nMONOTONIC_USEC=");
+			if (mu)
+				usec = strtoull(mu + 16, NULL, 10);
+		} else if (strncmp(buf, "READY=1", 7) == 0) {
+			ready = 1;
+			order_ok = reloading;
+		}
+	}
+	after = mono_us();
+	CHECK(reloading, "%s SIGHUP: RELOADING=1 from breakerd's pid", tag);
+	CHECK(usec >= before && usec <= after, "%s RELOADING=1 carries "
+	      "MONOTONIC_USEC= of CLOCK_MONOTONIC at the reload (%llu in "
+	      "[%llu, %llu])", tag, (unsigned long long)usec,
+	      (unsigned long long)before, (unsigned long long)after);
+	CHECK(ready && order_ok, "%s then READY=1 after the reload", tag);
+}
+
 /* One run: READY=1 first, then WATCHDOG=1s (counted over 700 ms) and
- * STOPPING=1 on SIGTERM. */
+ * STOPPING=1 on SIGTERM, RELOADING=1 then READY=1 on SIGHUP. */
 static void run_notify(int fd, const char *shm, int watchdog)
 {
 	const char *tag = watchdog ? "[watchdog]" : "[no watchdog]";
@@ -149,7 +199,9 @@ static void run_notify(int fd, const char *shm, int watchdog)
 	else
 		CHECK(pings == 0, "[no watchdog] no WATCHDOG_USEC: no WATCHDOG=1 "
 		      "(%d in 700 ms)", pings);
-	CHECK(other == 0, "%s nothing else before SIGTERM (%d)", tag, other);
+	CHECK(other == 0, "%s nothing else before SIGHUP (%d)", tag, other);
+
+	run_reload(fd, d, tag);
 
 	kill(d, SIGTERM);
 	end = it_now_ms() + 5000;

@@ -1,0 +1,340 @@
+/*
+ * metrics_http.c - breakerd's /metrics endpoint (see metrics_http.h).
+ */
+#include "metrics_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "logfmt.h"
+
+#define METRICS_HTTP_USAGE "--metrics-listen: '%s' "
+
+#ifdef BREAKERD_HAVE_MICROHTTPD
+#include <microhttpd.h>
+
+#include "metrics_render.h"
+
+/* ADDR:PORT into @ss. 0 or CLI_EXIT_USAGE after the message. */
+static int parse_listen(const char *arg, struct sockaddr_storage *ss,
+			socklen_t *len)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *colon, *h = arg, *port;
+	size_t hlen;
+	uint64_t p;
+	int v6 = arg[0] == '[';
+
+	if (v6) {
+		const char *close = strchr(arg, ']');
+
+		if (!close || close[1] != ':')
+			return cli_usage_error(METRICS_HTTP_USAGE "is not ADDR:PORT "
+					       "(an IPv6 address is written [::1]:9464)",
+					       cli_q(arg));
+		h = arg + 1;
+		hlen = (size_t)(close - h);
+		port = close + 2;
+	} else {
+		colon = strrchr(arg, ':');
+		if (!colon)
+			return cli_usage_error(METRICS_HTTP_USAGE "has no port: "
+					       "write ADDR:PORT, e.g. 127.0.0.1:9464",
+					       cli_q(arg));
+		hlen = (size_t)(colon - arg);
+		port = colon + 1;
+	}
+	if (parse_uint_arg(port, 0, 65535, &p) != 0)
+		return cli_usage_error(METRICS_HTTP_USAGE "has a bad port '%s': "
+				       "0-65535 (0: the kernel chooses)",
+				       cli_q(arg), cli_q(port));
+	if (hlen == 0 || hlen >= sizeof(host))
+		goto bad_addr;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			goto bad_addr;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)p);
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			goto bad_addr;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)p);
+		*len = sizeof(*s4);
+	}
+	return 0;
+bad_addr:
+	return cli_usage_error(METRICS_HTTP_USAGE "has a bad address: a numeric "
+			       "IPv4 address (127.0.0.1:9464) or a bracketed IPv6 "
+			       "one ([::1]:9464)", cli_q(arg));
+}
+
+int metrics_http_bind(const char *arg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = 0;
+	int fd, one = 1, e;
+
+	if (parse_listen(arg, &ss, &len))
+		return -CLI_EXIT_USAGE;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		if (e == EAFNOSUPPORT)
+			return -cli_usage_error(METRICS_HTTP_USAGE "cannot be used: %s",
+						cli_q(arg), strerror(e));
+		cli_error("--metrics-listen: socket: %s", strerror(e));
+		return -CLI_EXIT_ERROR;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0) {
+		e = errno;
+		close(fd);
+		if (e == EADDRINUSE || e == EADDRNOTAVAIL || e == EACCES ||
+		    e == EAFNOSUPPORT)
+			return -cli_usage_error(METRICS_HTTP_USAGE "cannot be bound: %s",
+						cli_q(arg), strerror(e));
+		cli_error("--metrics-listen: '%s': %s", cli_q(arg), strerror(e));
+		return -CLI_EXIT_ERROR;
+	}
+	return fd;
+}
+
+struct metrics_http {
+	struct MHD_Daemon *d;
+	brk_segment *seg;    /* read-only; used by the HTTP thread only */
+	char shm[BRK_SHM_NAME_MAX + 1];
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+			     const char *text, const char *allow)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ok;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ok = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+/* One render of the segment into a malloc'd buffer. */
+static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
+{
+	struct metrics_opts o;
+	struct MHD_Response *r;
+	enum MHD_Result ok;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f)
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
+	metrics_opts_init(&o);
+	rc = metrics_render(f, m->seg, m->shm, &o);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -ENOMEM;
+	if (rc < 0) {
+		struct logline l;
+
+		free(buf);
+		ll_begin(&l, "error", "metrics render failed");
+		ll_str(&l, "error", brk_strerror(rc));
+		ll_end(&l);
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     "metrics render failed\n", NULL);
+	}
+	r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; version=0.0.4; charset=utf-8");
+	ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+/* Every request is answered on its first call, before any body is read:
+ * libmicrohttpd then closes a connection whose upload was not read, so
+ * a body costs nothing. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct metrics_http *m = cls;
+
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)con_cls;
+	if (strcmp(url, "/metrics") != 0)
+		return reply(c, MHD_HTTP_NOT_FOUND,
+			     "not found: breakerd serves /metrics\n", NULL);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			     "method not allowed: GET or HEAD\n", "GET, HEAD");
+	return scrape(m, c);
+}
+
+static void log_bound(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN], listen[INET6_ADDRSTRLEN + 16];
+	struct logline l;
+	unsigned port = 0;
+
+	host[0] = '\0';
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+		if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+			port = ntohs(s6->sin6_port);
+		} else {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+			port = ntohs(s4->sin_port);
+		}
+	}
+	snprintf(listen, sizeof(listen), ss.ss_family == AF_INET6 ? "[%s]:%u"
+		 : "%s:%u", host, port);
+	ll_begin(&l, "info", "metrics listening");
+	ll_str(&l, "listen", listen);
+	ll_u64(&l, "port", port);
+	ll_str(&l, "path", "/metrics");
+	ll_end(&l);
+}
+
+/* libmicrohttpd's own messages (refused connections, limits reached,
+ * malformed requests) as logfmt lines of the HTTP thread. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	struct logline l;
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+		msg[--n] = '\0';
+	ll_begin(&l, "warn", "metrics http");
+	ll_str(&l, "message", msg);
+	ll_end(&l);
+}
+
+static void log_fail(const char *what, const char *why)
+{
+	struct logline l;
+
+	ll_begin(&l, "error", "metrics endpoint not started");
+	ll_str(&l, "step", what);
+	ll_str(&l, "error", why);
+	ll_end(&l);
+}
+
+struct metrics_http *metrics_http_start(int fd, const char *shm)
+{
+	struct metrics_http *m = calloc(1, sizeof(*m));
+	struct brk_attach_opts ao;
+	int rc;
+
+	if (!m) {
+		close(fd);
+		log_fail("alloc", strerror(ENOMEM));
+		return NULL;
+	}
+	snprintf(m->shm, sizeof(m->shm), "%s", shm);
+	brk_attach_opts_init(&ao);
+	ao.shm_name = shm;
+	ao.flags = BRK_ATTACH_READONLY | BRK_ATTACH_NOPROCESS;
+	rc = brk_attach(&ao, &m->seg);
+	if (rc < 0) {
+		close(fd);
+		log_fail("attach read-only", brk_strerror(rc));
+		free(m);
+		return NULL;
+	}
+	m->d = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		on_request, m,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, /* first, as asked */
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_CONN,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_PER_IP,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_HTTP_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEMORY,
+		MHD_OPTION_END);
+	if (!m->d) {
+		close(fd);
+		brk_detach(m->seg);
+		free(m);
+		log_fail("MHD_start_daemon", "libmicrohttpd refused to start");
+		return NULL;
+	}
+	log_bound(fd);
+	return m;
+}
+
+void metrics_http_stop(struct metrics_http *m)
+{
+	if (!m)
+		return;
+	MHD_stop_daemon(m->d); /* joins the thread, closes the listen socket */
+	brk_detach(m->seg);
+	free(m);
+}
+
+#else /* built without libmicrohttpd */
+
+int metrics_http_bind(const char *arg)
+{
+	return -cli_usage_error(METRICS_HTTP_USAGE "cannot be served: this "
+				"breakerd was built without libmicrohttpd "
+				"(install libmicrohttpd-dev and rebuild; meson "
+				"option 'metrics_http')", cli_q(arg));
+}
+
+struct metrics_http *metrics_http_start(int fd, const char *shm)
+{
+	(void)shm;
+	close(fd);
+	return NULL;
+}
+
+void metrics_http_stop(struct metrics_http *m)
+{
+	(void)m;
+}
+#endif

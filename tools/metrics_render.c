@@ -1,0 +1,841 @@
+/*
+ * metrics_render.c - the Prometheus rendering of a segment that `bctl
+ * metrics` prints and breakerd serves on /metrics (metrics_render.h):
+ * every breaker of the segment in the
+ * Prometheus text exposition format, version 0.0.4
+ * (https://prometheus.io/docs/instrumenting/exposition_formats/).
+ *
+ * Each metric family is printed once: "# HELP", "# TYPE", then one sample
+ * per breaker (and per label value for the enum-like families), so every
+ * series is there even at zero ("never fired" is distinguishable from "not
+ * wired"). Counters end in _total; the one label every per-breaker series
+ * carries is name="...", escaped as the format asks (\\, \" and \n).
+ *
+ * The signals of docs/design.md "Signals" are families of their own
+ * (breakerd_arrivals_total, _completions_total, _oldest_in_flight_seconds,
+ * _max_concurrent, _half_open_probes) or, for budgets, the existing
+ * breakerd_budget_deposits_total (first attempts), _retries_total and
+ * _tokens (tokens left).
+ *
+ * GCRA buckets (breakerd_bucket_*) and retry budgets (breakerd_budget_*)
+ * are exported the same way, with their own families and the same name
+ * label. Breaker families are always printed, even with no breaker (the
+ * contract dashboards and alerts rely on); a bucket or budget family is
+ * printed only if the segment holds at least one record of that kind:
+ * an empty family is legal but noise, and most segments have neither.
+ *
+ * A snapshot of every record is taken first (one brk_info_at() each, in
+ * name-index order, brk_record_next_brief()), so the numbers printed for
+ * one record come from one read of it: the families are grouped, so the
+ * output cannot stream like `bctl list`'s (breakerd renders into an
+ * open_memstream() buffer, bctl to stdout). Cardinality limits: the
+ * filters of bctl_filter.h (--prefix, --state, --kind, --not-closed,
+ * --changed-within) keep only some records; --by-level N sums the
+ * counters of the records sharing the first N levels of their names into
+ * one series per prefix (label prefix="..."), with breakerd_breakers
+ * {prefix,state} counting the breakers and only counters and the
+ * in-flight gauges summed (a sum of tokens, rates or remaining seconds
+ * means nothing).
+ * Read-only attach: read permission on the segment is enough.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_render.h"
+#include "record_out.h"
+
+
+/* The numbers printed for one breaker (struct brk_info is ~2 KiB). */
+struct m_snap {
+	char name[BRK_NAME_MAX + 1]; /* printable ASCII (bctl_safe_name) */
+	int state, mode;
+	uint64_t consecutive_failures, cooling_level;
+	uint64_t open_remaining_ms, cool_until_remaining_ms;
+	uint64_t probes_in_flight, in_flight;
+	uint64_t window_calls, window_failures, window_slow, distinct_failing;
+	uint64_t arrivals, completions, oldest_in_flight_ms; /* signals */
+	uint64_t max_concurrent, half_open_probes;
+	struct brk_counters c;
+	uint64_t n_state[BRK_HALF_OPEN + 1]; /* --by-level: breakers per state */
+};
+
+enum m_type { M_COUNTER, M_GAUGE };
+
+/* How a record field is stored and printed. */
+enum m_fmt {
+	M_U64,  /* uint64_t */
+	M_MS,   /* uint64_t ms, printed as seconds */
+	M_U32,  /* uint32_t */
+	M_DBL   /* double */
+};
+
+/*
+ * A family with one value per record and only the name label. The records
+ * are struct m_snap (breakers), struct brk_bucket_info or struct
+ * brk_budget_info: each begins with its name (asserted below).
+ */
+struct m_plain {
+	const char *name;
+	enum m_type type;
+	const char *help;
+	enum m_fmt fmt;
+	size_t off;              /* offset of the field in the record */
+};
+
+_Static_assert(offsetof(struct m_snap, name) == 0 &&
+	       offsetof(struct brk_bucket_info, name) == 0 &&
+	       offsetof(struct brk_budget_info, name) == 0,
+	       "every record snapshot begins with its name");
+
+#define SNAP(f) offsetof(struct m_snap, f)
+#define BKT(f) offsetof(struct brk_bucket_info, f)
+#define BUD(f) offsetof(struct brk_budget_info, f)
+
+static const struct m_plain m_counters[] = {
+	{ "breakerd_allowed_total", M_COUNTER,
+	  "Calls admitted (brk_acquire returned 0).", M_U64, SNAP(c.allowed) },
+	{ "breakerd_successes_total", M_COUNTER,
+	  "Calls reported as success.", M_U64, SNAP(c.successes) },
+	{ "breakerd_healthy_errors_total", M_COUNTER,
+	  "Calls reported as healthy_error (a correct business error; counts as success).",
+	  M_U64, SNAP(c.healthy_errors) },
+	{ "breakerd_ignored_total", M_COUNTER,
+	  "Calls reported as rejected_request (our fault; counts neither way).",
+	  M_U64, SNAP(c.ignored) },
+	{ "breakerd_cancelled_total", M_COUNTER,
+	  "Calls reported as cancelled (given up locally; no verdict).",
+	  M_U64, SNAP(c.cancelled) },
+	{ "breakerd_throttled_total", M_COUNTER,
+	  "Calls reported as throttled (a rate-limit answer a pace took; no verdict).",
+	  M_U64, SNAP(c.throttled) },
+	{ "breakerd_probes_total", M_COUNTER,
+	  "Half-open probes admitted.", M_U64, SNAP(c.probes) },
+	{ "breakerd_reclaimed_total", M_COUNTER,
+	  "Leases reclaimed (dead owner or probe timeout).", M_U64, SNAP(c.reclaimed) },
+	{ "breakerd_transitions_total", M_COUNTER,
+	  "State transitions.", M_U64, SNAP(c.transitions) },
+	{ "breakerd_stale_total", M_COUNTER,
+	  "Releases not counted (lease reclaimed, reset, newer generation, released twice).",
+	  M_U64, SNAP(c.stale) },
+	{ "breakerd_arrivals_total", M_COUNTER,
+	  "Calls that asked to go (allowed plus every rejected cause).",
+	  M_U64, SNAP(arrivals) },
+	{ "breakerd_completions_total", M_COUNTER,
+	  "Calls released with a verdict or a cancel (successes, failures, healthy "
+	  "errors, ignored, cancelled, throttled; not stale or reclaimed).",
+	  M_U64, SNAP(completions) },
+};
+
+static const struct m_plain m_gauges[] = {
+	{ "breakerd_consecutive_failures", M_GAUGE,
+	  "Consecutive failures counted toward failure_threshold.",
+	  M_U64, SNAP(consecutive_failures) },
+	{ "breakerd_cooling_level", M_GAUGE,
+	  "Failed probes in a row (the cooling period doubles with each).",
+	  M_U64, SNAP(cooling_level) },
+	{ "breakerd_open_remaining_seconds", M_GAUGE,
+	  "Seconds until an open breaker lets a probe through (0 unless open).",
+	  M_MS, SNAP(open_remaining_ms) },
+	{ "breakerd_cool_until_remaining_seconds", M_GAUGE,
+	  "Seconds left of the shared cool-until set by a Retry-After.",
+	  M_MS, SNAP(cool_until_remaining_ms) },
+	{ "breakerd_probes_in_flight", M_GAUGE,
+	  "Half-open probe leases held.", M_U64, SNAP(probes_in_flight) },
+	{ "breakerd_in_flight", M_GAUGE,
+	  "Bulkhead permits held.", M_U64, SNAP(in_flight) },
+	{ "breakerd_window_calls", M_GAUGE,
+	  "Calls in the sliding window (closed state; 0 otherwise).",
+	  M_U64, SNAP(window_calls) },
+	{ "breakerd_window_failures", M_GAUGE,
+	  "Failures in the sliding window (closed state; 0 otherwise).",
+	  M_U64, SNAP(window_failures) },
+	{ "breakerd_window_slow_calls", M_GAUGE,
+	  "Slow calls in the sliding window (closed state; 0 otherwise).",
+	  M_U64, SNAP(window_slow) },
+	{ "breakerd_distinct_failing_processes", M_GAUGE,
+	  "Processes that reported a failure in the last window_ms (trip quorum).",
+	  M_U64, SNAP(distinct_failing) },
+	{ "breakerd_oldest_in_flight_seconds", M_GAUGE,
+	  "Age of the oldest bulkhead permit or half-open probe held (0: none).",
+	  M_MS, SNAP(oldest_in_flight_ms) },
+	{ "breakerd_max_concurrent", M_GAUGE,
+	  "Bulkhead limit: permits that may be out at once (0: no bulkhead).",
+	  M_U64, SNAP(max_concurrent) },
+	{ "breakerd_half_open_probes", M_GAUGE,
+	  "Probes a half-open breaker lets through at once (setting).",
+	  M_U64, SNAP(half_open_probes) },
+};
+
+static const struct m_plain m_buckets[] = {
+	{ "breakerd_bucket_taken_total", M_COUNTER,
+	  "GCRA bucket takes granted (brk_bucket_take returned 0).",
+	  M_U64, BKT(taken) },
+	{ "breakerd_bucket_denied_total", M_COUNTER,
+	  "GCRA bucket takes refused (too few tokens).", M_U64, BKT(denied) },
+	{ "breakerd_bucket_tokens_taken_total", M_COUNTER,
+	  "Tokens granted (the sum of n over the granted takes).",
+	  M_U64, BKT(tokens_taken) },
+	{ "breakerd_bucket_tokens", M_GAUGE,
+	  "Tokens available now (0 to burst, fractional).", M_DBL, BKT(tokens) },
+	{ "breakerd_bucket_rate_per_second", M_GAUGE,
+	  "Tokens added per second (the effective rate).",
+	  M_DBL, BKT(rate_per_s) },
+	{ "breakerd_bucket_burst", M_GAUGE,
+	  "Bucket capacity in tokens.", M_U32, BKT(burst) },
+};
+
+/* Paced buckets only (bctl pace; breaker.h "Pacing (learned rate)"). */
+static const struct m_plain m_paces[] = {
+	{ "breakerd_pace_rate", M_GAUGE,
+	  "Learned rate of a pace now, tokens per second.", M_DBL, BKT(learned_per_s) },
+	{ "breakerd_pace_ceiling", M_GAUGE,
+	  "Ceiling of a pace (the learned rate never exceeds it), tokens per second.",
+	  M_DBL, BKT(ceiling_per_s) },
+	{ "breakerd_pace_floor", M_GAUGE,
+	  "Floor of a pace (the learned rate never falls below it), tokens per second.",
+	  M_DBL, BKT(floor_per_s) },
+	{ "breakerd_pace_cuts_total", M_COUNTER,
+	  "Rate-limit answers that cut a pace's rate (one per round trip).",
+	  M_U64, BKT(cuts) },
+	{ "breakerd_pace_limited_total", M_COUNTER,
+	  "Rate-limit answers reported to a pace (brk_pace_report LIMITED).",
+	  M_U64, BKT(limited) },
+};
+
+static const struct m_plain m_budgets[] = {
+	{ "breakerd_budget_deposits_total", M_COUNTER,
+	  "First attempts recorded (brk_budget_deposit calls).",
+	  M_U64, BUD(deposits) },
+	{ "breakerd_budget_retries_total", M_COUNTER,
+	  "Retries permitted (brk_retry_permitted returned 0).",
+	  M_U64, BUD(retries) },
+	{ "breakerd_budget_floor_retries_total", M_COUNTER,
+	  "Retries permitted that were drawn from the floor (a part of "
+	  "breakerd_budget_retries_total).", M_U64, BUD(retries_floor) },
+	{ "breakerd_budget_deferred_total", M_COUNTER,
+	  "Retries refused: budget exhausted.", M_U64, BUD(deferred) },
+	{ "breakerd_budget_tokens", M_GAUGE,
+	  "Retries available now (pool plus floor, fractional).",
+	  M_DBL, BUD(balance) },
+	{ "breakerd_budget_pool_tokens", M_GAUGE,
+	  "Deposited tokens left in the pool (unspent, not expired).", M_DBL, BUD(pool) },
+	{ "breakerd_budget_floor_tokens", M_GAUGE,
+	  "Floor tokens available now.", M_DBL, BUD(floor_tokens) },
+	{ "breakerd_budget_floor_per_second", M_GAUGE,
+	  "Retries per second the floor always allows.",
+	  M_DBL, BUD(floor_per_s) },
+	{ "breakerd_budget_floor_burst", M_GAUGE,
+	  "Retries the floor holds at most.", M_U32, BUD(floor_burst) },
+	{ "breakerd_budget_ratio", M_GAUGE,
+	  "Tokens deposited per first attempt.", M_DBL, BUD(ratio) },
+};
+
+/* State, mode and reason labels are the library's brk_*_name() words.
+ * The cause labels are this exposition's own coarse grouping of the
+ * rejected_* counters (not enum brk_cause: "open" also counts probes_busy
+ * and forced_open). */
+static const char *const m_causes[] = { "open", "cooling", "full" };
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A label value with \, " and newline escaped (the names a segment can
+ * hold never need it, but the segment is untrusted). */
+static void m_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void m_head(FILE *f, const char *name, enum m_type type,
+		   const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+		type == M_COUNTER ? "counter" : "gauge");
+}
+
+/* The label every per-record series carries: "name", or "prefix" with
+ * --by-level (the series of a group of records). */
+/* Per thread: breakerd renders in its HTTP thread while bctl, or a
+ * test, may render in another. */
+static _Thread_local const char *m_key = "name";
+
+/* "NAME{name="B"" - the caller adds more labels and the value. */
+static void m_open(FILE *f, const char *family, const char *name)
+{
+	fprintf(f, "%s{%s=\"", family, m_key);
+	m_label(f, name);
+	fputc('"', f);
+}
+
+static void m_value(FILE *f, uint64_t v, int seconds)
+{
+	if (seconds)
+		fprintf(f, "} %" PRIu64 ".%03" PRIu64 "\n", v / 1000, v % 1000);
+	else
+		fprintf(f, "} %" PRIu64 "\n", v);
+}
+
+/* The shortest of %.15g and %.17g that reads back as @v; never "inf" or
+ * "nan", which the format spells +Inf, -Inf and NaN. */
+static void m_double(FILE *f, double v)
+{
+	char buf[32];
+
+	if (!isfinite(v)) {
+		fputs(isnan(v) ? "} NaN\n" : v > 0 ? "} +Inf\n" : "} -Inf\n", f);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fprintf(f, "} %s\n", buf);
+}
+
+/* The field @m describes, of the record at @rec, and the end of the line. */
+static void m_field_value(FILE *f, const char *rec, const struct m_plain *m)
+{
+	uint64_t u64;
+	uint32_t u32;
+	double d;
+
+	switch (m->fmt) {
+	case M_U32:
+		memcpy(&u32, rec + m->off, sizeof(u32));
+		m_value(f, u32, 0);
+		break;
+	case M_DBL:
+		memcpy(&d, rec + m->off, sizeof(d));
+		m_double(f, d);
+		break;
+	case M_U64:
+	case M_MS:
+		memcpy(&u64, rec + m->off, sizeof(u64));
+		m_value(f, u64, m->fmt == M_MS);
+		break;
+	}
+}
+
+/* @n records of @size bytes each at @recs (each begins with its name). */
+static void m_plain_family(FILE *f, const struct m_plain *m, const void *recs,
+			   size_t size, size_t n)
+{
+	const char *rec = recs;
+	size_t i;
+
+	m_head(f, m->name, m->type, m->help);
+	for (i = 0; i < n; i++, rec += size) {
+		m_open(f, m->name, rec);
+		m_field_value(f, rec, m);
+	}
+}
+
+/* Every family of @fams, or none if there is no record (see the top). */
+static void m_plain_all(FILE *f, const struct m_plain *fams, size_t nfams,
+			const void *recs, size_t size, size_t n)
+{
+	size_t k;
+
+	for (k = 0; n > 0 && k < nfams; k++)
+		m_plain_family(f, &fams[k], recs, size, n);
+}
+
+/* An enum as labels: 1 for the current value, 0 for the others. */
+/* One series per value 0 .. @nv - 1 of an enum, labelled @name(value). */
+static void m_enum_family(FILE *f, const char *family, const char *help,
+			  const char *label, const char *(*name)(int),
+			  int nv, int which_mode, const struct m_snap *snaps,
+			  size_t n)
+{
+	size_t i;
+	int k;
+
+	m_head(f, family, M_GAUGE, help);
+	for (i = 0; i < n; i++) {
+		int cur = which_mode ? snaps[i].mode : snaps[i].state;
+		for (k = 0; k < nv; k++) {
+			m_open(f, family, snaps[i].name);
+			fprintf(f, ",%s=\"%s\"", label, name(k));
+			m_value(f, cur == k, 0);
+		}
+	}
+}
+
+static void m_rejected(FILE *f, const struct m_snap *snaps, size_t n)
+{
+	size_t i, k;
+
+	m_head(f, "breakerd_rejected_total", M_COUNTER,
+	       "Calls refused, by cause (open: open, half-open with every probe "
+	       "slot taken, or forced open; cooling: shared cool-until; full: "
+	       "bulkhead).");
+	for (i = 0; i < n; i++) {
+		const struct brk_counters *c = &snaps[i].c;
+		uint64_t v[3] = { c->rejected_open, c->rejected_cooling,
+				  c->rejected_full };
+		for (k = 0; k < N_OF(m_causes); k++) {
+			m_open(f, "breakerd_rejected_total", snaps[i].name);
+			fprintf(f, ",cause=\"%s\"", m_causes[k]);
+			m_value(f, v[k], 0);
+		}
+	}
+}
+
+static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
+{
+	size_t i;
+	int r;
+
+	m_head(f, "breakerd_failures_total", M_COUNTER,
+	       "Calls reported as failure, by reason.");
+	for (i = 0; i < n; i++) {
+		for (r = BRK_REASON_NONE + 1; r < BRK_REASON_COUNT; r++) {
+			m_open(f, "breakerd_failures_total", snaps[i].name);
+			fprintf(f, ",reason=\"%s\"", brk_reason_name(r));
+			m_value(f, snaps[i].c.failures_by_reason[r], 0);
+		}
+	}
+}
+
+static void m_segment(FILE *f, const struct brk_segment_info *si)
+{
+	enum bctl_daemon d = bctl_daemon_state(si);
+
+	m_head(f, "breakerd_segment_capacity", M_GAUGE,
+	       "Records the segment can hold.");
+	fprintf(f, "breakerd_segment_capacity %" PRIu32 "\n", si->capacity);
+	m_head(f, "breakerd_segment_records", M_GAUGE,
+	       "Records allocated (breakers, buckets and budgets).");
+	fprintf(f, "breakerd_segment_records %" PRIu32 "\n", si->used);
+	m_head(f, "breakerd_events_total", M_COUNTER,
+	       "Events appended to the segment's event ring.");
+	fprintf(f, "breakerd_events_total %" PRIu64 "\n", si->events_written);
+	m_head(f, "breakerd_daemon_up", M_GAUGE,
+	       "1 if breakerd is running with a fresh heartbeat, else 0.");
+	fprintf(f, "breakerd_daemon_up %d\n", d == BCTL_DAEMON_OK);
+	if (d == BCTL_DAEMON_NEVER)
+		return; /* no heartbeat was ever published: no age to give */
+	m_head(f, "breakerd_daemon_heartbeat_age_seconds", M_GAUGE,
+	       "Seconds since breakerd's last heartbeat.");
+	fprintf(f, "breakerd_daemon_heartbeat_age_seconds %" PRIu64 ".%03" PRIu64
+		"\n", si->heartbeat_age_ms / 1000, si->heartbeat_age_ms % 1000);
+}
+
+static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
+{
+	bctl_safe_name(in->name, sizeof(in->name), s->name);
+	s->state = in->state >= BRK_CLOSED && in->state <= BRK_HALF_OPEN
+			   ? in->state : BRK_OPEN;
+	/* As the library does: an unknown mode word acts as forced open. */
+	s->mode = in->mode >= BRK_MODE_NORMAL && in->mode <= BRK_MODE_METRICS_ONLY
+			  ? in->mode : BRK_MODE_FORCED_OPEN;
+	s->consecutive_failures = in->consecutive_failures;
+	s->cooling_level = in->cooling_level;
+	s->open_remaining_ms = in->open_remaining_ms;
+	s->cool_until_remaining_ms = in->cool_until_remaining_ms;
+	s->probes_in_flight = in->probes_in_flight;
+	s->in_flight = in->in_flight;
+	s->window_calls = in->window_calls;
+	s->window_failures = in->window_failures;
+	s->window_slow = in->window_slow;
+	s->distinct_failing = in->distinct_failing_processes;
+	s->arrivals = in->arrivals;
+	s->completions = in->completions;
+	s->oldest_in_flight_ms = in->oldest_in_flight_ms;
+	s->max_concurrent = in->config.max_concurrent;
+	s->half_open_probes = in->config.half_open_probes;
+	s->c = in->counters;
+}
+
+/* A growing array of records of @size bytes. */
+struct m_vec {
+	void *v;
+	size_t n, cap, size;
+};
+
+/* The snapshots, by kind: struct m_snap, brk_bucket_info, brk_budget_info. */
+struct m_recs {
+	struct m_vec brk, bkt, bud, pace; /* pace: the paced buckets again */
+};
+
+/* A new slot at the end of @a, or NULL (out of memory). */
+static void *m_push(struct m_vec *a)
+{
+	if (a->n == a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 64;
+		void *p = realloc(a->v, ncap * a->size);
+
+		if (!p)
+			return NULL;
+		a->v = p;
+		a->cap = ncap;
+	}
+	return (char *)a->v + a->n++ * a->size;
+}
+
+static void m_recs_free(struct m_recs *r)
+{
+	free(r->brk.v);
+	free(r->bkt.v);
+	free(r->bud.v);
+	free(r->pace.v);
+}
+
+/* Keep the snapshot of one record. Returns 0 or -ENOMEM. */
+static int m_keep(struct m_recs *r, const struct brk_info *in)
+{
+	struct m_snap *s;
+	struct brk_bucket_info *k;
+	struct brk_budget_info *u;
+
+	switch (in->kind) {
+	case BRK_KIND_BREAKER:
+		if (!(s = m_push(&r->brk)))
+			return -ENOMEM;
+		m_snap_fill(s, in);
+		return 0;
+	case BRK_KIND_BUCKET:
+		if (!(k = m_push(&r->bkt)))
+			return -ENOMEM;
+		*k = in->bucket;
+		bctl_safe_name(in->name, sizeof(in->name), k->name);
+		if (in->bucket.paced) {
+			struct brk_bucket_info *pk = m_push(&r->pace);
+
+			if (!pk)
+				return -ENOMEM;
+			*pk = *(struct brk_bucket_info *)((char *)r->bkt.v +
+							  (r->bkt.n - 1) * r->bkt.size);
+		}
+		return 0;
+	case BRK_KIND_BUDGET:
+		if (!(u = m_push(&r->bud)))
+			return -ENOMEM;
+		*u = in->budget;
+		bctl_safe_name(in->name, sizeof(in->name), u->name);
+		return 0;
+	default:
+		return 0; /* a kind this bctl does not know */
+	}
+}
+
+/* ---- --by-level: records summed per name prefix ----------------------- */
+
+/* The records of one prefix, summed. */
+struct m_group {
+	struct m_snap brk;            /* name = the prefix; counters and the
+	                                 in-flight gauges summed */
+	struct brk_bucket_info bkt;   /* counters summed */
+	struct brk_budget_info bud;   /* counters summed */
+	uint64_t n_brk, n_bkt, n_bud; /* records of each kind */
+};
+
+/* prefix -> group: open addressing over indices into a growing array. */
+struct m_groups {
+	struct m_vec v;               /* struct m_group */
+	uint32_t *slot;               /* group index + 1; 0: empty */
+	size_t mask;
+	unsigned levels;
+};
+
+/* The first @levels '/'-separated levels of @name (all of it if it has
+ * fewer), into @out. */
+static void m_prefix(const char *name, unsigned levels, char *out)
+{
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		if (name[i] == '/' && --levels == 0)
+			break;
+	memcpy(out, name, i);
+	out[i] = '\0';
+}
+
+static size_t m_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+static int m_groups_rehash(struct m_groups *g, size_t slots)
+{
+	uint32_t *ns = calloc(slots, sizeof(*ns));
+	size_t i;
+
+	if (!ns)
+		return -ENOMEM;
+	for (i = 0; i < g->v.n; i++) {
+		const struct m_group *x = (const struct m_group *)g->v.v + i;
+		size_t pos = m_hash(x->brk.name) & (slots - 1);
+
+		while (ns[pos])
+			pos = (pos + 1) & (slots - 1);
+		ns[pos] = (uint32_t)i + 1;
+	}
+	free(g->slot);
+	g->slot = ns;
+	g->mask = slots - 1;
+	return 0;
+}
+
+/* The group of @name, created (zeroed, named) if new; NULL: no memory. */
+static struct m_group *m_group_of(struct m_groups *g, const char *name)
+{
+	char prefix[BRK_NAME_MAX + 1];
+	struct m_group *x;
+	size_t pos;
+
+	m_prefix(name, g->levels, prefix);
+	if ((g->v.n + 1) * 2 > g->mask + 1 &&
+	    m_groups_rehash(g, g->mask ? (g->mask + 1) * 2 : 64) < 0)
+		return NULL;
+	for (pos = m_hash(prefix) & g->mask; g->slot[pos]; pos = (pos + 1) & g->mask) {
+		x = (struct m_group *)g->v.v + (g->slot[pos] - 1);
+		if (strcmp(x->brk.name, prefix) == 0)
+			return x;
+	}
+	x = m_push(&g->v);
+	if (!x)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	memcpy(x->brk.name, prefix, strlen(prefix) + 1);
+	g->slot[pos] = (uint32_t)g->v.n;
+	return x;
+}
+
+static void m_add_counters(struct brk_counters *sum, const struct brk_counters *c)
+{
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *a = (const uint64_t *)c;
+	size_t i;
+
+	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		d[i] += a[i];
+}
+_Static_assert(sizeof(struct brk_counters) % sizeof(uint64_t) == 0,
+	       "struct brk_counters is all uint64_t");
+
+/* Add the record @in to its group. 0 or -ENOMEM. */
+static int m_group_add(struct m_groups *g, const struct brk_info *in)
+{
+	char name[BRK_NAME_MAX + 1];
+	struct m_group *x;
+
+	bctl_safe_name(in->name, sizeof(in->name), name);
+	x = m_group_of(g, name);
+	if (!x)
+		return -ENOMEM;
+	switch (in->kind) {
+	case BRK_KIND_BREAKER:
+		x->n_brk++;
+		x->brk.n_state[in->state >= BRK_CLOSED && in->state <= BRK_HALF_OPEN
+			       ? in->state : BRK_OPEN]++;
+		m_add_counters(&x->brk.c, &in->counters);
+		x->brk.in_flight += in->in_flight;
+		x->brk.probes_in_flight += in->probes_in_flight;
+		x->brk.arrivals += in->arrivals;
+		x->brk.completions += in->completions;
+		break;
+	case BRK_KIND_BUCKET:
+		x->n_bkt++;
+		x->bkt.taken += in->bucket.taken;
+		x->bkt.denied += in->bucket.denied;
+		x->bkt.tokens_taken += in->bucket.tokens_taken;
+		break;
+	case BRK_KIND_BUDGET:
+		x->n_bud++;
+		x->bud.deposits += in->budget.deposits;
+		x->bud.retries += in->budget.retries;
+		x->bud.retries_floor += in->budget.retries_floor;
+		x->bud.deferred += in->budget.deferred;
+		break;
+	}
+	return 0;
+}
+
+/* The groups as the arrays m_print_levels() prints, by kind. */
+static int m_groups_out(const struct m_groups *g, struct m_recs *r)
+{
+	size_t i;
+
+	for (i = 0; i < g->v.n; i++) {
+		const struct m_group *x = (const struct m_group *)g->v.v + i;
+		void *p;
+
+		if (x->n_brk && !(p = m_push(&r->brk)))
+			return -ENOMEM;
+		if (x->n_brk)
+			memcpy(p, &x->brk, sizeof(x->brk));
+		if (x->n_bkt && !(p = m_push(&r->bkt)))
+			return -ENOMEM;
+		if (x->n_bkt) {
+			memcpy(p, &x->bkt, sizeof(x->bkt));
+			memcpy(((struct brk_bucket_info *)p)->name, x->brk.name,
+			       sizeof(x->brk.name));
+		}
+		if (x->n_bud && !(p = m_push(&r->bud)))
+			return -ENOMEM;
+		if (x->n_bud) {
+			memcpy(p, &x->bud, sizeof(x->bud));
+			memcpy(((struct brk_budget_info *)p)->name, x->brk.name,
+			       sizeof(x->brk.name));
+		}
+	}
+	return 0;
+}
+
+/* Snapshot every record that passes the filters into @r (which the
+ * caller frees with m_recs_free() on success), or, with --by-level, sum
+ * them per prefix first. Records are read through the name index
+ * (bctl_filter_next()); a corrupt one is reported and left out.
+ * Returns 0 or -ENOMEM. */
+static int m_collect(const char *shm, brk_segment *seg,
+		     const struct metrics_opts *o, struct m_recs *r)
+{
+	struct brk_info *in = malloc(sizeof(*in));
+	struct m_groups grp;
+	uint64_t cur = 0;
+	int err = 0, bad = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&grp, 0, sizeof(grp));
+	r->brk.size = sizeof(struct m_snap);
+	r->bkt.size = sizeof(struct brk_bucket_info);
+	r->bud.size = sizeof(struct brk_budget_info);
+	r->pace.size = sizeof(struct brk_bucket_info);
+	grp.v.size = sizeof(struct m_group);
+	grp.levels = o->by_level;
+	if (!in)
+		return -ENOMEM;
+	while (!err && bctl_filter_next(shm, seg, &cur, &o->filter, in, &bad))
+		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
+	if (!err && o->by_level)
+		err = m_groups_out(&grp, r);
+	free(in);
+	free(grp.v.v);
+	free(grp.slot);
+	if (err) {
+		m_recs_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The families of @fams of type counter only (--by-level sums counters;
+ * a sum of gauges such as tokens or rates means nothing). */
+static void m_plain_counters(FILE *f, const struct m_plain *fams, size_t nfams,
+			     const void *recs, size_t size, size_t n)
+{
+	size_t k;
+
+	for (k = 0; n > 0 && k < nfams; k++)
+		if (fams[k].type == M_COUNTER)
+			m_plain_family(f, &fams[k], recs, size, n);
+}
+
+/* --by-level: one series per prefix (label prefix="..."). */
+static void m_print_levels(FILE *f, const struct brk_segment_info *si,
+			   const struct m_recs *r)
+{
+	const struct m_snap *snaps = r->brk.v;
+	size_t i, k, n = r->brk.n, z = sizeof(*snaps);
+	int st;
+
+	m_head(f, "breakerd_breakers", M_GAUGE,
+	       "Breakers under the prefix, by state (bctl metrics --by-level).");
+	for (i = 0; i < n; i++)
+		for (st = BRK_CLOSED; st <= BRK_HALF_OPEN; st++) {
+			m_open(f, "breakerd_breakers", snaps[i].name);
+			fprintf(f, ",state=\"%s\"", brk_state_name(st));
+			m_value(f, snaps[i].n_state[st], 0);
+		}
+	m_plain_family(f, &m_counters[0], snaps, z, n); /* allowed */
+	m_rejected(f, snaps, n);
+	m_plain_family(f, &m_counters[1], snaps, z, n); /* successes */
+	m_failures(f, snaps, n);
+	for (k = 2; k < N_OF(m_counters); k++)
+		m_plain_family(f, &m_counters[k], snaps, z, n);
+	for (k = 0; k < N_OF(m_gauges); k++)
+		if (m_gauges[k].off == SNAP(probes_in_flight) ||
+		    m_gauges[k].off == SNAP(in_flight))
+			m_plain_family(f, &m_gauges[k], snaps, z, n);
+	m_plain_counters(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
+			 r->bkt.n);
+	m_plain_counters(f, m_budgets, N_OF(m_budgets), r->bud.v, r->bud.size,
+			 r->bud.n);
+	m_segment(f, si);
+}
+
+static void m_print(FILE *f, const struct brk_segment_info *si,
+		    const struct m_recs *r)
+{
+	const struct m_snap *snaps = r->brk.v;
+	size_t k, n = r->brk.n, z = sizeof(*snaps);
+
+	m_enum_family(f, "breakerd_state",
+		      "Breaker state: 1 for the current one, 0 for the others.",
+		      "state", brk_state_name, BRK_HALF_OPEN + 1, 0, snaps, n);
+	m_enum_family(f, "breakerd_mode",
+		      "Operator mode (bctl force-open, disable, metrics-only; "
+		      "reset returns to normal): 1 for the current one.",
+		      "mode", brk_mode_name, BRK_MODE_METRICS_ONLY + 1, 1,
+		      snaps, n);
+	m_plain_family(f, &m_counters[0], snaps, z, n); /* allowed */
+	m_rejected(f, snaps, n);
+	m_plain_family(f, &m_counters[1], snaps, z, n); /* successes */
+	m_failures(f, snaps, n);
+	for (k = 2; k < N_OF(m_counters); k++)
+		m_plain_family(f, &m_counters[k], snaps, z, n);
+	for (k = 0; k < N_OF(m_gauges); k++)
+		m_plain_family(f, &m_gauges[k], snaps, z, n);
+	m_plain_all(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
+		    r->bkt.n);
+	m_plain_all(f, m_paces, N_OF(m_paces), r->pace.v, r->pace.size,
+		    r->pace.n);
+	m_plain_all(f, m_budgets, N_OF(m_budgets), r->bud.v, r->bud.size,
+		    r->bud.n);
+	m_segment(f, si);
+}
+
+void metrics_opts_init(struct metrics_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	bctl_filter_init(&o->filter);
+}
+
+int metrics_render(FILE *f, brk_segment *seg, const char *shm,
+		   const struct metrics_opts *o)
+{
+	struct brk_segment_info si;
+	struct m_recs r;
+	int rc;
+
+	rc = brk_segment_info(seg, &si);
+	if (rc < 0)
+		return rc;
+	rc = m_collect(shm, seg, o, &r);
+	if (rc < 0)
+		return rc;
+	m_key = o->by_level ? "prefix" : "name";
+	if (o->by_level)
+		m_print_levels(f, &si, &r);
+	else
+		m_print(f, &si, &r);
+	m_recs_free(&r);
+	return 0;
+}

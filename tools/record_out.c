@@ -1,0 +1,44 @@
+/*
+ * record_out.c - see record_out.h.
+ */
+#include "record_out.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+/* A heartbeat older than this many intervals, plus the slack, is stale. */
+#define DAEMON_STALE_INTERVALS 3
+#define DAEMON_STALE_SLACK_MS 1000
+
+void bctl_safe_name(const char *src, size_t cap, char *dst)
+{
+	size_t n = strnlen(src, cap), i;
+
+	if (n > BRK_NAME_MAX)
+		n = BRK_NAME_MAX;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)src[i];
+
+		dst[i] = (c > 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	dst[n] = '\0';
+}
+
+enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s)
+{
+	uint64_t limit;
+
+	if (s->daemon_pid <= 0 || s->heartbeat_age_ms == UINT64_MAX)
+		return BCTL_DAEMON_NEVER;
+	/* its pid means nothing in another pid namespace: judge by the
+	 * heartbeat alone there */
+	if (!(s->ns_differ & BRK_NS_PID) && kill(s->daemon_pid, 0) < 0 &&
+	    errno == ESRCH)
+		return BCTL_DAEMON_EXITED;
+	limit = s->daemon_interval_ms * DAEMON_STALE_INTERVALS +
+		DAEMON_STALE_SLACK_MS;
+	if (s->daemon_interval_ms && s->heartbeat_age_ms > limit)
+		return BCTL_DAEMON_STALE;
+	return BCTL_DAEMON_OK;
+}
