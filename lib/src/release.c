@@ -1,8 +1,8 @@
 /*
  * release.c - brk_release(): count a permit's outcome in the generation
  * it was admitted under (closed failures and successes, probe verdicts,
- * the window rules, Retry-After), free its leases, and report whether it
- * counted. Calls down into state.c, window.c and lease.c.
+ * the window rules, Retry-After), note how long it was held (hold.c),
+ * free its leases, and report whether it counted. Calls down into state.c, window.c and lease.c.
  */
 #include <string.h>
 
@@ -303,6 +303,10 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		return -BRK_ESTALE;
 	}
 	p->flags_ |= BRK__PERMIT_RELEASED;
+	/* the hold, whatever the verdict (a reclaimed lease's owner is dead:
+	 * no release, no hold) */
+	if (p->start_ns_ && lazy_now(b, &now) >= p->start_ns_)
+		brk__hold_note(b->seg, r, now - p->start_ns_);
 	if (p->permit_ &&
 	    brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_), p->permit_))
 		stale = 1;
