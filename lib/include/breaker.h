@@ -976,6 +976,7 @@ enum brk_hold_state {
  * bucket @i: 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
  * 2500000, 5000000, 10000000 for i = 0 .. 10 (Prometheus' default
  * buckets, .005 s .. 10 s), UINT64_MAX (+Inf) for i = 11 and any larger i.
+ * Holds are binned at µs resolution (a hold of 5000.9 µs is 5000 µs).
  * A constant table: thread- and process-safe, no error.
  */
 BRK_API uint64_t brk_hold_bound_us(unsigned i);

@@ -62,8 +62,9 @@ static int hold_room(const brk_segment *s)
 }
 
 /* The block of @r, allocated and linked now if there is none. NULL: no
- * room (marked), a contended allocation, or a corrupt word. */
-static uint64_t *hold_install(brk_segment *s, struct brk__record *r, uint64_t w)
+ * room (marked), a contended allocation, or a corrupt word. Once per
+ * record: kept out of the release's straight line. */
+static __attribute__((noinline, cold)) uint64_t *hold_install(brk_segment *s, struct brk__record *r, uint64_t w)
 {
 	uint32_t ref, i;
 	uint64_t *h, seen;
@@ -87,18 +88,18 @@ static uint64_t *hold_install(brk_segment *s, struct brk__record *r, uint64_t w)
 
 void brk__hold_note(brk_segment *s, struct brk__record *r, uint64_t ns)
 {
-	uint64_t w = uatomic_read(&r->hold), *h;
+	uint64_t w = uatomic_read(&r->hold), *h, us = ns / 1000u;
 	uint32_t i;
 
 	h = (w & BRK__HOLD_LINK) ? brk__block(s, BRK__HOLD_REF(w), BRK__HOLD_UNITS)
 				 : hold_install(s, r, w);
 	if (!h)
 		return;
-	for (i = 0; i < BRK__HOLD_BUCKETS - 1u; i++)
-		if (ns <= bound_us[i] * 1000u)
+	for (i = 0; i < BRK__HOLD_BUCKETS - 1u; i++) /* µs resolution */
+		if (us <= bound_us[i])
 			break;
-	(void)uatomic_add_return(&h[i], 1);
-	(void)uatomic_add_return(&h[BRK__HOLD_SUM], ns / 1000u);
+	uatomic_inc(&h[i]);
+	uatomic_add(&h[BRK__HOLD_SUM], us);
 }
 
 void brk__hold_clear(brk_segment *s, struct brk__record *r)

@@ -77,20 +77,21 @@ static void holds_land_in_their_buckets(void **state)
 	struct brk_hold_info h;
 
 	held(u, b, 5000 * US, BRK_SUCCESS);       /* = .005 s: bucket 0 */
-	held(u, b, 5000 * US + 1, BRK_SUCCESS);   /* just above: bucket 1 */
+	held(u, b, 5001 * US, BRK_SUCCESS);       /* 1 µs above: bucket 1 */
+	held(u, b, 5000 * US + 999, BRK_SUCCESS); /* µs resolution: bucket 0 */
 	held(u, b, 0, BRK_SUCCESS);               /* zero: bucket 0 */
 	held(u, b, 300000 * US, BRK_FAILURE);     /* .3 s: (.25, .5] = 6 */
 	held(u, b, 10000000 * US, BRK_SUCCESS);   /* = 10 s: bucket 10 */
 	held(u, b, 10000001 * US, BRK_CANCELLED); /* above: +Inf */
 	hold_info(b, &h);
 	assert_int_equal(h.state, BRK_HOLD_RECORDED);
-	assert_int_equal(h.count, 6);
-	assert_int_equal(h.bucket[0], 2);
+	assert_int_equal(h.count, 7);
+	assert_int_equal(h.bucket[0], 3);
 	assert_int_equal(h.bucket[1], 1);
 	assert_int_equal(h.bucket[6], 1);
 	assert_int_equal(h.bucket[10], 1);
 	assert_int_equal(h.bucket[11], 1);
-	assert_int_equal(h.sum_us, 5000 + 5000 + 0 + 300000 + 10000000 + 10000001);
+	assert_int_equal(h.sum_us, 5000 + 5001 + 5000 + 0 + 300000 + 10000000 + 10000001);
 }
 
 /* Every release by the permit's own process counts, whatever its verdict
