@@ -148,14 +148,12 @@ static json_t *json_signals(const struct brk_info *in)
  * null for +Inf, "count": holds in that bucket, not cumulative}]. */
 static json_t *json_hold(const struct brk_hold_info *h)
 {
-	static const char *const states[] = { "none", "recorded", "no_room" };
 	json_t *o = json_object(), *a;
 	unsigned i;
 
 	if (!o)
 		return NULL;
-	set(o, "state", json_string(h->state >= 0 && h->state <= BRK_HOLD_NOROOM
-				    ? states[h->state] : "none"));
+	set(o, "state", json_string(brk_hold_state_name(h->state)));
 	set(o, "count", ju(h->count));
 	set(o, "sum_us", ju(h->sum_us));
 	a = json_array();

@@ -981,6 +981,13 @@ enum brk_hold_state {
  */
 BRK_API uint64_t brk_hold_bound_us(unsigned i);
 
+/**
+ * brk_hold_state_name - "none", "recorded" or "no_room" for an enum
+ * brk_hold_state (the words of `bctl inspect --json`'s hold_time.state);
+ * "none" for any other value. Static string; thread-safe.
+ */
+BRK_API const char *brk_hold_state_name(int state);
+
 struct brk_hold_info {
 	int state;                  /* enum brk_hold_state */
 	uint32_t buckets;           /* BRK_HOLD_BUCKETS */

@@ -32,6 +32,15 @@ uint64_t brk_hold_bound_us(unsigned i)
 	return i < BRK__HOLD_BUCKETS - 1u ? bound_us[i] : UINT64_MAX;
 }
 
+const char *brk_hold_state_name(int state)
+{
+	switch (state) {
+	case BRK_HOLD_RECORDED: return "recorded";
+	case BRK_HOLD_NOROOM: return "no_room";
+	default: return "none";
+	}
+}
+
 uint32_t brk__hold_kept(const brk_segment *s, uint64_t w)
 {
 	uint32_t ref = BRK__HOLD_REF(w);
