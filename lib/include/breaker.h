@@ -742,7 +742,11 @@ enum brk_reason {
  * that frees it meanwhile counts nothing), then its slot is freed. While
  * a slow-call rule is on (slow_call_ms set), a probe that held its permit
  * for at least slow_call_ms is a failed probe even if @outcome is a
- * success.
+ * success. Last, the hold (ns on the segment clock since admission) goes
+ * into the breaker's hold-time histogram (brk_info.hold: two atomic adds;
+ * the first release of a breaker allocates its 128-byte block), for a
+ * stale or -EINVAL release by the permit's own process too, never for a
+ * second release or a release from another process.
  *
  * Returns 0 exactly when the verdict was counted (also when the probe
  * slot was taken over after it was counted: the final free then frees

@@ -148,8 +148,10 @@ _Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
 #define BRK__IDX_TOMB 0xffffffffffffffffULL
 /* A retired record's own words carry its free list (alloc.c): word 1
  * (the hash) links to the next newer free record (ref + 1; 0: the last),
- * and the kind's last word (BRK__FREE_MS_WORD(), reserved in every kind)
- * holds when it was freed (ms since the segment epoch). No writer
+ * and the kind's last word (BRK__FREE_MS_WORD(): a breaker's hold word,
+ * unused by the other kinds) holds its stamp, BRK__FREE_STAMP(): when it
+ * was freed (ms since the segment epoch) and a breaker's histogram ref
+ * (see "Hold-time histogram"). No writer
  * through a stale handle touches either, and a lookup racing the
  * retirement reads neither (it reads the head and the name). */
 #define BRK__FREE_LINK_WORD 1u
@@ -767,14 +769,15 @@ _Static_assert(BRK__BK_END + 2u <= BRK__BUCKET_UNITS * BRK__UNIT_WORDS &&
 	       offsetof(struct brk__record, idle_since_ms) ==
 	       offsetof(struct brk__record, idle_snap) + 8u, "idle words fit");
 
-/* A free record's free time (alloc.c): the last word of its kind's run,
- * which no live record of that kind uses. */
+/* A free record's stamp (alloc.c, BRK__FREE_STAMP()): the last word of
+ * its kind's run. Buckets and budgets leave it unused while they live; a
+ * live breaker's is its hold word, whose histogram ref the stamp keeps. */
 #define BRK__FREE_MS_WORD(kind) (brk__kind_units(kind) * BRK__UNIT_WORDS - 1u)
 _Static_assert(offsetof(struct brk__record, hold) ==
 	       (BRK__BREAKER_UNITS * BRK__UNIT_WORDS - 1u) * 8u &&
 	       BRK__BK_END + 2u < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u &&
 	       BRK__BG_END + 2u < BRK__BUDGET_UNITS * BRK__UNIT_WORDS - 1u,
-	       "the free time word is no live word of any kind");
+	       "the stamp word: a breaker's hold word, no live word of the other kinds");
 
 /* The deposit ring: a deposit counts while its slice is one of the last
  * BRK__BG_SLICES, so it expires between TTL - TTL/10 and TTL after it was
