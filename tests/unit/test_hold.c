@@ -4,6 +4,8 @@
  * bucket bounds, which releases count, the lazily linked block, no room,
  * corrupt hold words, and retirement and reuse of the record.
  */
+#include <pthread.h>
+
 #include "layout.h"
 #include "internal.h"
 #include "fixture.h"
@@ -268,6 +270,59 @@ static void ver2_caller_gets_no_hold(void **state)
 	free(buf);
 }
 
+/* Threads racing to release the first permits of one breaker: one block
+ * is linked, every loser's run is counted in leaked_units and every hold
+ * is counted exactly once (suite threads: run under TSan by run-all). */
+#define RACERS 4
+#define PER_RACER 200
+
+struct racer {
+	brk_breaker *b;
+	pthread_barrier_t *go;
+};
+
+static void *race(void *arg)
+{
+	struct racer *x = arg;
+	brk_permit p;
+	int i;
+
+	pthread_barrier_wait(x->go);
+	for (i = 0; i < PER_RACER; i++) {
+		if (brk_acquire(x->b, &p, NULL) == 0)
+			(void)brk_release(&p, BRK_SUCCESS, 0, 0);
+	}
+	return NULL;
+}
+
+static void first_releases_race_to_one_block(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = ut_breaker(u, "race", NULL);
+	struct brk_hold_info h;
+	pthread_barrier_t go;
+	pthread_t t[RACERS];
+	struct racer x = { b, &go };
+	uint64_t next = uatomic_read(&u->seg->hdr->arena_next);
+	uint64_t leaked = uatomic_read(&u->seg->hdr->leaked_units);
+	int i;
+
+	pthread_barrier_init(&go, NULL, RACERS);
+	for (i = 0; i < RACERS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, race, &x), 0);
+	for (i = 0; i < RACERS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&go);
+	hold_info(b, &h);
+	assert_int_equal(h.state, BRK_HOLD_RECORDED);
+	assert_int_equal(h.count, RACERS * PER_RACER);
+	assert_int_equal(h.bucket[0], RACERS * PER_RACER); /* the clock stood still */
+	/* one block linked; each other run taken is a loser's, leaked */
+	assert_int_equal(uatomic_read(&u->seg->hdr->arena_next) - next -
+			 (uatomic_read(&u->seg->hdr->leaked_units) - leaked),
+			 BRK__HOLD_UNITS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +336,7 @@ int main(void)
 		UT_TEST(retire_keeps_block_reuse_clears_it),
 		UT_TEST(reuse_after_noroom_starts_over),
 		UT_TEST(ver2_caller_gets_no_hold),
+		UT_TEST(first_releases_race_to_one_block),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
