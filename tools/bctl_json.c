@@ -143,6 +143,34 @@ static json_t *json_signals(const struct brk_info *in)
 	return o;
 }
 
+/* "hold_time": permit hold time (brk_info.hold). state "none" (no
+ * release yet), "recorded" or "no_room"; buckets: [{"le": bound in s,
+ * null for +Inf, "count": holds in that bucket, not cumulative}]. */
+static json_t *json_hold(const struct brk_hold_info *h)
+{
+	json_t *o = json_object(), *a;
+	unsigned i;
+
+	if (!o)
+		return NULL;
+	set(o, "state", json_string(brk_hold_state_name(h->state)));
+	set(o, "count", ju(h->count));
+	set(o, "sum_us", ju(h->sum_us));
+	a = json_array();
+	for (i = 0; a && i < BRK_HOLD_BUCKETS; i++) {
+		uint64_t b = brk_hold_bound_us(i);
+		json_t *e = json_object();
+
+		if (!e)
+			break;
+		set(e, "le", b == UINT64_MAX ? json_null() : json_real((double)b / 1e6));
+		set(e, "count", ju(h->bucket[i]));
+		json_array_append_new(a, e);
+	}
+	set(o, "buckets", a);
+	return o;
+}
+
 json_t *bctl_json_breaker(const struct brk_info *in)
 {
 	json_t *o = json_object();
@@ -171,6 +199,7 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "config", json_config(&in->config));
 	set(o, "counters", json_counters(&in->counters));
 	set(o, "signals", json_signals(in));
+	set(o, "hold_time", json_hold(&in->hold));
 	return o;
 }
 

@@ -80,6 +80,34 @@ static void print_counters(FILE *f, const struct brk_counters *c)
 	bctl_kv(f, 2, "stale", "%" PRIu64, c->stale);
 }
 
+/* Permit hold time (brk_info.hold): the total, then the holds of each
+ * bucket, keyed by its upper bound in seconds (not cumulative). */
+static void print_hold(FILE *f, const struct brk_hold_info *h)
+{
+	unsigned i;
+
+	if (h->state == BRK_HOLD_NOROOM) {
+		bctl_kv(f, 0, "hold_time", "not recorded (no room left in the segment's arena)");
+		return;
+	}
+	if (h->state != BRK_HOLD_RECORDED) {
+		bctl_kv(f, 0, "hold_time", "no release yet");
+		return;
+	}
+	bctl_kv(f, 0, "hold_time", "%" PRIu64 " holds, %" PRIu64 ".%06" PRIu64
+		" s in all", h->count, h->sum_us / 1000000u, h->sum_us % 1000000u);
+	for (i = 0; i < BRK_HOLD_BUCKETS; i++) {
+		uint64_t b = brk_hold_bound_us(i);
+		char key[32];
+
+		if (b == UINT64_MAX)
+			snprintf(key, sizeof key, "le_+Inf");
+		else
+			snprintf(key, sizeof key, "le_%g", (double)b / 1e6);
+		bctl_kv(f, 2, key, "%" PRIu64, h->bucket[i]);
+	}
+}
+
 static void print_leases(FILE *f, const struct brk_info *in)
 {
 	size_t max = sizeof(in->leases) / sizeof(in->leases[0]), i;
@@ -113,6 +141,7 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "window", "%" PRIu64 " calls, %" PRIu64 " failures, %" PRIu64
 	   " slow, %" PRIu32 " failing processes", in->window_calls,
 	   in->window_failures, in->window_slow, in->distinct_failing_processes);
+	print_hold(f, &in->hold);
 	print_leases(f, in);
 	print_config(f, &in->config);
 	print_counters(f, &in->counters);

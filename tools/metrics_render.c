@@ -62,6 +62,7 @@ struct m_snap {
 	uint64_t max_concurrent, half_open_probes;
 	struct brk_counters c;
 	uint64_t n_state[BRK_HALF_OPEN + 1]; /* --by-level: breakers per state */
+	struct brk_hold_info hold;   /* permit hold time (m_hold()) */
 };
 
 enum m_type { M_COUNTER, M_GAUGE };
@@ -409,6 +410,49 @@ static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
 	}
 }
 
+/*
+ * breakerd_permit_hold_seconds: a histogram (_bucket{le} cumulative,
+ * _sum, _count) of how long admitted calls held their permit, from
+ * brk_info.hold (non-cumulative buckets with bounds brk_hold_bound_us()).
+ * A breaker with no release yet shows zeros; one whose histogram could
+ * not be allocated (BRK_HOLD_NOROOM: no room left in the arena) has no
+ * series at all, since zeros would claim holds were seen and none took
+ * long. Self-contained: m_print() calls it once.
+ */
+static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
+{
+	static const char fam[] = "breakerd_permit_hold_seconds";
+	size_t i;
+	unsigned k;
+
+	fprintf(f, "# HELP %s Time admitted calls held their permit, brk_acquire "
+		"to brk_release (reclaimed leases of dead owners not seen).\n"
+		"# TYPE %s histogram\n", fam, fam);
+	for (i = 0; i < n; i++) {
+		const struct brk_hold_info *h = &snaps[i].hold;
+		uint64_t cum = 0;
+
+		if (h->state == BRK_HOLD_NOROOM)
+			continue;
+		for (k = 0; k < BRK_HOLD_BUCKETS; k++) {
+			uint64_t b = brk_hold_bound_us(k);
+
+			cum += h->state == BRK_HOLD_RECORDED ? h->bucket[k] : 0;
+			m_open(f, "breakerd_permit_hold_seconds_bucket", snaps[i].name);
+			if (b == UINT64_MAX)
+				fputs(",le=\"+Inf\"", f);
+			else
+				fprintf(f, ",le=\"%g\"", (double)b / 1e6);
+			m_value(f, cum, 0);
+		}
+		m_open(f, "breakerd_permit_hold_seconds_sum", snaps[i].name);
+		fprintf(f, "} %" PRIu64 ".%06" PRIu64 "\n", h->sum_us / 1000000u,
+			h->sum_us % 1000000u);
+		m_open(f, "breakerd_permit_hold_seconds_count", snaps[i].name);
+		m_value(f, cum, 0);
+	}
+}
+
 static void m_segment(FILE *f, const struct brk_segment_info *si)
 {
 	enum bctl_daemon d = bctl_daemon_state(si);
@@ -457,6 +501,7 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->max_concurrent = in->config.max_concurrent;
 	s->half_open_probes = in->config.half_open_probes;
 	s->c = in->counters;
+	s->hold = in->hold;
 }
 
 /* A growing array of records of @size bytes. */
@@ -803,6 +848,7 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 		m_plain_family(f, &m_counters[k], snaps, z, n);
 	for (k = 0; k < N_OF(m_gauges); k++)
 		m_plain_family(f, &m_gauges[k], snaps, z, n);
+	m_hold(f, snaps, n);
 	m_plain_all(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
 		    r->bkt.n);
 	m_plain_all(f, m_paces, N_OF(m_paces), r->pace.v, r->pace.size,

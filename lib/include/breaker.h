@@ -742,7 +742,11 @@ enum brk_reason {
  * that frees it meanwhile counts nothing), then its slot is freed. While
  * a slow-call rule is on (slow_call_ms set), a probe that held its permit
  * for at least slow_call_ms is a failed probe even if @outcome is a
- * success.
+ * success. Last, the hold (ns on the segment clock since admission) goes
+ * into the breaker's hold-time histogram (brk_info.hold: two atomic adds;
+ * the first release of a breaker allocates its 128-byte block), for a
+ * stale or -EINVAL release by the permit's own process too, never for a
+ * second release or a release from another process.
  *
  * Returns 0 exactly when the verdict was counted (also when the probe
  * slot was taken over after it was counted: the final free then frees
@@ -951,6 +955,52 @@ struct brk_budget_info {
 	int configured;         /* see brk_bucket_info.configured */
 };
 
+/*
+ * Permit hold time (brk_info.hold): how long admitted calls held their
+ * permit, from brk_acquire() (and its variants: brk_admit(), brk_call())
+ * to brk_release(), in a histogram with Prometheus' default buckets. Every
+ * release of an admitted permit by the process that took it counts
+ * (verdict counted or stale, bulkhead or not); a lease reclaimed from a
+ * dead owner is not (nobody saw its call end). Kept in shared memory in a
+ * 128-byte block per breaker, allocated at its first release; a segment
+ * whose arena has no room for it left (room the record cores and the
+ * other extension blocks may still need is never taken) records nothing
+ * for that breaker: state BRK_HOLD_NOROOM.
+ */
+#define BRK_HOLD_BUCKETS 12u /* 11 bounds + the +Inf bucket */
+
+enum brk_hold_state {
+	BRK_HOLD_NONE = 0,     /* no release yet (or not a breaker) */
+	BRK_HOLD_RECORDED = 1, /* the histogram below is recorded */
+	BRK_HOLD_NOROOM = 2    /* the arena had no room: nothing recorded */
+};
+
+/**
+ * brk_hold_bound_us - the upper bound (inclusive, µs) of hold-time
+ * bucket @i: 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
+ * 2500000, 5000000, 10000000 for i = 0 .. 10 (Prometheus' default
+ * buckets, .005 s .. 10 s), UINT64_MAX (+Inf) for i = 11 and any larger i.
+ * Holds are binned at µs resolution (a hold of 5000.9 µs is 5000 µs).
+ * A constant table: thread- and process-safe, no error.
+ */
+BRK_API uint64_t brk_hold_bound_us(unsigned i);
+
+/**
+ * brk_hold_state_name - "none", "recorded" or "no_room" for an enum
+ * brk_hold_state (the words of `bctl inspect --json`'s hold_time.state);
+ * "none" for any other value. Static string; thread-safe.
+ */
+BRK_API const char *brk_hold_state_name(int state);
+
+struct brk_hold_info {
+	int state;                  /* enum brk_hold_state */
+	uint32_t buckets;           /* BRK_HOLD_BUCKETS */
+	uint64_t count;             /* holds recorded: the sum of bucket[] */
+	uint64_t sum_us;            /* their total, µs */
+	uint64_t bucket[BRK_HOLD_BUCKETS]; /* holds in (bound(i - 1),
+	                               bound(i)] µs; NOT cumulative */
+};
+
 struct brk_info {
 	char name[BRK_NAME_MAX + 1];
 	uint32_t index;             /* the record's ref: its first 64-byte
@@ -1015,12 +1065,21 @@ struct brk_info {
 	uint64_t oldest_in_flight_ms; /* age (ms) of the oldest bulkhead
 	                                 permit or half-open probe out, from its
 	                                 lease's claim time; 0: none out */
+	/* since BRK_INFO_SIZE_VER3: permit hold time (breakers; zero for other
+	 * kinds). Each word is read atomically, count is the sum of the
+	 * buckets read, so a snapshot taken while calls end may show a sum_us
+	 * one or two holds off from count. */
+	union {
+		struct brk_hold_info hold;
+		uint64_t hold_room_[32];        /* 256 bytes */
+	};
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
 #define BRK_INFO_SIZE_VER1 2608u /* + record_bytes, last_change_age_ms */
 #define BRK_INFO_SIZE_VER2 2632u /* + arrivals, completions,
                                     oldest_in_flight_ms */
+#define BRK_INFO_SIZE_VER3 2888u /* + hold (permit hold-time histogram) */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read

@@ -25,7 +25,7 @@ _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER2,
 	       "brk_segment_info");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER2, "brk_info");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER3, "brk_info");
 /* ... and they grew only at the end */
 _Static_assert(offsetof(struct brk_config, reserve_pct) == BRK_CONFIG_SIZE_VER0,
 	       "brk_config grew at the end");
@@ -39,6 +39,8 @@ _Static_assert(offsetof(struct brk_info, record_bytes) == BRK_INFO_SIZE_VER0,
 	       "brk_info grew at the end");
 _Static_assert(offsetof(struct brk_info, arrivals) == BRK_INFO_SIZE_VER1,
 	       "brk_info grew at the end (signals)");
+_Static_assert(offsetof(struct brk_info, hold) == BRK_INFO_SIZE_VER2,
+	       "brk_info grew at the end (hold time)");
 _Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER1,
 	       "brk_bucket_info");
 _Static_assert(offsetof(struct brk_bucket_info, ceiling_per_s) == BRK_BUCKET_INFO_SIZE_VER0,
@@ -61,6 +63,7 @@ _Static_assert(sizeof(struct brk_config) <= 256, "brk_info.config room");
 _Static_assert(sizeof(struct brk_counters) <= 512, "brk_info.counters room");
 _Static_assert(sizeof(struct brk_bucket_info) <= 256, "brk_info.bucket room");
 _Static_assert(sizeof(struct brk_budget_info) <= 256, "brk_info.budget room");
+_Static_assert(sizeof(struct brk_hold_info) <= 256, "brk_info.hold room");
 _Static_assert(BRK_REASON_COUNT <= BRK_REASON_SLOTS, "failures_by_reason");
 /* The size member is first, so that it is read before anything else. */
 _Static_assert(offsetof(struct brk_config, size) == 0, "brk_config.size");

@@ -112,10 +112,11 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 }
 
 /* A permit's start time is needed only by the slow-call rule. */
+/* Every admitted permit's start: the hold-time histogram (hold.c) and
+ * the slow-call rule measure from it. */
 static uint64_t start_time(const brk_breaker *b, uint64_t *now)
 {
-	return brk__cfg(brk__brec(b), BRK__CFG_SLOW_CALL_MS)
-		       ? brk__lazy_now(b->seg, now) : *now;
+	return brk__lazy_now(b->seg, now);
 }
 
 static inline __attribute__((always_inline)) int /* see acquire_once() */

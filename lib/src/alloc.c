@@ -13,9 +13,12 @@
  * the same kind, so no block is ever handed to a different owner while a
  * stale handle could still write into it. A free record's own identity
  * words carry the list (BRK__FREE_LINK_WORD: ref + 1 of the next newer
- * free record, 0: last; BRK__FREE_MS_WORD(kind), the kind's reserved last
- * word: when it was freed, ms since the segment epoch, segment clock); no
- * stale writer touches those words and no lookup reads them.
+ * free record, 0: last; BRK__FREE_MS_WORD(kind), the kind's last word:
+ * its stamp, BRK__FREE_STAMP(): when it was freed, ms since the segment
+ * epoch + 1 on the segment clock, and a breaker's hold-time histogram ref,
+ * which that word links while the record lives); no stale writer touches
+ * those words (a release racing the retirement finds no link bit in a
+ * stamp) and no lookup reads them.
  * brk__alloc_record() takes the oldest record of its kind only once it has
  * been free for BRK__RETIRE_QUARANTINE_MS, so a write of a handle that
  * raced the retirement lands in a record nobody owns yet (docs/design.md
@@ -81,7 +84,7 @@ static uint64_t *run(brk_segment *s, uint64_t ref1, uint32_t kind)
 
 static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
 {
-	uint64_t h = uatomic_read(&s->hdr->free_head[kind]), next, freed, now;
+	uint64_t h = uatomic_read(&s->hdr->free_head[kind]), next, freed, now, stamp;
 	uint64_t *w;
 
 	if (h == 0)
@@ -97,9 +100,13 @@ static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
 		uatomic_set(&s->hdr->free_tail[kind], 0);
 		return -ENOSPC;
 	}
-	freed = uatomic_read(&w[BRK__FREE_MS_WORD(kind)]);
-	now = free_now_ms(s);
-	if (freed > now || now - freed < BRK__RETIRE_QUARANTINE_MS)
+	stamp = uatomic_read(&w[BRK__FREE_MS_WORD(kind)]);
+	freed = BRK__FREE_STAMP_MS1(stamp);
+	now = (free_now_ms(s) + 1u) & BRK__FREE_MS_MASK;
+	/* ages modulo 2^39 ms; a stamp from the future (corrupt, or a
+	 * stale writer's word) is young: the record waits, nothing breaks */
+	if (freed == 0 || ((now - freed) & BRK__FREE_MS_MASK) < BRK__RETIRE_QUARANTINE_MS ||
+	    ((now - freed) & BRK__FREE_MS_MASK) > (BRK__FREE_MS_MASK >> 1))
 		return -ENOSPC; /* the oldest is still in quarantine */
 	next = uatomic_read(&w[BRK__FREE_LINK_WORD]);
 	if (next && !run(s, next, kind))
@@ -110,7 +117,10 @@ static int take_free(brk_segment *s, uint32_t kind, uint32_t *ref)
 	if (next == 0)
 		uatomic_set(&s->hdr->free_tail[kind], 0);
 	uatomic_set(&w[BRK__FREE_LINK_WORD], 0);
-	uatomic_set(&w[BRK__FREE_MS_WORD(kind)], 0);
+	/* the word links the kept histogram again (hold.c clears it) */
+	uatomic_set(&w[BRK__FREE_MS_WORD(kind)],
+		    kind == BRK_KIND_BREAKER && BRK__FREE_STAMP_REF(stamp)
+			    ? BRK__HOLD_MAKE(BRK__FREE_STAMP_REF(stamp)) : 0);
 	*ref = (uint32_t)(h - 1);
 	return 0;
 }
@@ -145,7 +155,11 @@ void brk__free_record(brk_segment *s, uint32_t ref, uint32_t kind)
 	if (!w)
 		return; /* cannot be listed: leaks */
 	uatomic_set(&w[BRK__FREE_LINK_WORD], 0);
-	uatomic_set(&w[BRK__FREE_MS_WORD(kind)], free_now_ms(s));
+	uatomic_set(&w[BRK__FREE_MS_WORD(kind)],
+		    BRK__FREE_STAMP(free_now_ms(s),
+				    kind == BRK_KIND_BREAKER
+					    ? brk__hold_kept(s, uatomic_read(&w[BRK__FREE_MS_WORD(kind)]))
+					    : 0));
 	tail = uatomic_read(&s->hdr->free_tail[kind]);
 	t = run(s, tail, kind);
 	if (t && uatomic_read(&s->hdr->free_head[kind]) != 0)

@@ -81,6 +81,8 @@ uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r)
 		n += BRK__PROBE_EXT_UNITS;
 	if (brk__block(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS))
 		n += BRK__WIN_EXT_UNITS;
+	if (brk__hold_words(s, r))
+		n += BRK__HOLD_UNITS;
 	brk__permit_slots(s, (struct brk__record *)r, &set);
 	return n + BRK__PERMIT_UNITS(set.n[0]) + BRK__PERMIT_UNITS(set.n[1]);
 }

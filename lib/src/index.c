@@ -245,7 +245,7 @@ static int init_record(brk_segment *s, struct brk__record *r, uint32_t units,
 		       const struct brk__init *init)
 {
 	uint64_t old = uatomic_read(&r->head), gen = 1, st_gen = 0;
-	uint64_t nw[BRK__NAME_BYTES / 8] = { 0 }, links[2] = { 0, 0 };
+	uint64_t nw[BRK__NAME_BYTES / 8] = { 0 }, links[3] = { 0, 0, 0 };
 	uint64_t *w = brk__xw(r);
 	uint32_t i;
 	int rc;
@@ -255,8 +255,10 @@ static int init_record(brk_segment *s, struct brk__record *r, uint32_t units,
 		if (kind == BRK_KIND_BREAKER) {
 			st_gen = (BRK__ST_GEN(uatomic_read(&r->state)) + 1) & BRK__GEN_MASK;
 			clear_blocks(s, r);
+			brk__hold_clear(s, r);
 			links[0] = uatomic_read(&r->ext_refs);
 			links[1] = uatomic_read(&r->permit_refs);
+			links[2] = uatomic_read(&r->hold);
 		}
 	}
 	clear_words(w + 1, (size_t)units * BRK__UNIT_WORDS - 1);
@@ -267,6 +269,7 @@ static int init_record(brk_segment *s, struct brk__record *r, uint32_t units,
 	if (kind == BRK_KIND_BREAKER) {
 		uatomic_set(&r->ext_refs, links[0]);
 		uatomic_set(&r->permit_refs, links[1]);
+		uatomic_set(&r->hold, links[2]);
 		if (init && init->cfg) {
 			rc = brk__ensure_blocks(s, r, init->cfg);
 			if (rc)

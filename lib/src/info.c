@@ -156,6 +156,7 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	read_counters(r, &out->counters);
 	fill_state(s, r, out);
 	fill_signals(out);
+	brk__hold_read(s, r, &out->hold);
 	out->last_change_age_ms = brk__change_age_ms(s, r);
 	return 0;
 }

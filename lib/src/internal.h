@@ -534,6 +534,19 @@ struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_
 uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r);
 /* Units of @r's linked extension blocks (for brk_info.record_bytes). */
 uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r);
+
+/* ---- hold-time histogram (hold.c) -------------------------------------- */
+/* The histogram ref kept in hold word or free stamp @w, bounds-checked
+ * (0: none). */
+uint32_t brk__hold_kept(const brk_segment *s, uint64_t w);
+/* @r's histogram block, or NULL (none, no room, corrupt link). */
+uint64_t *brk__hold_words(const brk_segment *s, const struct brk__record *r);
+/* Count one hold of @ns ns (brk_release()). */
+void brk__hold_note(brk_segment *s, struct brk__record *r, uint64_t ns);
+/* A reused record's histogram back to zero, its link kept (index.c). */
+void brk__hold_clear(brk_segment *s, struct brk__record *r);
+void brk__hold_read(const brk_segment *s, const struct brk__record *r,
+		    struct brk_hold_info *out);
 /* Allocate and link the blocks config @c needs that @r lacks (creator
  * before publication, or an update before it writes the settings).
  * Returns 0 or -ENOSPC (arena full; nothing linked by us is lost). */

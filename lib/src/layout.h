@@ -148,8 +148,10 @@ _Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
 #define BRK__IDX_TOMB 0xffffffffffffffffULL
 /* A retired record's own words carry its free list (alloc.c): word 1
  * (the hash) links to the next newer free record (ref + 1; 0: the last),
- * and the kind's last word (BRK__FREE_MS_WORD(), reserved in every kind)
- * holds when it was freed (ms since the segment epoch). No writer
+ * and the kind's last word (BRK__FREE_MS_WORD(): a breaker's hold word,
+ * unused by the other kinds) holds its stamp, BRK__FREE_STAMP(): when it
+ * was freed (ms since the segment epoch) and a breaker's histogram ref
+ * (see "Hold-time histogram"). No writer
  * through a stale handle touches either, and a lookup racing the
  * retirement reads neither (it reads the head and the name). */
 #define BRK__FREE_LINK_WORD 1u
@@ -429,7 +431,9 @@ struct brk__record {
 	                            transition (its winner); 0: never */
 	uint64_t idle_snap;      /* retirement sweep only */
 	uint64_t idle_since_ms;  /* retirement sweep only */
-	uint64_t reserved;
+	uint64_t hold;           /* live: the hold-time histogram's link
+	                            (BRK__HOLD_*; 0: none yet); free: the
+	                            free list's stamp (BRK__FREE_MS_WORD) */
 };
 
 _Static_assert(sizeof(struct brk__record) == BRK__BREAKER_UNITS * BRK__UNIT, "record 448");
@@ -451,7 +455,7 @@ _Static_assert(offsetof(struct brk__record, probe0) == 384, "rec probe0");
 _Static_assert(offsetof(struct brk__record, last_change_ms) == 416, "rec last change");
 _Static_assert(offsetof(struct brk__record, idle_snap) == 424, "rec idle snap");
 _Static_assert(offsetof(struct brk__record, idle_since_ms) == 432, "rec idle since");
-_Static_assert(offsetof(struct brk__record, reserved) == 440, "rec reserved");
+_Static_assert(offsetof(struct brk__record, hold) == 440, "rec hold");
 _Static_assert(BRK__CTR_COUNT == 20, "ctr words");
 _Static_assert(BRK__CFG_WORDS < BRK__CFG_SEQ + 1 && BRK__CFG_SEQ < 8, "cfg words");
 /* identity (head, hash, name) ends at word 10 for every kind */
@@ -523,6 +527,57 @@ _Static_assert(UINT64_MAX / 1000000u + 1u <= BRK__HW_SINCE_MASK, "since field");
 _Static_assert(BRK__ARENA_MAX_UNITS - 1u <= BRK__PR_REF_MASK, "refs fit the permit fields");
 _Static_assert(BRK__PERMIT_SLOTS <= 0x7fu, "slots fit 7 bits");
 
+/*
+ * Hold-time histogram (hold.c): a block of BRK__HOLD_UNITS linked from the
+ * breaker's last core word (struct brk__record.hold), CAS-installed by the
+ * first release that finds none. Words: BRK__HOLD_BUCKETS bucket counters
+ * (non-cumulative: bucket i counts holds in (bound(i - 1), bound(i)] µs,
+ * brk_hold_bound_us(); the last one everything above 10 s) and the sum of
+ * the hold times in µs; the rest zero. The count is not stored: it is the
+ * sum of the buckets (so _count equals the +Inf bucket by construction,
+ * and a release pays two atomic adds, not three).
+ *
+ * The hold word of a live record: LINK:1 (bit 63) | 0:39 | ref:24, or
+ * NOROOM:1 (bit 62) once an allocation failed (the arena had no room the
+ * cores and the other blocks do not need: nothing is recorded for that
+ * record until it is reused), or 0. Anything else reads as "no block".
+ * While the record is free the word is the free list's stamp instead
+ * (BRK__FREE_MS_WORD: the kind's last word): BRK__FREE_STAMP(), with the
+ * histogram's ref kept in it so a reused record keeps its block (alloc.c).
+ * A stamp never has bit 63 set, so a writer racing the retirement never
+ * takes it for a link.
+ */
+#define BRK__HOLD_BUCKETS 12u   /* Prometheus' default buckets + +Inf */
+#define BRK__HOLD_SUM BRK__HOLD_BUCKETS          /* word 12: sum, µs */
+#define BRK__HOLD_WORDS (BRK__HOLD_BUCKETS + 1u)
+#define BRK__HOLD_UNITS 2u
+#define BRK__HOLD_LINK (1ULL << 63)
+#define BRK__HOLD_NOROOM (1ULL << 62)
+#define BRK__HOLD_MAKE(ref) (BRK__HOLD_LINK | ((uint64_t)(ref) & BRK__PR_REF_MASK))
+/* the ref of a hold word, 0 unless it is a well-formed link */
+#define BRK__HOLD_REF(w) \
+	(((w) & ~(uint64_t)BRK__PR_REF_MASK) == BRK__HOLD_LINK \
+		 ? (uint32_t)((w) & BRK__PR_REF_MASK) : 0u)
+_Static_assert(BRK__HOLD_WORDS <= BRK__HOLD_UNITS * BRK__UNIT_WORDS &&
+	       BRK__HOLD_BUCKETS == BRK_HOLD_BUCKETS, "hold block");
+
+/*
+ * The free list's stamp of a free record (alloc.c): free_ms1:39 (bits
+ * 0..38: ms since the segment epoch + 1, modulo 2^39 = 17.4 years; ages
+ * are taken modulo 2^39) | hold ref:24 (bits 39..62) | 0:1. Never 0, never
+ * bit 63. Buckets and budgets keep 0 in the ref field.
+ */
+#define BRK__FREE_MS_BITS 39u
+#define BRK__FREE_MS_MASK ((1ULL << BRK__FREE_MS_BITS) - 1u)
+#define BRK__FREE_STAMP(ms, href) \
+	((((uint64_t)(href) & BRK__PR_REF_MASK) << BRK__FREE_MS_BITS) | \
+	 ((((uint64_t)(ms) + 1u) & BRK__FREE_MS_MASK) ? \
+	  (((uint64_t)(ms) + 1u) & BRK__FREE_MS_MASK) : 1u))
+#define BRK__FREE_STAMP_MS1(w) ((w) & BRK__FREE_MS_MASK)
+#define BRK__FREE_STAMP_REF(w) \
+	((uint32_t)(((w) >> BRK__FREE_MS_BITS) & BRK__PR_REF_MASK))
+_Static_assert(BRK__FREE_MS_BITS + BRK__PR_REF_BITS == 63u, "stamp: bit 63 clear");
+
 /* ---- event ring ------------------------------------------------------ */
 /*
  * Slot i holds the event with sequence s where (s - 1) % event_slots == i.
@@ -552,12 +607,21 @@ static inline uint32_t brk__index_slots(uint32_t capacity)
 	return n;
 }
 
-/* The default arena: 7 units (a breaker core) per record of the capacity,
- * and max(capacity / 8, 1024) units for extension blocks. */
+/* Units set aside for the probe, window and bulkhead blocks: max(capacity
+ * / 8, 1024). Hold-time histograms never take the last half of it
+ * (hold.c). */
+static inline uint64_t brk__ext_room_units(uint32_t capacity)
+{
+	return capacity / 8u > 1024u ? capacity / 8u : 1024u;
+}
+
+/* The default arena: 7 units (a breaker core) and 2 (its hold-time
+ * histogram) per record of the capacity, and brk__ext_room_units() for
+ * the other extension blocks. */
 static inline uint64_t brk__default_arena_units(uint32_t capacity)
 {
-	uint64_t extra = capacity / 8u > 1024u ? capacity / 8u : 1024u;
-	return (uint64_t)capacity * BRK__BREAKER_UNITS + extra;
+	return (uint64_t)capacity * (BRK__BREAKER_UNITS + BRK__HOLD_UNITS) +
+	       brk__ext_room_units(capacity);
 }
 
 static inline uint64_t brk__index_offset(void) { return BRK__HEADER_SIZE; }
@@ -705,14 +769,15 @@ _Static_assert(BRK__BK_END + 2u <= BRK__BUCKET_UNITS * BRK__UNIT_WORDS &&
 	       offsetof(struct brk__record, idle_since_ms) ==
 	       offsetof(struct brk__record, idle_snap) + 8u, "idle words fit");
 
-/* A free record's free time (alloc.c): the last word of its kind's run,
- * which no live record of that kind uses. */
+/* A free record's stamp (alloc.c, BRK__FREE_STAMP()): the last word of
+ * its kind's run. Buckets and budgets leave it unused while they live; a
+ * live breaker's is its hold word, whose histogram ref the stamp keeps. */
 #define BRK__FREE_MS_WORD(kind) (brk__kind_units(kind) * BRK__UNIT_WORDS - 1u)
-_Static_assert(offsetof(struct brk__record, reserved) ==
+_Static_assert(offsetof(struct brk__record, hold) ==
 	       (BRK__BREAKER_UNITS * BRK__UNIT_WORDS - 1u) * 8u &&
 	       BRK__BK_END + 2u < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u &&
 	       BRK__BG_END + 2u < BRK__BUDGET_UNITS * BRK__UNIT_WORDS - 1u,
-	       "the free time word is no live word of any kind");
+	       "the stamp word: a breaker's hold word, no live word of the other kinds");
 
 /* The deposit ring: a deposit counts while its slice is one of the last
  * BRK__BG_SLICES, so it expires between TTL - TTL/10 and TTL after it was

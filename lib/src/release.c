@@ -1,8 +1,8 @@
 /*
  * release.c - brk_release(): count a permit's outcome in the generation
  * it was admitted under (closed failures and successes, probe verdicts,
- * the window rules, Retry-After), free its leases, and report whether it
- * counted. Calls down into state.c, window.c and lease.c.
+ * the window rules, Retry-After), note how long it was held (hold.c),
+ * free its leases, and report whether it counted. Calls down into state.c, window.c and lease.c.
  */
 #include <string.h>
 
@@ -258,6 +258,15 @@ static int probe_lost(brk_breaker *b, const brk_permit *p)
 	return 1;
 }
 
+/* The permit's hold time into the histogram (hold.c), whatever the
+ * verdict: last, after every other step and clock read of the release.
+ * A lease reclaimed from a dead owner has no release and no hold. */
+static void note_hold(brk_breaker *b, const brk_permit *p, uint64_t *now)
+{
+	if (p->start_ns_ && lazy_now(b, now) >= p->start_ns_)
+		brk__hold_note(b->seg, brk__brec(b), *now - p->start_ns_);
+}
+
 /*
  * Returns 0 exactly when the verdict was counted, -BRK_ESTALE exactly when
  * it was not because the permit was stale, -BRK_ECONTENDED when a bounded
@@ -310,6 +319,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT) {
 		drop_probe(b, p, 0);
+		note_hold(b, p, &now);
 		return -EINVAL;
 	}
 	/* A probe keeps its slot until its verdict is in, so no second probe
@@ -331,6 +341,7 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
 			retry_after(b, retry_after_ms, 0, outcome, lazy_now(b, &now));
 		brk__count(r, BRK__CTR_STALE);
+		note_hold(b, p, &now);
 		return -BRK_ESTALE;
 	}
 	rc = verdict(b, p, outcome, reason, w, &now);
@@ -340,5 +351,6 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
 		retry_after(b, retry_after_ms, rc == 0, outcome,
 			    lazy_now(b, &now));
+	note_hold(b, p, &now);
 	return rc;
 }

@@ -99,6 +99,32 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 		goto fail;
 	if (brkpy_put(d, "signals", x))
 		goto fail_nox;
+	/* "hold_time": permit hold time, as `bctl inspect --json` */
+	if (!(x = PyDict_New()) || PUTS(x, "state", brk_hold_state_name(in->hold.state)) ||
+	    PUTU(x, "count", in->hold.count) || PUTU(x, "sum_us", in->hold.sum_us))
+		goto fail;
+	if (!(l = PyList_New(0)))
+		goto fail;
+	for (i = 0; i < BRK_HOLD_BUCKETS; i++) {
+		uint64_t b = brk_hold_bound_us((unsigned)i);
+		PyObject *e = PyDict_New(), *le;
+
+		le = b == UINT64_MAX ? (Py_INCREF(Py_None), Py_None)
+				     : PyFloat_FromDouble((double)b / 1e6);
+		if (!e || !le || PyDict_SetItemString(e, "le", le) ||
+		    PUTU(e, "count", in->hold.bucket[i]) || PyList_Append(l, e)) {
+			Py_XDECREF(le);
+			Py_XDECREF(e);
+			Py_DECREF(l);
+			goto fail;
+		}
+		Py_DECREF(le);
+		Py_DECREF(e);
+	}
+	if (brkpy_put(x, "buckets", l))
+		goto fail;
+	if (brkpy_put(d, "hold_time", x))
+		goto fail_nox;
 	return d;
 fail:
 	Py_XDECREF(x);

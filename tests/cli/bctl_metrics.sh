@@ -135,6 +135,11 @@ checker "strict format, every series of 3 breakers, values" \
 	--expect 'breakerd_successes_total{name="z"}=1' \
 	--expect 'breakerd_allowed_total{name="edge.case_1:x-y"}=0' \
 	--expect 'breakerd_window_calls{name="edge.case_1:x-y"}=0' \
+	--expect 'breakerd_permit_hold_seconds_count{name="pay/api"}=2' \
+	--expect 'breakerd_permit_hold_seconds_bucket{name="pay/api",le="+Inf"}=2' \
+	--expect 'breakerd_permit_hold_seconds_count{name="z"}=1' \
+	--expect 'breakerd_permit_hold_seconds_count{name="edge.case_1:x-y"}=0' \
+	--expect 'breakerd_permit_hold_seconds_sum{name="edge.case_1:x-y"}=0' \
 	--expect 'breakerd_segment_capacity=1024' \
 	--expect 'breakerd_segment_records=3' \
 	--expect 'breakerd_events_total=2' \

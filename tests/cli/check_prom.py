@@ -13,8 +13,13 @@ writes it, checked by hand (prometheus_client is not a dependency):
     escaped (only \\\\, \\" and \\n after a backslash; no raw newline or
     double quote), values are Go-style floats, NaN or +Inf/-Inf;
   - every family has exactly one HELP and one TYPE, both before its first
-    sample, and its samples are contiguous; TYPE is counter or gauge;
-    counters end in _total, gauges do not; counter values are >= 0;
+    sample, and its samples are contiguous; TYPE is counter, gauge or
+    histogram; counters end in _total, gauges and histograms do not;
+    counter values are >= 0;
+  - a histogram F's samples are F_bucket{...,le="B"}, F_sum and F_count,
+    per label set: buckets in increasing le, ending at le="+Inf",
+    cumulative (never decreasing, never negative), _count equal to the
+    +Inf bucket, and one _sum and one _count;
   - no series (name + label set) appears twice, no label twice in one;
   - with --breakers A,B,...: each breaker has every per-breaker series
     (below), zeros included, and no series names another breaker;
@@ -79,6 +84,7 @@ PER_BREAKER = {
     'breakerd_oldest_in_flight_seconds': ('gauge', None, None),
     'breakerd_max_concurrent': ('gauge', None, None),
     'breakerd_half_open_probes': ('gauge', None, None),
+    'breakerd_permit_hold_seconds': ('histogram', None, None),
 }
 # family -> (type, None, None) for every GCRA bucket / retry budget
 PER_BUCKET = {
@@ -134,6 +140,39 @@ def parse_labels(text, errs, where):
             return labels
 
 
+HIST_SUFFIXES = ('_bucket', '_sum', '_count')
+
+
+def family_of(name, types):
+    """The family a sample belongs to: a histogram's _bucket, _sum and
+    _count samples belong to the histogram, everything else to itself."""
+    for suf in HIST_SUFFIXES:
+        if name.endswith(suf) and types.get(name[:-len(suf)]) == 'histogram':
+            return name[:-len(suf)]
+    return name
+
+
+def check_histograms(types, hist, errs):
+    """hist: family -> {label set (sorted tuple, no le) -> {'buckets':
+    [(le, v)], 'sum': [v], 'count': [v]}}; errors into errs."""
+    for fam, per in hist.items():
+        for lab, h in per.items():
+            where = '%s%r' % (fam, dict(lab))
+            les = [le for le, _ in h['buckets']]
+            if not les or les[-1] != float('inf'):
+                errs.append('%s: buckets do not end at le="+Inf"' % where)
+            if les != sorted(set(les)):
+                errs.append('%s: le values not increasing' % where)
+            vals = [v for _, v in h['buckets']]
+            if any(b < a for a, b in zip(vals, vals[1:])) or any(v < 0 for v in vals):
+                errs.append('%s: buckets not cumulative' % where)
+            if len(h['sum']) != 1 or len(h['count']) != 1:
+                errs.append('%s: wants one _sum and one _count' % where)
+            elif vals and h['count'][0] != vals[-1]:
+                errs.append('%s: _count %r is not the +Inf bucket %r'
+                            % (where, h['count'][0], vals[-1]))
+
+
 def series_key(name, labels):
     return name + '{' + ','.join('%s=%r' % kv for kv in sorted(labels)) + '}'
 
@@ -178,7 +217,7 @@ def check(text, breakers=None, expects=(), absent=(), buckets=None,
     if text and not text.endswith('\n'):
         errs.append('the text does not end with a newline')
     helps, types, first_sample, done = {}, {}, {}, set()
-    samples, fam_series = {}, {}
+    samples, fam_series, hist = {}, {}, {}
     current = None
     for no, line in enumerate(text.split('\n')[:-1] if text else [], 1):
         where = 'line %d' % no
@@ -201,13 +240,16 @@ def check(text, breakers=None, expects=(), absent=(), buckets=None,
                     errs.append('%s: second TYPE for %s' % (where, name))
                 if name in first_sample:
                     errs.append('%s: TYPE for %s after its samples' % (where, name))
-                if typ not in ('counter', 'gauge'):
-                    errs.append('%s: TYPE %s of %s is not counter or gauge'
+                if typ not in ('counter', 'gauge', 'histogram'):
+                    errs.append('%s: TYPE %s of %s is not counter, gauge or histogram'
                                 % (where, typ, name))
+                if typ == 'histogram' and name.endswith(('_total',) + HIST_SUFFIXES):
+                    errs.append('%s: histogram %s ends in a reserved suffix'
+                                % (where, name))
                 if typ == 'counter' and not name.endswith('_total'):
                     errs.append('%s: counter %s does not end in _total' % (where, name))
-                if typ == 'gauge' and name.endswith('_total'):
-                    errs.append('%s: gauge %s ends in _total' % (where, name))
+                if typ != 'counter' and name.endswith('_total'):
+                    errs.append('%s: %s %s ends in _total' % (where, typ, name))
                 types[name] = typ
                 continue
             errs.append('%s: unexpected comment %r' % (where, line[:60]))
@@ -217,6 +259,7 @@ def check(text, breakers=None, expects=(), absent=(), buckets=None,
             errs.append('%s: not a sample line: %r' % (where, line[:80]))
             continue
         name, ltext, value = m.group(1), m.group(2) or '', m.group(3)
+        sname, name = name, family_of(name, types)
         if name not in helps or name not in types:
             errs.append('%s: sample of %s before its HELP and TYPE' % (where, name))
         if name != current:
@@ -234,17 +277,36 @@ def check(text, breakers=None, expects=(), absent=(), buckets=None,
             errs.append('%s: a label appears twice' % where)
         if any(k.startswith('__') for k in names):
             errs.append('%s: reserved label name' % where)
-        key = series_key(name, labels)
+        key = series_key(sname, labels)
         if key in samples:
             errs.append('%s: duplicate series %s' % (where, key))
         v = float(value.replace('Inf', 'inf').replace('NaN', 'nan'))
         if types.get(name) == 'counter' and not v >= 0:
             errs.append('%s: counter %s is %s' % (where, name, value))
         samples[key] = v
+        if types.get(name) == 'histogram':
+            rest = tuple(sorted((k, x) for k, x in labels if k != 'le'))
+            h = hist.setdefault(name, {}).setdefault(
+                rest, {'buckets': [], 'sum': [], 'count': []})
+            le = dict(labels).get('le')
+            if sname == name + '_bucket':
+                if le is None or not re.match('^' + FLOAT_RE + '$', le):
+                    errs.append('%s: bucket without a valid le label' % where)
+                else:
+                    h['buckets'].append((float(le.replace('Inf', 'inf')), v))
+            elif sname == name + '_sum':
+                h['sum'].append(v)
+            elif sname == name + '_count':
+                h['count'].append(v)
+                fam_series.setdefault(name, []).append(dict(rest))
+            else:
+                errs.append('%s: %s is no sample of histogram %s' % (where, sname, name))
+            continue
         fam_series.setdefault(name, []).append(dict(labels))
     for name in set(helps) | set(types):
         if name not in helps or name not in types:
             errs.append('family %s lacks HELP or TYPE' % name)
+    check_histograms(types, hist, errs)
 
     if breakers is not None:
         for fam, typ in SEGMENT.items():
@@ -286,7 +348,20 @@ x_total{name="b"} 0
 # HELP g A gauge.
 # TYPE g gauge
 g 1.5
+# HELP h_seconds A histogram.
+# TYPE h_seconds histogram
+h_seconds_bucket{name="a",le="0.005"} 1
+h_seconds_bucket{name="a",le="1"} 3
+h_seconds_bucket{name="a",le="+Inf"} 4
+h_seconds_sum{name="a"} 12.5
+h_seconds_count{name="a"} 4
+h_seconds_bucket{name="b",le="0.005"} 0
+h_seconds_bucket{name="b",le="+Inf"} 0
+h_seconds_sum{name="b"} 0
+h_seconds_count{name="b"} 0
 '''
+
+HIST = '# HELP h H.\n# TYPE h histogram\n'
 
 BAD = {
     'sample before TYPE': '# HELP g G.\ng 1\n# TYPE g gauge\n',
@@ -307,6 +382,17 @@ BAD = {
     'two TYPEs': '# HELP g G.\n# TYPE g gauge\n# TYPE g gauge\ng 1\n',
     'label twice': '# HELP g G.\n# TYPE g gauge\ng{a="1",a="2"} 1\n',
     'bad metric name': '# HELP 1g G.\n# TYPE 1g gauge\n1g 1\n',
+    'histogram not cumulative': HIST + ('h_bucket{le="1"} 3\nh_bucket{le="+Inf"} 2\n'
+                                        'h_sum 1\nh_count 2\n'),
+    'histogram without +Inf': HIST + 'h_bucket{le="1"} 3\nh_sum 1\nh_count 3\n',
+    'histogram count not +Inf': HIST + ('h_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\n'
+                                        'h_sum 1\nh_count 3\n'),
+    'histogram bucket without le': HIST + 'h_bucket 1\nh_sum 1\nh_count 1\n',
+    'histogram le not increasing': HIST + ('h_bucket{le="1"} 1\nh_bucket{le="0.5"} 1\n'
+                                           'h_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n'),
+    'histogram without _count': HIST + 'h_bucket{le="+Inf"} 1\nh_sum 1\n',
+    'histogram named _total': ('# HELP h_total H.\n# TYPE h_total histogram\n'
+                               'h_total_bucket{le="+Inf"} 1\nh_total_sum 1\nh_total_count 1\n'),
 }
 
 
