@@ -25,8 +25,12 @@ check() { # check DESCRIPTION COMMAND...
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check "ExecStart= is $bindir/breakerd with --mode 0660 --group breakerd" \
-	grep -qx "ExecStart=$bindir/breakerd --mode 0660 --group breakerd" "$unit"
+check "ExecStart= is $bindir/breakerd with --mode 0660 --group breakerd and \$BREAKERD_OPTS" \
+	grep -qx "ExecStart=$bindir/breakerd --mode 0660 --group breakerd \\\$BREAKERD_OPTS" "$unit"
+check "BREAKERD_OPTS from /etc/default/breakerd, which may be absent" \
+	grep -qx "EnvironmentFile=-/etc/default/breakerd" "$unit"
+check "systemctl reload sends SIGHUP (ExecReload=)" \
+	grep -qx 'ExecReload=/bin/kill -HUP \$MAINPID' "$unit"
 if [ "$have_sd" = 1 ]; then
 	check "Type=notify" grep -qx 'Type=notify' "$unit"
 	check "WatchdogSec= set" grep -qE '^WatchdogSec=[0-9]+' "$unit"
