@@ -65,6 +65,7 @@ static void print_config(FILE *f, const struct brk_config *c)
 	   c->min_distinct_processes > 1 ? "" : " (off)");
 	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 "%s", c->reserve_pct,
 	   c->reserve_pct ? "" : " (none reserved)");
+	bctl_kv(f, 2, "hold_histogram", "%s", c->hold_histogram ? "on" : "off");
 }
 
 static void print_counters(FILE *f, const struct brk_counters *c)

@@ -259,10 +259,15 @@ static int probe_lost(brk_breaker *b, const brk_permit *p)
 }
 
 /* The permit's hold time into the histogram (hold.c), whatever the
- * verdict: last, after every other step and clock read of the release.
- * A lease reclaimed from a dead owner has no release and no hold. */
+ * verdict, if the breaker's hold_histogram setting is on now (off: one
+ * load and a test, no clock read): last, after every other step and
+ * clock read of the release. A permit admitted while it was off may have
+ * no start time (0): not counted. A lease reclaimed from a dead owner
+ * has no release and no hold. */
 static void note_hold(brk_breaker *b, const brk_permit *p, uint64_t *now)
 {
+	if (!(uatomic_read(&brk__brec(b)->cfg[BRK__CFG_WINDOW_WORD]) & BRK__CFG_HOLD_BIT))
+		return;
 	if (p->start_ns_ && lazy_now(b, now) >= p->start_ns_)
 		brk__hold_note(b->seg, brk__brec(b), *now - p->start_ns_);
 }
