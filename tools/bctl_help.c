@@ -43,6 +43,8 @@ static const char bctl_usage[] =
 "                                from at least N processes, 2-8 (off)\n"
 "      --reserve PCT             bulkhead share only high-priority admissions\n"
 "                                (brk_admit) may use, 0-90 (0)\n"
+"      --hold-histogram on|off   histogram of each permit's hold time (inspect,\n"
+"                                metrics); costs two clock reads a call (off)\n"
 "  apply FILE [--dry-run]        apply the breakers file FILE ([breaker NAME],\n"
 "                                [bucket NAME], [budget NAME], [pace NAME];\n"
 "                                keys: the options with '_' for '-'): all of\n"

@@ -48,6 +48,7 @@ static json_t *json_config(const struct brk_config *c)
 	set(o, "max_concurrent", ju(c->max_concurrent));
 	set(o, "min_distinct_processes", ju(c->min_distinct_processes));
 	set(o, "reserve_pct", ju(c->reserve_pct));
+	set(o, "hold_histogram", json_boolean(c->hold_histogram));
 	return o;
 }
 

@@ -51,6 +51,7 @@ static void print_config(FILE *f, const struct brk_config *c)
 	   c->min_distinct_processes > 1 ? "" : " (off)");
 	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 "%s", c->reserve_pct,
 	   c->reserve_pct ? "" : " (none reserved)");
+	bctl_kv(f, 2, "hold_histogram", "%s", c->hold_histogram ? "on" : "off");
 }
 
 static void print_counters(FILE *f, const struct brk_counters *c)
@@ -82,10 +83,14 @@ static void print_counters(FILE *f, const struct brk_counters *c)
 
 /* Permit hold time (brk_info.hold): the total, then the holds of each
  * bucket, keyed by its upper bound in seconds (not cumulative). */
-static void print_hold(FILE *f, const struct brk_hold_info *h)
+static void print_hold(FILE *f, const struct brk_hold_info *h, int on)
 {
 	unsigned i;
 
+	if (!on && h->state != BRK_HOLD_RECORDED) {
+		bctl_kv(f, 0, "hold_time", "off (bctl config NAME --hold-histogram on)");
+		return;
+	}
 	if (h->state == BRK_HOLD_NOROOM) {
 		bctl_kv(f, 0, "hold_time", "not recorded (no room left in the segment's arena)");
 		return;
@@ -141,7 +146,7 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "window", "%" PRIu64 " calls, %" PRIu64 " failures, %" PRIu64
 	   " slow, %" PRIu32 " failing processes", in->window_calls,
 	   in->window_failures, in->window_slow, in->distinct_failing_processes);
-	print_hold(f, &in->hold);
+	print_hold(f, &in->hold, in->config.hold_histogram != 0);
 	print_leases(f, in);
 	print_config(f, &in->config);
 	print_counters(f, &in->counters);

@@ -41,6 +41,8 @@ const struct cfg_field cfg_fields[] = {
 	      min_distinct_processes, BRK_CFG_MIN_DISTINCT_PROCESSES),
 	CFG_F("reserve", CFG_PCT, 0, BRK_MAX_RESERVE_PCT, reserve_pct,
 	      BRK_CFG_RESERVE_PCT),
+	CFG_F("hold-histogram", CFG_BOOL, 0, 1, hold_histogram,
+	      BRK_CFG_HOLD_HISTOGRAM),
 };
 
 const size_t cfg_n = sizeof(cfg_fields) / sizeof(cfg_fields[0]);
@@ -97,6 +99,13 @@ int cfg_parse_value(size_t i, const char *label, const char *arg,
 	    strcmp(f->key, "slow_call_ms") == 0) {
 		set->val[i] = 0;
 		return 0;
+	}
+	if (f->kind == CFG_BOOL) {
+		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0) {
+			set->val[i] = arg[1] == 'n';
+			return 0;
+		}
+		return cli_usage_error("%s: '%s' is not on or off", label, cli_q(arg));
 	}
 	if (f->kind == CFG_DUR)
 		return cli_opt_duration(label, arg, &set->val[i]);

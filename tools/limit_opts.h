@@ -25,12 +25,12 @@
 struct cfg_field {
 	const char *opt;  /* long option */
 	const char *key;  /* struct brk_config member (the library's name) */
-	int kind;         /* CFG_UINT, CFG_DUR, CFG_PCT */
+	int kind;         /* CFG_UINT, CFG_DUR, CFG_PCT, CFG_BOOL */
 	uint64_t min, max;
 	uint64_t bit;     /* enum brk_config_field */
 };
 
-enum cfg_kind { CFG_UINT, CFG_DUR, CFG_PCT };
+enum cfg_kind { CFG_UINT, CFG_DUR, CFG_PCT, CFG_BOOL /* on|off: 1|0 */ };
 
 extern const struct cfg_field cfg_fields[];
 extern const size_t cfg_n;

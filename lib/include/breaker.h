@@ -425,10 +425,24 @@ struct brk_config {
 	                                floor(max_concurrent * reserve_pct /
 	                                100) permits that normal priority
 	                                (brk_acquire()) never takes. 0: none */
+	uint32_t reserved0_;         /* padding of BRK_CONFIG_SIZE_VER1: ignored */
+	/* since BRK_CONFIG_SIZE_VER2 */
+	uint32_t hold_histogram;     /* 0 (default) or 1: record each permit's
+	                                hold time (acquire to release) in a
+	                                histogram (brk_info.hold). 1 costs a
+	                                clock read at acquire and one at
+	                                release, and a 2-unit (128 B) block
+	                                taken from the extension room at the
+	                                first release (none left: not recorded,
+	                                brk_info.hold.state BRK_HOLD_NOROOM).
+	                                Set back to 0: releases stop recording;
+	                                the block and its counts stay until the
+	                                record is retired or reused. */
 };
 
 #define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
 #define BRK_CONFIG_SIZE_VER1 104u /* + reserve_pct */
+#define BRK_CONFIG_SIZE_VER2 112u /* + hold_histogram */
 
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
@@ -518,9 +532,10 @@ enum brk_config_field {
 	BRK_CFG_MAX_WAIT_MS = 1u << 11,
 	BRK_CFG_MAX_CONCURRENT = 1u << 12,
 	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13,
-	BRK_CFG_RESERVE_PCT = 1u << 14
+	BRK_CFG_RESERVE_PCT = 1u << 14,
+	BRK_CFG_HOLD_HISTOGRAM = 1u << 15
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 15) - 1u) /* every setting */
+#define BRK_CFG_ALL ((uint64_t)(1u << 16) - 1u) /* every setting */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.

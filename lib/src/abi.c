@@ -20,7 +20,7 @@
 
 /* The BREAKER_0 sizes are facts about the frozen ABI: if one of these
  * fails, a struct was changed in a way that breaks existing programs. */
-_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER1, "brk_config");
+_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER2, "brk_config");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER2,
@@ -29,6 +29,8 @@ _Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER3, "brk_info");
 /* ... and they grew only at the end */
 _Static_assert(offsetof(struct brk_config, reserve_pct) == BRK_CONFIG_SIZE_VER0,
 	       "brk_config grew at the end");
+_Static_assert(offsetof(struct brk_config, hold_histogram) == BRK_CONFIG_SIZE_VER1,
+	       "brk_config grew at the end (hold_histogram)");
 _Static_assert(offsetof(struct brk_attach_opts, arena_bytes) == BRK_ATTACH_OPTS_SIZE_VER0,
 	       "brk_attach_opts grew at the end");
 _Static_assert(offsetof(struct brk_segment_info, arena_bytes) == BRK_SEGMENT_INFO_SIZE_VER0,

@@ -111,12 +111,15 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 	return 0;
 }
 
-/* A permit's start time is needed only by the slow-call rule. */
-/* Every admitted permit's start: the hold-time histogram (hold.c) and
- * the slow-call rule measure from it. */
+/* A permit's start time is needed only by the slow-call rule and the
+ * hold-time histogram (hold.c): one load and one test of the word that
+ * holds both settings; without either, no clock read and 0, which tells
+ * brk_release() it has nothing to measure (release.c note_hold()). */
 static uint64_t start_time(const brk_breaker *b, uint64_t *now)
 {
-	return brk__lazy_now(b->seg, now);
+	uint64_t w = uatomic_read(&brk__brec(b)->cfg[BRK__CFG_WINDOW_WORD]);
+
+	return (w & BRK__CFG_CLOCK_MASK) ? brk__lazy_now(b->seg, now) : 0;
 }
 
 static inline __attribute__((always_inline)) int /* see acquire_once() */

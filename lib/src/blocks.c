@@ -180,6 +180,10 @@ int brk__ensure_blocks(brk_segment *s, struct brk__record *r,
 		rc = link_ext(s, r, 32, BRK__WIN_EXT_UNITS);
 	if (!rc && c->max_concurrent > 0)
 		rc = link_permits(s, r, c->max_concurrent);
+	/* hold_histogram on: its block is linked by the first release
+	 * (hold.c); one refused for want of room is tried again */
+	if (!rc && c->hold_histogram)
+		(void)uatomic_cmpxchg(&r->hold, BRK__HOLD_NOROOM, 0);
 	return rc;
 }
 

@@ -36,6 +36,7 @@ void brk__config_defaults(struct brk_config *c)
 	c->max_wait_ms = BRK_DEFAULT_MAX_WAIT_MS;
 	c->max_concurrent = BRK_DEFAULT_MAX_CONCURRENT;
 	c->reserve_pct = BRK_DEFAULT_RESERVE_PCT;
+	c->hold_histogram = 0;
 }
 
 #define CHECK(cond, name) \
@@ -85,6 +86,7 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	CHECK(c->min_distinct_processes <= BRK_MAX_QUORUM,
 	      "min_distinct_processes");
 	CHECK(c->reserve_pct <= BRK_MAX_RESERVE_PCT, "reserve_pct");
+	CHECK(c->hold_histogram <= 1, "hold_histogram");
 	return 0;
 }
 
@@ -104,6 +106,10 @@ _Static_assert(BRK_MAX_CONCURRENT < (1u << 7) && 100 < (1u << 7) &&
 _Static_assert(BRK__CFG_WINDOW_SHIFT == 19 && BRK__CFG_WINDOW_WORD == 1,
 	       "window word: failure_rate_pct at bit 19, slow_call_ms above it "
 	       "to bit 63 (layout.h brk__cfg_pos)");
+/* acquire.c start_time() tests slow_call_ms and hold_histogram at once */
+_Static_assert(BRK__CFG_SLOW_SHIFT + 38u == 64u && BRK__CFG_HOLD_BIT == 1u,
+	       "clock word: hold_histogram bit 0, slow_call_ms bits 26..63 of "
+	       "cfg[BRK__CFG_WINDOW_WORD] (layout.h brk__cfg_pos)");
 
 static uint64_t field_mask(struct brk__cfg_field f)
 {
@@ -149,6 +155,7 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 		brk__cfg(r, BRK__CFG_MIN_DISTINCT), 0, BRK_MAX_QUORUM);
 	c->reserve_pct = (uint32_t)clamp(brk__cfg(r, BRK__CFG_RESERVE_PCT), 0,
 					 BRK_MAX_RESERVE_PCT);
+	c->hold_histogram = (uint32_t)brk__cfg(r, BRK__CFG_HOLD_HISTOGRAM);
 }
 
 /* ---- partial updates (brk_breaker_update) ------------------------------ */
@@ -176,6 +183,7 @@ static const struct cfg_member {
 	M(BRK__CFG_MAX_CONCURRENT, max_concurrent),
 	M(BRK__CFG_MIN_DISTINCT, min_distinct_processes),
 	M(BRK__CFG_RESERVE_PCT, reserve_pct),
+	M(BRK__CFG_HOLD_HISTOGRAM, hold_histogram),
 #undef M
 };
 
@@ -194,6 +202,7 @@ _Static_assert(BRK_CFG_FAILURE_THRESHOLD == BRK__BIT(BRK__CFG_FAILURE_THRESHOLD)
 	       BRK_CFG_MAX_CONCURRENT == BRK__BIT(BRK__CFG_MAX_CONCURRENT) &&
 	       BRK_CFG_MIN_DISTINCT_PROCESSES == BRK__BIT(BRK__CFG_MIN_DISTINCT) &&
 	       BRK_CFG_RESERVE_PCT == BRK__BIT(BRK__CFG_RESERVE_PCT) &&
+	       BRK_CFG_HOLD_HISTOGRAM == BRK__BIT(BRK__CFG_HOLD_HISTOGRAM) &&
 	       BRK_CFG_ALL == BRK__BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
 
 /* The index of a single known bit, or -1. */

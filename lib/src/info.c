@@ -229,6 +229,7 @@ static const struct {
 } layouts[] = {
 	{ BRK_INFO_SIZE_VER0, BRK_CONFIG_SIZE_VER0 },
 	{ BRK_INFO_SIZE_VER2, BRK_CONFIG_SIZE_VER1 }, /* + reserve_pct */
+	{ BRK_INFO_SIZE_VER3, BRK_CONFIG_SIZE_VER2 }, /* + hold_histogram */
 };
 
 static uint32_t config_size_for(size_t info_size)

@@ -319,6 +319,7 @@ enum brk__cfg {
 	BRK__CFG_MAX_CONCURRENT,
 	BRK__CFG_MIN_DISTINCT,
 	BRK__CFG_RESERVE_PCT,
+	BRK__CFG_HOLD_HISTOGRAM,
 	BRK__CFG_COUNT
 };
 
@@ -329,7 +330,8 @@ enum brk__cfg {
  * range (static-asserted in config.c):
  *
  *   cfg[0]  window_ms:38 | failure_threshold:20 | half_open_probes:4
- *   cfg[1]  0:12 | slow_rate_pct:7 | failure_rate_pct:7 | slow_call_ms:38
+ *   cfg[1]  hold_histogram:1 | 0:11 | slow_rate_pct:7 | failure_rate_pct:7 |
+ *           slow_call_ms:38
  *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | 0:8 |
  *           max_concurrent:7
  *   cfg[3]  max_open_ms:38 | success_threshold:20
@@ -340,6 +342,8 @@ enum brk__cfg {
  * (fields from the low bit up). The settings the closed fast path reads
  * end at bit 63, so reading one is a load and a shift, testing it a load
  * and a compare: max_concurrent (acquire), slow_call_ms (acquire, release)
+ * (acquire tests it and hold_histogram, bit 0 of the same word, with one
+ * mask: BRK__CFG_CLOCK_MASK)
  * and, together with failure_rate_pct below it, "is a window rule on"
  * (release: one load, one test, brk__window_active()). A setting is
  * changed by a CAS of its word that keeps every other field (config.c).
@@ -354,6 +358,7 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_WINDOW_MS: return (struct brk__cfg_field){ 0, 0, 38 };
 	case BRK__CFG_FAILURE_THRESHOLD: return (struct brk__cfg_field){ 0, 38, 20 };
 	case BRK__CFG_HALF_OPEN_PROBES: return (struct brk__cfg_field){ 0, 58, 4 };
+	case BRK__CFG_HOLD_HISTOGRAM: return (struct brk__cfg_field){ 1, 0, 1 };
 	case BRK__CFG_SLOW_RATE: return (struct brk__cfg_field){ 1, 12, 7 };
 	case BRK__CFG_FAILURE_RATE: return (struct brk__cfg_field){ 1, 19, 7 };
 	case BRK__CFG_SLOW_CALL_MS: return (struct brk__cfg_field){ 1, 26, 38 };
@@ -374,6 +379,11 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
  * from BRK__CFG_WINDOW_SHIFT up (brk__window_active()). */
 #define BRK__CFG_WINDOW_WORD 1u
 #define BRK__CFG_WINDOW_SHIFT 19u
+/* The settings that need a permit's start time (acquire.c start_time()):
+ * slow_call_ms (bits 26..63) and hold_histogram (bit 0) of that word. */
+#define BRK__CFG_SLOW_SHIFT 26u
+#define BRK__CFG_HOLD_BIT 1ULL
+#define BRK__CFG_CLOCK_MASK (~((1ULL << BRK__CFG_SLOW_SHIFT) - 1u) | BRK__CFG_HOLD_BIT)
 
 #define BRK__CFG_WORDS 7u
 /* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
@@ -530,7 +540,8 @@ _Static_assert(BRK__PERMIT_SLOTS <= 0x7fu, "slots fit 7 bits");
 /*
  * Hold-time histogram (hold.c): a block of BRK__HOLD_UNITS linked from the
  * breaker's last core word (struct brk__record.hold), CAS-installed by the
- * first release that finds none. Words: BRK__HOLD_BUCKETS bucket counters
+ * first release that finds none while the breaker's hold_histogram setting
+ * is on (off: no release touches the word or a block). Words: BRK__HOLD_BUCKETS bucket counters
  * (non-cumulative: bucket i counts holds in (bound(i - 1), bound(i)] µs,
  * brk_hold_bound_us(); the last one everything above 10 s) and the sum of
  * the hold times in µs; the rest zero. The count is not stored: it is the
@@ -607,20 +618,21 @@ static inline uint32_t brk__index_slots(uint32_t capacity)
 	return n;
 }
 
-/* Units set aside for the probe, window and bulkhead blocks: max(capacity
- * / 8, 1024). Hold-time histograms never take the last half of it
- * (hold.c). */
+/* Units set aside for the extension blocks: max(capacity / 8, 1024).
+ * Hold-time histograms never take the last half of it (hold.c), so they
+ * never make a probe, window or bulkhead block fail. */
 static inline uint64_t brk__ext_room_units(uint32_t capacity)
 {
 	return capacity / 8u > 1024u ? capacity / 8u : 1024u;
 }
 
-/* The default arena: 7 units (a breaker core) and 2 (its hold-time
- * histogram) per record of the capacity, and brk__ext_room_units() for
- * the other extension blocks. */
+/* The default arena: 7 units (a breaker core) per record of the
+ * capacity, and brk__ext_room_units() for the extension blocks (probe,
+ * window, bulkhead and the hold-time histograms of the breakers that
+ * opted in). */
 static inline uint64_t brk__default_arena_units(uint32_t capacity)
 {
-	return (uint64_t)capacity * (BRK__BREAKER_UNITS + BRK__HOLD_UNITS) +
+	return (uint64_t)capacity * BRK__BREAKER_UNITS +
 	       brk__ext_room_units(capacity);
 }
 

@@ -20,6 +20,7 @@ SETTINGS = {
     "slow_rate": ("slow_rate_pct", "pct"),
     "min_distinct_processes": ("min_distinct_processes", "count"),
     "reserve_pct": ("reserve_pct", "count"),  # bulkhead share for priority="high"
+    "hold_histogram": ("hold_histogram", "bool"),  # permit hold-time histogram
 }
 _BY_FIELD = {field: py for py, (field, _) in SETTINGS.items()}
 
@@ -53,6 +54,10 @@ def to_config(settings):
             raise TypeError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})") from None
         if kind == "count":
             out[field] = _count(name, value)
+        elif kind == "bool":
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+            out[field] = int(value)
         elif kind == "pct":
             out[field] = _pct(name, value)
         elif kind == "duration":

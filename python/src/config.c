@@ -8,16 +8,18 @@ struct cfg_field {
 	const char *name;
 	size_t off;
 	int is64;
+	int is_bool; /* a Python bool in the dicts out (0/1 in) */
 };
 
-#define CF32(f) { #f, offsetof(struct brk_config, f), 0 }
-#define CF64(f) { #f, offsetof(struct brk_config, f), 1 }
+#define CF32(f) { #f, offsetof(struct brk_config, f), 0, 0 }
+#define CF64(f) { #f, offsetof(struct brk_config, f), 1, 0 }
+#define CFBOOL(f) { #f, offsetof(struct brk_config, f), 0, 1 }
 static const struct cfg_field cfg_fields[] = {
 	CF32(failure_threshold), CF32(failure_rate_pct), CF64(window_ms),
 	CF32(min_calls), CF64(slow_call_ms), CF32(slow_rate_pct), CF64(open_ms),
 	CF64(max_open_ms), CF32(half_open_probes), CF32(success_threshold),
 	CF64(probe_timeout_ms), CF64(max_wait_ms), CF32(max_concurrent),
-	CF32(min_distinct_processes), CF32(reserve_pct),
+	CF32(min_distinct_processes), CF32(reserve_pct), CFBOOL(hold_histogram),
 };
 #define N_CFG (sizeof(cfg_fields) / sizeof(cfg_fields[0]))
 
@@ -48,7 +50,9 @@ int brkpy_cfg_from_dict(PyObject *d, struct brk_config *c)
 			PyErr_Format(PyExc_TypeError, "unknown setting %R", k);
 			return -1;
 		}
-		if (brkpy_get_u64(v, ks, cfg_fields[i].is64 ? UINT64_MAX : UINT32_MAX, &x))
+		if (cfg_fields[i].is_bool && PyBool_Check(v))
+			x = v == Py_True; /* as brkpy_cfg_to_dict() gives it */
+		else if (brkpy_get_u64(v, ks, cfg_fields[i].is64 ? UINT64_MAX : UINT32_MAX, &x))
 			return -1;
 		if (cfg_fields[i].is64)
 			memcpy((char *)c + cfg_fields[i].off, &x, sizeof(uint64_t));
@@ -78,6 +82,14 @@ PyObject *brkpy_cfg_to_dict(const struct brk_config *c)
 
 			memcpy(&y, (const char *)c + cfg_fields[i].off, sizeof(y));
 			x = y;
+		}
+		if (cfg_fields[i].is_bool) {
+			if (PyDict_SetItemString(d, cfg_fields[i].name,
+						 x ? Py_True : Py_False) < 0) {
+				Py_DECREF(d);
+				return NULL;
+			}
+			continue;
 		}
 		if (PUTU(d, cfg_fields[i].name, x)) {
 			Py_DECREF(d);

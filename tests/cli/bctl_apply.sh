@@ -88,6 +88,7 @@ file good <<'EOF'
 failure_threshold = 3
 open = 10s        ; a comment after the value
 max_concurrent = 8
+hold_histogram = on
 
 [breaker db]
 failure_rate = 50
@@ -124,6 +125,8 @@ fi
 has "  api: failure_threshold 3" api '"failure_threshold": 3,'
 has "  api: open 10s" api '"open_ms": 10000,'
 has "  api: max_concurrent 8" api '"max_concurrent": 8'
+has "  api: hold_histogram on" api '"hold_histogram": true'
+has "  db: hold_histogram off (the default)" db '"hold_histogram": false'
 has "  db: failure_rate 50" db '"failure_rate_pct": 50,'
 has "  ingest: rate 50, burst 10" ingest '"rate_per_s": 50.0,'
 has "  retries: ratio 0.1, floor the default" retries '"ratio": 0.1,'
@@ -172,6 +175,31 @@ rate = fast
 EOF
 rejected "a bad value (after a good change): line and key named" badvalue \
 	"^bctl: $TMP/badvalue.conf:5: \[bucket ingest\] rate: 'fast' is not a number"
+
+file badbool <<'EOF'
+[breaker api]
+hold_histogram = yes
+EOF
+rejected "hold_histogram takes on or off" badbool \
+	"^bctl: $TMP/badbool.conf:2: \[breaker api\] hold_histogram: 'yes' is not on or off"
+
+# bctl config --hold-histogram: on|off, shown by inspect (text and --json)
+run config db --hold-histogram on
+if [ "$rc" -eq 0 ] && "$BCTL" --shm "$SHM" inspect db 2>&1 | grep -Eq '^  hold_histogram: +on$'; then
+	ok "config --hold-histogram on: inspect shows it"
+else
+	bad "config --hold-histogram on" "rc=$rc" "$(cat "$TMP/err")" \
+		"$("$BCTL" --shm "$SHM" inspect db 2>&1 | grep hold)"
+fi
+has "  db: hold_histogram on (--json)" db '"hold_histogram": true'
+run config db --hold-histogram off
+has "  db: hold_histogram off again" db '"hold_histogram": false'
+run config db --hold-histogram 1
+if [ "$rc" -eq 2 ] && grep -q "^bctl: --hold-histogram: '1' is not on or off" "$TMP/err"; then
+	ok "config --hold-histogram 1: usage error naming the value"
+else
+	bad "config --hold-histogram 1" "rc=$rc" "$(cat "$TMP/err")"
+fi
 
 file badkey <<'EOF'
 [breaker api]

@@ -98,8 +98,8 @@ else
 	bad "checker self-test" "$(cat "$TMP/self")"
 fi
 
-b config pay/api --failure-threshold 2 --open 60s >/dev/null &&
-	b config z >/dev/null && b config edge.case_1:x-y >/dev/null ||
+b config pay/api --failure-threshold 2 --open 60s --hold-histogram on >/dev/null &&
+	b config z --hold-histogram on >/dev/null && b config edge.case_1:x-y >/dev/null ||
 	bad "bctl config"
 b exec pay/api -- false; b exec pay/api -- false
 b exec pay/api -- true 2>/dev/null

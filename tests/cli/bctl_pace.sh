@@ -75,7 +75,7 @@ stored "bucket plain still a plain bucket at 5/s" plain '"rate_per_s": 5(\.0)?,'
 run inspect plain --json
 grep -q '"pace' "$TMP/out" && bad "  a plain bucket's JSON has pace keys" || ok "  a plain bucket's JSON has no pace keys"
 
-stored "breaker br kept its settings" br '"failure_threshold": 7,' '"reserve_pct": 0$' \
+stored "breaker br kept its settings" br '"failure_threshold": 7,' '"reserve_pct": 0,' \
 	'"failure_rate_pct": 0,'
 
 # --- an existing pace with no option: its settings, nothing changed ----------

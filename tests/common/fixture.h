@@ -39,6 +39,7 @@
 
 struct ut_clock {
 	uint64_t ns;
+	uint64_t reads; /* how often the library read it (ut_clock_fn) */
 };
 
 struct ut_rand {
@@ -48,6 +49,7 @@ struct ut_rand {
 static inline uint64_t ut_clock_fn(void *ctx)
 {
 	struct ut_clock *c = ctx;
+	__atomic_add_fetch(&c->reads, 1, __ATOMIC_RELAXED);
 	return __atomic_load_n(&c->ns, __ATOMIC_ACQUIRE);
 }
 

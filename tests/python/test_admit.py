@@ -287,6 +287,30 @@ def test_bad_reserve_pct_names_itself(seg):
     assert br.info()["config"]["reserve_pct"] == 50
 
 
+def test_hold_histogram_is_opt_in(seg, clock):
+    plain = seg.breaker("a/plain")
+    assert plain.info()["config"]["hold_histogram"] is False
+    with plain:
+        pass
+    assert plain.info()["hold_time"]["state"] == "none"
+    br = seg.breaker("a/timed", hold_histogram=True)
+    assert br.info()["config"]["hold_histogram"] is True
+    with br:
+        clock.advance(0.02)
+    h = br.info()["hold_time"]
+    assert h["state"] == "recorded" and h["count"] == 1 and h["sum_us"] == 20000
+    br.configure(hold_histogram=False)  # stops recording, keeps the counts
+    with br:
+        pass
+    h = br.info()["hold_time"]
+    assert br.info()["config"]["hold_histogram"] is False
+    assert h["state"] == "recorded" and h["count"] == 1
+    with pytest.raises(TypeError, match="hold_histogram"):
+        seg.breaker("a/badhold", hold_histogram="yes")
+    with pytest.raises(TypeError, match="hold_histogram"):
+        seg.breaker("a/badhold", hold_histogram=1)
+
+
 def test_a_throttled_release_is_a_completion_in_bctl_metrics(realseg, bctl):
     br = realseg.breaker("x/thr")
     p = realseg.pace("x/thr:rate", ceiling=100)

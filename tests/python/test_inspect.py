@@ -152,7 +152,7 @@ def test_segment_info(seg):
     # layout 3: the arena of 64-byte units; a breaker without extension
     # blocks takes 7 of them
     assert info["unit_bytes"] == 64 and info["record_size"] == 448
-    assert info["arena_bytes"] == (1024 * (7 + 2) + 1024) * 64  # cores, hold histograms, blocks
+    assert info["arena_bytes"] == (1024 * 7 + 1024) * 64
     assert info["arena_used_bytes"] == (1 + 7) * 64  # unit 0 is never used
     assert seg.breaker("i/d").info()["record_bytes"] == 448
     assert info["heartbeat_age_ms"] is None and info["daemon_pid"] == 0

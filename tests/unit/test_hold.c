@@ -2,7 +2,9 @@
  * test_hold.c - the permit hold-time histogram (lib/src/hold.c, the hold
  * word of layout.h, the free stamp of alloc.c) on the fake clock: the
  * bucket bounds, which releases count, the lazily linked block, no room,
- * corrupt hold words, and retirement and reuse of the record.
+ * corrupt hold words, and retirement and reuse of the record; and that
+ * it is opt-in (hold_histogram): off, a call reads no clock and links no
+ * block.
  */
 #include <pthread.h>
 
@@ -22,6 +24,24 @@ static void hold_info(brk_breaker *b, struct brk_hold_info *h)
 	ut_info(b, i);
 	*h = i->hold;
 	free(i);
+}
+
+/* A breaker with hold_histogram on (@c: further settings, or NULL). */
+static brk_breaker *hb(struct ut *u, const char *name, struct brk_config *c)
+{
+	struct brk_config d;
+
+	if (!c) {
+		ut_cfg(&d);
+		c = &d;
+	}
+	c->hold_histogram = 1;
+	return ut_breaker(u, name, c);
+}
+
+static uint64_t clock_reads(struct ut *u)
+{
+	return __atomic_load_n(&u->clk.reads, __ATOMIC_RELAXED);
 }
 
 /* One call that holds its permit @ns of the fake clock. */
@@ -52,7 +72,7 @@ static void bounds_are_prometheus_default_buckets(void **state)
 static void no_release_no_histogram(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "quiet", NULL);
+	brk_breaker *b = hb(u, "quiet", NULL);
 	struct brk_hold_info h;
 	struct brk_info *i = malloc(sizeof *i);
 	brk_permit p;
@@ -75,7 +95,7 @@ static void no_release_no_histogram(void **state)
 static void holds_land_in_their_buckets(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "svc", NULL);
+	brk_breaker *b = hb(u, "svc", NULL);
 	struct brk_hold_info h;
 
 	held(u, b, 5000 * US, BRK_SUCCESS);       /* = .005 s: bucket 0 */
@@ -102,7 +122,7 @@ static void holds_land_in_their_buckets(void **state)
 static void stale_release_counts_hold_double_release_does_not(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "stale", NULL);
+	brk_breaker *b = hb(u, "stale", NULL);
 	struct brk_hold_info h;
 	brk_permit p;
 
@@ -127,7 +147,7 @@ static void bulkhead_permit_hold_counts(void **state)
 
 	ut_cfg(&c);
 	c.max_concurrent = 2;
-	b = ut_breaker(u, "bulk", &c);
+	b = hb(u, "bulk", &c);
 	held(u, b, 70 * 1000 * US, BRK_SUCCESS);
 	hold_info(b, &h);
 	assert_int_equal(h.count, 1);
@@ -140,7 +160,7 @@ static void bulkhead_permit_hold_counts(void **state)
 static void no_room_records_nothing_and_says_so(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "full", NULL);
+	brk_breaker *b = hb(u, "full", NULL);
 	struct brk_hold_info h;
 	uint64_t next;
 
@@ -157,7 +177,7 @@ static void no_room_records_nothing_and_says_so(void **state)
 	assert_int_equal(uatomic_read(&u->seg->hdr->arena_next), next);
 	/* one unit more room and a new breaker gets its block */
 	uatomic_set(&u->seg->hdr->arena_next, next - 1u - 7u);
-	b = ut_breaker(u, "roomy", NULL);
+	b = hb(u, "roomy", NULL);
 	held(u, b, 1000 * US, BRK_SUCCESS);
 	hold_info(b, &h);
 	assert_int_equal(h.state, BRK_HOLD_RECORDED);
@@ -169,7 +189,7 @@ static void no_room_records_nothing_and_says_so(void **state)
 static void corrupt_hold_word_writes_nothing(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "bad", NULL);
+	brk_breaker *b = hb(u, "bad", NULL);
 	struct brk__record *r = brk__brec(b);
 	struct brk_hold_info h;
 	uint64_t next = uatomic_read(&u->seg->hdr->arena_next);
@@ -197,10 +217,13 @@ static void retire_keeps_block_reuse_clears_it(void **state)
 	struct ut *u = *state;
 	struct brk__record *r;
 	struct brk_hold_info h;
-	brk_breaker *b = ut_breaker(u, "old", NULL), *x = NULL;
+	brk_breaker *b = hb(u, "old", NULL), *x = NULL;
+	struct brk_config on;
 	uint32_t ref, href;
 	uint64_t stamp, next;
 
+	ut_cfg(&on);
+	on.hold_histogram = 1;
 	held(u, b, 30 * 1000 * US, BRK_SUCCESS);
 	r = brk__brec(b);
 	ref = brk__bidx(b);
@@ -214,9 +237,9 @@ static void retire_keeps_block_reuse_clears_it(void **state)
 			 brk__rel_ms(u->seg, ut_now_ns(u)) + 1u);
 	/* a new name may not take the run before the quarantine is over */
 	uatomic_set(&u->seg->hdr->arena_next, u->seg->arena_units);
-	ut_rc(-ENOSPC, brk_breaker_get(u->seg, "new", NULL, &x));
+	ut_rc(-ENOSPC, brk_breaker_get(u->seg, "new", &on, &x));
 	ut_advance_ms(u, BRK_RETIRE_QUARANTINE_MS);
-	ut_rc(0, brk_breaker_get(u->seg, "new", NULL, &x));
+	ut_rc(0, brk_breaker_get(u->seg, "new", &on, &x));
 	assert_int_equal(brk__bidx(x), ref);
 	assert_true(uatomic_read(&r->hold) == BRK__HOLD_MAKE(href));
 	hold_info(x, &h);
@@ -235,15 +258,18 @@ static void retire_keeps_block_reuse_clears_it(void **state)
 static void reuse_after_noroom_starts_over(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "nr", NULL), *x = NULL;
+	brk_breaker *b = hb(u, "nr", NULL), *x = NULL;
 	struct brk__record *r = brk__brec(b);
 	struct brk_hold_info h;
+	struct brk_config on;
 
 	uatomic_set(&r->hold, BRK__HOLD_NOROOM);
 	ut_rc(0, brk_retire(u->seg, "nr", 0));
 	assert_int_equal(BRK__FREE_STAMP_REF(uatomic_read(&r->hold)), 0);
 	ut_advance_ms(u, BRK_RETIRE_QUARANTINE_MS);
-	ut_rc(0, brk_breaker_get(u->seg, "nr2", NULL, &x));
+	ut_cfg(&on);
+	on.hold_histogram = 1;
+	ut_rc(0, brk_breaker_get(u->seg, "nr2", &on, &x));
 	assert_int_equal(brk__bidx(x), brk__bidx(b));
 	assert_true(uatomic_read(&r->hold) == 0);
 	held(u, x, 1000 * US, BRK_SUCCESS);
@@ -257,7 +283,7 @@ static void reuse_after_noroom_starts_over(void **state)
 static void ver2_caller_gets_no_hold(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "v2", NULL);
+	brk_breaker *b = hb(u, "v2", NULL);
 	unsigned char *buf = malloc(BRK_INFO_SIZE_VER3);
 	size_t k;
 
@@ -268,6 +294,131 @@ static void ver2_caller_gets_no_hold(void **state)
 	for (k = BRK_INFO_SIZE_VER2; k < BRK_INFO_SIZE_VER3; k++)
 		assert_int_equal(buf[k], 0x5a);
 	free(buf);
+}
+
+/* Off by default: a call of a closed breaker without a slow-call rule
+ * reads no clock (as before the histogram existed), links no block and
+ * records nothing; on, it reads the clock twice (acquire and release). */
+static void off_by_default_no_clock_read_no_block(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = ut_breaker(u, "plain", NULL);
+	struct brk_info *i = malloc(sizeof *i);
+	uint64_t next = uatomic_read(&u->seg->hdr->arena_next), reads;
+	brk_permit p;
+
+	assert_non_null(i);
+	ut_info(b, i);
+	assert_int_equal(i->config.hold_histogram, 0);
+	reads = clock_reads(u);
+	ut_acquire_ok(b, &p);
+	ut_advance_ns(u, 3000 * US);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(clock_reads(u) - reads, 0);
+	ut_call(b, BRK_FAILURE, 0); /* reads the clock (failure_threshold's
+				     * open time), and still records nothing */
+	assert_true(uatomic_read(&brk__brec(b)->hold) == 0);
+	assert_int_equal(uatomic_read(&u->seg->hdr->arena_next), next);
+	ut_info(b, i);
+	assert_int_equal(i->hold.state, BRK_HOLD_NONE);
+	assert_int_equal(i->hold.count, 0);
+	assert_int_equal(i->record_bytes, 448);
+
+	b = hb(u, "timed", NULL);
+	ut_info(b, i);
+	assert_int_equal(i->config.hold_histogram, 1);
+	reads = clock_reads(u);
+	held(u, b, 3000 * US, BRK_SUCCESS);
+	assert_int_equal(clock_reads(u) - reads, 2);
+	ut_info(b, i);
+	assert_int_equal(i->hold.state, BRK_HOLD_RECORDED);
+	assert_int_equal(i->hold.count, 1);
+	assert_int_equal(i->record_bytes, 448 + 128);
+	free(i);
+}
+
+/* Turned off, releases stop recording (and reading the clock) at once,
+ * also of permits admitted while it was on; the block and its counts stay
+ * (until the record is retired or reused). Turned on again, they count
+ * into the same block. */
+static void turning_off_stops_recording_keeps_block(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = hb(u, "toggle", NULL);
+	struct brk_config c;
+	struct brk_hold_info h;
+	uint64_t next, reads;
+	brk_permit p;
+
+	held(u, b, 2000 * US, BRK_SUCCESS);
+	next = uatomic_read(&u->seg->hdr->arena_next);
+	ut_acquire_ok(b, &p); /* admitted while on */
+	ut_cfg(&c);
+	c.hold_histogram = 0;
+	ut_rc(0, brk_breaker_update(b, &c, BRK_CFG_HOLD_HISTOGRAM, NULL));
+	ut_advance_ns(u, 2000 * US);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	reads = clock_reads(u);
+	held(u, b, 2000 * US, BRK_SUCCESS);
+	assert_int_equal(clock_reads(u) - reads, 0);
+	hold_info(b, &h);
+	assert_int_equal(h.state, BRK_HOLD_RECORDED); /* kept */
+	assert_int_equal(h.count, 1);
+	assert_int_equal(h.sum_us, 2000);
+	c.hold_histogram = 1;
+	ut_rc(0, brk_breaker_update(b, &c, BRK_CFG_HOLD_HISTOGRAM, NULL));
+	held(u, b, 2000 * US, BRK_SUCCESS);
+	hold_info(b, &h);
+	assert_int_equal(h.count, 2);
+	assert_int_equal(uatomic_read(&u->seg->hdr->arena_next), next); /* same block */
+}
+
+/* The setting: 0 or 1 (validated, named for brk_breaker_update() and
+ * the settings-file helpers); an older caller's brk_config (VER1 size)
+ * gets the default, off. */
+static void hold_histogram_setting_is_a_bool(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	const char *what = NULL;
+	uint64_t f = 0;
+	brk_breaker *b;
+
+	(void)u;
+	ut_cfg(&c);
+	c.hold_histogram = 2;
+	ut_rc(-EINVAL, brk_config_validate(&c, &what));
+	assert_string_equal(what, "hold_histogram");
+	ut_rc(0, brk_config_field_lookup("hold_histogram", &f));
+	assert_true(f == BRK_CFG_HOLD_HISTOGRAM);
+	assert_string_equal(brk_config_field_name(BRK_CFG_HOLD_HISTOGRAM), "hold_histogram");
+	c.hold_histogram = 1;
+	c.size = BRK_CONFIG_SIZE_VER1; /* a caller from before the setting */
+	b = ut_breaker(u, "ver1", &c);
+	ut_call(b, BRK_SUCCESS, 0);
+	assert_true(uatomic_read(&brk__brec(b)->hold) == 0);
+}
+
+/* A breaker that found no room gets another try when the setting is
+ * turned on again (brk_breaker_update()). */
+static void turning_on_again_retries_after_no_room(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = hb(u, "retry", NULL);
+	struct brk_config c;
+	struct brk_hold_info h;
+
+	uatomic_set(&brk__brec(b)->hold, BRK__HOLD_NOROOM);
+	held(u, b, 1000 * US, BRK_SUCCESS);
+	hold_info(b, &h);
+	assert_int_equal(h.state, BRK_HOLD_NOROOM);
+	ut_cfg(&c);
+	c.hold_histogram = 1;
+	ut_rc(0, brk_breaker_update(b, &c, BRK_CFG_HOLD_HISTOGRAM, NULL));
+	held(u, b, 1000 * US, BRK_SUCCESS);
+	hold_info(b, &h);
+	assert_int_equal(h.state, BRK_HOLD_RECORDED);
+	assert_int_equal(h.count, 1);
 }
 
 /* Threads racing to release the first permits of one breaker: one block
@@ -298,7 +449,7 @@ static void *race(void *arg)
 static void first_releases_race_to_one_block(void **state)
 {
 	struct ut *u = *state;
-	brk_breaker *b = ut_breaker(u, "race", NULL);
+	brk_breaker *b = hb(u, "race", NULL);
 	struct brk_hold_info h;
 	pthread_barrier_t go;
 	pthread_t t[RACERS];
@@ -337,6 +488,10 @@ int main(void)
 		UT_TEST(reuse_after_noroom_starts_over),
 		UT_TEST(ver2_caller_gets_no_hold),
 		UT_TEST(first_releases_race_to_one_block),
+		UT_TEST(off_by_default_no_clock_read_no_block),
+		UT_TEST(turning_off_stops_recording_keeps_block),
+		UT_TEST(hold_histogram_setting_is_a_bool),
+		UT_TEST(turning_on_again_retries_after_no_room),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

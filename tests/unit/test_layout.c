@@ -93,7 +93,7 @@ static void a_breaker_without_bulkhead_uses_7_units(void **state)
 
 	assert_int_equal(brk_segment_info(u->seg, &si), 0);
 	assert_int_equal(si.unit_bytes, 64);
-	assert_int_equal(si.arena_bytes, (64u * (7u + 2u) + 1024u) * 64u); /* the default */
+	assert_int_equal(si.arena_bytes, (64u * 7u + 1024u) * 64u); /* the default */
 	assert_int_equal(si.record_size, 448);
 	ut_cfg(&c);
 	before = arena_used(u->seg);
@@ -171,7 +171,7 @@ static void raising_max_concurrent_links_an_overflow_block(void **state)
 	/* lowering and raising again needs no new block */
 	g.max_concurrent = 64;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2 + 30 + 2) * 64); /* + the hold histogram */
+	assert_int_equal(record_bytes(b), (7 + 2 + 30) * 64);
 	assert_int_equal(acquire_n(b, p, 48), 48);
 	for (k = 0; k < 48; k++)
 		ut_release_ok(&p[k], BRK_SUCCESS, 0);
@@ -257,7 +257,7 @@ static void enabling_failure_rate_by_update_starts_the_window(void **state)
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_FAILURE_RATE_PCT | BRK_CFG_MIN_CALLS,
 				    NULL));
 	assert_non_null(brk__window_words(u->seg, brk__brec(b)));
-	assert_int_equal(record_bytes(b), 448 + 4 * 64 + 2 * 64); /* + the hold histogram */
+	assert_int_equal(record_bytes(b), 448 + 4 * 64);
 	ut_call(b, BRK_SUCCESS, 0);
 	ut_call(b, BRK_FAILURE, 0);
 	ut_call(b, BRK_SUCCESS, 0);
