@@ -63,6 +63,7 @@ struct m_snap {
 	struct brk_counters c;
 	uint64_t n_state[BRK_HALF_OPEN + 1]; /* --by-level: breakers per state */
 	struct brk_hold_info hold;   /* permit hold time (m_hold()) */
+	int hold_on;                 /* config.hold_histogram */
 };
 
 enum m_type { M_COUNTER, M_GAUGE };
@@ -414,17 +415,30 @@ static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
  * breakerd_permit_hold_seconds: a histogram (_bucket{le} cumulative,
  * _sum, _count) of how long admitted calls held their permit, from
  * brk_info.hold (non-cumulative buckets with bounds brk_hold_bound_us()).
- * A breaker with no release yet shows zeros; one whose histogram could
- * not be allocated (BRK_HOLD_NOROOM: no room left in the arena) has no
- * series at all, since zeros would claim holds were seen and none took
- * long. Self-contained: m_print() calls it once.
+ * Only breakers that record one have series: hold_histogram on (zeros
+ * before the first release), or a histogram kept after it was turned off.
+ * A breaker with it off, or whose histogram could not be allocated
+ * (BRK_HOLD_NOROOM: no room left in the arena), has none: zeros would
+ * claim holds were seen and none took long. The family, like the bucket
+ * and budget ones, is printed only if some breaker has series.
+ * Self-contained: m_print() calls it once.
  */
+static int m_hold_shown(const struct m_snap *s)
+{
+	return s->hold.state == BRK_HOLD_RECORDED ||
+	       (s->hold_on && s->hold.state != BRK_HOLD_NOROOM);
+}
+
 static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 {
 	static const char fam[] = "breakerd_permit_hold_seconds";
 	size_t i;
 	unsigned k;
 
+	for (i = 0; i < n && !m_hold_shown(&snaps[i]); i++)
+		;
+	if (i == n)
+		return;
 	fprintf(f, "# HELP %s Time admitted calls held their permit, brk_acquire "
 		"to brk_release (reclaimed leases of dead owners not seen).\n"
 		"# TYPE %s histogram\n", fam, fam);
@@ -432,7 +446,7 @@ static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 		const struct brk_hold_info *h = &snaps[i].hold;
 		uint64_t cum = 0;
 
-		if (h->state == BRK_HOLD_NOROOM)
+		if (!m_hold_shown(&snaps[i]))
 			continue;
 		for (k = 0; k < BRK_HOLD_BUCKETS; k++) {
 			uint64_t b = brk_hold_bound_us(k);
@@ -502,6 +516,7 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->half_open_probes = in->config.half_open_probes;
 	s->c = in->counters;
 	s->hold = in->hold;
+	s->hold_on = in->config.hold_histogram != 0;
 }
 
 /* A growing array of records of @size bytes. */

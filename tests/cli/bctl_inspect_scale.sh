@@ -8,12 +8,11 @@
 #                (index order, not sorted); --prefix, --state, --kind keep
 #                exactly the records they name; --json is one array, one
 #                record a line.
-#   metrics      exactly the series counts bctl help documents: 55 per
-#                breaker (41 + the 14 of the hold-time histogram), 6 per
-#                bucket, 4 segment series; --not-closed and
-#                --changed-within keep only breakers (55 each);
+#   metrics      exactly the series counts bctl help documents: 41 per
+#                breaker, 6 per bucket, 4 segment series; --not-closed and
+#                --changed-within keep only breakers (41 each);
 #                --by-level N: 26 per prefix with breakers, 3 per prefix
-#                with buckets; --prefix: 55 per breaker, 6 per bucket;
+#                with buckets; --prefix: 41 per breaker, 6 per bucket;
 #                then one pace "t9/pace" is added: 11 series (a bucket's 6
 #                plus the 5 breakerd_pace_*), --by-level sums it as a bucket.
 #                Every output passes check_prom.py.
@@ -165,9 +164,9 @@ else
 fi
 
 # ---- metrics: series counts as documented ----------------------------------
-series "55 x 300 + 6 x 5 + 4" 16534
-series "55 x 43 open" 2369 --not-closed
-series "the trips are recent" 2369 --changed-within 1h
+series "41 x 300 + 6 x 5 + 4" 12334
+series "41 x 43 open" 1767 --not-closed
+series "the trips are recent" 1767 --changed-within 1h
 sleep 0.3
 series "no transition in the last 100ms (slept 300ms)" 4 --changed-within 100ms
 series "10 prefixes x 26 + 5 x 3 (buckets t0..t4)" 279 --by-level 1
@@ -175,7 +174,7 @@ series "100 x 26 + 5 x 3" 2619 --by-level 2
 series "300 x 26 + 5 x 3 (every name its own prefix)" 7819 --by-level 3
 series "deeper than any name: as level 3" 7819 --by-level 32
 series "10 prefixes with open breakers x 26" 264 --by-level 1 --not-closed
-series "30 x 55 + 1 bucket x 6" 1660 --prefix t3/
+series "30 x 41 + 1 bucket x 6" 1240 --prefix t3/
 series "one prefix x 26 + its bucket x 3" 33 --prefix t3/ --by-level 1
 series "buckets only: 5 x 6" 34 --kind bucket
 a pace t9/pace --ceiling 10 >/dev/null

@@ -116,6 +116,7 @@ fi
 
 checker "strict format, every series of 3 breakers, values" \
 	--breakers 'pay/api,z,edge.case_1:x-y' --buckets '' --budgets '' \
+	--holds 'pay/api,z' \
 	--expect 'breakerd_state{name="pay/api",state="open"}=1' \
 	--expect 'breakerd_state{name="pay/api",state="closed"}=0' \
 	--expect 'breakerd_state{name="pay/api",state="half_open"}=0' \
@@ -138,8 +139,6 @@ checker "strict format, every series of 3 breakers, values" \
 	--expect 'breakerd_permit_hold_seconds_count{name="pay/api"}=2' \
 	--expect 'breakerd_permit_hold_seconds_bucket{name="pay/api",le="+Inf"}=2' \
 	--expect 'breakerd_permit_hold_seconds_count{name="z"}=1' \
-	--expect 'breakerd_permit_hold_seconds_count{name="edge.case_1:x-y"}=0' \
-	--expect 'breakerd_permit_hold_seconds_sum{name="edge.case_1:x-y"}=0' \
 	--expect 'breakerd_segment_capacity=1024' \
 	--expect 'breakerd_segment_records=3' \
 	--expect 'breakerd_events_total=2' \
@@ -156,6 +155,18 @@ else
 fi
 
 value_is 'breakerd_open_remaining_seconds{name="pay/api"}' 'v > 0 && v <= 60'
+
+# hold_histogram is opt-in: a breaker with it off has no hold series (the
+# --holds check above); turned on, before its first release, all zeros.
+cp "$TMP/m" "$TMP/m.saved"
+b config edge.case_1:x-y --hold-histogram on >/dev/null || bad "config --hold-histogram on"
+b metrics >"$TMP/m" 2>"$TMP/err" || bad "bctl metrics after --hold-histogram on"
+checker "hold_histogram on, no release yet: its histogram at zero" \
+	--breakers 'pay/api,z,edge.case_1:x-y' --holds 'pay/api,z,edge.case_1:x-y' \
+	--expect 'breakerd_permit_hold_seconds_count{name="edge.case_1:x-y"}=0' \
+	--expect 'breakerd_permit_hold_seconds_sum{name="edge.case_1:x-y"}=0' \
+	--expect 'breakerd_permit_hold_seconds_bucket{name="edge.case_1:x-y",le="+Inf"}=0'
+mv "$TMP/m.saved" "$TMP/m"
 
 # HELP and TYPE once per family, even with several breakers.
 n_help=$(grep -c '^# HELP breakerd_state ' "$TMP/m")

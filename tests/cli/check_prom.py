@@ -24,14 +24,15 @@ writes it, checked by hand (prometheus_client is not a dependency):
   - with --breakers A,B,...: each breaker has every per-breaker series
     (below), zeros included, and no series names another breaker;
     the segment-level families are there;
-  - with --buckets A,B,... (--budgets A,B,...): the same for every
-    per-bucket (per-budget) family; with an empty list, those families
-    must be absent (bctl prints them only if such a record exists);
+  - with --buckets A,B,... (--budgets A,B,..., --holds A,B,...): the same
+    for every per-bucket (per-budget, per-breaker-with-hold_histogram-on)
+    family; with an empty list, those families must be absent (bctl prints
+    them only if such a record exists);
   - --expect 'series=value' (repeatable): that sample has that value;
     --absent NAME: no family NAME; --series N: exactly N samples in all
     (the cardinality `bctl metrics --help` documents per option).
 
-Usage: check_prom.py [--breakers A,B] [--buckets A,B] [--budgets A,B]
+Usage: check_prom.py [--breakers A,B] [--buckets A,B] [--budgets A,B] [--holds A,B]
                      [--expect S=V]... [--absent N]... [--series N] FILE|-
        check_prom.py --self-test
 Exit 0 when everything holds; otherwise the problems on stderr, exit 1.
@@ -84,6 +85,9 @@ PER_BREAKER = {
     'breakerd_oldest_in_flight_seconds': ('gauge', None, None),
     'breakerd_max_concurrent': ('gauge', None, None),
     'breakerd_half_open_probes': ('gauge', None, None),
+}
+# the permit hold-time histogram: only breakers with hold_histogram on
+PER_HOLD = {
     'breakerd_permit_hold_seconds': ('histogram', None, None),
 }
 # family -> (type, None, None) for every GCRA bucket / retry budget
@@ -211,7 +215,7 @@ def check_records(kind, fams, names, types, fam_series, samples, errs):
 
 
 def check(text, breakers=None, expects=(), absent=(), buckets=None,
-          budgets=None):
+          budgets=None, holds=None):
     """Returns (errors, samples) where samples maps series_key -> value."""
     errs = []
     if text and not text.endswith('\n'):
@@ -317,7 +321,8 @@ def check(text, breakers=None, expects=(), absent=(), buckets=None,
         check_records('breaker', PER_BREAKER, breakers, types, fam_series,
                       samples, errs)
     for kind, fams, names in (('bucket', PER_BUCKET, buckets),
-                              ('budget', PER_BUDGET, budgets)):
+                              ('budget', PER_BUDGET, budgets),
+                              ('hold', PER_HOLD, holds)):
         if names == []:
             errs.extend('family %s present with no %s' % (fam, kind)
                         for fam in fams if fam in types or fam in fam_series)
@@ -436,7 +441,8 @@ def self_test():
 
 
 def main(argv):
-    lists = {'--breakers': None, '--buckets': None, '--budgets': None}
+    lists = {'--breakers': None, '--buckets': None, '--budgets': None,
+             '--holds': None}
     expects, absent, path, want_series = [], [], None, None
     i = 1
     while i < len(argv):
@@ -471,7 +477,8 @@ def main(argv):
         with open(path, encoding='utf-8') as f:
             text = f.read()
     errs, samples = check(text, lists['--breakers'], expects, absent,
-                          lists['--buckets'], lists['--budgets'])
+                          lists['--buckets'], lists['--budgets'],
+                          lists['--holds'])
     if want_series is not None and len(samples) != want_series:
         errs.append('%d series, want %d' % (len(samples), want_series))
     for e in errs:
