@@ -46,12 +46,24 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	return getopt_long(argc, argv, shortopts, longopts, NULL);
 }
 
+static void (*cli_sink)(void *ctx, const char *msg);
+static void *cli_sink_ctx;
+
+void cli_set_msg_sink(void (*fn)(void *ctx, const char *msg), void *ctx)
+{
+	cli_sink = fn;
+	cli_sink_ctx = ctx;
+}
+
 static void cli_vmsg(const char *fmt, va_list ap)
 {
 	char line[1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "%s: %s\n", cli_prog_name, line);
+	if (cli_sink)
+		cli_sink(cli_sink_ctx, line);
+	else
+		fprintf(stderr, "%s: %s\n", cli_prog_name, line);
 }
 
 int cli_usage_error(const char *fmt, ...)
@@ -61,7 +73,9 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	cli_vmsg(fmt, ap);
 	va_end(ap);
-	if (cli_hint_line && !*cli_hint_line)
+	if (cli_sink)
+		; /* the sink has the message; no hint */
+	else if (cli_hint_line && !*cli_hint_line)
 		; /* "": no hint line */
 	else if (cli_hint_line)
 		fprintf(stderr, "%s\n", cli_hint_line);

@@ -53,6 +53,14 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
  */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/**
+ * cli_set_msg_sink - while @fn is set, cli_usage_error() and cli_error()
+ * hand their message (without "prog: " and without the usage hint) to
+ * @fn(@ctx, msg) instead of printing it: the breakers file collects the
+ * shared parsers' messages this way. NULL prints again. Not thread-safe.
+ */
+void cli_set_msg_sink(void (*fn)(void *ctx, const char *msg), void *ctx);
+
 /** cli_error - print "prog: <msg>" on stderr. Returns CLI_EXIT_ERROR. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
