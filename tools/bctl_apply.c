@@ -69,12 +69,13 @@ int bctl_cmd_apply(struct bctl *g, int argc, char **argv)
 	rc = bf_load(path, &f);
 	if (rc)
 		return rc;
-	rc = dry ? attach_dry(g, &seg) : bctl_attach(g, 0, NULL, &seg);
+	/* a file with errors is only checked: no segment is created for it */
+	rc = dry || bf_errors(f) ? attach_dry(g, &seg) : bctl_attach(g, 0, NULL, &seg);
 	if (rc) {
 		bf_free(f);
 		return rc;
 	}
-	rc = bf_apply(seg, f, dry ? BF_DRY_RUN : BF_APPLY, stdout);
+	rc = bf_apply(seg, f, dry || bf_errors(f) ? BF_DRY_RUN : BF_APPLY, stdout);
 	if (seg)
 		brk_detach(seg);
 	bf_free(f);

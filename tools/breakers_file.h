@@ -17,10 +17,14 @@
  *
  * Nothing is applied partly: the whole file is parsed and then checked
  * against the segment (kinds, settings needed to create, combinations the
- * library refuses) before the first write; any error (each printed as
- * "PROG: FILE:LINE: [kind NAME] key: why") applies nothing. A concurrent
- * writer between the check and the write can still make a write fail;
- * that is reported for the record it concerns.
+ * library refuses) before the first write; any error applies nothing.
+ * Every error of the file is reported in one run, in the order of its
+ * lines, each as "PROG: FILE:LINE: [kind NAME] key: why" in the file's
+ * words (its keys and values as written); a section with a syntax or
+ * value error is not checked against the segment, and the report says so.
+ * A file that cannot be read is "PROG: cannot read FILE: why". A
+ * concurrent writer between the check and the write can still make a
+ * write fail; that is reported for the record it concerns.
  */
 #ifndef BREAKERS_FILE_H
 #define BREAKERS_FILE_H
@@ -33,13 +37,35 @@
 
 struct bf_file;
 
+/* One error of the file: @line 0 (none: the whole file), @section
+ * ("[kind NAME]") and @key (as written) NULL where they do not apply. */
+struct bf_diag {
+	const char *file;
+	int line;
+	const char *section;
+	const char *key;
+	const char *msg;
+	int summary; /* the last line: "N errors, nothing was applied" */
+};
+
 /**
- * bf_load - read and check @path (syntax, kinds, names, keys, values).
- * Errors are printed on stderr, one line each, naming file, line and key.
- * Returns 0 (*@out to bf_free()), CLI_EXIT_USAGE (bad content) or
- * CLI_EXIT_ERROR (cannot read it).
+ * bf_set_diag - send each error to @fn(@ctx, diag) (breakerd: a logfmt
+ * line) instead of printing it on stderr; NULL prints again. Not
+ * thread-safe: set it before loading.
+ */
+void bf_set_diag(void (*fn)(void *ctx, const struct bf_diag *d), void *ctx);
+
+/**
+ * bf_load - read and parse @path (syntax, kinds, names, keys, values).
+ * Returns 0 with *@out (to bf_free()) when it could be read, even with
+ * errors: they are kept (bf_errors()) and reported by bf_apply() with the
+ * ones found against the segment. CLI_EXIT_USAGE: it cannot be read
+ * ("cannot read FILE: why", reported). CLI_EXIT_ERROR: out of memory.
  */
 int bf_load(const char *path, struct bf_file **out);
+
+/** bf_errors - how many errors bf_load() found in @f (0: it parsed). */
+int bf_errors(const struct bf_file *f);
 
 enum bf_mode { BF_APPLY, BF_DRY_RUN };
 
