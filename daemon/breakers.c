@@ -31,7 +31,29 @@ static void log_lines(const char *path, char *buf, size_t len)
 	}
 }
 
-/* Load and apply @path; on success it becomes b->cur. */
+/* Each error of the file as one logfmt line: level=error msg=WHY file=
+ * line= section= key= (those that apply). The summary is left out: the
+ * "breakers file rejected" line follows. */
+static void log_diag(void *ctx, const struct bf_diag *d)
+{
+	struct logline l;
+
+	(void)ctx;
+	if (d->summary)
+		return;
+	ll_begin(&l, "error", d->msg);
+	ll_str(&l, "file", d->file);
+	if (d->line > 0)
+		ll_u64(&l, "line", (uint64_t)d->line);
+	if (d->section)
+		ll_str(&l, "section", d->section);
+	if (d->key)
+		ll_str(&l, "key", d->key);
+	ll_end(&l);
+}
+
+/* Load and apply @path; on success it becomes b->cur. A file that cannot
+ * be read or has an error is rejected: nothing of it is applied. */
 static int apply(struct breakers *b, int reload)
 {
 	struct bf_file *f = NULL;
@@ -41,10 +63,12 @@ static int apply(struct breakers *b, int reload)
 	FILE *out;
 	int rc;
 
+	bf_set_diag(log_diag, NULL);
 	rc = bf_load(b->path, &f);
 	if (rc == 0) {
 		out = open_memstream(&buf, &len);
 		if (!out) {
+			bf_set_diag(NULL, NULL);
 			bf_free(f);
 			return cli_error("%s: out of memory", b->path);
 		}
@@ -55,6 +79,9 @@ static int apply(struct breakers *b, int reload)
 		log_lines(b->path, buf, len);
 		free(buf);
 	}
+	bf_set_diag(NULL, NULL);
+	if (rc && !f)
+		rc = CLI_EXIT_USAGE; /* not read: rejected, never "in part" */
 	ll_begin(&l, rc ? "error" : "info", rc == CLI_EXIT_USAGE ?
 		 "breakers file rejected, nothing of it applied" : rc ?
 		 "breakers file applied in part (a concurrent change)" :

@@ -98,13 +98,32 @@ failure_threshold = 0
 EOF
 kill -HUP "$DPID"
 if wait_log 1 'msg="breakers file rejected, nothing of it applied".*kept="the settings applied before"' &&
-   grep -q "^breakerd: $CONF:2: \[breaker api\] failure_threshold: '0' is out of range" "$LOG"; then
+   grep -Eq "^ts=[^ ]+ level=error msg=\"'0' is out of range[^\"]*\" file=$CONF line=2 section=\"\[breaker api\]\" key=failure_threshold\$" "$LOG"; then
 	ok "SIGHUP with a bad file: rejected, file, line and key logged"
 else
 	bad "SIGHUP bad file" "$(cat "$LOG")"
 fi
+if grep -q '^breakerd: ' "$LOG"; then
+	bad "SIGHUP per-line errors are logfmt lines (file, line, key, msg)" "$(grep '^breakerd: ' "$LOG")"
+else
+	ok "SIGHUP per-line errors are logfmt lines (file, line, key, msg)"
+fi
 v=$(seen)
 [ "$v" = 6 ] && ok "  the worker still sees 6" || bad "after bad SIGHUP" "sees $v"
+
+# SIGHUP with the file removed: rejected, nothing applied, the old settings stay
+mv "$CONF" "$CONF.away"
+kill -HUP "$DPID"
+if wait_log 2 'msg="breakers file rejected, nothing of it applied".*kept="the settings applied before"' &&
+   grep -Eq "level=error msg=\"cannot read $CONF: No such file or directory\" file=$CONF\$" "$LOG" &&
+   ! grep -q 'applied in part' "$LOG"; then
+	ok "SIGHUP with the file removed: rejected (cannot read FILE), old settings kept"
+else
+	bad "SIGHUP with the file removed: rejected (cannot read FILE)" "$(cat "$LOG")"
+fi
+mv "$CONF.away" "$CONF"
+v=$(seen)
+[ "$v" = 6 ] && ok "  the worker still sees 6 after the removed file" || bad "after SIGHUP of a removed file" "sees $v"
 kill -0 "$DPID" 2>/dev/null && ok "  breakerd still runs" || bad "breakerd died on a bad file"
 
 kill -TERM "$DPID"
@@ -120,7 +139,7 @@ killer=$!
 wait "$bpid"
 rc=$?
 kill "$killer" 2>/dev/null
-if [ "$rc" -eq 2 ] && grep -q "^breakerd: $CONF:2: \[breaker api\] failure_threshold" "$TMP/bad.log"; then
+if [ "$rc" -eq 2 ] && grep -q "file=$CONF line=2 section=\"\[breaker api\]\" key=failure_threshold" "$TMP/bad.log"; then
 	ok "start with a bad file: exit 2, file, line and key named"
 else
 	bad "start with a bad file" "exit $rc" "$(cat "$TMP/bad.log")"
@@ -130,10 +149,13 @@ v=$(seen)
 
 "$BREAKERD" --shm "$SHM" --breakers "$TMP/absent.conf" 2>"$TMP/absent.log"
 rc=$?
-[ "$rc" -eq 1 ] && grep -q "absent.conf: No such file" "$TMP/absent.log" &&
-	ok "--breakers of a missing file: exit 1, says so" ||
-	bad "missing file" "exit $rc" "$(cat "$TMP/absent.log")"
-
+if [ "$rc" -eq 2 ] && grep -q "msg=\"cannot read $TMP/absent.conf: No such file or directory\"" "$TMP/absent.log" &&
+   grep -q 'msg="breakers file rejected, nothing of it applied"' "$TMP/absent.log" &&
+   ! grep -q 'applied in part' "$TMP/absent.log"; then
+	ok "--breakers of a missing file: cannot read FILE, rejected, exit 2"
+else
+	bad "--breakers of a missing file: cannot read FILE, rejected, exit 2" "exit $rc" "$(cat "$TMP/absent.log")"
+fi
 exec {W[1]}>&-
 echo "breakers_reload: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
