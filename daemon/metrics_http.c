@@ -121,6 +121,8 @@ int metrics_http_bind(const char *arg)
 struct metrics_http {
 	struct MHD_Daemon *d;
 	brk_segment *seg;    /* read-only; used by the HTTP thread only */
+	unsigned left_out;   /* corrupt records the last scrape left out
+	                        (HTTP thread only; logged when it changes) */
 	char shm[BRK_SHM_NAME_MAX + 1];
 };
 
@@ -142,6 +144,23 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	return ok;
 }
 
+/* Corrupt records a scrape left out, logged when their number changes
+ * (not once a scrape: the renderer's own notes would be bare stderr
+ * lines from this thread, one per record and scrape). */
+static void log_left_out(struct metrics_http *m, unsigned left_out)
+{
+	struct logline l;
+
+	if (left_out)
+		ll_begin(&l, "warn", "metrics: corrupt records left out of /metrics");
+	else
+		ll_begin(&l, "info", "metrics: no corrupt record left out any more");
+	ll_str(&l, "shm", m->shm);
+	ll_u64(&l, "left_out", left_out);
+	ll_end(&l);
+	m->left_out = left_out;
+}
+
 /* One render of the segment into a malloc'd buffer. */
 static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 {
@@ -151,11 +170,13 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	unsigned left_out = 0;
 	int rc;
 
 	if (!f)
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
 	metrics_opts_init(&o);
+	o.left_out = &left_out;
 	rc = metrics_render(f, m->seg, m->shm, &o);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -ENOMEM;
@@ -169,6 +190,8 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			     "metrics render failed\n", NULL);
 	}
+	if (left_out != m->left_out)
+		log_left_out(m, left_out);
 	r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(buf);

@@ -747,12 +747,14 @@ static int m_groups_out(const struct m_groups *g, struct m_recs *r)
 /* Snapshot every record that passes the filters into @r (which the
  * caller frees with m_recs_free() on success), or, with --by-level, sum
  * them per prefix first. Records are read through the name index
- * (bctl_filter_next()); a corrupt one is reported and left out.
+ * (bctl_filter_next()); a corrupt one is reported (or counted in
+ * *@o->left_out) and left out.
  * Returns 0 or -ENOMEM. */
 static int m_collect(const char *shm, brk_segment *seg,
 		     const struct metrics_opts *o, struct m_recs *r)
 {
 	struct brk_info *in = malloc(sizeof(*in));
+	struct bctl_filter flt = o->filter;
 	struct m_groups grp;
 	uint64_t cur = 0;
 	int err = 0, bad = 0;
@@ -767,7 +769,10 @@ static int m_collect(const char *shm, brk_segment *seg,
 	grp.levels = o->by_level;
 	if (!in)
 		return -ENOMEM;
-	while (!err && bctl_filter_next(shm, seg, &cur, &o->filter, in, &bad))
+	flt.corrupt = o->left_out;
+	if (o->left_out)
+		*o->left_out = 0;
+	while (!err && bctl_filter_next(shm, seg, &cur, &flt, in, &bad))
 		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
 	if (!err && o->by_level)
 		err = m_groups_out(&grp, r);

@@ -23,6 +23,9 @@ struct metrics_opts {
 	struct bctl_filter filter; /* bctl_filter.h: --prefix, --state, ... */
 	unsigned by_level;         /* 0: one series per record; N: summed per
 	                              first N name levels (label prefix=) */
+	unsigned *left_out;        /* NULL: a note on stderr per corrupt record
+	                              left out; else only their number, set
+	                              by metrics_render() (breakerd logs it) */
 };
 
 /* metrics_opts_init - no filter, one series per record. */
@@ -33,7 +36,8 @@ void metrics_opts_init(struct metrics_opts *o);
  * enough) to @f: one snapshot of each record that passes @o's filters
  * (brk_info_at() per record, in name-index order), then every family.
  * @shm names the segment in the notes on stderr about a corrupt record
- * (which is left out, as bctl_filter_next() says). Nothing is written to
+ * (which is left out, as bctl_filter_next() says); with @o->left_out set
+ * there are no notes, *@o->left_out receives how many were left out. Nothing is written to
  * @f on an error. Write errors of @f are the caller's to check (ferror,
  * fflush/fclose). Safe to call from several threads at once on distinct
  * @f; what a worker in another process changes during the render may be
