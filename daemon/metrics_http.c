@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +67,16 @@ static int parse_listen(const char *arg, struct sockaddr_storage *ss,
 
 		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
 			goto bad_addr;
+		/* The socket is IPv6-only (IPV6_V6ONLY): bind() would say
+		 * EINVAL. */
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			char v4[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], v4, sizeof(v4));
+			return cli_usage_error(METRICS_HTTP_USAGE "is an IPv4-mapped "
+					       "IPv6 address: write it as IPv4, "
+					       "%s:%" PRIu64, cli_q(arg), v4, p);
+		}
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons((uint16_t)p);
 		*len = sizeof(*s6);
