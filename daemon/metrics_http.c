@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,8 @@ int metrics_http_bind(const char *arg)
 struct metrics_http {
 	struct MHD_Daemon *d;
 	brk_segment *seg;    /* read-only; used by the HTTP thread only */
+	atomic_uint renders; /* rendered bodies alive (queued or being sent;
+	                        see METRICS_HTTP_MAX_RENDERS) */
 	unsigned left_out;   /* corrupt records the last scrape left out
 	                        (HTTP thread only; logged when it changes) */
 	char shm[BRK_SHM_NAME_MAX + 1];
@@ -172,20 +175,63 @@ static void log_left_out(struct metrics_http *m, unsigned left_out)
 	m->left_out = left_out;
 }
 
+/* A rendered body, alive until libmicrohttpd has sent it or dropped its
+ * connection (then body_free(): one render fewer). */
+struct body {
+	struct metrics_http *m;
+	char *buf;
+};
+
+static void body_free(void *cls)
+{
+	struct body *b = cls;
+
+	atomic_fetch_sub(&b->m->renders, 1);
+	free(b->buf);
+	free(b);
+}
+
+/* 503 while METRICS_HTTP_MAX_RENDERS bodies are alive. */
+static enum MHD_Result busy(struct MHD_Connection *c)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		strlen(METRICS_HTTP_BUSY), (void *)METRICS_HTTP_BUSY,
+		MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ok;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	ok = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
 /* One render of the segment into a malloc'd buffer. */
 static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 {
 	struct metrics_opts o;
 	struct MHD_Response *r;
+	struct body *b;
 	enum MHD_Result ok;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f;
 	unsigned left_out = 0;
 	int rc;
 
-	if (!f)
+	/* Each answer holds a whole render until it is sent: a client that
+	 * does not read would otherwise pin one per connection. */
+	if (atomic_load(&m->renders) >= METRICS_HTTP_MAX_RENDERS)
+		return busy(c);
+	b = malloc(sizeof(*b));
+	f = b ? open_memstream(&buf, &len) : NULL;
+	if (!f) {
+		free(b);
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
+	}
 	metrics_opts_init(&o);
 	o.left_out = &left_out;
 	rc = metrics_render(f, m->seg, m->shm, &o);
@@ -194,6 +240,7 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 	if (rc < 0) {
 		struct logline l;
 
+		free(b);
 		free(buf);
 		ll_begin(&l, "error", "metrics render failed");
 		ll_str(&l, "error", brk_strerror(rc));
@@ -203,11 +250,16 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 	}
 	if (left_out != m->left_out)
 		log_left_out(m, left_out);
-	r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	b->m = m;
+	b->buf = buf;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(len, buf,
+								   body_free, b);
 	if (!r) {
+		free(b);
 		free(buf);
 		return MHD_NO;
 	}
+	atomic_fetch_add(&m->renders, 1); /* body_free() takes it back */
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"text/plain; version=0.0.4; charset=utf-8");
 	ok = MHD_queue_response(c, MHD_HTTP_OK, r);
