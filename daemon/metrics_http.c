@@ -133,6 +133,8 @@ int metrics_http_bind(const char *arg)
 struct metrics_http {
 	struct MHD_Daemon *d;
 	brk_segment *seg;    /* read-only; used by the HTTP thread only */
+	atomic_int stopping; /* set by metrics_http_stop(): a render in
+	                        progress gives up (metrics_opts.cancel) */
 	atomic_uint renders; /* rendered bodies alive (queued or being sent;
 	                        see METRICS_HTTP_MAX_RENDERS) */
 	unsigned left_out;   /* corrupt records the last scrape left out
@@ -234,9 +236,16 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 	}
 	metrics_opts_init(&o);
 	o.left_out = &left_out;
+	o.cancel = &m->stopping;
 	rc = metrics_render(f, m->seg, m->shm, &o);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -ENOMEM;
+	if (rc == -ECANCELED) { /* breakerd is stopping */
+		free(b);
+		free(buf);
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     "breakerd is stopping\n", NULL);
+	}
 	if (rc < 0) {
 		struct logline l;
 
@@ -397,6 +406,9 @@ void metrics_http_stop(struct metrics_http *m)
 {
 	if (!m)
 		return;
+	/* A render in progress stops at its next record or family instead
+	 * of holding SIGTERM up for a whole render of a big segment. */
+	atomic_store(&m->stopping, 1);
 	MHD_stop_daemon(m->d); /* joins the thread, closes the listen socket */
 	brk_detach(m->seg);
 	free(m);

@@ -58,8 +58,10 @@ int metrics_http_bind(const char *arg);
  */
 struct metrics_http *metrics_http_start(int fd, const char *shm);
 
-/** metrics_http_stop - stop the thread, close the socket, detach. NULL:
- * nothing. */
+/** metrics_http_stop - stop the thread, close the socket, detach; a
+ * render in progress gives up at its next record or family (its scrape
+ * gets 503), so SIGTERM is not held up by a render of a big segment.
+ * NULL: nothing. */
 void metrics_http_stop(struct metrics_http *m);
 
 #endif /* BREAKERD_METRICS_HTTP_H */

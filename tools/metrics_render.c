@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +274,16 @@ static void m_head(FILE *f, const char *name, enum m_type type,
  * test, may render in another. */
 static _Thread_local const char *m_key = "name";
 
+/* metrics_opts.cancel of the render this thread is doing (NULL: none). */
+static _Thread_local const atomic_int *m_cancel;
+
+/* Has the caller asked the render to stop? Checked before each family
+ * and each record snapshot, so a stop waits for one of them at most. */
+static int m_stopped(void)
+{
+	return m_cancel && atomic_load_explicit(m_cancel, memory_order_relaxed);
+}
+
 /* "NAME{name="B"" - the caller adds more labels and the value. */
 static void m_open(FILE *f, const char *family, const char *name)
 {
@@ -336,6 +347,9 @@ static void m_plain_family(FILE *f, const struct m_plain *m, const void *recs,
 	const char *rec = recs;
 	size_t i;
 
+	if (m_stopped())
+		return;
+
 	m_head(f, m->name, m->type, m->help);
 	for (i = 0; i < n; i++, rec += size) {
 		m_open(f, m->name, rec);
@@ -363,6 +377,9 @@ static void m_enum_family(FILE *f, const char *family, const char *help,
 	size_t i;
 	int k;
 
+	if (m_stopped())
+		return;
+
 	m_head(f, family, M_GAUGE, help);
 	for (i = 0; i < n; i++) {
 		int cur = which_mode ? snaps[i].mode : snaps[i].state;
@@ -377,6 +394,9 @@ static void m_enum_family(FILE *f, const char *family, const char *help,
 static void m_rejected(FILE *f, const struct m_snap *snaps, size_t n)
 {
 	size_t i, k;
+
+	if (m_stopped())
+		return;
 
 	m_head(f, "breakerd_rejected_total", M_COUNTER,
 	       "Calls refused, by cause (open: open, half-open with every probe "
@@ -398,6 +418,9 @@ static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
 {
 	size_t i;
 	int r;
+
+	if (m_stopped())
+		return;
 
 	m_head(f, "breakerd_failures_total", M_COUNTER,
 	       "Calls reported as failure, by reason.");
@@ -424,6 +447,9 @@ static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 	static const char fam[] = "breakerd_permit_hold_seconds";
 	size_t i;
 	unsigned k;
+
+	if (m_stopped())
+		return;
 
 	fprintf(f, "# HELP %s Time admitted calls held their permit, brk_acquire "
 		"to brk_release (reclaimed leases of dead owners not seen).\n"
@@ -772,7 +798,8 @@ static int m_collect(const char *shm, brk_segment *seg,
 	flt.corrupt = o->left_out;
 	if (o->left_out)
 		*o->left_out = 0;
-	while (!err && bctl_filter_next(shm, seg, &cur, &flt, in, &bad))
+	while (!err && !m_stopped() &&
+	       bctl_filter_next(shm, seg, &cur, &flt, in, &bad))
 		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
 	if (!err && o->by_level)
 		err = m_groups_out(&grp, r);
@@ -879,14 +906,23 @@ int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 	rc = brk_segment_info(seg, &si);
 	if (rc < 0)
 		return rc;
+	m_cancel = o->cancel;
 	rc = m_collect(shm, seg, o, &r);
-	if (rc < 0)
+	if (rc == 0 && m_stopped()) {
+		m_recs_free(&r);
+		rc = -ECANCELED;
+	}
+	if (rc < 0) {
+		m_cancel = NULL;
 		return rc;
+	}
 	m_key = o->by_level ? "prefix" : "name";
 	if (o->by_level)
 		m_print_levels(f, &si, &r);
 	else
 		m_print(f, &si, &r);
 	m_recs_free(&r);
-	return 0;
+	rc = m_stopped() ? -ECANCELED : 0; /* what was written is cut short */
+	m_cancel = NULL;
+	return rc;
 }
