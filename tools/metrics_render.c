@@ -463,7 +463,11 @@ static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 		for (k = 0; k < BRK_HOLD_BUCKETS; k++) {
 			uint64_t b = brk_hold_bound_us(k);
 
-			cum += h->state == BRK_HOLD_RECORDED ? h->bucket[k] : 0;
+			uint64_t v = h->state == BRK_HOLD_RECORDED ? h->bucket[k] : 0;
+
+			/* saturating: the segment is untrusted, and a wrapped sum
+			 * would make the cumulative buckets decrease */
+			cum = v > UINT64_MAX - cum ? UINT64_MAX : cum + v;
 			m_open(f, "breakerd_permit_hold_seconds_bucket", snaps[i].name);
 			if (b == UINT64_MAX)
 				fputs(",le=\"+Inf\"", f);
