@@ -209,7 +209,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			exit(0);
+			exit(cli_flush_stdout() ? CLI_EXIT_ERROR : 0);
 		case 'V':
 			exit(cli_print_version());
 		case ':':

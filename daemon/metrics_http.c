@@ -5,8 +5,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,16 @@ static int parse_listen(const char *arg, struct sockaddr_storage *ss,
 
 		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
 			goto bad_addr;
+		/* The socket is IPv6-only (IPV6_V6ONLY): bind() would say
+		 * EINVAL. */
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			char v4[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], v4, sizeof(v4));
+			return cli_usage_error(METRICS_HTTP_USAGE "is an IPv4-mapped "
+					       "IPv6 address: write it as IPv4, "
+					       "%s:%" PRIu64, cli_q(arg), v4, p);
+		}
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons((uint16_t)p);
 		*len = sizeof(*s6);
@@ -121,6 +133,12 @@ int metrics_http_bind(const char *arg)
 struct metrics_http {
 	struct MHD_Daemon *d;
 	brk_segment *seg;    /* read-only; used by the HTTP thread only */
+	atomic_int stopping; /* set by metrics_http_stop(): a render in
+	                        progress gives up (metrics_opts.cancel) */
+	atomic_uint renders; /* rendered bodies alive (queued or being sent;
+	                        see METRICS_HTTP_MAX_RENDERS) */
+	unsigned left_out;   /* corrupt records the last scrape left out
+	                        (HTTP thread only; logged when it changes) */
 	char shm[BRK_SHM_NAME_MAX + 1];
 };
 
@@ -142,26 +160,96 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	return ok;
 }
 
+/* Corrupt records a scrape left out, logged when their number changes
+ * (not once a scrape: the renderer's own notes would be bare stderr
+ * lines from this thread, one per record and scrape). */
+static void log_left_out(struct metrics_http *m, unsigned left_out)
+{
+	struct logline l;
+
+	if (left_out)
+		ll_begin(&l, "warn", "metrics: corrupt records left out of /metrics");
+	else
+		ll_begin(&l, "info", "metrics: no corrupt record left out any more");
+	ll_str(&l, "shm", m->shm);
+	ll_u64(&l, "left_out", left_out);
+	ll_end(&l);
+	m->left_out = left_out;
+}
+
+/* A rendered body, alive until libmicrohttpd has sent it or dropped its
+ * connection (then body_free(): one render fewer). */
+struct body {
+	struct metrics_http *m;
+	char *buf;
+};
+
+static void body_free(void *cls)
+{
+	struct body *b = cls;
+
+	atomic_fetch_sub(&b->m->renders, 1);
+	free(b->buf);
+	free(b);
+}
+
+/* 503 while METRICS_HTTP_MAX_RENDERS bodies are alive. */
+static enum MHD_Result busy(struct MHD_Connection *c)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		strlen(METRICS_HTTP_BUSY), (void *)METRICS_HTTP_BUSY,
+		MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ok;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	ok = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
 /* One render of the segment into a malloc'd buffer. */
 static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 {
 	struct metrics_opts o;
 	struct MHD_Response *r;
+	struct body *b;
 	enum MHD_Result ok;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f;
+	unsigned left_out = 0;
 	int rc;
 
-	if (!f)
+	/* Each answer holds a whole render until it is sent: a client that
+	 * does not read would otherwise pin one per connection. */
+	if (atomic_load(&m->renders) >= METRICS_HTTP_MAX_RENDERS)
+		return busy(c);
+	b = malloc(sizeof(*b));
+	f = b ? open_memstream(&buf, &len) : NULL;
+	if (!f) {
+		free(b);
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
+	}
 	metrics_opts_init(&o);
+	o.left_out = &left_out;
+	o.cancel = &m->stopping;
 	rc = metrics_render(f, m->seg, m->shm, &o);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -ENOMEM;
+	if (rc == -ECANCELED) { /* breakerd is stopping */
+		free(b);
+		free(buf);
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     "breakerd is stopping\n", NULL);
+	}
 	if (rc < 0) {
 		struct logline l;
 
+		free(b);
 		free(buf);
 		ll_begin(&l, "error", "metrics render failed");
 		ll_str(&l, "error", brk_strerror(rc));
@@ -169,11 +257,18 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			     "metrics render failed\n", NULL);
 	}
-	r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (left_out != m->left_out)
+		log_left_out(m, left_out);
+	b->m = m;
+	b->buf = buf;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(len, buf,
+								   body_free, b);
 	if (!r) {
+		free(b);
 		free(buf);
 		return MHD_NO;
 	}
+	atomic_fetch_add(&m->renders, 1); /* body_free() takes it back */
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"text/plain; version=0.0.4; charset=utf-8");
 	ok = MHD_queue_response(c, MHD_HTTP_OK, r);
@@ -311,6 +406,9 @@ void metrics_http_stop(struct metrics_http *m)
 {
 	if (!m)
 		return;
+	/* A render in progress stops at its next record or family instead
+	 * of holding SIGTERM up for a whole render of a big segment. */
+	atomic_store(&m->stopping, 1);
 	MHD_stop_daemon(m->d); /* joins the thread, closes the listen socket */
 	brk_detach(m->seg);
 	free(m);

@@ -17,9 +17,12 @@
  * METRICS_HTTP_MAX_CONN connections (METRICS_HTTP_MAX_PER_IP per client
  * address), METRICS_HTTP_MEMORY bytes of request line and headers per
  * connection (more: 414 or 431 from libmicrohttpd), an idle connection is
- * closed after METRICS_HTTP_TIMEOUT_S seconds (a slow sender too), and a
+ * closed after METRICS_HTTP_TIMEOUT_S seconds (a slow sender too), a
  * request body is never read (the answer comes first, then the
- * connection is closed).
+ * connection is closed), and at most METRICS_HTTP_MAX_RENDERS rendered
+ * answers are alive at once - each holds a whole render of the segment
+ * until it is sent, so clients that do not read cannot pin one per
+ * connection: a scrape past that is answered 503 with Retry-After: 1.
  */
 #ifndef BREAKERD_METRICS_HTTP_H
 #define BREAKERD_METRICS_HTTP_H
@@ -30,6 +33,8 @@
 #define METRICS_HTTP_MAX_PER_IP 16
 #define METRICS_HTTP_MEMORY (32u * 1024u)
 #define METRICS_HTTP_TIMEOUT_S 5u
+#define METRICS_HTTP_MAX_RENDERS 4 /* rendered answers alive at once */
+#define METRICS_HTTP_BUSY "busy: other scrapes are still being sent; retry\n"
 
 struct metrics_http;
 
@@ -53,8 +58,10 @@ int metrics_http_bind(const char *arg);
  */
 struct metrics_http *metrics_http_start(int fd, const char *shm);
 
-/** metrics_http_stop - stop the thread, close the socket, detach. NULL:
- * nothing. */
+/** metrics_http_stop - stop the thread, close the socket, detach; a
+ * render in progress gives up at its next record or family (its scrape
+ * gets 503), so SIGTERM is not held up by a render of a big segment.
+ * NULL: nothing. */
 void metrics_http_stop(struct metrics_http *m);
 
 #endif /* BREAKERD_METRICS_HTTP_H */

@@ -122,8 +122,8 @@ int bctl_wrong_kind(const struct bctl *g, brk_segment *seg, const char *name,
 		    int want);
 
 /* bctl_help.c */
-void bctl_help(void);
-/** bctl_cmd_help - `bctl help`: the usage text; exit 0. */
+int bctl_help(void); /* 0, or CLI_EXIT_ERROR after a write error */
+/** bctl_cmd_help - `bctl help`: the usage text; exit 0 (1 after a write error). */
 int bctl_cmd_help(struct bctl *g, int argc, char **argv);
 
 /* bctl_complete.c */

@@ -128,8 +128,12 @@ int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
 				if (rc == -ENOENT)
 					continue; /* retired since the slot was read */
 				if (rc < 0) {
-					cli_note("%s: record %" PRIu32 ": %s", cli_q(shm),
-						 b.index, brk_strerror(rc));
+					if (f->corrupt)
+						(*f->corrupt)++;
+					else
+						cli_note("%s: record %" PRIu32 ": %s",
+							 cli_q(shm), b.index,
+							 brk_strerror(rc));
 					*bad = 1;
 					continue;
 				}
@@ -143,8 +147,11 @@ int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
 			return 1;
 		if (rc == -ENOENT)
 			return 0;
-		cli_note("%s: name index slot %" PRIu64 ": %s", cli_q(shm),
-			 *cur - 1, brk_strerror(rc));
+		if (f->corrupt)
+			(*f->corrupt)++;
+		else
+			cli_note("%s: name index slot %" PRIu64 ": %s", cli_q(shm),
+				 *cur - 1, brk_strerror(rc));
 		*bad = 1;
 	}
 }

@@ -42,6 +42,11 @@ struct bctl_filter {
 	bool within;         /* breakers whose last transition is at most
 	                        within_ms old */
 	uint64_t within_ms;
+	unsigned *corrupt;   /* NULL: bctl_filter_next() reports each corrupt
+	                        slot or record on stderr; else it only counts
+	                        them here, for a caller with its own log
+	                        (breakerd's HTTP thread: logfmt, and stderr
+	                        notes are not thread-safe) */
 };
 
 void bctl_filter_init(struct bctl_filter *f);
@@ -62,8 +67,9 @@ bool bctl_filter_match(const struct bctl_filter *f,
  * index from *@cur (0: the start): brk_record_next() when no filter is
  * set, else brk_record_next_brief() and brk_info_at() for the records
  * that pass, so a record filtered out costs no full snapshot. A corrupt
- * slot or record is reported on stderr (naming segment @shm) and skipped,
- * with *@bad set. Returns 1 (*@in filled) or 0 (the end).
+ * slot or record is reported on stderr (naming segment @shm), or only
+ * counted in *@f->corrupt if that is set, and skipped, with *@bad set.
+ * Returns 1 (*@in filled) or 0 (the end).
  */
 int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
 		     const struct bctl_filter *f, struct brk_info *in, int *bad);

@@ -205,9 +205,10 @@ static const char bctl_usage[] =
 "\n"
 "Exit status: 0 ok, 1 segment or system error, 2 usage error, 75 refused.\n";
 
-void bctl_help(void)
+int bctl_help(void)
 {
 	fputs(bctl_usage, stdout);
+	return cli_flush_stdout() ? CLI_EXIT_ERROR : 0;
 }
 
 int bctl_cmd_help(struct bctl *g, int argc, char **argv)
@@ -215,6 +216,5 @@ int bctl_cmd_help(struct bctl *g, int argc, char **argv)
 	(void)g;
 	(void)argc;
 	(void)argv;
-	bctl_help();
-	return 0;
+	return bctl_help();
 }

@@ -55,8 +55,7 @@ int bctl_opt_common(struct bctl *g, int c, int argc, char **argv)
 		return BCTL_CONTINUE;
 	case BCTL_OPT_HELP:
 	case 'h':
-		bctl_help();
-		return 0;
+		return bctl_help();
 	case BCTL_OPT_VERSION:
 		return cli_print_version();
 	case '?':

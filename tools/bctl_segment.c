@@ -383,8 +383,7 @@ int bctl_cmd_segment(struct bctl *g, int argc, char **argv)
 		return cli_usage_error("segment: missing subcommand (create, info "
 				       "or remove)");
 	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-		bctl_help();
-		return 0;
+		return bctl_help();
 	}
 	for (s = bctl_segment_subs; s->name; s++)
 		if (strcmp(sub, s->name) == 0)

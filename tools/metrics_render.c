@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +275,16 @@ static void m_head(FILE *f, const char *name, enum m_type type,
  * test, may render in another. */
 static _Thread_local const char *m_key = "name";
 
+/* metrics_opts.cancel of the render this thread is doing (NULL: none). */
+static _Thread_local const atomic_int *m_cancel;
+
+/* Has the caller asked the render to stop? Checked before each family
+ * and each record snapshot, so a stop waits for one of them at most. */
+static int m_stopped(void)
+{
+	return m_cancel && atomic_load_explicit(m_cancel, memory_order_relaxed);
+}
+
 /* "NAME{name="B"" - the caller adds more labels and the value. */
 static void m_open(FILE *f, const char *family, const char *name)
 {
@@ -337,6 +348,9 @@ static void m_plain_family(FILE *f, const struct m_plain *m, const void *recs,
 	const char *rec = recs;
 	size_t i;
 
+	if (m_stopped())
+		return;
+
 	m_head(f, m->name, m->type, m->help);
 	for (i = 0; i < n; i++, rec += size) {
 		m_open(f, m->name, rec);
@@ -364,6 +378,9 @@ static void m_enum_family(FILE *f, const char *family, const char *help,
 	size_t i;
 	int k;
 
+	if (m_stopped())
+		return;
+
 	m_head(f, family, M_GAUGE, help);
 	for (i = 0; i < n; i++) {
 		int cur = which_mode ? snaps[i].mode : snaps[i].state;
@@ -378,6 +395,9 @@ static void m_enum_family(FILE *f, const char *family, const char *help,
 static void m_rejected(FILE *f, const struct m_snap *snaps, size_t n)
 {
 	size_t i, k;
+
+	if (m_stopped())
+		return;
 
 	m_head(f, "breakerd_rejected_total", M_COUNTER,
 	       "Calls refused, by cause (open: open, half-open with every probe "
@@ -399,6 +419,9 @@ static void m_failures(FILE *f, const struct m_snap *snaps, size_t n)
 {
 	size_t i;
 	int r;
+
+	if (m_stopped())
+		return;
 
 	m_head(f, "breakerd_failures_total", M_COUNTER,
 	       "Calls reported as failure, by reason.");
@@ -435,6 +458,9 @@ static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 	size_t i;
 	unsigned k;
 
+	if (m_stopped())
+		return;
+
 	for (i = 0; i < n && !m_hold_shown(&snaps[i]); i++)
 		;
 	if (i == n)
@@ -451,7 +477,11 @@ static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 		for (k = 0; k < BRK_HOLD_BUCKETS; k++) {
 			uint64_t b = brk_hold_bound_us(k);
 
-			cum += h->state == BRK_HOLD_RECORDED ? h->bucket[k] : 0;
+			uint64_t v = h->state == BRK_HOLD_RECORDED ? h->bucket[k] : 0;
+
+			/* saturating: the segment is untrusted, and a wrapped sum
+			 * would make the cumulative buckets decrease */
+			cum = v > UINT64_MAX - cum ? UINT64_MAX : cum + v;
 			m_open(f, "breakerd_permit_hold_seconds_bucket", snaps[i].name);
 			if (b == UINT64_MAX)
 				fputs(",le=\"+Inf\"", f);
@@ -762,12 +792,14 @@ static int m_groups_out(const struct m_groups *g, struct m_recs *r)
 /* Snapshot every record that passes the filters into @r (which the
  * caller frees with m_recs_free() on success), or, with --by-level, sum
  * them per prefix first. Records are read through the name index
- * (bctl_filter_next()); a corrupt one is reported and left out.
+ * (bctl_filter_next()); a corrupt one is reported (or counted in
+ * *@o->left_out) and left out.
  * Returns 0 or -ENOMEM. */
 static int m_collect(const char *shm, brk_segment *seg,
 		     const struct metrics_opts *o, struct m_recs *r)
 {
 	struct brk_info *in = malloc(sizeof(*in));
+	struct bctl_filter flt = o->filter;
 	struct m_groups grp;
 	uint64_t cur = 0;
 	int err = 0, bad = 0;
@@ -782,7 +814,11 @@ static int m_collect(const char *shm, brk_segment *seg,
 	grp.levels = o->by_level;
 	if (!in)
 		return -ENOMEM;
-	while (!err && bctl_filter_next(shm, seg, &cur, &o->filter, in, &bad))
+	flt.corrupt = o->left_out;
+	if (o->left_out)
+		*o->left_out = 0;
+	while (!err && !m_stopped() &&
+	       bctl_filter_next(shm, seg, &cur, &flt, in, &bad))
 		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
 	if (!err && o->by_level)
 		err = m_groups_out(&grp, r);
@@ -889,14 +925,23 @@ int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 	rc = brk_segment_info(seg, &si);
 	if (rc < 0)
 		return rc;
+	m_cancel = o->cancel;
 	rc = m_collect(shm, seg, o, &r);
-	if (rc < 0)
+	if (rc == 0 && m_stopped()) {
+		m_recs_free(&r);
+		rc = -ECANCELED;
+	}
+	if (rc < 0) {
+		m_cancel = NULL;
 		return rc;
+	}
 	m_key = o->by_level ? "prefix" : "name";
 	if (o->by_level)
 		m_print_levels(f, &si, &r);
 	else
 		m_print(f, &si, &r);
 	m_recs_free(&r);
-	return 0;
+	rc = m_stopped() ? -ECANCELED : 0; /* what was written is cut short */
+	m_cancel = NULL;
+	return rc;
 }

@@ -9,6 +9,7 @@
 #ifndef METRICS_RENDER_H
 #define METRICS_RENDER_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "bctl_filter.h"
@@ -23,6 +24,11 @@ struct metrics_opts {
 	struct bctl_filter filter; /* bctl_filter.h: --prefix, --state, ... */
 	unsigned by_level;         /* 0: one series per record; N: summed per
 	                              first N name levels (label prefix=) */
+	const atomic_int *cancel;  /* NULL, or set non-zero by another thread
+	                              to stop the render: -ECANCELED */
+	unsigned *left_out;        /* NULL: a note on stderr per corrupt record
+	                              left out; else only their number, set
+	                              by metrics_render() (breakerd logs it) */
 };
 
 /* metrics_opts_init - no filter, one series per record. */
@@ -33,13 +39,16 @@ void metrics_opts_init(struct metrics_opts *o);
  * enough) to @f: one snapshot of each record that passes @o's filters
  * (brk_info_at() per record, in name-index order), then every family.
  * @shm names the segment in the notes on stderr about a corrupt record
- * (which is left out, as bctl_filter_next() says). Nothing is written to
+ * (which is left out, as bctl_filter_next() says); with @o->left_out set
+ * there are no notes, *@o->left_out receives how many were left out. Nothing is written to
  * @f on an error. Write errors of @f are the caller's to check (ferror,
  * fflush/fclose). Safe to call from several threads at once on distinct
  * @f; what a worker in another process changes during the render may be
  * seen for some records and not others, but each record's numbers come
  * from one snapshot of it.
- * Returns 0, -ENOMEM, or an error of brk_segment_info().
+ * Returns 0, -ENOMEM, -ECANCELED (*@o->cancel was set during the render:
+ * what was written to @f is incomplete), or an error of
+ * brk_segment_info().
  */
 int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 		   const struct metrics_opts *o);

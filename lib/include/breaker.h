@@ -1010,7 +1010,8 @@ BRK_API const char *brk_hold_state_name(int state);
 struct brk_hold_info {
 	int state;                  /* enum brk_hold_state */
 	uint32_t buckets;           /* BRK_HOLD_BUCKETS */
-	uint64_t count;             /* holds recorded: the sum of bucket[] */
+	uint64_t count;             /* holds recorded: the sum of bucket[]
+	                               (saturating at UINT64_MAX) */
 	uint64_t sum_us;            /* their total, µs */
 	uint64_t bucket[BRK_HOLD_BUCKETS]; /* holds in (bound(i - 1),
 	                               bound(i)] µs; NOT cumulative */

@@ -141,7 +141,9 @@ void brk__hold_read(const brk_segment *s, const struct brk__record *r,
 	out->state = BRK_HOLD_RECORDED;
 	for (i = 0; i < BRK__HOLD_BUCKETS; i++) {
 		out->bucket[i] = uatomic_read(&h[i]);
-		out->count += out->bucket[i];
+		/* saturating: a corrupt counter must not wrap the count */
+		out->count = out->bucket[i] > UINT64_MAX - out->count
+				     ? UINT64_MAX : out->count + out->bucket[i];
 	}
 	out->sum_us = uatomic_read(&h[BRK__HOLD_SUM]);
 }

@@ -131,6 +131,11 @@ expect "exec --retry-budget VALUE" "api/retry" --shm "$SHM" exec api/users --ret
 expect "retire NAME...: names again" "api/orders api/out" --shm "$SHM" retire api/out api/o
 expect "inspect NAME then nothing" "" --shm "$SHM" inspect db ""
 expect "fallback NAME: breakers" "db" --shm "$SHM" fallback d
+# "--" before the command ends bctl's own options (getopt_long): the next
+# word is the command, as bctl runs it ("bctl -- inspect db" works).
+expect "after a leading --, the command's operands" "db" --shm "$SHM" -- inspect d
+expect "after a leading --, the command" "inspect" --shm "$SHM" -- insp
+expect "after a leading --, exec NAME -- CMD" "truncate" -- exec api -- truncat
 # bash splits "api:v1/" at ':' into api : v1/; bash-completion rejoins it,
 # and the replies are what follows the last ':' (what bash inserts).
 mk config api:v1/users
