@@ -39,7 +39,7 @@ def bctl(*args):
 
 
 def main():
-    bctl("config", "svc/h", "--max-concurrent", "2")
+    bctl("config", "svc/h", "--max-concurrent", "2", "--hold-histogram", "on")
     bctl("exec", "svc/h", "--", "true")
     hold = json.loads(bctl("inspect", "--json", "svc/h"))["hold_time"]
     words = [b["count"] for b in hold["buckets"]] + [hold["sum_us"]]
