@@ -178,8 +178,14 @@ void bctl_print_segment(FILE *f, const struct brk_segment_info *s)
 	}
 }
 
-void bctl_print_list_header(FILE *f)
+void bctl_print_list_header(FILE *f, int kind)
 {
+	/* a list of one other kind: its rows are NAME, kind, one free line */
+	if (kind && kind != BRK_KIND_BREAKER) {
+		fprintf(f, "%-*s %-9s %s\n", BCTL_NAME_WIDTH, "NAME", "KIND",
+			"DETAIL");
+		return;
+	}
 	fprintf(f, "%-*s %-9s %5s %4s %10s %10s %9s %10s %10s %10s %10s\n",
 		BCTL_NAME_WIDTH, "NAME", "STATE", "FAILS", "COOL", "OPEN_MS",
 		"COOLING_MS", "IN_FLIGHT", "ALLOWED", "REJECTED", "SUCCESSES",
