@@ -89,6 +89,13 @@ int bctl_opt_common(struct bctl *g, int c, int argc, char **argv);
  * error for none, more, or an invalid name. Returns 0 or CLI_EXIT_USAGE.
  */
 int bctl_name_arg(const char *cmd, int argc, char **argv, const char **name);
+/**
+ * bctl_record_arg - bctl_name_arg() for a command on another kind of
+ * record: @what ("bucket ", "pace ", "" for any record) is the word the
+ * "missing NAME" error puts before NAME.
+ */
+int bctl_record_arg(const char *cmd, const char *what, int argc, char **argv,
+		    const char **name);
 /** bctl_no_args - prints a usage error if operands are left. */
 int bctl_no_args(const char *cmd, int argc, char **argv);
 /** bctl_check_name - validate a breaker name; 0 or CLI_EXIT_USAGE. */
@@ -96,6 +103,12 @@ int bctl_check_name(const char *name);
 
 /* bctl_seg.c */
 const char *bctl_shm(const struct bctl *g);
+/**
+ * bctl_check_shm - validate the segment name bctl_shm() gives; prints a
+ * usage error naming it (and $BREAKERD_SHM when it came from there).
+ * Returns 0 or CLI_EXIT_USAGE.
+ */
+int bctl_check_shm(const struct bctl *g);
 /**
  * bctl_attach - attach with @flags; prints the error. @name: the breaker
  * the command is about, or NULL (an absent segment then reads "no breaker

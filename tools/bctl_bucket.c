@@ -170,7 +170,7 @@ int bctl_cmd_bucket(struct bctl *g, int argc, char **argv)
 	rc = bucket_parse(g, argc, argv, &a);
 	if (rc != BCTL_CONTINUE)
 		return rc;
-	rc = bctl_name_arg("bucket", argc, argv, &name);
+	rc = bctl_record_arg("bucket", "bucket ", argc, argv, &name);
 	if (rc)
 		return rc;
 	if (!a.has_rate && !a.has_burst)
@@ -432,7 +432,7 @@ int bctl_cmd_budget(struct bctl *g, int argc, char **argv)
 	rc = budget_parse(g, argc, argv, &a);
 	if (rc != BCTL_CONTINUE)
 		return rc;
-	rc = bctl_name_arg("budget", argc, argv, &name);
+	rc = bctl_record_arg("budget", "retry budget ", argc, argv, &name);
 	if (rc)
 		return rc;
 	rc = bctl_attach(g, 0, NULL, &seg);

@@ -146,10 +146,13 @@ static json_t *json_signals(const struct brk_info *in)
 
 /* "hold_time": permit hold time (brk_info.hold). state "none" (no
  * release yet), "recorded" or "no_room"; buckets: [{"le": bound in s,
- * null for +Inf, "count": holds in that bucket, not cumulative}]. */
+ * the string "+Inf" for the last (Prometheus' spelling; JSON has no
+ * infinity), "count": holds at most le, cumulative like Prometheus' le,
+ * so the last is "count"}]. */
 static json_t *json_hold(const struct brk_hold_info *h)
 {
 	json_t *o = json_object(), *a;
+	uint64_t le = 0;
 	unsigned i;
 
 	if (!o)
@@ -164,8 +167,10 @@ static json_t *json_hold(const struct brk_hold_info *h)
 
 		if (!e)
 			break;
-		set(e, "le", b == UINT64_MAX ? json_null() : json_real((double)b / 1e6));
-		set(e, "count", ju(h->bucket[i]));
+		le += h->bucket[i];
+		set(e, "le", b == UINT64_MAX ? json_string("+Inf") :
+			json_real((double)b / 1e6));
+		set(e, "count", ju(le));
 		json_array_append_new(a, e);
 	}
 	set(o, "buckets", a);

@@ -84,8 +84,14 @@ int bctl_check_name(const char *name)
 
 int bctl_name_arg(const char *cmd, int argc, char **argv, const char **name)
 {
+	return bctl_record_arg(cmd, "breaker ", argc, argv, name);
+}
+
+int bctl_record_arg(const char *cmd, const char *what, int argc, char **argv,
+		    const char **name)
+{
 	if (optind >= argc)
-		return cli_usage_error("%s: missing breaker NAME", cmd);
+		return cli_usage_error("%s: missing %sNAME", cmd, what);
 	if (optind + 1 < argc)
 		return cli_usage_error("%s: unexpected argument '%s'", cmd,
 				       cli_q(argv[optind + 1]));

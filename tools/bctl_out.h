@@ -37,7 +37,9 @@ void bctl_kv(FILE *f, int indent, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void bctl_print_breaker(FILE *f, const struct brk_info *in);
 void bctl_print_segment(FILE *f, const struct brk_segment_info *s);
-void bctl_print_list_header(FILE *f);
+/* The list's header: the breakers' columns, or for @kind (enum brk_kind;
+ * 0: any) another kind only, NAME KIND DETAIL. */
+void bctl_print_list_header(FILE *f, int kind);
 void bctl_print_list_row(FILE *f, const struct brk_info *in);
 void bctl_print_event(FILE *f, const struct brk_event *e);
 

@@ -166,9 +166,8 @@ static int pace_show(const struct bctl *g, const char *name)
 	brk_bucket *k;
 	int rc;
 
-	if (brk_shm_name_validate(bctl_shm(g)) != 0) /* bctl_attach's words */
-		return cli_usage_error("invalid segment name '%s': expected /NAME",
-				       cli_q(bctl_shm(g)));
+	if ((rc = bctl_check_shm(g)) != 0) /* bctl_attach's words */
+		return rc;
 	brk_attach_opts_init(&o);
 	o.shm_name = bctl_shm(g);
 	o.flags = BRK_ATTACH_NOCREATE;
@@ -210,7 +209,7 @@ int bctl_cmd_pace(struct bctl *g, int argc, char **argv)
 	rc = pace_parse(g, argc, argv, &a);
 	if (rc != BCTL_CONTINUE)
 		return rc;
-	rc = bctl_name_arg("pace", argc, argv, &name);
+	rc = bctl_record_arg("pace", "pace ", argc, argv, &name);
 	if (rc)
 		return rc;
 	if (a.fields == 0)

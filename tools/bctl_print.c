@@ -81,10 +81,12 @@ static void print_counters(FILE *f, const struct brk_counters *c)
 	bctl_kv(f, 2, "stale", "%" PRIu64, c->stale);
 }
 
-/* Permit hold time (brk_info.hold): the total, then the holds of each
- * bucket, keyed by its upper bound in seconds (not cumulative). */
+/* Permit hold time (brk_info.hold): the total, then per bucket the holds
+ * at most its upper bound in seconds, cumulative like Prometheus' le (so
+ * le_+Inf is every hold; bctl metrics exports the same numbers). */
 static void print_hold(FILE *f, const struct brk_hold_info *h, int on)
 {
+	uint64_t le = 0;
 	unsigned i;
 
 	if (!on && h->state != BRK_HOLD_RECORDED) {
@@ -109,7 +111,8 @@ static void print_hold(FILE *f, const struct brk_hold_info *h, int on)
 			snprintf(key, sizeof key, "le_+Inf");
 		else
 			snprintf(key, sizeof key, "le_%g", (double)b / 1e6);
-		bctl_kv(f, 2, key, "%" PRIu64, h->bucket[i]);
+		le += h->bucket[i];
+		bctl_kv(f, 2, key, "%" PRIu64, le);
 	}
 }
 
@@ -178,8 +181,14 @@ void bctl_print_segment(FILE *f, const struct brk_segment_info *s)
 	}
 }
 
-void bctl_print_list_header(FILE *f)
+void bctl_print_list_header(FILE *f, int kind)
 {
+	/* a list of one other kind: its rows are NAME, kind, one free line */
+	if (kind && kind != BRK_KIND_BREAKER) {
+		fprintf(f, "%-*s %-9s %s\n", BCTL_NAME_WIDTH, "NAME", "KIND",
+			"DETAIL");
+		return;
+	}
 	fprintf(f, "%-*s %-9s %5s %4s %10s %10s %9s %10s %10s %10s %10s\n",
 		BCTL_NAME_WIDTH, "NAME", "STATE", "FAILS", "COOL", "OPEN_MS",
 		"COOLING_MS", "IN_FLIGHT", "ALLOWED", "REJECTED", "SUCCESSES",

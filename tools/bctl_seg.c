@@ -16,12 +16,16 @@ const char *bctl_shm(const struct bctl *g)
 	return brk_resolve_shm_name(g->shm_flag);
 }
 
-/* A shm name is "/NAME" with no other '/' (the library's rule). */
-static int bctl_check_shm(const char *shm)
+/* A shm name is "/NAME" with no other '/' (the library's rule); one that
+ * came from the environment says so, as breakerd's does. */
+int bctl_check_shm(const struct bctl *g)
 {
+	const char *shm = bctl_shm(g);
+
 	if (brk_shm_name_validate(shm) != 0)
-		return cli_usage_error("invalid segment name '%s': expected /NAME",
-				       cli_q(shm));
+		return cli_usage_error("invalid segment name '%s'%s: expected /NAME",
+				       cli_q(shm), g->shm_flag ? "" :
+				       " (from $" BRK_SHM_ENV ")");
 	return 0;
 }
 
@@ -59,7 +63,7 @@ int bctl_attach(const struct bctl *g, uint32_t flags, const char *name,
 	int rc;
 
 	*seg = NULL;
-	rc = bctl_check_shm(shm);
+	rc = bctl_check_shm(g);
 	if (rc)
 		return rc;
 	brk_attach_opts_init(&o);

@@ -114,9 +114,8 @@ static int seg_create(struct bctl *g, int argc, char **argv)
 	rc = create_parse(g, argc, argv, &a);
 	if (rc != BCTL_CONTINUE)
 		return rc;
-	if (brk_shm_name_validate(shm) != 0)
-		return cli_usage_error("invalid segment name '%s': expected /NAME",
-				       cli_q(shm));
+	if ((rc = bctl_check_shm(g)) != 0)
+		return rc;
 	brk_attach_opts_init(&o);
 	o.shm_name = shm;
 	o.capacity = a.capacity;
@@ -352,9 +351,8 @@ static int seg_remove(struct bctl *g, int argc, char **argv)
 	rc = bctl_no_args("segment remove", argc, argv);
 	if (rc)
 		return rc;
-	if (brk_shm_name_validate(shm) != 0)
-		return cli_usage_error("invalid segment name '%s': expected /NAME",
-				       cli_q(shm));
+	if ((rc = bctl_check_shm(g)) != 0)
+		return rc;
 	if (!force && (rc = remove_check(g, shm)) != 0)
 		return rc;
 	rc = brk_segment_unlink(shm);

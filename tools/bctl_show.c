@@ -118,7 +118,7 @@ static int list_all(const struct bctl *g, brk_segment *seg, int json,
 	if (json)
 		fputc('[', stdout);
 	else
-		bctl_print_list_header(stdout);
+		bctl_print_list_header(stdout, f ? f->kind : 0);
 	fflush(stdout); /* the header (or "["): output has begun */
 	while (bctl_filter_next(bctl_shm(g), seg, &cur, f, in, &bad)) {
 		bad |= list_one(in, json, &first);
@@ -223,7 +223,7 @@ int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
 	rc = show_parse(g, argc, argv, &json, NULL);
 	if (rc != BCTL_CONTINUE)
 		return rc;
-	rc = bctl_name_arg("inspect", argc, argv, &name);
+	rc = bctl_record_arg("inspect", "", argc, argv, &name);
 	if (rc)
 		return rc;
 	rc = bctl_attach(g, BCTL_ATTACH_INSPECT, name, &seg);

@@ -18,6 +18,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	const struct brk_counters *c = &in->counters;
 	PyObject *d = PyDict_New(), *x = NULL, *l, *r;
 	size_t i, n;
+	uint64_t cum = 0; /* hold_time: the cumulative count */
 	int rc;
 
 	if (!d)
@@ -105,14 +106,16 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 		goto fail;
 	if (!(l = PyList_New(0)))
 		goto fail;
+	/* cumulative counts, the last "le" "+Inf": bctl inspect --json's */
 	for (i = 0; i < BRK_HOLD_BUCKETS; i++) {
 		uint64_t b = brk_hold_bound_us((unsigned)i);
 		PyObject *e = PyDict_New(), *le;
 
-		le = b == UINT64_MAX ? (Py_INCREF(Py_None), Py_None)
+		cum += in->hold.bucket[i];
+		le = b == UINT64_MAX ? PyUnicode_FromString("+Inf")
 				     : PyFloat_FromDouble((double)b / 1e6);
 		if (!e || !le || PyDict_SetItemString(e, "le", le) ||
-		    PUTU(e, "count", in->hold.bucket[i]) || PyList_Append(l, e)) {
+		    PUTU(e, "count", cum) || PyList_Append(l, e)) {
 			Py_XDECREF(le);
 			Py_XDECREF(e);
 			Py_DECREF(l);

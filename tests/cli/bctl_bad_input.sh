@@ -134,7 +134,10 @@ expect "no command" 2 "^bctl: missing command\$"
 expect "unknown option" 2 "^bctl: unknown option '--bogus'\$" config keep/me --bogus
 expect "option without its value" 2 "^bctl: option '--open' needs a value\$" \
 	config keep/me --open
-expect "missing NAME (inspect)" 2 "^bctl: inspect: missing breaker NAME\$" inspect
+expect "missing NAME (inspect takes any record)" 2 "^bctl: inspect: missing NAME\$" inspect
+expect "missing NAME (bucket)" 2 "^bctl: bucket: missing bucket NAME\$" bucket --rate 5
+expect "missing NAME (budget)" 2 "^bctl: budget: missing retry budget NAME\$" budget --ratio 0.1
+expect "missing NAME (pace)" 2 "^bctl: pace: missing pace NAME\$" pace --ceiling 5
 expect "missing NAME (reset)" 2 "^bctl: reset: missing breaker NAME\$" reset
 expect "missing NAME (config)" 2 "^bctl: config: missing breaker NAME\$" config --open 5s
 expect "missing NAME (exec)" 2 "^bctl: exec: missing breaker NAME \\(or --pace PACE\\)\$" exec -- true
@@ -144,6 +147,15 @@ expect "exec without -- CMD" 2 "^bctl: exec: missing '-- CMD \\[ARG\\.\\.\\.\\]'
 	exec keep/me sh -c true
 run -- --shm "bad name" list
 check "bad --shm name" 2 "^bctl: invalid segment name 'bad name': expected /NAME\$"
+# A bad name from the environment says where it came from.
+for cmd in list "config env/b" "bucket env/k --rate 5" "segment create --capacity 4" \
+	"segment remove"; do
+	# shellcheck disable=SC2086 # the words of $cmd are its arguments
+	BREAKERD_SHM=bad "$BCTL" $cmd >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	check "bad \$BREAKERD_SHM names its source ($cmd)" 2 \
+		"^bctl: invalid segment name 'bad' \\(from \\\$BREAKERD_SHM\\): expected /NAME\$"
+done
 # The longest name the contract allows ('/' and 254 bytes) works; one
 # byte more is refused before /dev/shm is touched (one rule: the library's).
 LONG_SHM=$(printf '%s-%0*d' "$SHM" $((254 - ${#SHM})) 0)

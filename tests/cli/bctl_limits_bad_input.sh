@@ -64,7 +64,7 @@ expect "bucket without --rate/--burst" 2 "^bctl: bucket keep: missing --rate PER
 	bucket keep
 expect "new bucket with --rate only" 2 "^bctl: bucket fresh: no such bucket: --rate and --burst are both needed to create it\$" \
 	bucket fresh --rate 5
-expect "bucket without NAME" 2 "^bctl: bucket: missing breaker NAME\$" bucket --rate 5 --burst 3
+expect "bucket without NAME" 2 "^bctl: bucket: missing bucket NAME\$" bucket --rate 5 --burst 3
 expect "bucket with a bad NAME" 2 "^bctl: invalid breaker name 'a b'" bucket 'a b' --rate 5 --burst 3
 expect "--rate without its value" 2 "^bctl: option '--rate' needs a value\$" bucket keep --rate
 expect "bucket over a breaker" 1 "^bctl: $SHM: 'br' is a breaker, not a bucket\$" \
@@ -105,7 +105,7 @@ expect "--floor 2e6" 2 "^bctl: --floor: '2e6' is out of range" budget rb --floor
 expect "--floor 0.0001 (finer than 0.001)" 2 "^bctl: --floor: '0.0001' is out of range" \
 	budget rb --floor 0.0001
 expect "budget over a bucket" 1 "^bctl: $SHM: 'keep' is a bucket, not a retry budget\$" budget keep
-expect "budget without NAME" 2 "^bctl: budget: missing breaker NAME\$" budget --ratio 0.1
+expect "budget without NAME" 2 "^bctl: budget: missing retry budget NAME\$" budget --ratio 0.1
 
 # --- bctl exec --retries / --retry-budget ---------------------------------------
 expect "exec --retries -1" 2 "^bctl: --retries: '-1' is negative: must be 0\\.\\.100\$" \

@@ -145,6 +145,36 @@ checker "strict format, every series of 3 breakers, values" \
 	--expect 'breakerd_daemon_up=0' \
 	--absent breakerd_daemon_heartbeat_age_seconds
 
+# bctl inspect's hold_time, text and --json, is the histogram bctl metrics
+# exports: cumulative counts like Prometheus' le (le_+Inf = every hold), the
+# +Inf bucket's "le" the string "+Inf".
+b inspect pay/api >"$TMP/i.txt" && b inspect --json pay/api >"$TMP/i.json" ||
+	bad "bctl inspect pay/api"
+if "$PY" - "$TMP/m" "$TMP/i.txt" "$TMP/i.json" >"$TMP/h.err" 2>&1 <<'PYEOF'
+import json, re, sys
+prom = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'breakerd_permit_hold_seconds_bucket\{name="pay/api",le="([^"]+)"\} (\d+)$', line)
+    if m:
+        prom[m.group(1)] = int(m.group(2))
+text = {}
+for line in open(sys.argv[2]):
+    m = re.match(r'  le_(\S+): +(\d+)$', line)
+    if m:
+        text[m.group(1)] = int(m.group(2))
+js = json.load(open(sys.argv[3]))["hold_time"]
+jb = {("+Inf" if b["le"] == "+Inf" else "%g" % b["le"]): b["count"] for b in js["buckets"]}
+assert len(prom) == 12 and prom["+Inf"] == 2, prom
+assert text == prom, ("text", text, "metrics", prom)
+assert jb == prom, ("json", jb, "metrics", prom)
+assert js["buckets"][-1]["le"] == "+Inf" and js["count"] == 2, js
+PYEOF
+then
+	ok "inspect hold_time (text and --json) is cumulative, as the metrics' le buckets"
+else
+	bad "inspect hold_time differs from the metrics' histogram" "$(cat "$TMP/h.err")"
+fi
+
 # The checker is not vacuous on real output: drop one zero series.
 grep -v '^breakerd_probes_total{name="z"} 0$' "$TMP/m" >"$TMP/m2"
 if ! "$PY" "$CHECK" --breakers 'pay/api,z,edge.case_1:x-y' "$TMP/m2" >/dev/null 2>"$TMP/c.err" &&

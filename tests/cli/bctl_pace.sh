@@ -137,5 +137,17 @@ run inspect p
 grep -Eq '^  last_cut: +never' "$TMP/out" && ok "inspect shows the pace block" ||
 	bad "inspect:" "$(cat "$TMP/out")"
 
+# --- bctl list --kind K: the header of the kind listed ---------------------------
+for k in pace bucket budget; do
+	expect "list --kind $k" 0 '' list --kind $k
+	head -n 1 "$TMP/out" | grep -Eq '^NAME +KIND +DETAIL$' &&
+		ok "  list --kind $k: the header names its columns (NAME KIND DETAIL)" ||
+		bad "  list --kind $k header:" "$(head -n 1 "$TMP/out")"
+done
+expect "list --kind breaker" 0 '' list --kind breaker
+head -n 1 "$TMP/out" | grep -Eq '^NAME +STATE +FAILS .* FAILURES$' &&
+	ok "  list --kind breaker: the breakers' columns" ||
+	bad "  list --kind breaker header:" "$(head -n 1 "$TMP/out")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -311,6 +311,19 @@ def test_hold_histogram_is_opt_in(seg, clock):
         seg.breaker("a/badhold", hold_histogram=1)
 
 
+def test_hold_time_buckets_are_cumulative_like_prometheus_le(seg, clock):
+    br = seg.breaker("a/cumul", hold_histogram=True)
+    for hold in (0.001, 0.02, 0.3, 20.0):
+        with br:
+            clock.advance(hold)
+    b = br.info()["hold_time"]["buckets"]
+    assert [e["le"] for e in b] == [0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                    0.5, 1.0, 2.5, 5.0, 10.0, "+Inf"]
+    # holds <= le: 0.001 | 0.02 | 0.3 | 20 (only +Inf)
+    assert [e["count"] for e in b] == [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4]
+    assert b[-1]["count"] == br.info()["hold_time"]["count"] == 4
+
+
 def test_a_throttled_release_is_a_completion_in_bctl_metrics(realseg, bctl):
     br = realseg.breaker("x/thr")
     p = realseg.pace("x/thr:rate", ceiling=100)
