@@ -26,9 +26,8 @@ static int attach_dry(const struct bctl *g, brk_segment **seg)
 	struct brk_attach_opts o;
 	int rc;
 
-	if (brk_shm_name_validate(bctl_shm(g)) != 0)
-		return cli_usage_error("invalid segment name '%s': expected /NAME",
-				       cli_q(bctl_shm(g)));
+	if ((rc = bctl_check_shm(g)) != 0)
+		return rc;
 	brk_attach_opts_init(&o);
 	o.shm_name = bctl_shm(g);
 	o.flags = BRK_ATTACH_NOCREATE | BRK_ATTACH_READONLY;

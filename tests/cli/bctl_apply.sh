@@ -106,6 +106,14 @@ ceiling = 100
 floor = 5
 EOF
 
+BREAKERD_SHM=bad "$BCTL" apply --dry-run "$TMP/good.conf" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "invalid segment name 'bad' (from \$BREAKERD_SHM)" "$TMP/err"; then
+	ok "a bad \$BREAKERD_SHM: apply says the name came from there, exit 2"
+else
+	bad "a bad \$BREAKERD_SHM in apply" "rc=$rc" "$(cat "$TMP/err")"
+fi
+
 run apply --dry-run "$TMP/good.conf"
 if [ "$rc" -eq 0 ] && [ ! -e "/dev/shm$SHM" ] &&
    grep -qx '\[breaker api\] would be created' "$TMP/out" &&
