@@ -42,7 +42,10 @@ def main():
     bctl("config", "svc/h", "--max-concurrent", "2", "--hold-histogram", "on")
     bctl("exec", "svc/h", "--", "true")
     hold = json.loads(bctl("inspect", "--json", "svc/h"))["hold_time"]
-    words = [b["count"] for b in hold["buckets"]] + [hold["sum_us"]]
+    # --json counts cumulatively (like Prometheus' le); the block in shm
+    # holds each bucket's own count
+    cum = [b["count"] for b in hold["buckets"]]
+    words = [c - p for c, p in zip(cum, [0] + cum[:-1])] + [hold["sum_us"]]
     pat = b"".join(struct.pack("<Q", w) for w in words)
     with open("/dev/shm" + SHM, "r+b") as f:
         m = mmap.mmap(f.fileno(), 0)
