@@ -41,15 +41,6 @@ const char *brk_hold_state_name(int state)
 	}
 }
 
-uint32_t brk__hold_kept(const brk_segment *s, uint64_t w)
-{
-	uint32_t ref = BRK__HOLD_REF(w);
-
-	if (!ref && !(w & BRK__HOLD_LINK) && !(w & BRK__HOLD_NOROOM))
-		ref = BRK__FREE_STAMP_REF(w); /* a free record's stamp */
-	return brk__block(s, ref, BRK__HOLD_UNITS) ? ref : 0;
-}
-
 uint64_t *brk__hold_words(const brk_segment *s, const struct brk__record *r)
 {
 	return brk__block(s, BRK__HOLD_REF(uatomic_read(&r->hold)), BRK__HOLD_UNITS);

@@ -537,8 +537,17 @@ uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r);
 
 /* ---- hold-time histogram (hold.c) -------------------------------------- */
 /* The histogram ref kept in hold word or free stamp @w, bounds-checked
- * (0: none). */
-uint32_t brk__hold_kept(const brk_segment *s, uint64_t w);
+ * (0: none). Inline here, beside brk__block(), because the free list
+ * (alloc.c) keeps it in a retired breaker's stamp, and hold.c allocates
+ * from alloc.c: a function of hold.c would tie the two files in a circle. */
+static inline uint32_t brk__hold_kept(const brk_segment *s, uint64_t w)
+{
+	uint32_t ref = BRK__HOLD_REF(w);
+
+	if (!ref && !(w & BRK__HOLD_LINK) && !(w & BRK__HOLD_NOROOM))
+		ref = BRK__FREE_STAMP_REF(w); /* a free record's stamp */
+	return brk__block(s, ref, BRK__HOLD_UNITS) ? ref : 0;
+}
 /* @r's histogram block, or NULL (none, no room, corrupt link). */
 uint64_t *brk__hold_words(const brk_segment *s, const struct brk__record *r);
 /* Count one hold of @ns ns (brk_release()). */
