@@ -14,25 +14,19 @@ import mmap
 import os
 import re
 import struct
-import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import proc  # noqa: E402
+from proc import check  # noqa: E402
+
 BCTL = sys.argv[1]
-SHM = "/brkft-holdc-%d" % os.getpid()
+SHM = proc.segment_name("holdc")
 U64_MAX = 2**64 - 1
-fails = 0
-
-
-def check(cond, desc):
-    global fails
-    print(("ok   " if cond else "FAIL ") + desc, flush=True)
-    if not cond:
-        fails += 1
 
 
 def bctl(*args):
-    r = subprocess.run([BCTL, "--shm", SHM] + list(args), capture_output=True,
-                       text=True, timeout=30)
+    r = proc.bctl(BCTL, SHM, *args)
     if r.returncode != 0:
         raise RuntimeError("bctl %s: exit %d: %s" % (args, r.returncode, r.stderr))
     return r.stdout
@@ -74,16 +68,8 @@ def main():
     check("%d holds" % U64_MAX in text,
           "bctl inspect counts the holds saturated, not wrapped to 0 (%s)"
           % [l for l in text.splitlines() if "hold_time" in l])
-    return 1 if fails else 0
+    return 1 if proc.fails else 0
 
 
 if __name__ == "__main__":
-    try:
-        rc = main()
-    finally:
-        for suffix in ("", "-d", "-l"):
-            try:
-                os.unlink("/dev/shm" + SHM + suffix)
-            except FileNotFoundError:
-                pass
-    sys.exit(rc)
+    proc.run(main, SHM)

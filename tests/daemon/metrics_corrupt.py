@@ -12,31 +12,14 @@ seconds). Uses its own segment /brkft-mcorrupt-PID and removes it.
 """
 import mmap
 import os
-import re
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import proc  # noqa: E402
+from proc import check  # noqa: E402
 
 BREAKERD, BCTL = sys.argv[1], sys.argv[2]
-SHM = "/brkft-mcorrupt-%d" % os.getpid()
-fails = 0
-
-
-def check(cond, desc):
-    global fails
-    print(("ok   " if cond else "FAIL ") + desc, flush=True)
-    if not cond:
-        fails += 1
-
-
-def cleanup():
-    for suffix in ("", "-d", "-l"):
-        try:
-            os.unlink("/dev/shm" + SHM + suffix)
-        except FileNotFoundError:
-            pass
+SHM = proc.segment_name("mcorrupt")
 
 
 def corrupt_name(name, byte=b"$"):
@@ -55,39 +38,23 @@ def corrupt_name(name, byte=b"$"):
 
 
 def main():
-    cleanup()
+    proc.remove_segment(SHM)
     for name in ("good/a", "bad/b", "good/c"):
-        r = subprocess.run([BCTL, "--shm", SHM, "config", name], capture_output=True,
-                           text=True, timeout=30)
+        r = proc.bctl(BCTL, SHM, "config", name)
         if r.returncode != 0:
             print("bctl config %s: %s" % (name, r.stderr))
             return 1
     check(corrupt_name("bad/b") >= 1, "the record bad/b's name overwritten in the segment")
 
-    d = subprocess.Popen([BREAKERD, "--shm", SHM, "--metrics-listen", "127.0.0.1:0"],
-                         stderr=subprocess.PIPE, text=True)
-    lines = []
-    port = None
-    deadline = time.time() + 20
-    while port is None and time.time() < deadline:
-        line = d.stderr.readline()
-        if not line:
-            break
-        lines.append(line)
-        m = re.search(r'msg="metrics listening".* port=(\d+)', line)
-        if m:
-            port = int(m.group(1))
+    d, port, lines = proc.start_breakerd(BREAKERD, SHM)
     if port is None:
-        d.kill()
         print("breakerd did not log its port: %s" % "".join(lines))
         return 1
     bodies = []
     for _ in range(3):
-        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
-            bodies.append((r.status, r.read().decode()))
-    d.send_signal(signal.SIGTERM)
-    _, rest = d.communicate(timeout=20)
-    lines += rest.splitlines(keepends=True)
+        status, body = proc.scrape(port)
+        bodies.append((status, body.decode()))
+    lines += proc.stop_breakerd(d).splitlines(keepends=True)
     check(d.returncode == 0, "breakerd exits 0 on SIGTERM (got %s)" % d.returncode)
 
     for status, body in bodies:
@@ -100,12 +67,8 @@ def main():
     check(len(warns) == 1 and "left_out=1" in warns[0],
           "one level=warn line says 1 corrupt record was left out, not one a "
           "scrape (got %r)" % warns)
-    return 1 if fails else 0
+    return 1 if proc.fails else 0
 
 
 if __name__ == "__main__":
-    try:
-        rc = main()
-    finally:
-        cleanup()
-    sys.exit(rc)
+    proc.run(main, SHM)

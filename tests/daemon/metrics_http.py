@@ -27,37 +27,28 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import proc  # noqa: E402
+from proc import check  # noqa: E402
 
 BREAKERD, BCTL = sys.argv[1], sys.argv[2]
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else shutil.which("promtool")
-SHM = "/brkft-mhttp-%d" % os.getpid()
+SHM = proc.segment_name("mhttp")
 TIMEOUT_S = 5  # METRICS_HTTP_TIMEOUT_S of daemon/metrics_http.h
-fails = 0
 daemon = None
 
 
-def check(cond, desc):
-    global fails
-    print(("ok   " if cond else "FAIL ") + desc, flush=True)
-    if not cond:
-        fails += 1
-
-
-def cleanup():
+def stop_daemon():
     if daemon and daemon.poll() is None:
         daemon.terminate()
         daemon.wait(10)
-    for suffix in ("", "-d", "-l"):
-        try:
-            os.unlink("/dev/shm" + SHM + suffix)
-        except FileNotFoundError:
-            pass
 
 
 def bctl(*args, check_rc=True):
-    r = subprocess.run([BCTL, "--shm", SHM] + list(args), capture_output=True,
-                       text=True, timeout=30)
+    r = proc.bctl(BCTL, SHM, *args)
     if check_rc and r.returncode != 0:
         print("bctl %s: exit %d: %s" % (args, r.returncode, r.stderr))
     return r
@@ -136,7 +127,7 @@ def still_serves(port, desc):
 
 def main():
     global daemon
-    cleanup()
+    proc.remove_segment(SHM)
     # ---- bad values: usage errors naming the value, nothing created ----
     bad_value("127.0.0.1", "has no port")
     bad_value("127.0.0.1:70000", "bad port")
@@ -151,23 +142,15 @@ def main():
     busy.close()
 
     # ---- a breakerd serving /metrics on a kernel-chosen port ----
-    daemon = subprocess.Popen([BREAKERD, "--shm", SHM, "--interval", "50ms",
-                               "--metrics-listen", "127.0.0.1:0"],
-                              stderr=subprocess.PIPE, text=True)
-    port = None
-    deadline = time.monotonic() + 20
-    while port is None and time.monotonic() < deadline:
-        line = daemon.stderr.readline()
-        if not line:
-            break
-        m = re.search(r'msg="metrics listening" listen=127\.0\.0\.1:(\d+) port=(\d+)', line)
-        if m and m.group(1) == m.group(2):
-            port = int(m.group(2))
+    daemon, port, lines = proc.start_breakerd(BREAKERD, SHM, "--interval", "50ms")
+    if port is not None and not re.search(
+            r'msg="metrics listening" listen=127\.0\.0\.1:%d port=%d( |$)' % (port, port),
+            lines[-1]):
+        port = None
     check(port is not None and port > 0, "the bound port is logged as a logfmt line")
     if port is None:
         return
     # drain the log so breakerd never blocks on a full pipe
-    import threading
     threading.Thread(target=lambda: [None for _ in daemon.stderr], daemon=True).start()
 
     r, body = get(port)
@@ -290,9 +273,10 @@ def main():
     daemon = None
 
 
-try:
+def main_and_verdict():
     main()
-finally:
-    cleanup()
-print("%s" % ("FAILED: %d" % fails if fails else "all passed"))
-sys.exit(1 if fails else 0)
+    print("%s" % ("FAILED: %d" % proc.fails if proc.fails else "all passed"))
+    return 1 if proc.fails else 0
+
+
+proc.run(main_and_verdict, SHM, cleanup=stop_daemon)

@@ -10,61 +10,35 @@ container's grace period). Uses its own segment /brkft-mstop-PID and
 removes it. Stops by itself.
 """
 import os
-import re
-import signal
-import socket
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import proc  # noqa: E402
+from proc import check  # noqa: E402
+
 BREAKERD, MKRECORDS = sys.argv[1], sys.argv[2]
-SHM = "/brkft-mstop-%d" % os.getpid()
+SHM = proc.segment_name("mstop")
 N = 100000
-fails = 0
-
-
-def check(cond, desc):
-    global fails
-    print(("ok   " if cond else "FAIL ") + desc, flush=True)
-    if not cond:
-        fails += 1
-
-
-def cleanup():
-    for suffix in ("", "-d", "-l"):
-        try:
-            os.unlink("/dev/shm" + SHM + suffix)
-        except FileNotFoundError:
-            pass
 
 
 def start():
-    d = subprocess.Popen([BREAKERD, "--shm", SHM, "--capacity", "131072",
-                          "--metrics-listen", "127.0.0.1:0"],
-                         stderr=subprocess.PIPE, text=True)
-    for line in d.stderr:
-        m = re.search(r'msg="metrics listening".* port=(\d+)', line)
-        if m:
-            return d, int(m.group(1))
-    d.kill()
-    raise RuntimeError("breakerd did not log its port")
-
-
-def send_get(port):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    return s
+    d, port, _ = proc.start_breakerd(BREAKERD, SHM, "--capacity", "131072")
+    if port is None:
+        raise RuntimeError("breakerd did not log its port")
+    return d, port
 
 
 def main():
-    cleanup()
+    proc.remove_segment(SHM)
     r = subprocess.run([MKRECORDS, SHM, "131072", str(N)], capture_output=True,
                        text=True, timeout=120)
     if r.returncode != 0:
         print("mkrecords: %s" % r.stderr)
         return 1
     d, port = start()
-    s = send_get(port)
+    s = proc.send_get(port, close=True)
     s.settimeout(120)
     t0 = time.time()
     s.recv(1)  # the answer starts once the render is done
@@ -72,15 +46,10 @@ def main():
     s.close()
     check(render_s >= 0.5, "a render of %d breakers takes a while: %.2fs" % (N, render_s))
 
-    s = send_get(port)
+    s = proc.send_get(port, close=True)
     time.sleep(min(0.2, render_s / 5))
     t0 = time.time()
-    d.send_signal(signal.SIGTERM)
-    try:
-        d.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        d.kill()
-        d.communicate()
+    proc.stop_breakerd(d, timeout=120)
     stop_s = time.time() - t0
     s.close()
     check(d.returncode == 0, "breakerd exits 0 on SIGTERM during a render (got %s)"
@@ -88,12 +57,8 @@ def main():
     check(stop_s < render_s / 2,
           "it exits before the render could have finished: %.2fs (a render: %.2fs)"
           % (stop_s, render_s))
-    return 1 if fails else 0
+    return 1 if proc.fails else 0
 
 
 if __name__ == "__main__":
-    try:
-        rc = main()
-    finally:
-        cleanup()
-    sys.exit(rc)
+    proc.run(main, SHM)

@@ -13,36 +13,21 @@ Uses its own segment /brkft-munread-PID and removes it. Stops by itself.
 """
 import os
 import re
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import proc  # noqa: E402
+from proc import check  # noqa: E402
 
 BREAKERD, BCTL = sys.argv[1], sys.argv[2]
 with open(sys.argv[3]) as _h:  # daemon/metrics_http.h: the one definition
     MAX_RENDERS = int(re.search(r"#define METRICS_HTTP_MAX_RENDERS (\d+)", _h.read()).group(1))
-SHM = "/brkft-munread-%d" % os.getpid()
+SHM = proc.segment_name("munread")
 N_BREAKERS = 1500
 N_CONN = 30          # within METRICS_HTTP_MAX_CONN (32), 15 per address (16)
-fails = 0
-
-
-def check(cond, desc):
-    global fails
-    print(("ok   " if cond else "FAIL ") + desc, flush=True)
-    if not cond:
-        fails += 1
-
-
-def cleanup():
-    for suffix in ("", "-d", "-l"):
-        try:
-            os.unlink("/dev/shm" + SHM + suffix)
-        except FileNotFoundError:
-            pass
 
 
 def status_of(s):
@@ -57,45 +42,30 @@ def status_of(s):
 
 
 def main():
-    cleanup()
+    proc.remove_segment(SHM)
     with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
         for i in range(N_BREAKERS):
             f.write("[breaker unread/b%d]\nfailure_threshold = 3\n" % i)
         conf = f.name
     try:
-        r = subprocess.run([BCTL, "--shm", SHM, "segment", "create", "--capacity", "2048"],
-                           capture_output=True, text=True, timeout=60)
+        r = proc.bctl(BCTL, SHM, "segment", "create", "--capacity", "2048", timeout=60)
         if r.returncode != 0:
             print("bctl segment create: %s" % r.stderr)
             return 1
-        r = subprocess.run([BCTL, "--shm", SHM, "apply", conf], capture_output=True,
-                           text=True, timeout=60)
+        r = proc.bctl(BCTL, SHM, "apply", conf, timeout=60)
         if r.returncode != 0:
             print("bctl apply: %s" % r.stderr)
             return 1
     finally:
         os.unlink(conf)
 
-    d = subprocess.Popen([BREAKERD, "--shm", SHM, "--metrics-listen", "127.0.0.1:0"],
-                         stderr=subprocess.PIPE, text=True)
-    port = None
-    for line in d.stderr:
-        m = re.search(r'msg="metrics listening".* port=(\d+)', line)
-        if m:
-            port = int(m.group(1))
-            break
+    d, port, _ = proc.start_breakerd(BREAKERD, SHM)
     if port is None:
-        d.kill()
         print("breakerd did not log its port")
         return 1
     socks = []
     for i in range(N_CONN):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        s.bind(("127.0.0.%d" % (2 + i // 15), 0))
-        s.connect(("127.0.0.1", port))
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        socks.append(s)
+        socks.append(proc.send_get(port, source="127.0.0.%d" % (2 + i // 15), rcvbuf=1024))
         time.sleep(0.01)
     codes = [status_of(s) for s in socks]
     n200 = codes.count(200)
@@ -110,25 +80,16 @@ def main():
     time.sleep(0.5)
     ok = False
     for _ in range(20):  # the closed connections are noticed within a poll or two
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
-                                        timeout=10) as r:
-                ok = r.status == 200 and b'name="unread/b0"' in r.read()
-                break
-        except urllib.error.HTTPError as e:
-            if e.code != 503:
-                break
-            time.sleep(0.5)
+        status, body = proc.scrape(port)
+        ok = status == 200 and b'name="unread/b0"' in body
+        if status != 503:
+            break
+        time.sleep(0.5)
     check(ok, "once the hostile connections are closed, a scrape is 200 again")
-    d.send_signal(signal.SIGTERM)
-    d.communicate(timeout=20)
+    proc.stop_breakerd(d)
     check(d.returncode == 0, "breakerd exits 0 on SIGTERM (got %s)" % d.returncode)
-    return 1 if fails else 0
+    return 1 if proc.fails else 0
 
 
 if __name__ == "__main__":
-    try:
-        rc = main()
-    finally:
-        cleanup()
-    sys.exit(rc)
+    proc.run(main, SHM)
