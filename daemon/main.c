@@ -16,8 +16,8 @@
  * READY=1 after attaching and the first scan, WATCHDOG=1 when the unit
  * sets WatchdogSec=, and STOPPING=1 on SIGTERM (notify.h).
  *
- * The breakers file (--breakers, default /etc/breakerd/breakers.conf if
- * it exists) is applied after the attach and again on each SIGHUP (see
+ * The breakers file (--breakers, default $BREAKERD_BREAKERS, empty for
+ * none, else /etc/breakerd/breakers.conf if it exists) is applied after the attach and again on each SIGHUP (see
  * breakers.h); a bad one at start stops breakerd with exit 2.
  *
  * With --metrics-listen it serves GET /metrics, the output of `bctl
@@ -96,7 +96,8 @@ static const char usage_text[] =
 	"                    transitions is recorded as an event and logged even\n"
 	"                    if nobody asks (repeatable)\n"
 	"  --breakers FILE   the breakers file to apply at start and on SIGHUP\n"
-	"                    (default: " BF_DEFAULT_PATH " if it exists)\n"
+	"                    (default: $" BF_ENV " if set, empty for none;\n"
+	"                    else " BF_DEFAULT_PATH " if it exists)\n"
 	"  --metrics-listen ADDR:PORT\n"
 	"                    serve GET /metrics (what 'bctl metrics' prints) over\n"
 	"                    HTTP: 127.0.0.1:9464, [::1]:9464; port 0: the kernel\n"
@@ -224,8 +225,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->breakers && access(BF_DEFAULT_PATH, F_OK) == 0)
-		o->breakers = BF_DEFAULT_PATH;
+	if (!o->breakers) {
+		const char *env = getenv(BF_ENV);
+
+		if (env)
+			o->breakers = *env ? env : NULL; /* "": none */
+		else if (access(BF_DEFAULT_PATH, F_OK) == 0)
+			o->breakers = BF_DEFAULT_PATH;
+	}
 }
 
 /* --capacity/--arena-mb apply only when creating: an existing segment of

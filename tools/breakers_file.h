@@ -34,6 +34,10 @@
 #include "breaker.h"
 
 #define BF_DEFAULT_PATH "/etc/breakerd/breakers.conf"
+/* breakerd without --breakers: $BREAKERD_BREAKERS names the file instead
+ * of BF_DEFAULT_PATH; set and empty, no file at all (the test suite sets
+ * it so a host's own file never leaks into a test's breakerd). */
+#define BF_ENV "BREAKERD_BREAKERS"
 
 struct bf_file;
 

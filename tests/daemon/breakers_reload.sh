@@ -156,6 +156,25 @@ if [ "$rc" -eq 2 ] && grep -q "msg=\"cannot read $TMP/absent.conf: No such file 
 else
 	bad "--breakers of a missing file: cannot read FILE, rejected, exit 2" "exit $rc" "$(cat "$TMP/absent.log")"
 fi
+# Without --breakers: $BREAKERD_BREAKERS names the file, and set and empty
+# no file at all. The suite sets it empty for every test (tests/meson.build,
+# add_test_setup), so a host's own /etc/breakerd/breakers.conf never
+# reaches a test's breakerd (it did: a file an operator wrote made every
+# test's breakerd apply it, or exit 2).
+[ "${BREAKERD_BREAKERS-unset}" = "" ] &&
+	ok "the suite runs with \$BREAKERD_BREAKERS set and empty" ||
+	bad "the suite's environment" "BREAKERD_BREAKERS='${BREAKERD_BREAKERS-unset}'"
+BREAKERD_BREAKERS=$CONF "$BREAKERD" --shm "$SHM" 2>"$TMP/env.log"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "file=$CONF line=2" "$TMP/env.log" &&
+	ok "\$BREAKERD_BREAKERS=FILE without --breakers: FILE is the breakers file" ||
+	bad "\$BREAKERD_BREAKERS=FILE" "exit $rc" "$(cat "$TMP/env.log")"
+BREAKERD_BREAKERS= timeout -s TERM 1 "$BREAKERD" --shm "$SHM" 2>"$TMP/none.log"
+rc=$?
+[ "$rc" -eq 124 ] && ! grep -q 'breakers file' "$TMP/none.log" &&
+	ok "\$BREAKERD_BREAKERS empty: no breakers file, breakerd runs until stopped" ||
+	bad "\$BREAKERD_BREAKERS empty" "exit $rc" "$(cat "$TMP/none.log")"
+
 exec {W[1]}>&-
 echo "breakers_reload: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
