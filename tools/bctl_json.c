@@ -144,8 +144,9 @@ static json_t *json_signals(const struct brk_info *in)
 	return o;
 }
 
-/* "hold_time": permit hold time (brk_info.hold). state "none" (no
- * release yet), "recorded" or "no_room"; buckets: [{"le": bound in s,
+/* "hold_time": permit hold time (brk_info.hold). state "off"
+ * (hold_histogram off), "none" (on, no release yet), "recorded" or
+ * "no_room"; buckets: [{"le": bound in s,
  * the string "+Inf" for the last (Prometheus' spelling; JSON has no
  * infinity), "count": holds at most le, cumulative like Prometheus' le,
  * so the last is "count"}]. */

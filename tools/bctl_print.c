@@ -89,7 +89,7 @@ static void print_hold(FILE *f, const struct brk_hold_info *h, int on)
 	uint64_t le = 0;
 	unsigned i;
 
-	if (!on && h->state != BRK_HOLD_RECORDED) {
+	if (h->state == BRK_HOLD_OFF || (!on && h->state != BRK_HOLD_RECORDED)) {
 		bctl_kv(f, 0, "hold_time", "off (bctl config NAME --hold-histogram on)");
 		return;
 	}

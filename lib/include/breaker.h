@@ -985,9 +985,10 @@ struct brk_budget_info {
 #define BRK_HOLD_BUCKETS 12u /* 11 bounds + the +Inf bucket */
 
 enum brk_hold_state {
-	BRK_HOLD_NONE = 0,     /* no release yet (or not a breaker) */
+	BRK_HOLD_NONE = 0,     /* on, no release yet (or not a breaker) */
 	BRK_HOLD_RECORDED = 1, /* the histogram below is recorded */
-	BRK_HOLD_NOROOM = 2    /* the arena had no room: nothing recorded */
+	BRK_HOLD_NOROOM = 2,   /* the arena had no room: nothing recorded */
+	BRK_HOLD_OFF = 3       /* hold_histogram off and no histogram kept */
 };
 
 /**
@@ -1001,7 +1002,7 @@ enum brk_hold_state {
 BRK_API uint64_t brk_hold_bound_us(unsigned i);
 
 /**
- * brk_hold_state_name - "none", "recorded" or "no_room" for an enum
+ * brk_hold_state_name - "none", "recorded", "no_room" or "off" for an enum
  * brk_hold_state (the words of `bctl inspect --json`'s hold_time.state);
  * "none" for any other value. Static string; thread-safe.
  */

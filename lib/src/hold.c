@@ -37,6 +37,7 @@ const char *brk_hold_state_name(int state)
 	switch (state) {
 	case BRK_HOLD_RECORDED: return "recorded";
 	case BRK_HOLD_NOROOM: return "no_room";
+	case BRK_HOLD_OFF: return "off";
 	default: return "none";
 	}
 }
@@ -126,7 +127,9 @@ void brk__hold_read(const brk_segment *s, const struct brk__record *r,
 	memset(out, 0, sizeof(*out));
 	out->buckets = BRK_HOLD_BUCKETS;
 	if (!h) {
-		out->state = w == BRK__HOLD_NOROOM ? BRK_HOLD_NOROOM : BRK_HOLD_NONE;
+		out->state = w == BRK__HOLD_NOROOM ? BRK_HOLD_NOROOM
+			     : brk__cfg(r, BRK__CFG_HOLD_HISTOGRAM) ? BRK_HOLD_NONE
+								    : BRK_HOLD_OFF;
 		return;
 	}
 	out->state = BRK_HOLD_RECORDED;

@@ -292,7 +292,7 @@ def test_hold_histogram_is_opt_in(seg, clock):
     assert plain.info()["config"]["hold_histogram"] is False
     with plain:
         pass
-    assert plain.info()["hold_time"]["state"] == "none"
+    assert plain.info()["hold_time"]["state"] == "off"
     br = seg.breaker("a/timed", hold_histogram=True)
     assert br.info()["config"]["hold_histogram"] is True
     with br:

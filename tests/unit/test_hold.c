@@ -320,7 +320,7 @@ static void off_by_default_no_clock_read_no_block(void **state)
 	assert_true(uatomic_read(&brk__brec(b)->hold) == 0);
 	assert_int_equal(uatomic_read(&u->seg->hdr->arena_next), next);
 	ut_info(b, i);
-	assert_int_equal(i->hold.state, BRK_HOLD_NONE);
+	assert_int_equal(i->hold.state, BRK_HOLD_OFF);
 	assert_int_equal(i->hold.count, 0);
 	assert_int_equal(i->record_bytes, 448);
 
