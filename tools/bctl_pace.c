@@ -69,11 +69,14 @@ static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a
 	return BCTL_CONTINUE;
 }
 
+/* "NAME: pace WHAT: ceiling ..., rate now R/s"; @what NULL: "NAME: ceiling
+ * ..." (bctl pace NAME with no setting: just the settings). */
 static void pace_line(const char *name, const char *what,
 		      const struct brk_bucket_info *in)
 {
-	printf("%s: pace %s: ceiling %g/s, floor %g/s, burst %" PRIu32
-	       ", reserve %" PRIu32 "%%, rate now %g/s\n", name, what,
+	printf("%s: %s%s%sceiling %g/s, floor %g/s, burst %" PRIu32
+	       ", reserve %" PRIu32 "%%, rate now %g/s\n", name,
+	       what ? "pace " : "", what ? what : "", what ? ": " : "",
 	       in->ceiling_per_s, in->floor_per_s, in->burst, in->reserve_pct,
 	       in->learned_per_s);
 }
@@ -154,8 +157,8 @@ static int pace_run(const struct bctl *g, brk_segment *seg, const char *name,
 }
 
 /*
- * `bctl pace NAME` with no setting: an existing pace's settings, "pace
- * NAME: nothing to change" (exit 0); no such pace (or no segment): the
+ * `bctl pace NAME` with no setting: an existing pace's settings, just
+ * them (exit 0); no such pace (or no segment): the
  * usage error that --ceiling is needed to create one. Creates nothing.
  */
 static int pace_show(const struct bctl *g, const char *name)
@@ -188,8 +191,7 @@ static int pace_show(const struct bctl *g, const char *name)
 	else if (!in.paced)
 		rc = not_a_pace(g, seg, name);
 	else {
-		pace_line(name, "unchanged (nothing to change: give --ceiling, "
-			  "--floor, --burst or --reserve)", &in);
+		pace_line(name, NULL, &in);
 		rc = cli_flush_stdout() ? CLI_EXIT_ERROR : 0;
 	}
 	brk_detach(seg);
