@@ -150,13 +150,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->shm_flag = optarg;
 			break;
 		case 'i':
-			rc = parse_duration_arg(optarg, &o->interval_ms);
-			if (rc == -ERANGE)
-				usage_error("--interval: '%s' is too long", optarg);
-			if (rc < 0)
-				usage_error("--interval: '%s' is not a duration "
-					    "(a number with a unit: 250ms, 1s, 5m)",
-					    optarg);
+			if (cli_opt_duration("--interval", optarg, &o->interval_ms))
+				exit(CLI_EXIT_USAGE);
 			if (o->interval_ms == 0)
 				usage_error("--interval: '%s' must be at least 1ms",
 					    optarg);
@@ -180,13 +175,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->group = optarg;
 			break;
 		case 'r':
-			rc = parse_duration_arg(optarg, &o->retire_idle_ms);
-			if (rc == -ERANGE)
-				usage_error("--retire-idle: '%s' is too long", optarg);
-			if (rc < 0)
-				usage_error("--retire-idle: '%s' is not a duration "
-					    "(a number with a unit: 30s, 10m, 1h)",
-					    optarg);
+			if (cli_opt_duration("--retire-idle", optarg, &o->retire_idle_ms))
+				exit(CLI_EXIT_USAGE);
 			if (o->retire_idle_ms == 0)
 				usage_error("--retire-idle: '%s' must be at least 1ms",
 					    optarg);

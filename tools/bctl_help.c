@@ -171,7 +171,7 @@ static const char bctl_usage[] =
 "  -h, --help    this text\n"
 "  --version     print bctl's version (the breakerd release) and exit\n"
 "\n"
-"DUR is a number with a unit: 250ms, 30s, 5m, 2h (a bare number is an error).\n"
+"DUR is " CLI_DURATION_HINT "\n(a bare number is an error).\n"
 "CODES is a list of exit codes and ranges: 3,7,10-12.\n"
 "PCT is a whole number of percent, with or without '%': 30 or 30%.\n"
 "\n"

@@ -305,7 +305,7 @@ int cli_opt_duration(const char *opt, const char *s, uint64_t *ms)
 		return cli_usage_error("%s: duration '%s' is too long (max %llu ms)",
 				       opt, cli_q(s), (unsigned long long)BRK_MAX_DURATION_MS);
 	if (rc < 0)
-		return cli_usage_error("%s: invalid duration '%s' (use a unit: 250ms, 30s, 5m, 2h)",
+		return cli_usage_error("%s: invalid duration '%s' (" CLI_DURATION_HINT ")",
 				       opt, cli_q(s));
 	return 0;
 }

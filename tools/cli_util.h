@@ -86,6 +86,12 @@ int parse_uint_arg_base(const char *s, int base, uint64_t min, uint64_t max,
 /** parse_uint_arg - parse_uint_arg_base() in base 10. */
 int parse_uint_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* The units brk_parse_duration() takes (lib/src/duration.c's table), for
+ * messages and help text: bctl and breakerd say them in these words. */
+#define CLI_DURATION_UNITS "us, ms, s, m, h or d"
+#define CLI_DURATION_HINT "a number with a unit: " CLI_DURATION_UNITS \
+	", e.g. 250ms, 30s, 5m"
+
 /**
  * parse_duration_arg - "250ms", "30s", "5m", "2h" (brk_parse_duration());
  * a bare number is -EINVAL. Returns 0, -EINVAL or -ERANGE.
@@ -108,6 +114,8 @@ int cli_opt_uint(const char *opt, const char *s, uint64_t min, uint64_t max,
 /* A percentage is a bare integer: "30", never "30%" (refused, saying so). */
 int cli_opt_pct(const char *opt, const char *s, uint64_t min, uint64_t max,
 		uint64_t *out);
+/* "OPT: invalid duration 'S' (CLI_DURATION_HINT)", "OPT: duration 'S' is
+ * too long (max N ms)": the one wording of bctl and breakerd. */
 int cli_opt_duration(const char *opt, const char *s, uint64_t *ms);
 int cli_opt_code_set(const char *opt, const char *s, uint8_t *set);
 /* A segment's permission bits (octal, at most 0777): never world-writable,

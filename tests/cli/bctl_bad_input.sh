@@ -111,6 +111,24 @@ expect "empty duration" 2 "^bctl: --max-wait: invalid duration '' " \
 	config keep/me --max-wait ''
 expect "negative duration" 2 "^bctl: --for: invalid duration '-5s' " \
 	trip keep/me --for -5s
+# one wording, with every unit the parser takes, in bctl and breakerd alike
+# (cli_opt_duration; breakerd's side: tests/daemon/it_daemon_cli.c), and
+# bctl(1)/breakerd(8) name the same units (issue msg12-5)
+units_msg="(a number with a unit: us, ms, s, m, h or d, e.g. 250ms, 30s, 5m)"
+expect "bad_duration_message_names_every_unit" 2 \
+	"^bctl: --open: invalid duration '5' \\(a number with a unit: us, ms, s, m, h or d, e\\.g\\. 250ms, 30s, 5m\\)\$" \
+	config keep/me --open 5
+for u in $(printf '%s\n' "$units_msg" | sed 's/.*unit: \(.*\), e\.g.*/\1/; s/,\| or / /g'); do
+	expect "  the unit '$u' of the message parses" 0 '' config probe/units --probe-timeout "1$u"
+done
+man=$(dirname "${BASH_SOURCE[0]}")/../../docs/man
+for page in bctl.1.scd breakerd.8.scd; do
+	if tr '\n' ' ' <"$man/$page" | grep -q '_DUR_ is a number with a unit: _us_, _ms_, _s_, _m_, _h_ or _d_'; then
+		ok "  $page lists the same units"
+	else
+		bad "  $page lists the same units" "$(grep -A1 '_DUR_ is' "$man/$page")"
+	fi
+done
 expect "--failure-threshold -1" 2 "^bctl: --failure-threshold: '-1' is not an integer" \
 	config keep/me --failure-threshold -1
 expect "--failure-threshold 0" 2 "^bctl: --failure-threshold: '0' is out of range \\(1\\.\\." \

@@ -78,6 +78,18 @@ static void usage_case(const char *what, char *const *args)
 	      (int)strcspn(err, "\n"), err);
 }
 
+/* Exit 2 and @want as the first line of stderr. */
+static void usage_msg(const char *what, char *const *args, const char *want)
+{
+	char err[4096];
+	int st = run(args, err, sizeof(err));
+	size_t n = strcspn(err, "\n") + 1;
+
+	CHECK(st == 2 && strncmp(err, want, strlen(want)) == 0 && n == strlen(want),
+	      "%s: exit 2 with '%.*s' (%d: %.*s)", what, (int)strlen(want) - 1, want,
+	      st, (int)n - 1, err);
+}
+
 /* A stopped daemon whose event ring overran logs how many it lost. */
 static void check_lost_events(const char *shm)
 {
@@ -355,6 +367,10 @@ int main(int argc, char **argv)
 	{
 		char *a[] = { "--shm", (char *)shm, "--interval", "5", NULL };
 		usage_case("--interval 5 (bare number)", a);
+		/* bctl's words (cli_opt_duration), every unit the parser takes */
+		usage_msg("bad_duration_message_names_every_unit", a,
+			  "breakerd: --interval: invalid duration '5' (a number with "
+			  "a unit: us, ms, s, m, h or d, e.g. 250ms, 30s, 5m)\n");
 	}
 	{
 		char *a[] = { "--shm", (char *)shm, "--interval", "0ms", NULL };
