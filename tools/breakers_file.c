@@ -788,9 +788,10 @@ static int bf_bucket(struct bf_ctx *x, const struct bf_section *s)
 	if (rc < 0 && rc != -ENOENT)
 		return bf_lib_fail(x, s, rc);
 	if (rc == -ENOENT) {
-		if (!a->has_rate || !a->has_burst)
-			return bf_fail(x, s, s->line, "no such bucket: rate and "
-				       "burst are both needed to create it");
+		if (!a->has_rate || !a->has_burst) /* at the header: no such key */
+			return bf_failk(x, s, s->line, !a->has_rate ? "rate" : "burst",
+					"needed to create the bucket (no such bucket: "
+					"rate and burst are both needed)");
 		if (x->pass == BF_WRITE) {
 			rc = brk_bucket_get(x->seg, s->name, a->rate,
 					    (uint32_t)a->burst, &k);
@@ -906,8 +907,8 @@ static int bf_pace(struct bf_ctx *x, const struct bf_section *s)
 		return bf_lib_fail(x, s, rc);
 	if (rc == -ENOENT) {
 		if (!(a->fields & BRK_PACE_F_CEILING))
-			return bf_fail(x, s, s->line, "no such pace: ceiling is "
-				       "needed to create it");
+			return bf_failk(x, s, s->line, "ceiling", "needed to create "
+					"the pace (no such pace)");
 		if (x->pass == BF_WRITE) {
 			rc = brk_pace_get(x->seg, s->name, &a->c, &k);
 			if (rc == 0) /* a concurrent creator won: ours win */

@@ -303,9 +303,10 @@ rate = 5
 [pace fresh2]
 floor = 1
 EOF
-rejected "a new bucket without burst, a new pace without ceiling: both named" needs \
-	"^bctl: $TMP/needs.conf:3: \[bucket fresh\] no such bucket: rate and burst are both needed" \
-	"^bctl: $TMP/needs.conf:5: \[pace fresh2\] no such pace: ceiling is needed" \
+# the FILE:LINE: [kind NAME] key: why form, the key the one missing (issue msg12-2)
+rejected "missing_create_setting_names_its_key: a new bucket without burst, a new pace without ceiling" needs \
+	"^bctl: $TMP/needs.conf:3: \\[bucket fresh\\] burst: needed to create the bucket \\(no such bucket: rate and burst are both needed\\)\$" \
+	"^bctl: $TMP/needs.conf:5: \\[pace fresh2\\] ceiling: needed to create the pace \\(no such pace\\)\$" \
 	"2 errors, nothing was applied"
 
 file floor <<'EOF'
@@ -382,7 +383,7 @@ rejected "every error at once: a bad value, a syntax error and the semantic ones
 	"^bctl: $TMP/allerrs.conf:3: syntax error" \
 	"^bctl: $TMP/allerrs.conf:4: syntax error" \
 	"^bctl: $TMP/allerrs.conf:7: \[breaker z\] open: open = 20m is more than max_open" \
-	"^bctl: $TMP/allerrs.conf:9: \[bucket fresh\] no such bucket: rate and burst" \
+	"^bctl: $TMP/allerrs.conf:9: \[bucket fresh\] burst: needed to create the bucket" \
 	"^bctl: $TMP/allerrs.conf: not checked against the segment: \[breaker api\] \(it has an error above\)\$" \
 	"5 errors, nothing was applied"
 
