@@ -586,30 +586,6 @@ static const char *bf_verb(const struct bf_ctx *x, const char *done)
 	return "would be updated";
 }
 
-/* "failure_threshold 5 -> 3, open 30000ms -> 10000ms" into @buf. */
-static void bf_cfg_changes(const struct brk_config *old, const struct brk_config *new,
-			   const struct cfg_set *set, char *buf, size_t len)
-{
-	size_t i, at = 0;
-	uint64_t a, b;
-	int n;
-
-	buf[0] = '\0';
-	for (i = 0; i < cfg_n && at < len; i++) {
-		if (!(set->mask & (1u << i)))
-			continue;
-		a = cfg_get(old, &cfg_fields[i]);
-		b = cfg_get(new, &cfg_fields[i]);
-		if (a == b)
-			continue;
-		n = snprintf(buf + at, len - at, "%s%s %" PRIu64 " -> %" PRIu64,
-			     at ? ", " : "", cfg_fields[i].key, a, b);
-		if (n < 0)
-			break;
-		at += (size_t)n;
-	}
-}
-
 /* cfg_hint()'s words as the file writes them: "--slow-call" is slow_call. */
 static void bf_file_words(const char *in, char *out, size_t len)
 {
@@ -721,8 +697,10 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 			if (rc < 0)
 				return bf_lib_fail(x, s, rc);
 		}
+		cfg_list(&c, &s->cfg, ch, sizeof(ch)); /* every declared setting */
 		if (x->pass != BF_CHECK)
-			fprintf(x->out, "%s %s\n", s->header, bf_verb(x, "created"));
+			fprintf(x->out, "%s %s%s%s\n", s->header, bf_verb(x, "created"),
+				ch[0] ? ": " : "", ch);
 		return 0;
 	}
 	rc = brk_breaker_info(b, &in);
@@ -743,7 +721,7 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 		if (rc < 0)
 			return bf_lib_fail(x, s, rc);
 	}
-	bf_cfg_changes(&old, &c, &s->cfg, ch, sizeof(ch));
+	cfg_changes(&old, &c, &s->cfg, ch, sizeof(ch));
 	if (x->pass != BF_CHECK)
 		fprintf(x->out, "%s %s: %s\n", s->header, bf_verb(x, "updated"), ch);
 	return 0;
@@ -916,9 +894,16 @@ static int bf_pace(struct bf_ctx *x, const struct bf_section *s)
 			if (rc < 0)
 				return bf_lib_fail(x, s, rc);
 		}
+		/* every declared setting, in the words of the update line */
+		bf_change(ch, sizeof(ch), "ceiling %g/s", a->c.ceiling_per_s);
+		if (a->fields & BRK_PACE_F_FLOOR)
+			bf_change(ch, sizeof(ch), "floor %g/s", a->c.floor_per_s);
+		if (a->fields & BRK_PACE_F_BURST)
+			bf_change(ch, sizeof(ch), "burst %" PRIu32, a->c.burst);
+		if (a->fields & BRK_PACE_F_RESERVE)
+			bf_change(ch, sizeof(ch), "reserve %" PRIu32 "%%", a->c.reserve_pct);
 		if (x->pass != BF_CHECK)
-			fprintf(x->out, "%s %s: ceiling %g/s\n", s->header,
-				bf_verb(x, "created"), a->c.ceiling_per_s);
+			fprintf(x->out, "%s %s: %s\n", s->header, bf_verb(x, "created"), ch);
 		return 0;
 	}
 	rc = brk_bucket_info(k, &in);

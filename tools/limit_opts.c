@@ -317,3 +317,56 @@ int pace_check(const struct pace_set *a, const char *floor_label,
 				       a->c.ceiling_per_s);
 	return 0;
 }
+
+/* @v of @f as cfg_changes() says it: "on"/"off" for a switch, else the
+ * number (the key names the unit: open_ms, failure_rate_pct). */
+static const char *cfg_value_str(const struct cfg_field *f, uint64_t v,
+				 char *buf, size_t len)
+{
+	if (f->kind == CFG_BOOL)
+		return v ? "on" : "off";
+	snprintf(buf, len, "%" PRIu64, v);
+	return buf;
+}
+
+/* Append "KEY A -> B" (@old) or "KEY B" (@old NULL) for each setting of
+ * @set, skipping unchanged ones when @old is given. */
+static void cfg_words(const struct brk_config *old, const struct brk_config *new,
+		      const struct cfg_set *set, char *buf, size_t len)
+{
+	char a[24], b[24];
+	size_t i, at = 0;
+	uint64_t va, vb;
+	int n;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < cfg_n && at < len; i++) {
+		if (!(set->mask & (1u << i)))
+			continue;
+		vb = cfg_get(new, &cfg_fields[i]);
+		va = old ? cfg_get(old, &cfg_fields[i]) : vb;
+		if (old && va == vb)
+			continue;
+		n = snprintf(buf + at, len - at, "%s%s %s%s%s", at ? ", " : "",
+			     cfg_fields[i].key,
+			     old ? cfg_value_str(&cfg_fields[i], va, a, sizeof(a)) : "",
+			     old ? " -> " : "",
+			     cfg_value_str(&cfg_fields[i], vb, b, sizeof(b)));
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
+void cfg_changes(const struct brk_config *old, const struct brk_config *new,
+		 const struct cfg_set *set, char *buf, size_t len)
+{
+	cfg_words(old, new, set, buf, len);
+}
+
+void cfg_list(const struct brk_config *c, const struct cfg_set *set,
+	      char *buf, size_t len)
+{
+	cfg_words(NULL, c, set, buf, len);
+}

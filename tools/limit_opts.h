@@ -57,6 +57,19 @@ int cfg_opt(const char *key, const char *label, const char *arg,
 const char *cfg_hint(const char *key);
 /** cfg_field_by_key - the field of the library's member name @key, or NULL. */
 const struct cfg_field *cfg_field_by_key(const char *key);
+/**
+ * cfg_changes - the settings of @set whose value differs between @old and
+ * @new, as bctl apply and bctl config say them: "failure_threshold 5 -> 3,
+ * hold_histogram off -> on" into @buf ("" if none; cut to @len).
+ */
+void cfg_changes(const struct brk_config *old, const struct brk_config *new,
+		 const struct cfg_set *set, char *buf, size_t len);
+/**
+ * cfg_list - the settings of @set with their value in @c, in the words of
+ * cfg_changes(): "failure_threshold 3, hold_histogram on" ("" if none).
+ */
+void cfg_list(const struct brk_config *c, const struct cfg_set *set,
+	      char *buf, size_t len);
 
 /* ---- strict decimals (rates, ratios) ---- */
 
