@@ -111,9 +111,10 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 		   const struct cfg_set *set)
 {
 	struct brk_info in;
-	struct brk_config c;
+	struct brk_config c, old;
 	const char *what = NULL;
 	brk_breaker *b;
+	char ch[512];
 	int rc, created = 0;
 
 	rc = brk_breaker_find(seg, name, &b);
@@ -128,9 +129,12 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 	rc = brk_breaker_info(b, &in);
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
-	c = in.config;
+	old = c = in.config;
 	if (cfg_apply(&c, set) == 0) {
-		printf("%s: %s\n", name, created ? "created" : "unchanged");
+		/* created: the settings given, as bctl apply's created line */
+		cfg_list(&c, set, ch, sizeof(ch));
+		printf("%s: %s%s%s\n", name, created ? "created" : "unchanged",
+		       created && ch[0] ? ": " : "", created ? ch : "");
 		return 0;
 	}
 	rc = brk_breaker_update(b, &c, cfg_bits(set), &what);
@@ -143,7 +147,8 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 				 cli_q(name), what, cfg_hint(what));
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
-	printf("%s: updated\n", name);
+	cfg_changes(&old, &c, set, ch, sizeof(ch)); /* bctl apply's words */
+	printf("%s: updated: %s\n", name, ch);
 	return 0;
 }
 

@@ -201,6 +201,12 @@ rejected "hold_histogram takes on or off" badbool \
 
 # bctl config --hold-histogram: on|off, shown by inspect (text and --json)
 run config db --hold-histogram on
+# config says what changed, in apply's words (issue msg12-3)
+if [ "$rc" -eq 0 ] && grep -qx 'db: updated: hold_histogram off -> on' "$TMP/out"; then
+	ok "config_change_says_what_changed"
+else
+	bad "config_change_says_what_changed" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
+fi
 if [ "$rc" -eq 0 ] && "$BCTL" --shm "$SHM" inspect db 2>&1 | grep -Eq '^  hold_histogram: +on$'; then
 	ok "config --hold-histogram on: inspect shows it"
 else
@@ -209,6 +215,15 @@ else
 fi
 has "  db: hold_histogram on (--json)" db '"hold_histogram": true'
 run config db --hold-histogram off
+grep -qx 'db: updated: hold_histogram on -> off' "$TMP/out" && ok "  config: hold_histogram on -> off" ||
+	bad "  config: hold_histogram on -> off" "$(cat "$TMP/out" "$TMP/err")"
+run config db --hold-histogram off
+grep -qx 'db: unchanged' "$TMP/out" && ok "  config with the stored value: unchanged" ||
+	bad "  config with the stored value: unchanged" "$(cat "$TMP/out" "$TMP/err")"
+run config db
+grep -qx 'db: unchanged' "$TMP/out" && ok "  config with no setting: unchanged" ||
+	bad "  config with no setting: unchanged" "$(cat "$TMP/out" "$TMP/err")"
+has "  db: hold_histogram off again" db '"hold_histogram": false'
 run config db --hold-histogram 1
 if [ "$rc" -eq 2 ] && grep -q "^bctl: --hold-histogram: '1' is not on or off" "$TMP/err"; then
 	ok "config --hold-histogram 1: usage error naming the value"
