@@ -50,7 +50,7 @@ static PyObject *core_parse_duration_ms(PyObject *mod, PyObject *arg)
 	rc = brk_parse_duration(s, &ms);
 	if (rc)
 		return PyErr_Format(PyExc_ValueError,
-				    "duration %R is not a number with a unit (250ms, 30s, 5m, 2h)%s",
+				    "invalid duration %R (a number with a unit: us, ms, s, m, h or d, e.g. 250ms, 30s, 5m)%s",
 				    arg, rc == -ERANGE ? ": too long" : "");
 	return PyLong_FromUnsignedLongLong(ms);
 }

@@ -174,6 +174,12 @@ def test_durations():
     for bad in ("30", "", "-5s", "5 parsecs", "1e3s"):
         with pytest.raises(ValueError):
             breakerd.parse_duration(bad)
+    # the message names every unit, in bctl's and breakerd's words
+    with pytest.raises(ValueError, match=r"invalid duration '30' \(a number "
+                       r"with a unit: us, ms, s, m, h or d, e\.g\. 250ms"):
+        breakerd.parse_duration("30")
+    assert breakerd.parse_duration("1d") == 86400.0
+    assert breakerd.parse_duration("1500us") == 0.002  # rounded up to ms
     with pytest.raises(TypeError):
         breakerd.parse_duration(None)
 
