@@ -120,6 +120,7 @@ extern "C" {
 /* ---------------------------------------------------------------------- */
 
 #define BRK_NAME_MAX 63                   /* bytes, without the NUL */
+#define BRK_HOST_ID_MAX 63                /* a fleet host id, without the NUL */
 #define BRK_DEFAULT_SHM "/breakerd"       /* shm object name */
 #define BRK_SHM_ENV "BREAKERD_SHM"        /* environment override */
 #define BRK_DEFAULT_CAPACITY 1024u        /* records */
@@ -438,11 +439,26 @@ struct brk_config {
 	                                Set back to 0: releases stop recording;
 	                                the block and its counts stay until the
 	                                record is retired or reused. */
+	uint32_t reserved1_;         /* padding of BRK_CONFIG_SIZE_VER2: ignored */
+	/* since BRK_CONFIG_SIZE_VER3 */
+	uint32_t fleet;              /* 0 (default) or 1: fleet-wide. breakerd
+	                                --fleet publishes this breaker's open,
+	                                cool-until, forced and reset decisions
+	                                to the other hosts and applies theirs
+	                                (docs/design.md "Fleet link"). Never
+	                                read on the acquire/release path. */
+	uint32_t fleet_probe;        /* 0 (default) or 1: one probe for the
+	                                whole fleet: the hosts elect one prober
+	                                per cooling period (a Redis SET NX PX
+	                                held by breakerd); the others stay open
+	                                until its verdict arrives. Acts only
+	                                with fleet = 1. */
 };
 
 #define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
 #define BRK_CONFIG_SIZE_VER1 104u /* + reserve_pct */
 #define BRK_CONFIG_SIZE_VER2 112u /* + hold_histogram */
+#define BRK_CONFIG_SIZE_VER3 120u /* + fleet, fleet_probe (after VER2's padding) */
 
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
@@ -533,9 +549,11 @@ enum brk_config_field {
 	BRK_CFG_MAX_CONCURRENT = 1u << 12,
 	BRK_CFG_MIN_DISTINCT_PROCESSES = 1u << 13,
 	BRK_CFG_RESERVE_PCT = 1u << 14,
-	BRK_CFG_HOLD_HISTOGRAM = 1u << 15
+	BRK_CFG_HOLD_HISTOGRAM = 1u << 15,
+	BRK_CFG_FLEET = 1u << 16,
+	BRK_CFG_FLEET_PROBE = 1u << 17
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 16) - 1u) /* every setting */
+#define BRK_CFG_ALL ((uint64_t)(1u << 16) - 1u) /* every setting (CONTRACT: fleetcfg raises it to 1u << 18) */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.
@@ -1353,9 +1371,12 @@ enum brk_event_reason {
 	                            record; value = the idle ms asked (0: now) */
 	BRK_EV_PACE_CUT = 15,    /* brk_pace_report() cut a pace's rate;
 	                            value = the new rate in milli tokens/s */
-	BRK_EV_HEALTH = 16       /* a name's health state changed (brk_health()):
+	BRK_EV_HEALTH = 16,      /* a name's health state changed (brk_health()):
 	                            from/to = enum brk_health_state, value =
 	                            enum brk_health_code */
+	BRK_EV_FLEET_LINK = 17   /* the fleet link's state changed
+	                            (brk_fleet_report()): name "", from/to =
+	                            enum brk_fleet_state, value = reconnects */
 };
 
 struct brk_event {
@@ -1368,9 +1389,16 @@ struct brk_event {
 	int32_t pid;         /* the process that wrote it (for reclaims: the
 	                        owner that died) */
 	uint64_t value;      /* reason-specific: open period ms, wait ms */
+	/* since BRK_EVENT_SIZE_VER1 */
+	char origin[BRK_HOST_ID_MAX + 1]; /* "": a decision of this host; else
+	                        the host id of the fleet peer whose decision
+	                        breakerd applied (brk_set_origin()); "?" if
+	                        the segment's peer table has since reused the
+	                        slot */
 };
 
 #define BRK_EVENT_SIZE_VER0 112u /* sizeof in BREAKER_0 */
+#define BRK_EVENT_SIZE_VER1 176u /* + origin */
 
 /**
  * brk_events_read - copy events with sequence numbers >= *@cursor, oldest
@@ -1780,9 +1808,14 @@ struct brk_pace_config {
 	uint32_t burst;         /* 0: BRK_PACE_DEFAULT_BURST; 1 ..
 	                           BRK_BUCKET_MAX_BURST */
 	uint32_t reserve_pct;   /* 0 .. BRK_PACE_MAX_RESERVE_PCT */
+	/* since BRK_PACE_CONFIG_SIZE_VER1 */
+	uint32_t fleet;         /* 0 (default) or 1: breakerd --fleet publishes
+	                           this pace's cuts and applies other hosts'
+	                           (brk_pace_cut()) */
 };
 
 #define BRK_PACE_CONFIG_SIZE_VER0 32u
+#define BRK_PACE_CONFIG_SIZE_VER1 40u /* + fleet */
 
 /**
  * brk_pace_config_init - fill @c with the defaults (ceiling unset: the
@@ -1820,7 +1853,8 @@ enum brk_pace_field {
 	BRK_PACE_F_CEILING = 1u << 0,
 	BRK_PACE_F_FLOOR = 1u << 1,
 	BRK_PACE_F_BURST = 1u << 2,
-	BRK_PACE_F_RESERVE = 1u << 3
+	BRK_PACE_F_RESERVE = 1u << 3,
+	BRK_PACE_F_FLEET = 1u << 4
 };
 
 /**
@@ -2521,6 +2555,146 @@ BRK_API int brk_parse_uint(const char *s, int base, uint64_t min,
  * thread-safe.
  */
 BRK_API const char *brk_kind_name(int kind);
+
+/* ---------------------------------------------------------------------- */
+/* Fleet link (breakerd --fleet): applying peers' decisions, link status    */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * brk_host_id_validate - 0 if @id is 1..BRK_HOST_ID_MAX bytes of
+ * [A-Za-z0-9._-] (a host name, a pod name); -EINVAL (NULL, empty, another
+ * character), -ENAMETOOLONG. Pure, thread-safe.
+ */
+BRK_API int brk_host_id_validate(const char *id);
+
+/**
+ * brk_set_origin - mark the events the calling thread writes on @seg from
+ * now on as decisions applied from the fleet peer @host_id (NULL or "":
+ * this host's own again). breakerd's fleet link calls it before applying
+ * a peer's decision (brk_trip_extend(), brk_cool_for(), brk_set_mode(),
+ * brk_reset(), brk_pace_cut()), so the event ring shows "remote:HOST" and
+ * the link never publishes that event again (no loops).
+ *
+ * The id goes into the segment header's peer table (BRK_FLEET_PEERS
+ * slots, one per host id, claimed by CAS; when full the oldest slot is
+ * reused and events that named it read "?"); the event records the slot.
+ * The origin is per thread and per segment handle: other threads, and
+ * this thread's events on other handles, are unaffected.
+ * Returns 0, -EINVAL (NULL @seg, a bad id: see brk_host_id_validate()),
+ * -ENAMETOOLONG, -EROFS.
+ */
+BRK_API int brk_set_origin(brk_segment *seg, const char *host_id);
+#define BRK_FLEET_PEERS 32u
+
+/**
+ * brk_trip_extend - open for at least @for_ms ms from now (clamped to
+ * BRK_MAX_DURATION_MS): a closed or half-open breaker opens as by
+ * brk_trip(); an open one whose cooling period ends sooner is extended to
+ * now + @for_ms (an event "trip" with value @for_ms); one that stays open
+ * at least that long is left as it is (-EALREADY, no event). The cooling
+ * level is not changed. A half-open breaker's probe leases are ended as
+ * by brk_trip(). Used by breakerd for a peer's open decision and to hold
+ * a breaker open while another host probes. Thread- and process-safe
+ * (one CAS on the state word, bounded retries).
+ * Returns 0, -EALREADY, -EINVAL (NULL, 0 ms), -EROFS, -BRK_ECONTENDED.
+ */
+BRK_API int brk_trip_extend(brk_breaker *b, uint64_t for_ms);
+
+/**
+ * brk_cool_for - raise the breaker's shared cool-until (as a Retry-After
+ * up to max_wait_ms does in brk_release()) to now + @ms: until then every
+ * brk_acquire() is refused with -BRK_ECOOLING and the wait. Never lowers
+ * it (-EALREADY, no event). @ms is clamped to the breaker's max_open_ms.
+ * Event "cool_until" (value: the ms) when a new cooling starts. Thread-
+ * and process-safe (one CAS).
+ * Returns 0, -EALREADY, -EINVAL (NULL, 0 ms), -EROFS.
+ */
+BRK_API int brk_cool_for(brk_breaker *b, uint64_t ms);
+
+/**
+ * brk_pace_cut - lower a pace's learned rate to @rate_milli (milli
+ * tokens/s, clamped to its floor .. ceiling) as a BRK_PACE_LIMITED
+ * report's cut would (cut time now; the bucket empty at the new rate);
+ * event "pace_cut" with the new rate. A pace already at or below that
+ * rate is left (-EALREADY). Thread- and process-safe.
+ * Returns 0, -EALREADY, -EINVAL (NULL, 0), -EMEDIUMTYPE (a plain bucket),
+ * -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED.
+ */
+BRK_API int brk_pace_cut(brk_bucket *k, uint64_t rate_milli);
+
+enum brk_fleet_state {
+	BRK_FLEET_OFF = 0,        /* no breakerd --fleet on this segment */
+	BRK_FLEET_CONNECTING = 1, /* first connection not yet made */
+	BRK_FLEET_CONNECTED = 2,  /* publishing and subscribed */
+	BRK_FLEET_DOWN = 3        /* lost; reconnecting with jittered backoff
+	                             (every host keeps its local protection) */
+};
+
+/* Why a peer's message was refused (counted, logged, never applied). */
+enum brk_fleet_drop {
+	BRK_FLEET_DROP_MALFORMED = 0, /* not JSON, wrong version, bad field */
+	BRK_FLEET_DROP_OVERSIZE = 1,  /* longer than the decoder's limit */
+	BRK_FLEET_DROP_UNKNOWN = 2,   /* no record of that name here */
+	BRK_FLEET_DROP_NOT_FLEET = 3, /* the record here is not fleet-wide */
+	BRK_FLEET_DROP_FUTURE = 4,    /* sent in the future beyond the skew */
+	BRK_FLEET_DROP_EXPIRED = 5,   /* its remaining period passed in transit */
+	BRK_FLEET_DROP_KIND = 6       /* a decision the record's kind lacks */
+};
+#define BRK_FLEET_DROP_COUNT 7u
+
+struct brk_fleet_status {
+	uint32_t state;            /* enum brk_fleet_state */
+	int32_t pid;               /* breakerd's, 0 if never */
+	char host_id[BRK_HOST_ID_MAX + 1]; /* this host's id on the link */
+	char channel[BRK_HOST_ID_MAX + 1]; /* the pub/sub channel */
+	uint64_t state_since_wall_ms;  /* last state change, ms since epoch */
+	uint64_t last_msg_wall_ms;     /* last peer message received; 0: none */
+	uint64_t lag_ms;               /* of the last peer message applied:
+	                                  arrival minus its sent time */
+	uint64_t published;        /* decisions sent */
+	uint64_t received;         /* peer messages read (own echoes excluded) */
+	uint64_t applied;          /* peer decisions applied */
+	uint64_t ignored;          /* valid but nothing to do (-EALREADY) */
+	uint64_t dropped;          /* refused: the sum of drops[] */
+	uint64_t drops[BRK_FLEET_DROP_COUNT]; /* by enum brk_fleet_drop */
+	uint64_t reconnects;       /* connections made after the first */
+	uint64_t probe_won;        /* fleet probe elections this host won */
+	uint64_t probe_lost;       /* ... lost (held open for the winner) */
+};
+
+#define BRK_FLEET_STATUS_SIZE_VER0 280u
+
+/**
+ * brk_fleet_report - publish the fleet link's status in the segment
+ * header (breakerd's fleet link calls it on every change; one writer).
+ * Every field is copied; pid is taken from the caller. A change of state
+ * writes an event BRK_EV_FLEET_LINK. Readers see a consistent snapshot
+ * (a sequence word around the copy). Thread-safe against readers;
+ * concurrent writers race (the last copy wins).
+ * Returns 0, -EINVAL (NULL, state out of range, a bad host id or channel),
+ * -EROFS.
+ */
+BRK_API int brk_fleet_report_sz(brk_segment *seg,
+				const struct brk_fleet_status *st, size_t size);
+#define brk_fleet_report(seg, st) brk_fleet_report_sz((seg), (st), sizeof(*(st)))
+
+/**
+ * brk_fleet_status - read the fleet link's status (a macro over
+ * brk_fleet_status_sz(seg, out, sizeof(*out)): writes exactly @size
+ * bytes). A segment without a link, or whose writer (pid) is gone, reads
+ * state BRK_FLEET_OFF with the last counters. Works on a read-only
+ * attach. Returns 0, -EINVAL (NULL, size too small), -BRK_ECONTENDED (the
+ * writer kept changing it), -BRK_ECORRUPT (a field out of range).
+ */
+BRK_API int brk_fleet_status_sz(brk_segment *seg, struct brk_fleet_status *out,
+				size_t size);
+#define brk_fleet_status(seg, out) brk_fleet_status_sz((seg), (out), sizeof(*(out)))
+
+/** brk_fleet_state_name - "off", "connecting", "connected", "down". */
+BRK_API const char *brk_fleet_state_name(int state);
+/** brk_fleet_drop_name - "malformed", "oversize", "unknown", "not_fleet",
+ * "future", "expired", "kind"; "unknown_cause" otherwise. */
+BRK_API const char *brk_fleet_drop_name(int cause);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,9 @@
 
 /* The BREAKER_0 sizes are facts about the frozen ABI: if one of these
  * fails, a struct was changed in a way that breaks existing programs. */
-_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER2, "brk_config");
+_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER3, "brk_config");
+_Static_assert(offsetof(struct brk_config, fleet) == BRK_CONFIG_SIZE_VER2,
+	       "brk_config grew at the end (fleet)");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER2,
@@ -47,11 +49,13 @@ _Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER1,
 	       "brk_bucket_info");
 _Static_assert(offsetof(struct brk_bucket_info, ceiling_per_s) == BRK_BUCKET_INFO_SIZE_VER0,
 	       "brk_bucket_info grew at the end (paced sits in VER0's tail padding)");
-_Static_assert(sizeof(struct brk_pace_config) == BRK_PACE_CONFIG_SIZE_VER0,
+_Static_assert(sizeof(struct brk_pace_config) == BRK_PACE_CONFIG_SIZE_VER1,
 	       "brk_pace_config");
 _Static_assert(sizeof(struct brk_budget_info) == BRK_BUDGET_INFO_SIZE_VER0,
 	       "brk_budget_info");
-_Static_assert(sizeof(struct brk_event) == BRK_EVENT_SIZE_VER0, "brk_event");
+_Static_assert(sizeof(struct brk_event) == BRK_EVENT_SIZE_VER1, "brk_event");
+_Static_assert(offsetof(struct brk_event, origin) == BRK_EVENT_SIZE_VER0, "brk_event grew at the end");
+_Static_assert(sizeof(struct brk_fleet_status) == BRK_FLEET_STATUS_SIZE_VER0, "brk_fleet_status");
 _Static_assert(sizeof(struct brk_record_brief) == BRK_RECORD_BRIEF_SIZE_VER0,
 	       "brk_record_brief");
 /* Fixed-size structs (rule 3): new fields come out of reserved_. */

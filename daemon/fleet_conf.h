@@ -1,0 +1,58 @@
+/*
+ * fleet_conf.h - breakerd's fleet link settings and its Redis connection:
+ * parsed from --fleet URL / --fleet-url-file FILE / $BREAKERD_FLEET_URL,
+ * --fleet-channel NAME, --host-id ID (fleet_conf.c).
+ *
+ * URL: redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]  (PORT 6379, DB 0)
+ * A URL with a password is refused on the command line (--fleet): ps
+ * shows argv to every user of the host. It may come from
+ * --fleet-url-file FILE (first line; refused if the file is readable by
+ * others than its owner and group) or $BREAKERD_FLEET_URL.
+ */
+#ifndef BREAKERD_FLEET_CONF_H
+#define BREAKERD_FLEET_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "breaker.h"
+
+#define FLEET_DEFAULT_CHANNEL "breakerd"
+#define FLEET_DEFAULT_PORT 6379
+#define FLEET_CONNECT_TIMEOUT_MS 1000u
+#define FLEET_IO_TIMEOUT_MS 1000u
+#define FLEET_BACKOFF_MIN_MS 100u   /* jittered reconnect (brk_backoff_ms) */
+#define FLEET_BACKOFF_MAX_MS 5000u
+
+struct fleet_conf {
+	char host_id[BRK_HOST_ID_MAX + 1]; /* --host-id, default gethostname() */
+	char channel[BRK_HOST_ID_MAX + 1]; /* --fleet-channel */
+	char redis_host[256];
+	int redis_port;
+	int redis_db;
+	char user[128];                    /* "" : none (AUTH PASSWORD only) */
+	char password[256];                /* "" : no AUTH */
+	const char *shm_name;              /* the segment breakerd attached */
+};
+
+/*
+ * fleet_url_parse - parse @url into @c (host, port, db, user, password).
+ * @from_argv: the URL came from the command line: a password is refused.
+ * Returns 0, or -EINVAL with a message in @err ("fleet URL: ...").
+ */
+int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
+		    char *err, size_t errlen);
+
+/*
+ * fleet_connect - a new connection to the configured Redis with
+ * FLEET_CONNECT_TIMEOUT_MS, AUTH (when a password is set) and SELECT db,
+ * and FLEET_IO_TIMEOUT_MS on reads and writes. Returns the context
+ * (the caller frees it with redisFree()) or NULL with a message in @err.
+ * Thread-safe (each thread opens its own connection).
+ */
+redisContext *fleet_connect(const struct fleet_conf *c, char *err,
+			    size_t errlen);
+
+#endif
