@@ -70,6 +70,23 @@ static int status_ok(const struct brk_fleet_status *st)
 	       id_ok(st->host_id) && id_ok(st->channel);
 }
 
+/* The writer of the area (its first word @w0 and start) is this process:
+ * the usual case, one report after another, without a /proc read. */
+static int writer_is_me(const struct brk__fleet_area *a, uint64_t w0)
+{
+	const struct brk__ident *me = brk__self();
+
+	return (int32_t)(w0 >> 32) == me->pid &&
+	       uatomic_read(&a->start) == me->start_ticks + 1u;
+}
+
+static int writer_dead(const struct brk__fleet_area *a, uint64_t w0)
+{
+	uint64_t start = uatomic_read(&a->start);
+
+	return brk__owner_dead((int32_t)(w0 >> 32), start ? start - 1u : 0, start != 0);
+}
+
 int brk_fleet_report_sz(brk_segment *seg, const struct brk_fleet_status *st,
 			size_t size)
 {
@@ -107,10 +124,8 @@ int brk_fleet_report_sz(brk_segment *seg, const struct brk_fleet_status *st,
 	cmm_smp_wmb();
 	old = uatomic_read(&a->words[0]); /* state | pid << 32 */
 	from = (uint32_t)(old & 0xffffffffu);
-	if (from > BRK_FLEET_DOWN ||
-	    (from != BRK_FLEET_OFF &&
-	     brk__owner_dead((int32_t)(old >> 32), uatomic_read(&a->start) - 1u,
-			     uatomic_read(&a->start) != 0)))
+	if (from > BRK_FLEET_DOWN || (from != BRK_FLEET_OFF && !writer_is_me(a, old) &&
+				      writer_dead(a, old)))
 		from = BRK_FLEET_OFF; /* a dead writer's link was off */
 	uatomic_set(&a->start, brk__self()->start_ticks + 1u);
 	for (i = 0; i < BRK__FLEET_WORDS; i++)
@@ -160,7 +175,8 @@ int brk_fleet_status_sz(brk_segment *seg, struct brk_fleet_status *out,
 	if (!status_ok(&k))
 		return -BRK_ECORRUPT;
 	/* a link whose writer is gone is off; its counters stay */
-	if (k.state != BRK_FLEET_OFF &&
+	if (k.state != BRK_FLEET_OFF && !(k.pid == brk__self()->pid &&
+					   start == brk__self()->start_ticks + 1u) &&
 	    brk__owner_dead(k.pid, start ? start - 1u : 0, start != 0))
 		k.state = BRK_FLEET_OFF;
 	brk__struct_out(out, size, &k, sizeof(k));

@@ -11,7 +11,7 @@
 
 UT_GROUP_FIXTURES("fleetthr", 64)
 
-#define REPORTS 20000
+#define REPORTS 200000
 #define TRIPS 300
 
 struct shared {
@@ -26,7 +26,7 @@ static void fill(struct brk_fleet_status *st, uint64_t n)
 	unsigned k;
 
 	memset(st, 0, sizeof(*st));
-	st->state = (uint32_t)(n % 2 ? BRK_FLEET_CONNECTED : BRK_FLEET_DOWN);
+	st->state = BRK_FLEET_CONNECTED;
 	snprintf(st->host_id, sizeof(st->host_id), "host-%llu", (unsigned long long)(n % 1000));
 	strcpy(st->channel, "breakerd");
 	st->published = st->received = st->applied = st->ignored = n;
@@ -51,7 +51,7 @@ static int consistent(const struct brk_fleet_status *st)
 	    st->reconnects != n || st->probe_won != n || st->probe_lost != n ||
 	    st->lag_ms != n || st->last_msg_wall_ms != n || st->dropped != n * BRK_FLEET_DROP_COUNT ||
 	    strcmp(st->host_id, want) != 0 ||
-	    st->state != (n % 2 ? BRK_FLEET_CONNECTED : BRK_FLEET_DOWN))
+	    st->state != BRK_FLEET_CONNECTED)
 		return 0;
 	for (k = 0; k < BRK_FLEET_DROP_COUNT; k++)
 		if (st->drops[k] != n)
@@ -92,6 +92,7 @@ static void status_readers_never_see_a_torn_report(void **state)
 	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
 	for (int k = 0; k < 2; k++)
 		pthread_join(r[k], NULL);
+	fprintf(stderr, "reads %lu torn %d\n", sh.reads, sh.torn);
 	assert_int_equal(sh.torn, 0);
 	assert_true(sh.reads > 0);
 	ut_rc(0, brk_fleet_status(u->seg, &st));
