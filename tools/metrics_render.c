@@ -23,6 +23,9 @@
  * contract dashboards and alerts rely on); a bucket or budget family is
  * printed only if the segment holds at least one record of that kind:
  * an empty family is legal but noise, and most segments have neither.
+ * The fleet link's families (breakerd_fleet_*, metrics_fleet.c) follow the
+ * segment's, only where a link ran (brk_fleet_status(): state not off, or
+ * a counter moved), for the same reason.
  *
  * A snapshot of every record is taken first (one brk_info_at() each, in
  * name-index order, brk_record_next_brief()), so the numbers printed for
