@@ -373,6 +373,8 @@ enum brk__cfg {
 	BRK__CFG_MIN_DISTINCT,
 	BRK__CFG_RESERVE_PCT,
 	BRK__CFG_HOLD_HISTOGRAM,
+	BRK__CFG_FLEET,
+	BRK__CFG_FLEET_PROBE,
 	BRK__CFG_COUNT
 };
 
@@ -388,7 +390,8 @@ enum brk__cfg {
  *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | 0:8 |
  *           max_concurrent:7
  *   cfg[3]  max_open_ms:38 | success_threshold:20
- *   cfg[4]  probe_timeout_ms:38
+ *   cfg[4]  probe_timeout_ms:38 | fleet:1 | fleet_probe:1 (breakerd's
+ *           fleet link reads them; never the acquire/release path)
  *   cfg[5]  max_wait_ms:38
  *   cfg[6]  min_calls:30
  *
@@ -422,6 +425,8 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_MAX_OPEN_MS: return (struct brk__cfg_field){ 3, 0, 38 };
 	case BRK__CFG_SUCCESS_THRESHOLD: return (struct brk__cfg_field){ 3, 38, 20 };
 	case BRK__CFG_PROBE_TIMEOUT_MS: return (struct brk__cfg_field){ 4, 0, 38 };
+	case BRK__CFG_FLEET: return (struct brk__cfg_field){ 4, 38, 1 };
+	case BRK__CFG_FLEET_PROBE: return (struct brk__cfg_field){ 4, 39, 1 };
 	case BRK__CFG_MAX_WAIT_MS: return (struct brk__cfg_field){ 5, 0, 38 };
 	case BRK__CFG_MIN_CALLS: return (struct brk__cfg_field){ 6, 0, 30 };
 	default: return (struct brk__cfg_field){ 7, 0, 0 };
@@ -875,6 +880,9 @@ _Static_assert(offsetof(struct brk__record, hold) ==
 	(BRK__PC_PACED | \
 	 (((uint64_t)(reserve) & BRK__PC_RESERVE_MASK) << BRK__PC_RESERVE_SHIFT) | \
 	 ((uint64_t)(floor_t) & BRK__BKC_T_MAX))
+/* bit 51: the pace's fleet setting (breakerd's fleet link reads it; the
+ * take path never does). Old segments read 0: not fleet-wide. */
+#define BRK__PC_FLEET (1ULL << 51)
 #define BRK__CUT_W_BITS 24u
 #define BRK__CUT_MS_MAX ((1ULL << (64u - BRK__CUT_W_BITS)) - 1u)
 #define BRK__CUT_MS(w) ((uint64_t)(w) >> BRK__CUT_W_BITS)
@@ -956,6 +964,8 @@ _Static_assert(BRK__BK_LAST_DENIED_MS < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u
 _Static_assert(BRK__PC_RESERVE_SHIFT == BRK__BKC_T_BITS &&
 	       BRK__PC_RESERVE_SHIFT + 7u < 63u, "reserve bits 44..50");
 _Static_assert(BRK__PC_RESERVE_MASK >= 90u, "reserve field holds 90");
+_Static_assert(BRK__PC_FLEET > ((uint64_t)BRK__PC_RESERVE_MASK << BRK__PC_RESERVE_SHIFT) &&
+	       BRK__PC_FLEET < BRK__PC_PACED, "fleet bit between reserve and PACED");
 /* cut ms: 40 bits of ms = 34 years of a segment's clock */
 _Static_assert(BRK__CUT_MS_MAX >= 1000ULL * 86400u * 365u * 30u, "cut ms field");
 

@@ -63,12 +63,12 @@ static double default_floor(double ceiling)
 
 /* Words from settings: -EINVAL naming nothing (the doc names the bounds). */
 static int pace_words(double ceiling, double floor, uint32_t burst,
-		      uint32_t reserve, uint64_t *cfg, uint64_t *pace)
+		      uint32_t reserve, uint32_t fleet, uint64_t *cfg, uint64_t *pace)
 {
 	uint64_t ct = brk__interval_ns(ceiling), ft;
 
 	if (ct == 0 || burst < 1 || burst > BRK_BUCKET_MAX_BURST ||
-	    reserve > BRK_PACE_MAX_RESERVE_PCT)
+	    reserve > BRK_PACE_MAX_RESERVE_PCT || fleet > 1)
 		return -EINVAL;
 	if (floor == 0.0)
 		floor = default_floor(ceiling);
@@ -76,7 +76,7 @@ static int pace_words(double ceiling, double floor, uint32_t burst,
 	if (ft == 0 || !(floor <= ceiling) || ft < ct)
 		return -EINVAL;
 	*cfg = BRK__BKC_MAKE(ct, burst);
-	*pace = BRK__PC_MAKE(ft, reserve);
+	*pace = BRK__PC_MAKE(ft, reserve) | (fleet ? BRK__PC_FLEET : 0);
 	return 0;
 }
 
@@ -97,7 +97,7 @@ int brk_pace_get(brk_segment *seg, const char *name,
 	if (k.burst == 0)
 		k.burst = BRK_PACE_DEFAULT_BURST; /* a hand-zeroed config */
 	rc = pace_words(k.ceiling_per_s, k.floor_per_s, k.burst, k.reserve_pct,
-			&cfg, &pace);
+			k.fleet, &cfg, &pace);
 	if (rc)
 		return rc;
 	{
@@ -155,7 +155,8 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fields)
 {
 	const unsigned all = BRK_PACE_F_CEILING | BRK_PACE_F_FLOOR |
-			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE;
+			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE |
+			     BRK_PACE_F_FLEET;
 	brk_breaker *b = brk__bk_h(k);
 	struct brk_pace_config in;
 	int rc;
@@ -195,7 +196,7 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 		uint64_t w[3], cfg, pace;
 		struct brk__pace p;
 		double ceiling, floor;
-		uint32_t burst, reserve;
+		uint32_t burst, reserve, fleet;
 
 		pace_load(r, w);
 		BRK__HOOK(BRK__HOOK_PACE_READ, NULL, 0);
@@ -208,10 +209,11 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 		floor = fields & BRK_PACE_F_FLOOR ? in.floor_per_s : 1e9 / (double)p.floor_t;
 		burst = fields & BRK_PACE_F_BURST ? in.burst : p.burst;
 		reserve = fields & BRK_PACE_F_RESERVE ? in.reserve_pct : p.reserve_pct;
+		fleet = fields & BRK_PACE_F_FLEET ? in.fleet : p.fleet;
 		if ((fields & BRK_PACE_F_CEILING) && !(fields & BRK_PACE_F_FLOOR) &&
 		    floor > ceiling)
 			floor = default_floor(ceiling); /* kept floor above: follow */
-		rc = pace_words(ceiling, floor, burst, reserve, &cfg, &pace);
+		rc = pace_words(ceiling, floor, burst, reserve, fleet, &cfg, &pace);
 		if (rc)
 			return rc;
 		if (!(fields & BRK_PACE_F_FLOOR) && !(fields & BRK_PACE_F_CEILING))
@@ -591,6 +593,7 @@ int brk__pace_fill(brk_segment *s, const struct brk__record *r,
 	out->learned_per_s = brk__pace_rate(&p, now_ms);
 	out->w_max_per_s = p.w_max;
 	out->reserve_pct = p.reserve_pct;
+	out->fleet = p.fleet;
 	out->last_cut_age_ms = w[2] ? age_of(now_ms, p.cut_ms) : UINT64_MAX;
 	out->cuts = uatomic_read(&brk__xw(r)[BRK__BK_CUTS]);
 	out->limited = uatomic_read(&brk__xw(r)[BRK__BK_LIMITED]);
