@@ -67,6 +67,52 @@ _Static_assert(BRK_MIN_ARENA_BYTES % BRK__UNIT == 0, "whole units");
 #define BRK__INTENT_MAKE_KIND(op, kind, ref1) \
 	(BRK__INTENT_MAKE(op, ref1) | ((uint64_t)((kind) & 0xffu) << 40))
 
+/*
+ * Fleet peer table (origin.c): one slot per fleet host id whose decisions
+ * this segment's breakerd applied. word = gen:56 | st:8 (BRK__PEER_*);
+ * check = brk__peer_check(gen, name): a slot is trusted only when its
+ * word reads live before and after the name and the check matches (a
+ * torn or corrupt slot reads "?"). An event names a slot as
+ * BRK__ORIGIN_MAKE(slot, gen) in brk__event.pad[BRK__EV_ORIGIN] (0: local).
+ */
+#define BRK__PEER_FREE 0u
+#define BRK__PEER_CLAIMING 1u
+#define BRK__PEER_LIVE 2u
+#define BRK__PEER_ST(w) ((uint32_t)((w) & 0xffu))
+#define BRK__PEER_GEN(w) ((w) >> 8)
+#define BRK__PEER_MAKE(gen, st) (((uint64_t)(gen) << 8) | ((uint64_t)(st) & 0xffu))
+#define BRK__ORIGIN_SLOT(v) ((uint32_t)((v) & 0xffu)) /* slot + 1; 0: local */
+#define BRK__ORIGIN_GEN(v) ((v) >> 8)
+#define BRK__ORIGIN_MAKE(slot, gen) (((uint64_t)(gen) << 8) | (((uint64_t)(slot) + 1u) & 0xffu))
+#define BRK__EV_ORIGIN 0u /* the event's pad word holding its origin */
+#define BRK__PEER_SIZE 88u
+struct brk__peer {
+	uint64_t word;     /* gen:56 | st:8 */
+	uint64_t used_ms;  /* last brk_set_origin() naming it (segment ms): the
+	                      oldest is reused when the table is full */
+	uint64_t check;    /* brk__peer_check(gen, name) */
+	uint64_t name[BRK__NAME_BYTES / 8];
+};
+_Static_assert(sizeof(struct brk__peer) == BRK__PEER_SIZE, "peer slot");
+_Static_assert(BRK_FLEET_PEERS < 255u, "slot + 1 fits 8 bits");
+_Static_assert(BRK__NAME_BYTES == BRK_HOST_ID_MAX + 1, "a host id fits a name slot");
+
+/*
+ * Fleet link status area (fleet_status.c): one writer (breakerd's link)
+ * copies struct brk_fleet_status word by word inside a sequence lock
+ * (seq odd while writing); start = the writer's start ticks + 1 (0:
+ * unknown), so a reader can tell a dead writer (state reads OFF).
+ */
+#define BRK__FLEET_WORDS (BRK_FLEET_STATUS_SIZE_VER0 / 8u)
+#define BRK__FLEET_AREA_SIZE (16u + BRK_FLEET_STATUS_SIZE_VER0)
+struct brk__fleet_area {
+	uint64_t seq;
+	uint64_t start;
+	uint64_t words[BRK__FLEET_WORDS];
+};
+_Static_assert(sizeof(struct brk__fleet_area) == BRK__FLEET_AREA_SIZE, "fleet area");
+_Static_assert(BRK_FLEET_STATUS_SIZE_VER0 % 8u == 0, "fleet status: whole words");
+
 struct brk__header {
 	/* line 0: immutable after the magic is published */
 	uint64_t magic;
@@ -125,7 +171,13 @@ struct brk__header {
 	 * newest; 0: empty */
 	uint64_t free_head[BRK__FREE_LISTS];
 	uint64_t free_tail[BRK__FREE_LISTS];
-	uint8_t reserved[BRK__HEADER_SIZE - 6 * BRK__LINE];
+	/* from line 6: the fleet link (origin.c, fleet_status.c). Older
+	 * segments have zeros here (ftruncate), which read as an empty peer
+	 * table and a link that is OFF: no layout version change. */
+	struct brk__peer peers[BRK_FLEET_PEERS];
+	struct brk__fleet_area fleet;
+	uint8_t reserved[BRK__HEADER_SIZE - 6 * BRK__LINE -
+			 BRK_FLEET_PEERS * BRK__PEER_SIZE - BRK__FLEET_AREA_SIZE];
 };
 
 _Static_assert(sizeof(struct brk__header) == BRK__HEADER_SIZE, "header");
@@ -136,6 +188,7 @@ _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 _Static_assert(offsetof(struct brk__header, lmap_words) == 120, "hdr l0 end");
 _Static_assert(offsetof(struct brk__header, leaked_units) == 160, "hdr l1 leaked");
 _Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
+_Static_assert(offsetof(struct brk__header, peers) == 6 * BRK__LINE, "hdr peers");
 
 /* ---- name index ------------------------------------------------------ */
 /*
@@ -603,7 +656,7 @@ struct brk__event {
 	uint64_t meta;   /* from:8 | to:8 | reason:8 | reserved:8 | rec:32 */
 	uint64_t pid;
 	uint64_t value;
-	uint64_t pad[2];
+	uint64_t pad[2]; /* pad[BRK__EV_ORIGIN]: the origin (0: local) */
 	uint64_t name[BRK__NAME_BYTES / 8];
 };
 _Static_assert(sizeof(struct brk__event) == BRK__EVENT_SIZE, "event");

@@ -441,6 +441,80 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 	return -BRK_ECONTENDED;
 }
 
+/* A fleet peer's cut (brk_pace_cut()): the cut word that makes the rate
+ * at @now_ms exactly @rate (the curve starts a cut at w_max * beta), the
+ * float24 rounding down so the rate is never above the one asked. */
+static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
+{
+	brk_segment *s = b->seg;
+	struct brk__record *r = brk__brec(b);
+	uint64_t *cw = &brk__xw(r)[BRK__BK_CUT];
+	double floor = 1e9 / (double)p->floor_t, ceiling = 1e9 / (double)p->ceil_t;
+	int i;
+
+	if (rate < floor)
+		rate = floor;
+	if (rate > ceiling)
+		rate = ceiling;
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(cw), now_ms, nw;
+		struct brk__pace q = *p;
+		double nr;
+
+		if (old != 0) {
+			q.cut_ms = BRK__CUT_MS(old);
+			q.w_max = brk__pace_f24_decode(BRK__CUT_W(old));
+			if (!(q.w_max > 0.0))
+				return -BRK_ECORRUPT;
+		} else {
+			q.cut_ms = 0;
+			q.w_max = 0.0;
+		}
+		now_ms = brk__rel_ms(s, brk__sat_add(brk__now(s), 999999u));
+		if (now_ms > BRK__CUT_MS_MAX)
+			now_ms = BRK__CUT_MS_MAX;
+		if (brk__pace_rate(&q, now_ms) <= rate)
+			return -EALREADY;
+		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(rate / BRK_PACE_BETA));
+		if (uatomic_cmpxchg(cw, old, nw) != old) {
+			caa_cpu_relax();
+			continue;
+		}
+		q.cut_ms = now_ms;
+		q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
+		nr = brk__pace_rate(&q, now_ms);
+		empty_after_cut(s, r, &q, now_ms);
+		uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
+		brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
+				  brk__self()->pid, (uint64_t)llround(nr * 1e3));
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_pace_cut(brk_bucket *k, uint64_t rate_milli)
+{
+	brk_breaker *b = brk__bk_h(k);
+	struct brk__pace p;
+	uint64_t w[3];
+	int rc;
+
+	if (!k || rate_milli == 0)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
+	pace_load(brk__brec(b), w);
+	rc = brk__pace_parse(w[0], w[1], 0, &p);
+	if (rc == 1)
+		return -EMEDIUMTYPE; /* a plain bucket has no learned rate */
+	if (rc == -EAGAIN)
+		return -BRK_ECORRUPT;
+	if (rc)
+		return rc;
+	return pace_cut_to(b, &p, (double)rate_milli / 1e3);
+}
+
 int brk_pace_report(brk_bucket *k, uint64_t taken_at_ns, int signal,
 		    int64_t retry_after_ms)
 {
