@@ -100,10 +100,13 @@ static void fp_disconnect(struct fleet_probe *fp, const char *why)
 	}
 	wait = brk_backoff_ms(BRK_JITTER_EQUAL, FLEET_BACKOFF_MIN_MS,
 			      FLEET_BACKOFF_MAX_MS, fp->attempt, 0, NULL, NULL);
+	/* One line when the connection is lost (or the first connect
+	 * fails), not one per retry: the link logs its own state too. */
+	if (fp->attempt == 0)
+		log_probe("warn", "down", NULL, "err", why, "reconnect_in_ms", wait);
 	if (fp->attempt < 30)
 		fp->attempt++;
 	fp->next_connect_ms = now_ms(fp) + wait;
-	log_probe("warn", "down", NULL, "err", why, "reconnect_in_ms", wait);
 }
 
 static void fp_maybe_connect(struct fleet_probe *fp)
