@@ -43,6 +43,7 @@ struct fleet_probe {
 	atomic_int stop;
 	brk_segment *seg;
 	uint64_t cursor;
+	int first_drain;          /* events before the ring's tail: not lost */
 	redisContext *rc;
 	uint64_t next_connect_ms; /* segment clock, ms */
 	uint32_t attempt;         /* failed connects in a row */
@@ -192,8 +193,9 @@ static void fp_drain(struct fleet_probe *fp)
 	for (;;) {
 		lost = 0;
 		n = brk_events_read(fp->seg, &fp->cursor, fp->evs, FP_EV_BATCH, &lost);
-		if (lost)
+		if (lost && !fp->first_drain)
 			log_probe("warn", "events_lost", NULL, NULL, NULL, "lost", lost);
+		fp->first_drain = 0;
 		if (n <= 0)
 			return;
 		for (i = 0; i < n; i++)
@@ -351,7 +353,6 @@ static void *fp_main(void *arg)
 int fleet_probe_start(const struct fleet_conf *c, const char *shm_name)
 {
 	struct brk_attach_opts o;
-	struct brk_segment_info si;
 	struct fleet_probe *fp;
 	char err[256];
 	int rc;
@@ -374,9 +375,12 @@ int fleet_probe_start(const struct fleet_conf *c, const char *shm_name)
 		free(fp);
 		return rc;
 	}
+	/* From the oldest event the ring still keeps, not from the head: a
+	 * breaker that opened before this breakerd started (a restart during
+	 * its cooling period) still gets its election; the record says
+	 * whether it is still open. */
 	fp->cursor = 1;
-	if (brk_segment_info(fp->seg, &si) == 0)
-		fp->cursor = si.events_written + 1;
+	fp->first_drain = 1;
 	atomic_init(&fp->stop, 0);
 	rc = pthread_create(&fp->thread, NULL, fp_main, fp);
 	if (rc != 0) {
