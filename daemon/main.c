@@ -48,10 +48,7 @@
 #include "cli_util.h"
 #ifdef BREAKERD_HAVE_HIREDIS
 #include "fleet.h"
-#if __has_include("fleet_probe.h")
 #include "fleet_probe.h"
-#define BREAKERD_HAVE_FLEET_PROBE 1
-#endif
 #endif
 #include "logfmt.h"
 #include "metrics_http.h"
@@ -594,9 +591,13 @@ int main(int argc, char **argv)
 			free(o.health);
 			return 1;
 		}
-#ifdef BREAKERD_HAVE_FLEET_PROBE
-		(void)fleet_probe_start(&fc, shm); /* daemon/fleet_probe.h */
-#endif
+		/* the one-probe election (fleet_probe = 1 breakers) */
+		rc = fleet_probe_start(&fc, shm);
+		if (rc < 0) {
+			ll_begin(&l, "error", "fleet probe: cannot start");
+			ll_str(&l, "err", brk_strerror(rc));
+			ll_end(&l);
+		}
 	}
 #endif
 
@@ -609,6 +610,7 @@ int main(int argc, char **argv)
 	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");
 	ll_end(&l);
 #ifdef BREAKERD_HAVE_HIREDIS
+	fleet_probe_stop();
 	fleet_stop(fl);
 #endif
 	metrics_http_stop(mh);
