@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics_fleet.h"
 #include "metrics_render.h"
 #include "record_out.h"
 
@@ -919,6 +920,7 @@ int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 		   const struct metrics_opts *o)
 {
 	struct brk_segment_info si;
+	struct brk_fleet_status fleet;
 	struct m_recs r;
 	int rc;
 
@@ -940,6 +942,10 @@ int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 		m_print_levels(f, &si, &r);
 	else
 		m_print(f, &si, &r);
+	/* the fleet link's families, only where a link ran (an unreadable
+	 * status is left out like a corrupt record, the rest is served) */
+	if (bctl_fleet_read(seg, &fleet) == 1)
+		metrics_fleet(f, &fleet, bctl_wall_ms());
 	m_recs_free(&r);
 	rc = m_stopped() ? -ECANCELED : 0; /* what was written is cut short */
 	m_cancel = NULL;
