@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fleet.h"  /* fleet_status_probe(): the link's status counters */
 #include "logfmt.h"
 
 #define FP_EV_BATCH 64

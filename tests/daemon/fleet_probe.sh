@@ -37,7 +37,7 @@ cleanup() {
 	wait 2>/dev/null
 	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
 	redis_stop
-	rm -rf "$TMP"
+	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
 }
 
 if ! redis_have; then
@@ -57,14 +57,15 @@ until_s() {
 	done
 	return 1
 }
-probes() { grep -c '^probe' "$TMP/probes.$1" 2>/dev/null || echo 0; }
+probes() { local n; n=$(grep -c '^probe' "$TMP/probes.$1" 2>/dev/null); echo "${n:-0}"; }
 total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
 state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
 all_state() { local h; for h in $HOSTS; do [ "$(state $h)" = "$1" ] || return 1; done; }
-nevents() { "$BCTL" --shm "${SHM[$1]}" events | wc -l; }
-# events of host $1 after line $2 that are trips from remote:$3
-remote_trips() { "$BCTL" --shm "${SHM[$1]}" events | tail -n +$(($2 + 1)) |
-	grep -E "trip" | grep -c "remote:$3"; }
+events() { "$WORKER" "${SHM[$1]}" events; } # SEQ NAME REASON VALUE ORIGIN
+nevents() { events $1 | wc -l; }
+# events of host $1 after line $2 that are trips from peer $3
+remote_trips() { events $1 | tail -n +$(($2 + 1)) |
+	awk -v o="$3" '$3 == "trip" && $5 == o { n++ } END { print n + 0 }'; }
 log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
 total_at_least() { [ "$(total_probes)" -ge "$1" ]; }
 
@@ -102,7 +103,7 @@ for h in $HOSTS; do
 	[ "$(remote_trips $h "${MARK[$h]}" "$W1")" -ge 1 ] &&
 		ok "period 1: loser $h was held open as remote:$W1" ||
 		bad "period 1: loser $h trip origin remote:$W1" \
-			"$("$BCTL" --shm "${SHM[$h]}" events | tail -n +$((${MARK[$h]} + 1)))"
+			"$(events $h | tail -n +$((${MARK[$h]} + 1)))"
 	log_has $h "fleet=lost.*holder=$W1" && ok "host $h logged fleet=lost holder=$W1" ||
 		bad "host $h fleet=lost" "$(grep fleet "$TMP/breakerd.$h")"
 done
