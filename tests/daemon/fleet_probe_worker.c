@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	c.max_open_ms = 60000;
 	c.half_open_probes = 1;
 	c.success_threshold = 1;
-	c.probe_timeout_ms = 3000;
+	c.probe_timeout_ms = 1000;
 	c.fleet = 1;
 	c.fleet_probe = 1;
 	rc = brk_breaker_get(seg, argv[2], &c, &b);
