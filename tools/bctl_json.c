@@ -257,6 +257,8 @@ json_t *bctl_json_event(const struct brk_event *e)
 					 : e->reason == BRK_EV_FLEET_LINK
 					 ? brk_fleet_state_name(e->to)
 					 : brk_state_name(e->to)));
+	set(o, "reason", json_string(brk_event_reason_name(e->reason)));
+	set(o, "pid", json_integer(e->pid));
 	/* "local", or "remote:HOST": a fleet peer's decision applied here */
 	if (e->origin[0]) {
 		char host[BRK_HOST_ID_MAX + 1], s[BRK_HOST_ID_MAX + 8];
@@ -267,8 +269,6 @@ json_t *bctl_json_event(const struct brk_event *e)
 	} else {
 		set(o, "origin", json_string("local"));
 	}
-	set(o, "reason", json_string(brk_event_reason_name(e->reason)));
-	set(o, "pid", json_integer(e->pid));
 	set(o, "value", ju(e->value));
 	if (e->reason == BRK_EV_HEALTH)
 		set(o, "code", json_string(brk_health_code_name((int)(e->value > 255 ? 255 : e->value))));
