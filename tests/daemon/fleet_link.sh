@@ -28,6 +28,7 @@ fail=0
 . "$HERE/../common/redis_harness.sh"
 
 cleanup() {
+	[ -n "${KEEP:-}" ] && cp "$TMP"/breakerd.* /tmp/fl/ 2>/dev/null
 	local h
 	for h in a b; do
 		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null &&
@@ -95,8 +96,32 @@ until_s 3 st_ge a published 1 && ok "A counts the decision published" || bad "A 
 # 2. reset on A closes B
 "$BCTL" --shm "${SHM[a]}" reset pay >/dev/null
 until_s 5 state_is b pay closed && ok "a reset on A closes pay on B" || bad "B closed" "$(state b pay)"
-until_s 3 test "$(redis_cli EXISTS breakerd:state:pay)" = 0 && ok "the reset deletes the catch-up key" ||
+key_gone() { [ "$(redis_cli EXISTS breakerd:state:pay)" = 0 ]; }
+until_s 3 key_gone && ok "the reset deletes the catch-up key" ||
 	bad "catch-up key after reset"
+
+# 2b. a forced mode crosses, and a reset returns it to normal
+mode() { "$BCTL" --shm "${SHM[$1]}" inspect "$2" | awk '$1 == "mode:" { print $2; exit }'; }
+mode_is() { [ "$(mode "$1" "$2")" = "$3" ]; }
+"$BCTL" --shm "${SHM[a]}" force-open pay >/dev/null
+until_s 5 mode_is b pay forced_open && ok "force-open on A forces pay open on B" ||
+	bad "B mode" "$("$BCTL" --shm "${SHM[b]}" inspect pay | head -20)"
+[ "$(redis_cli EXISTS breakerd:state:pay)" = 1 ] && ok "a forced mode keeps a catch-up key" || bad "forced key"
+"$BCTL" --shm "${SHM[a]}" reset pay >/dev/null
+until_s 5 mode_is b pay normal && ok "the reset on A returns B to normal" || bad "B mode $(mode b pay)"
+until_s 5 state_is b pay closed || bad "B closed after the reset"
+
+# 2c. a peer's period is capped at the record's max_open_ms here
+"$BCTL" --shm "${SHM[b]}" config pay --max-open 2m >/dev/null
+pub "{\"v\":1,\"host\":\"x\",\"seq\":9,\"sent_ms\":$(now_ms),\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":3600000}"
+until_s 5 state_is b pay open && ok "a peer's open (1 h) opens B" || bad "B open for x"
+left=$("$BCTL" --shm "${SHM[b]}" list | awk '$1 == "pay" { print $5 }')
+[ "${left:-0}" -gt 0 ] && [ "${left:-0}" -le 120000 ] && ok "capped at B's max_open 2m (open_ms left $left)" ||
+	bad "cap: open_ms left $left"
+"$BCTL" --shm "${SHM[b]}" reset pay >/dev/null
+"$BCTL" --shm "${SHM[a]}" reset pay >/dev/null
+sleep 0.3
+state_is b pay closed || bad "B closed after the cap test"
 
 # 3. a non-fleet breaker is not sent
 PUB0=$(st a published)
