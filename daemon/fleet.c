@@ -89,15 +89,6 @@ struct fleet_link *fleet_start(const struct fleet_conf *c)
 	fl->pub.stop = &fl->stop;
 	fl->sub.c = &fl->conf;
 	fl->sub.stop = &fl->stop;
-	fl->sub_started = pthread_create(&fl->sub_t, NULL, fleet_sub_main,
-					 &fl->sub) == 0;
-	fl->pub_started = fl->sub_started &&
-		pthread_create(&fl->pub_t, NULL, fleet_pub_main, &fl->pub) == 0;
-	if (!fl->pub_started) {
-		fputs("breakerd: fleet link: cannot start its threads\n", stderr);
-		end(fl);
-		return NULL;
-	}
 	ll_begin(&l, "info", "fleet link starting");
 	ll_str(&l, "host_id", c->host_id);
 	ll_str(&l, "channel", c->channel);
@@ -108,6 +99,15 @@ struct fleet_link *fleet_start(const struct fleet_conf *c)
 		ll_str(&l, "user", c->user);
 	ll_str(&l, "auth", c->password[0] ? "yes" : "no");
 	ll_end(&l);
+	fl->sub_started = pthread_create(&fl->sub_t, NULL, fleet_sub_main,
+					 &fl->sub) == 0;
+	fl->pub_started = fl->sub_started &&
+		pthread_create(&fl->pub_t, NULL, fleet_pub_main, &fl->pub) == 0;
+	if (!fl->pub_started) {
+		fputs("breakerd: fleet link: cannot start its threads\n", stderr);
+		end(fl);
+		return NULL;
+	}
 	return fl;
 }
 

@@ -35,8 +35,8 @@ uint64_t fleet_backoff(uint32_t attempt, const char *who, const char *err)
 		attempt = 16;
 	ms = brk_backoff_ms(BRK_JITTER_EQUAL, FLEET_BACKOFF_MIN_MS,
 			    FLEET_BACKOFF_MAX_MS, attempt, 0, NULL, NULL);
-	if (ms < FLEET_BACKOFF_MIN_MS / 2)
-		ms = FLEET_BACKOFF_MIN_MS / 2;
+	if (ms < FLEET_BACKOFF_MIN_MS) /* equal jitter's first draws: 50-100 */
+		ms = FLEET_BACKOFF_MIN_MS;
 	ll_begin(&l, "info", "fleet link");
 	ll_str(&l, "fleet", "reconnect");
 	ll_str(&l, "conn", who);

@@ -12,7 +12,8 @@
 int fleet_sleep(atomic_int *stop, uint64_t ms);
 
 /* The wait before reconnect attempt @attempt (0, 1, ...): brk_backoff_ms
- * equal jitter between FLEET_BACKOFF_MIN_MS and FLEET_BACKOFF_MAX_MS;
+ * equal jitter, base FLEET_BACKOFF_MIN_MS, capped at FLEET_BACKOFF_MAX_MS,
+ * never below FLEET_BACKOFF_MIN_MS;
  * logs fleet=reconnect in_ms=... with @who and @err. */
 uint64_t fleet_backoff(uint32_t attempt, const char *who, const char *err);
 

@@ -249,7 +249,7 @@ static void fleet_conf_of(const struct options *o, const char *shm,
 			usage_error("the host name '%s' is not a fleet host id "
 				    "(1-%d bytes of A-Z a-z 0-9 . _ -): give "
 				    "--host-id ID", host, BRK_HOST_ID_MAX);
-		snprintf(fc->host_id, sizeof(fc->host_id), "%s", host);
+		memcpy(fc->host_id, host, strlen(host) + 1); /* <= 63 bytes */
 	}
 	snprintf(fc->channel, sizeof(fc->channel), "%s",
 		 o->fleet_channel ? o->fleet_channel : FLEET_DEFAULT_CHANNEL);
