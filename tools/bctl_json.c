@@ -49,6 +49,8 @@ static json_t *json_config(const struct brk_config *c)
 	set(o, "min_distinct_processes", ju(c->min_distinct_processes));
 	set(o, "reserve_pct", ju(c->reserve_pct));
 	set(o, "hold_histogram", json_boolean(c->hold_histogram));
+	set(o, "fleet", json_boolean(c->fleet));
+	set(o, "fleet_probe", json_boolean(c->fleet_probe));
 	return o;
 }
 

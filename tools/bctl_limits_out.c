@@ -82,6 +82,7 @@ static json_t *json_pace(const struct brk_bucket_info *k)
 	set(p, "floor", json_real(k->floor_per_s));
 	set(p, "w_max", jr(k->w_max_per_s));
 	set(p, "reserve_pct", ju(k->reserve_pct));
+	set(p, "fleet", json_boolean(k->fleet));
 	set(p, "accepted_per_s", jr(k->accepted_per_s));
 	set(p, "last_cut_age_ms", age_or_null(k->last_cut_age_ms));
 	set(p, "last_denied_age_ms", age_or_null(k->last_denied_age_ms));
@@ -207,6 +208,7 @@ void bctl_print_bucket(FILE *f, const struct brk_info *in)
 			k->last_cut_age_ms, k->w_max_per_s);
 	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 " (of the rate, for high priority)",
 		k->reserve_pct);
+	bctl_kv(f, 2, "fleet", "%s", k->fleet ? "on" : "off");
 	bctl_kv(f, 2, "accepted_per_s", "%.3f (successes in the last second)",
 		k->accepted_per_s);
 	if (k->last_denied_age_ms == UINT64_MAX)

@@ -3,7 +3,7 @@
  * line:
  *
  *   bctl pace NAME --ceiling PER_SECOND [--floor PER_SECOND] [--burst N]
- *                  [--reserve PCT]
+ *                  [--reserve PCT] [--fleet on|off]
  *
  * Creates the pace (--ceiling needed; defaults from breaker.h
  * BRK_PACE_DEFAULT_*), or changes only the given settings of an existing
@@ -22,7 +22,8 @@ enum {
 	OPT_CEILING = BCTL_OPT_FIRST_CMD,
 	OPT_FLOOR,
 	OPT_BURST,
-	OPT_RESERVE
+	OPT_RESERVE,
+	OPT_FLEET
 };
 
 #define pace_args pace_set
@@ -32,6 +33,7 @@ const struct option bctl_opts_pace[] = {
 	{ "floor", required_argument, NULL, OPT_FLOOR },
 	{ "burst", required_argument, NULL, OPT_BURST },
 	{ "reserve", required_argument, NULL, OPT_RESERVE },
+	{ "fleet", required_argument, NULL, OPT_FLEET },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -55,6 +57,9 @@ static int pace_parse(struct bctl *g, int argc, char **argv, struct pace_args *a
 		case OPT_RESERVE:
 			rc = pace_opt("reserve", "--reserve", optarg, a);
 			break;
+		case OPT_FLEET:
+			rc = pace_opt("fleet", "--fleet", optarg, a);
+			break;
 		default:
 			rc = bctl_opt_common(g, c, argc, argv);
 			if (rc == BCTL_CONTINUE)
@@ -75,10 +80,10 @@ static void pace_line(const char *name, const char *what,
 		      const struct brk_bucket_info *in)
 {
 	printf("%s: %s%s%sceiling %g/s, floor %g/s, burst %" PRIu32
-	       ", reserve %" PRIu32 "%%, rate now %g/s\n", name,
+	       ", reserve %" PRIu32 "%%, fleet %s, rate now %g/s\n", name,
 	       what ? "pace " : "", what ? what : "", what ? ": " : "",
 	       in->ceiling_per_s, in->floor_per_s, in->burst, in->reserve_pct,
-	       in->learned_per_s);
+	       in->fleet ? "on" : "off", in->learned_per_s);
 }
 
 /* A -EMEDIUMTYPE: a breaker or budget (the shared message), or a plain

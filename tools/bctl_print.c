@@ -52,6 +52,9 @@ static void print_config(FILE *f, const struct brk_config *c)
 	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 "%s", c->reserve_pct,
 	   c->reserve_pct ? "" : " (none reserved)");
 	bctl_kv(f, 2, "hold_histogram", "%s", c->hold_histogram ? "on" : "off");
+	bctl_kv(f, 2, "fleet", "%s", c->fleet ? "on" : "off");
+	bctl_kv(f, 2, "fleet_probe", "%s%s", c->fleet_probe ? "on" : "off",
+		c->fleet_probe && !c->fleet ? " (acts only with fleet on)" : "");
 }
 
 static void print_counters(FILE *f, const struct brk_counters *c)

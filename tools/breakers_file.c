@@ -902,6 +902,8 @@ static int bf_pace(struct bf_ctx *x, const struct bf_section *s)
 			bf_change(ch, sizeof(ch), "burst %" PRIu32, a->c.burst);
 		if (a->fields & BRK_PACE_F_RESERVE)
 			bf_change(ch, sizeof(ch), "reserve %" PRIu32 "%%", a->c.reserve_pct);
+		if (a->fields & BRK_PACE_F_FLEET)
+			bf_change(ch, sizeof(ch), "fleet %s", a->c.fleet ? "on" : "off");
 		if (x->pass != BF_CHECK)
 			fprintf(x->out, "%s %s: %s\n", s->header, bf_verb(x, "created"), ch);
 		return 0;
@@ -937,6 +939,9 @@ static int bf_pace(struct bf_ctx *x, const struct bf_section *s)
 	if ((a->fields & BRK_PACE_F_RESERVE) && a->c.reserve_pct != in.reserve_pct)
 		bf_change(ch, sizeof(ch), "reserve %" PRIu32 "%% -> %" PRIu32 "%%",
 			  in.reserve_pct, a->c.reserve_pct);
+	if ((a->fields & BRK_PACE_F_FLEET) && a->c.fleet != in.fleet)
+		bf_change(ch, sizeof(ch), "fleet %s -> %s", in.fleet ? "on" : "off",
+			  a->c.fleet ? "on" : "off");
 	if (!ch[0]) {
 		if (x->pass != BF_CHECK)
 			fprintf(x->out, "%s unchanged\n", s->header);

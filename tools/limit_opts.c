@@ -43,6 +43,8 @@ const struct cfg_field cfg_fields[] = {
 	      BRK_CFG_RESERVE_PCT),
 	CFG_F("hold-histogram", CFG_BOOL, 0, 1, hold_histogram,
 	      BRK_CFG_HOLD_HISTOGRAM),
+	CFG_F("fleet", CFG_BOOL, 0, 1, fleet, BRK_CFG_FLEET),
+	CFG_F("fleet-probe", CFG_BOOL, 0, 1, fleet_probe, BRK_CFG_FLEET_PROBE),
 };
 
 const size_t cfg_n = sizeof(cfg_fields) / sizeof(cfg_fields[0]);
@@ -303,6 +305,14 @@ int pace_opt(const char *key, const char *label, const char *arg,
 			: cli_opt_pct(label, arg, 0, BRK_PACE_MAX_RESERVE_PCT, &v);
 		a->c.reserve_pct = (uint32_t)v;
 		return rc;
+	}
+	if (strcmp(key, "fleet") == 0) {
+		a->fields |= BRK_PACE_F_FLEET;
+		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0) {
+			a->c.fleet = arg[1] == 'n';
+			return 0;
+		}
+		return cli_usage_error("%s: '%s' is not on or off", label, cli_q(arg));
 	}
 	return -ENOENT;
 }

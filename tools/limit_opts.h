@@ -121,7 +121,8 @@ struct pace_set {
 	unsigned fields;          /* enum brk_pace_field: the settings given */
 };
 
-/** pace_opt - "ceiling", "floor" (tokens/s), "burst", "reserve" (percent). */
+/** pace_opt - "ceiling", "floor" (tokens/s), "burst", "reserve" (percent),
+ * "fleet" (on|off). */
 int pace_opt(const char *key, const char *label, const char *arg,
 	     struct pace_set *a);
 /** pace_check - a floor above the ceiling, both given: usage error

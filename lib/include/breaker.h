@@ -553,7 +553,7 @@ enum brk_config_field {
 	BRK_CFG_FLEET = 1u << 16,
 	BRK_CFG_FLEET_PROBE = 1u << 17
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 16) - 1u) /* every setting (CONTRACT: fleetcfg raises it to 1u << 18) */
+#define BRK_CFG_ALL ((uint64_t)(1u << 18) - 1u) /* every setting */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.
@@ -958,6 +958,10 @@ struct brk_bucket_info {
 	double learned_per_s;   /* the rate now (= rate_per_s) */
 	double w_max_per_s;     /* the rate the last cut started from; 0: never cut */
 	uint32_t reserve_pct;   /* share only high priority may use */
+	uint32_t fleet;         /* 0 or 1: the pace's fleet setting (in the
+	                           padding after reserve_pct that every
+	                           VER1 struct has: the size did not change;
+	                           an older library leaves it 0) */
 	uint64_t last_cut_age_ms; /* ms since the last cut; UINT64_MAX: never */
 	uint64_t cuts;          /* reports that cut the rate */
 	uint64_t limited;       /* BRK_PACE_LIMITED reports */
@@ -1108,6 +1112,13 @@ struct brk_info {
 		struct brk_hold_info hold;
 		uint64_t hold_room_[32];        /* 256 bytes */
 	};
+	/* since BRK_INFO_SIZE_VER4 (marks callers whose brk_config has fleet,
+	 * fleet_probe: BRK_CONFIG_SIZE_VER3) */
+	uint64_t config_seq;        /* breakers: the settings' sequence, +1 per
+	                               committed brk_breaker_update() or
+	                               configure; the same value in two
+	                               snapshots: the settings did not change
+	                               in between. 0 for other kinds */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -1115,6 +1126,7 @@ struct brk_info {
 #define BRK_INFO_SIZE_VER2 2632u /* + arrivals, completions,
                                     oldest_in_flight_ms */
 #define BRK_INFO_SIZE_VER3 2888u /* + hold (permit hold-time histogram) */
+#define BRK_INFO_SIZE_VER4 2896u /* + config_seq (and config VER3: fleet) */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read

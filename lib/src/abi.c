@@ -27,7 +27,9 @@ _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
 _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER2,
 	       "brk_segment_info");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER3, "brk_info");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER4, "brk_info");
+_Static_assert(offsetof(struct brk_info, config_seq) == BRK_INFO_SIZE_VER3,
+	       "brk_info grew at the end (config_seq)");
 /* ... and they grew only at the end */
 _Static_assert(offsetof(struct brk_config, reserve_pct) == BRK_CONFIG_SIZE_VER0,
 	       "brk_config grew at the end");

@@ -1,6 +1,7 @@
 /*
  * admin.c - operator actions on a breaker: reset, trip (open for a
- * while), set_mode (forced open, disabled, metrics only). Each is one
+ * while), trip_extend (open at least this long: a fleet peer's decision),
+ * set_mode (forced open, disabled, metrics only). Each is one
  * transition or one word of the record (state.c below it).
  */
 #include "ident.h"
@@ -48,6 +49,37 @@ int brk_trip(brk_breaker *b, uint64_t for_ms)
 			return -EALREADY;
 		if (brk__open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
 			     BRK_EV_TRIP))
+			return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_trip_extend(brk_breaker *b, uint64_t for_ms)
+{
+	struct brk__record *r;
+	uint64_t now, until;
+	int tries;
+
+	if (!b || for_ms == 0)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
+	r = brk__brec(b);
+	if (for_ms > BRK_MAX_DURATION_MS)
+		for_ms = BRK_MAX_DURATION_MS;
+	now = brk__now(b->seg);
+	until = brk__until_add(brk__rel_ms(b->seg, now), for_ms);
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t w = uatomic_read(&r->state);
+		/* open at least that long already: nothing to do */
+		if (BRK__ST_STATE(w) == BRK_OPEN && brk__open_until(r, w) >= until)
+			return -EALREADY;
+		/* closed, half-open or open for less: OPEN(gen + 1) at the same
+		 * level (the cooling level is the host's own), which also ends a
+		 * half-open breaker's probe leases (clear on transition) */
+		if (brk__open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
+				  BRK_EV_TRIP))
 			return 0;
 	}
 	return -BRK_ECONTENDED;

@@ -37,6 +37,8 @@ void brk__config_defaults(struct brk_config *c)
 	c->max_concurrent = BRK_DEFAULT_MAX_CONCURRENT;
 	c->reserve_pct = BRK_DEFAULT_RESERVE_PCT;
 	c->hold_histogram = 0;
+	c->fleet = 0;
+	c->fleet_probe = 0;
 }
 
 #define CHECK(cond, name) \
@@ -87,6 +89,8 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	      "min_distinct_processes");
 	CHECK(c->reserve_pct <= BRK_MAX_RESERVE_PCT, "reserve_pct");
 	CHECK(c->hold_histogram <= 1, "hold_histogram");
+	CHECK(c->fleet <= 1, "fleet");
+	CHECK(c->fleet_probe <= 1, "fleet_probe");
 	return 0;
 }
 
@@ -156,6 +160,8 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 	c->reserve_pct = (uint32_t)clamp(brk__cfg(r, BRK__CFG_RESERVE_PCT), 0,
 					 BRK_MAX_RESERVE_PCT);
 	c->hold_histogram = (uint32_t)brk__cfg(r, BRK__CFG_HOLD_HISTOGRAM);
+	c->fleet = (uint32_t)brk__cfg(r, BRK__CFG_FLEET);
+	c->fleet_probe = (uint32_t)brk__cfg(r, BRK__CFG_FLEET_PROBE);
 }
 
 /* ---- partial updates (brk_breaker_update) ------------------------------ */
@@ -184,6 +190,8 @@ static const struct cfg_member {
 	M(BRK__CFG_MIN_DISTINCT, min_distinct_processes),
 	M(BRK__CFG_RESERVE_PCT, reserve_pct),
 	M(BRK__CFG_HOLD_HISTOGRAM, hold_histogram),
+	M(BRK__CFG_FLEET, fleet),
+	M(BRK__CFG_FLEET_PROBE, fleet_probe),
 #undef M
 };
 
@@ -203,6 +211,8 @@ _Static_assert(BRK_CFG_FAILURE_THRESHOLD == BRK__BIT(BRK__CFG_FAILURE_THRESHOLD)
 	       BRK_CFG_MIN_DISTINCT_PROCESSES == BRK__BIT(BRK__CFG_MIN_DISTINCT) &&
 	       BRK_CFG_RESERVE_PCT == BRK__BIT(BRK__CFG_RESERVE_PCT) &&
 	       BRK_CFG_HOLD_HISTOGRAM == BRK__BIT(BRK__CFG_HOLD_HISTOGRAM) &&
+	       BRK_CFG_FLEET == BRK__BIT(BRK__CFG_FLEET) &&
+	       BRK_CFG_FLEET_PROBE == BRK__BIT(BRK__CFG_FLEET_PROBE) &&
 	       BRK_CFG_ALL == BRK__BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
 
 /* The index of a single known bit, or -1. */

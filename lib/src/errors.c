@@ -47,6 +47,9 @@ const char *brk_strerror(int code)
 		return "segment was created in another pid or time namespace";
 	case EALREADY:
 		return "already in that state";
+	case EMFILE:
+		return "this thread has a fleet origin set on too many segment "
+		       "handles (brk_set_origin(seg, NULL) on one it is done with)";
 	case ETIMEDOUT:
 		return "timed out waiting for the segment to be initialised";
 	case E2BIG:
@@ -182,6 +185,7 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_RETIRED] = "retired",
 		[BRK_EV_PACE_CUT] = "pace_cut",
 		[BRK_EV_HEALTH] = "health",
+		[BRK_EV_FLEET_LINK] = "fleet_link",
 	};
 	if (reason < BRK_EV_THRESHOLD ||
 	    (size_t)reason >= sizeof(n) / sizeof(n[0]) || !n[reason])

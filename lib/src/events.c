@@ -14,6 +14,7 @@
 
 #include "abi.h"
 #include "internal.h"
+#include "origin.h"
 
 #define HOLE_SKIP 64u
 
@@ -40,15 +41,18 @@ void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,
 			      ((uint64_t)(reason & 0xff) << 40) | rec);
 	uatomic_set(&e->pid, (uint64_t)(uint32_t)pid);
 	uatomic_set(&e->value, value);
+	uatomic_set(&e->pad[BRK__EV_ORIGIN], brk__origin_ref(s));
 	for (i = 0; i < BRK__NAME_BYTES / 8; i++)
 		uatomic_set(&e->name[i], nm[i]);
 	cmm_smp_wmb();
 	uatomic_set(&e->seq, seq);
 }
 
-static void copy_event(const struct brk__event *e, struct brk_event *out)
+static void copy_event(const brk_segment *s, const struct brk__event *e,
+		       struct brk_event *out)
 {
 	uint64_t nm[BRK__NAME_BYTES / 8], meta = uatomic_read(&e->meta);
+	uint64_t origin = uatomic_read(&e->pad[BRK__EV_ORIGIN]);
 	size_t i;
 
 	out->mono_ns = uatomic_read(&e->mono_ns);
@@ -62,8 +66,11 @@ static void copy_event(const struct brk__event *e, struct brk_event *out)
 		nm[i] = uatomic_read(&e->name[i]);
 	memcpy(out->name, nm, sizeof(out->name));
 	out->name[BRK_NAME_MAX] = '\0';
-	if (brk_name_validate(out->name) != 0)
+	/* the link's own events have no record: name "" */
+	if (!(out->reason == BRK_EV_FLEET_LINK && out->name[0] == '\0') &&
+	    brk_name_validate(out->name) != 0)
 		strcpy(out->name, "?");
+	brk__origin_name(s, origin, out->origin);
 }
 
 /* 1: copied; 0: not there yet (stop); -1: overwritten or a hole (lost). */
@@ -81,7 +88,7 @@ static int read_slot(brk_segment *s, uint64_t want, uint64_t head,
 		/* still being written, or a hole left by a dead writer */
 		return head - want > HOLE_SKIP ? -1 : 0;
 	}
-	copy_event(e, out);
+	copy_event(s, e, out);
 	cmm_smp_rmb();
 	s2 = uatomic_read(&e->seq);
 	if (s2 != s1)

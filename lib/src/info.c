@@ -153,6 +153,7 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	if (kind == BRK_KIND_BUDGET)
 		return brk__budget_fill(s, r, out->name, &out->budget);
 	brk__config_load(r, &out->config);
+	out->config_seq = uatomic_read(&r->cfg[BRK__CFG_SEQ]);
 	read_counters(r, &out->counters);
 	fill_state(s, r, out);
 	fill_signals(out);
@@ -230,6 +231,7 @@ static const struct {
 	{ BRK_INFO_SIZE_VER0, BRK_CONFIG_SIZE_VER0 },
 	{ BRK_INFO_SIZE_VER2, BRK_CONFIG_SIZE_VER1 }, /* + reserve_pct */
 	{ BRK_INFO_SIZE_VER3, BRK_CONFIG_SIZE_VER2 }, /* + hold_histogram */
+	{ BRK_INFO_SIZE_VER4, BRK_CONFIG_SIZE_VER3 }, /* + fleet, fleet_probe */
 };
 
 static uint32_t config_size_for(size_t info_size)

@@ -57,6 +57,9 @@ struct brk_segment {
 	void *random_ctx;
 	struct brk__cache *cache; /* name -> struct brk_breaker (cache.c) */
 	struct brk__subtree_cache *subtree; /* subtrees walked (subtree.c) */
+	uint64_t serial;          /* unique per handle in this process (a
+	                             thread's origin names the handle by it:
+	                             origin.c) */
 };
 
 /* What a handle resolved: immutable once published (refresh.c makes a

@@ -67,6 +67,52 @@ _Static_assert(BRK_MIN_ARENA_BYTES % BRK__UNIT == 0, "whole units");
 #define BRK__INTENT_MAKE_KIND(op, kind, ref1) \
 	(BRK__INTENT_MAKE(op, ref1) | ((uint64_t)((kind) & 0xffu) << 40))
 
+/*
+ * Fleet peer table (origin.c): one slot per fleet host id whose decisions
+ * this segment's breakerd applied. word = gen:56 | st:8 (BRK__PEER_*);
+ * check = brk__peer_check(gen, name): a slot is trusted only when its
+ * word reads live before and after the name and the check matches (a
+ * torn or corrupt slot reads "?"). An event names a slot as
+ * BRK__ORIGIN_MAKE(slot, gen) in brk__event.pad[BRK__EV_ORIGIN] (0: local).
+ */
+#define BRK__PEER_FREE 0u
+#define BRK__PEER_CLAIMING 1u
+#define BRK__PEER_LIVE 2u
+#define BRK__PEER_ST(w) ((uint32_t)((w) & 0xffu))
+#define BRK__PEER_GEN(w) ((w) >> 8)
+#define BRK__PEER_MAKE(gen, st) (((uint64_t)(gen) << 8) | ((uint64_t)(st) & 0xffu))
+#define BRK__ORIGIN_SLOT(v) ((uint32_t)((v) & 0xffu)) /* slot + 1; 0: local */
+#define BRK__ORIGIN_GEN(v) ((v) >> 8)
+#define BRK__ORIGIN_MAKE(slot, gen) (((uint64_t)(gen) << 8) | (((uint64_t)(slot) + 1u) & 0xffu))
+#define BRK__EV_ORIGIN 0u /* the event's pad word holding its origin */
+#define BRK__PEER_SIZE 88u
+struct brk__peer {
+	uint64_t word;     /* gen:56 | st:8 */
+	uint64_t used_ms;  /* last brk_set_origin() naming it (segment ms): the
+	                      oldest is reused when the table is full */
+	uint64_t check;    /* brk__peer_check(gen, name) */
+	uint64_t name[BRK__NAME_BYTES / 8];
+};
+_Static_assert(sizeof(struct brk__peer) == BRK__PEER_SIZE, "peer slot");
+_Static_assert(BRK_FLEET_PEERS < 255u, "slot + 1 fits 8 bits");
+_Static_assert(BRK__NAME_BYTES == BRK_HOST_ID_MAX + 1, "a host id fits a name slot");
+
+/*
+ * Fleet link status area (fleet_status.c): one writer (breakerd's link)
+ * copies struct brk_fleet_status word by word inside a sequence lock
+ * (seq odd while writing); start = the writer's start ticks + 1 (0:
+ * unknown), so a reader can tell a dead writer (state reads OFF).
+ */
+#define BRK__FLEET_WORDS (BRK_FLEET_STATUS_SIZE_VER0 / 8u)
+#define BRK__FLEET_AREA_SIZE (16u + BRK_FLEET_STATUS_SIZE_VER0)
+struct brk__fleet_area {
+	uint64_t seq;
+	uint64_t start;
+	uint64_t words[BRK__FLEET_WORDS];
+};
+_Static_assert(sizeof(struct brk__fleet_area) == BRK__FLEET_AREA_SIZE, "fleet area");
+_Static_assert(BRK_FLEET_STATUS_SIZE_VER0 % 8u == 0, "fleet status: whole words");
+
 struct brk__header {
 	/* line 0: immutable after the magic is published */
 	uint64_t magic;
@@ -125,7 +171,13 @@ struct brk__header {
 	 * newest; 0: empty */
 	uint64_t free_head[BRK__FREE_LISTS];
 	uint64_t free_tail[BRK__FREE_LISTS];
-	uint8_t reserved[BRK__HEADER_SIZE - 6 * BRK__LINE];
+	/* from line 6: the fleet link (origin.c, fleet_status.c). Older
+	 * segments have zeros here (ftruncate), which read as an empty peer
+	 * table and a link that is OFF: no layout version change. */
+	struct brk__peer peers[BRK_FLEET_PEERS];
+	struct brk__fleet_area fleet;
+	uint8_t reserved[BRK__HEADER_SIZE - 6 * BRK__LINE -
+			 BRK_FLEET_PEERS * BRK__PEER_SIZE - BRK__FLEET_AREA_SIZE];
 };
 
 _Static_assert(sizeof(struct brk__header) == BRK__HEADER_SIZE, "header");
@@ -136,6 +188,7 @@ _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 _Static_assert(offsetof(struct brk__header, lmap_words) == 120, "hdr l0 end");
 _Static_assert(offsetof(struct brk__header, leaked_units) == 160, "hdr l1 leaked");
 _Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
+_Static_assert(offsetof(struct brk__header, peers) == 6 * BRK__LINE, "hdr peers");
 
 /* ---- name index ------------------------------------------------------ */
 /*
@@ -320,6 +373,8 @@ enum brk__cfg {
 	BRK__CFG_MIN_DISTINCT,
 	BRK__CFG_RESERVE_PCT,
 	BRK__CFG_HOLD_HISTOGRAM,
+	BRK__CFG_FLEET,
+	BRK__CFG_FLEET_PROBE,
 	BRK__CFG_COUNT
 };
 
@@ -335,7 +390,8 @@ enum brk__cfg {
  *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | 0:8 |
  *           max_concurrent:7
  *   cfg[3]  max_open_ms:38 | success_threshold:20
- *   cfg[4]  probe_timeout_ms:38
+ *   cfg[4]  probe_timeout_ms:38 | fleet:1 | fleet_probe:1 (breakerd's
+ *           fleet link reads them; never the acquire/release path)
  *   cfg[5]  max_wait_ms:38
  *   cfg[6]  min_calls:30
  *
@@ -369,6 +425,8 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_MAX_OPEN_MS: return (struct brk__cfg_field){ 3, 0, 38 };
 	case BRK__CFG_SUCCESS_THRESHOLD: return (struct brk__cfg_field){ 3, 38, 20 };
 	case BRK__CFG_PROBE_TIMEOUT_MS: return (struct brk__cfg_field){ 4, 0, 38 };
+	case BRK__CFG_FLEET: return (struct brk__cfg_field){ 4, 38, 1 };
+	case BRK__CFG_FLEET_PROBE: return (struct brk__cfg_field){ 4, 39, 1 };
 	case BRK__CFG_MAX_WAIT_MS: return (struct brk__cfg_field){ 5, 0, 38 };
 	case BRK__CFG_MIN_CALLS: return (struct brk__cfg_field){ 6, 0, 30 };
 	default: return (struct brk__cfg_field){ 7, 0, 0 };
@@ -603,7 +661,7 @@ struct brk__event {
 	uint64_t meta;   /* from:8 | to:8 | reason:8 | reserved:8 | rec:32 */
 	uint64_t pid;
 	uint64_t value;
-	uint64_t pad[2];
+	uint64_t pad[2]; /* pad[BRK__EV_ORIGIN]: the origin (0: local) */
 	uint64_t name[BRK__NAME_BYTES / 8];
 };
 _Static_assert(sizeof(struct brk__event) == BRK__EVENT_SIZE, "event");
@@ -822,6 +880,9 @@ _Static_assert(offsetof(struct brk__record, hold) ==
 	(BRK__PC_PACED | \
 	 (((uint64_t)(reserve) & BRK__PC_RESERVE_MASK) << BRK__PC_RESERVE_SHIFT) | \
 	 ((uint64_t)(floor_t) & BRK__BKC_T_MAX))
+/* bit 51: the pace's fleet setting (breakerd's fleet link reads it; the
+ * take path never does). Old segments read 0: not fleet-wide. */
+#define BRK__PC_FLEET (1ULL << 51)
 #define BRK__CUT_W_BITS 24u
 #define BRK__CUT_MS_MAX ((1ULL << (64u - BRK__CUT_W_BITS)) - 1u)
 #define BRK__CUT_MS(w) ((uint64_t)(w) >> BRK__CUT_W_BITS)
@@ -903,6 +964,8 @@ _Static_assert(BRK__BK_LAST_DENIED_MS < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u
 _Static_assert(BRK__PC_RESERVE_SHIFT == BRK__BKC_T_BITS &&
 	       BRK__PC_RESERVE_SHIFT + 7u < 63u, "reserve bits 44..50");
 _Static_assert(BRK__PC_RESERVE_MASK >= 90u, "reserve field holds 90");
+_Static_assert(BRK__PC_FLEET > ((uint64_t)BRK__PC_RESERVE_MASK << BRK__PC_RESERVE_SHIFT) &&
+	       BRK__PC_FLEET < BRK__PC_PACED, "fleet bit between reserve and PACED");
 /* cut ms: 40 bits of ms = 34 years of a segment's clock */
 _Static_assert(BRK__CUT_MS_MAX >= 1000ULL * 86400u * 365u * 30u, "cut ms field");
 

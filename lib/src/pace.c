@@ -63,12 +63,12 @@ static double default_floor(double ceiling)
 
 /* Words from settings: -EINVAL naming nothing (the doc names the bounds). */
 static int pace_words(double ceiling, double floor, uint32_t burst,
-		      uint32_t reserve, uint64_t *cfg, uint64_t *pace)
+		      uint32_t reserve, uint32_t fleet, uint64_t *cfg, uint64_t *pace)
 {
 	uint64_t ct = brk__interval_ns(ceiling), ft;
 
 	if (ct == 0 || burst < 1 || burst > BRK_BUCKET_MAX_BURST ||
-	    reserve > BRK_PACE_MAX_RESERVE_PCT)
+	    reserve > BRK_PACE_MAX_RESERVE_PCT || fleet > 1)
 		return -EINVAL;
 	if (floor == 0.0)
 		floor = default_floor(ceiling);
@@ -76,7 +76,7 @@ static int pace_words(double ceiling, double floor, uint32_t burst,
 	if (ft == 0 || !(floor <= ceiling) || ft < ct)
 		return -EINVAL;
 	*cfg = BRK__BKC_MAKE(ct, burst);
-	*pace = BRK__PC_MAKE(ft, reserve);
+	*pace = BRK__PC_MAKE(ft, reserve) | (fleet ? BRK__PC_FLEET : 0);
 	return 0;
 }
 
@@ -97,7 +97,7 @@ int brk_pace_get(brk_segment *seg, const char *name,
 	if (k.burst == 0)
 		k.burst = BRK_PACE_DEFAULT_BURST; /* a hand-zeroed config */
 	rc = pace_words(k.ceiling_per_s, k.floor_per_s, k.burst, k.reserve_pct,
-			&cfg, &pace);
+			k.fleet, &cfg, &pace);
 	if (rc)
 		return rc;
 	{
@@ -155,7 +155,8 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 int brk_pace_update(brk_bucket *k, const struct brk_pace_config *c, unsigned fields)
 {
 	const unsigned all = BRK_PACE_F_CEILING | BRK_PACE_F_FLOOR |
-			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE;
+			     BRK_PACE_F_BURST | BRK_PACE_F_RESERVE |
+			     BRK_PACE_F_FLEET;
 	brk_breaker *b = brk__bk_h(k);
 	struct brk_pace_config in;
 	int rc;
@@ -195,7 +196,7 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 		uint64_t w[3], cfg, pace;
 		struct brk__pace p;
 		double ceiling, floor;
-		uint32_t burst, reserve;
+		uint32_t burst, reserve, fleet;
 
 		pace_load(r, w);
 		BRK__HOOK(BRK__HOOK_PACE_READ, NULL, 0);
@@ -208,10 +209,11 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 		floor = fields & BRK_PACE_F_FLOOR ? in.floor_per_s : 1e9 / (double)p.floor_t;
 		burst = fields & BRK_PACE_F_BURST ? in.burst : p.burst;
 		reserve = fields & BRK_PACE_F_RESERVE ? in.reserve_pct : p.reserve_pct;
+		fleet = fields & BRK_PACE_F_FLEET ? in.fleet : p.fleet;
 		if ((fields & BRK_PACE_F_CEILING) && !(fields & BRK_PACE_F_FLOOR) &&
 		    floor > ceiling)
 			floor = default_floor(ceiling); /* kept floor above: follow */
-		rc = pace_words(ceiling, floor, burst, reserve, &cfg, &pace);
+		rc = pace_words(ceiling, floor, burst, reserve, fleet, &cfg, &pace);
 		if (rc)
 			return rc;
 		if (!(fields & BRK_PACE_F_FLOOR) && !(fields & BRK_PACE_F_CEILING))
@@ -441,6 +443,80 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 	return -BRK_ECONTENDED;
 }
 
+/* A fleet peer's cut (brk_pace_cut()): the cut word that makes the rate
+ * at @now_ms exactly @rate (the curve starts a cut at w_max * beta), the
+ * float24 rounding down so the rate is never above the one asked. */
+static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
+{
+	brk_segment *s = b->seg;
+	struct brk__record *r = brk__brec(b);
+	uint64_t *cw = &brk__xw(r)[BRK__BK_CUT];
+	double floor = 1e9 / (double)p->floor_t, ceiling = 1e9 / (double)p->ceil_t;
+	int i;
+
+	if (rate < floor)
+		rate = floor;
+	if (rate > ceiling)
+		rate = ceiling;
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(cw), now_ms, nw;
+		struct brk__pace q = *p;
+		double nr;
+
+		if (old != 0) {
+			q.cut_ms = BRK__CUT_MS(old);
+			q.w_max = brk__pace_f24_decode(BRK__CUT_W(old));
+			if (!(q.w_max > 0.0))
+				return -BRK_ECORRUPT;
+		} else {
+			q.cut_ms = 0;
+			q.w_max = 0.0;
+		}
+		now_ms = brk__rel_ms(s, brk__sat_add(brk__now(s), 999999u));
+		if (now_ms > BRK__CUT_MS_MAX)
+			now_ms = BRK__CUT_MS_MAX;
+		if (brk__pace_rate(&q, now_ms) <= rate)
+			return -EALREADY;
+		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(rate / BRK_PACE_BETA));
+		if (uatomic_cmpxchg(cw, old, nw) != old) {
+			caa_cpu_relax();
+			continue;
+		}
+		q.cut_ms = now_ms;
+		q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
+		nr = brk__pace_rate(&q, now_ms);
+		empty_after_cut(s, r, &q, now_ms);
+		uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
+		brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
+				  brk__self()->pid, (uint64_t)llround(nr * 1e3));
+		return 0;
+	}
+	return -BRK_ECONTENDED;
+}
+
+int brk_pace_cut(brk_bucket *k, uint64_t rate_milli)
+{
+	brk_breaker *b = brk__bk_h(k);
+	struct brk__pace p;
+	uint64_t w[3];
+	int rc;
+
+	if (!k || rate_milli == 0)
+		return -EINVAL;
+	if (b->seg->readonly)
+		return -EROFS;
+	BRK__FRESH_OR_RETURN(b);
+	pace_load(brk__brec(b), w);
+	rc = brk__pace_parse(w[0], w[1], 0, &p);
+	if (rc == 1)
+		return -EMEDIUMTYPE; /* a plain bucket has no learned rate */
+	if (rc == -EAGAIN)
+		return -BRK_ECORRUPT;
+	if (rc)
+		return rc;
+	return pace_cut_to(b, &p, (double)rate_milli / 1e3);
+}
+
 int brk_pace_report(brk_bucket *k, uint64_t taken_at_ns, int signal,
 		    int64_t retry_after_ms)
 {
@@ -517,6 +593,7 @@ int brk__pace_fill(brk_segment *s, const struct brk__record *r,
 	out->learned_per_s = brk__pace_rate(&p, now_ms);
 	out->w_max_per_s = p.w_max;
 	out->reserve_pct = p.reserve_pct;
+	out->fleet = p.fleet;
 	out->last_cut_age_ms = w[2] ? age_of(now_ms, p.cut_ms) : UINT64_MAX;
 	out->cuts = uatomic_read(&brk__xw(r)[BRK__BK_CUTS]);
 	out->limited = uatomic_read(&brk__xw(r)[BRK__BK_LIMITED]);

@@ -88,10 +88,11 @@ int brk__pace_parse(uint64_t cfg_w, uint64_t pace_w, uint64_t cut_w,
 		return 1;
 	p->floor_t = BRK__PC_FLOOR_T(pace_w);
 	p->reserve_pct = BRK__PC_RESERVE(pace_w);
+	p->fleet = (pace_w & BRK__PC_FLEET) != 0;
 	if (p->floor_t < p->ceil_t || p->floor_t > BRK__T_LIMIT ||
 	    p->reserve_pct > BRK_PACE_MAX_RESERVE_PCT ||
-	    (pace_w & ~(BRK__PC_PACED | BRK__PC_MAKE(BRK__BKC_T_MAX,
-						     BRK__PC_RESERVE_MASK))))
+	    (pace_w & ~(BRK__PC_PACED | BRK__PC_FLEET |
+			BRK__PC_MAKE(BRK__BKC_T_MAX, BRK__PC_RESERVE_MASK))))
 		return -BRK_ECORRUPT;
 	if (cut_w != 0) {
 		p->cut_ms = BRK__CUT_MS(cut_w);

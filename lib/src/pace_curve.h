@@ -16,6 +16,7 @@ struct brk__pace {
 	uint64_t floor_t;     /* ns per token at the floor (>= ceil_t) */
 	uint32_t burst;
 	uint32_t reserve_pct; /* 0 .. BRK_PACE_MAX_RESERVE_PCT */
+	uint32_t fleet;       /* 0 or 1 (BRK__PC_FLEET) */
 	uint64_t cut_ms;      /* last cut, ms of the segment epoch */
 	double w_max;         /* tokens/s the last cut started from; 0: never */
 };

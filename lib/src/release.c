@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "cool.h"
 #include "ident.h"
 #include "fresh.h"
 #include "internal.h"
@@ -89,26 +90,6 @@ static int probe_success(brk_breaker *b, uint64_t w)
 	return -BRK_ECONTENDED;
 }
 
-static void raise_cool_until(brk_breaker *b, uint64_t target, uint64_t now,
-			     uint64_t ms)
-{
-	struct brk__record *r = brk__brec(b);
-	int tries;
-
-	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
-		uint64_t cu = uatomic_read(&r->cool_until_ns);
-		if (cu >= target)
-			return;
-		if (uatomic_cmpxchg(&r->cool_until_ns, cu, target) == cu) {
-			if (cu <= now) /* a new cooling, not an extension */
-				brk__record_event(b->seg, r, BRK__ST_STATE(uatomic_read(&r->state)),
-					     BRK__ST_STATE(uatomic_read(&r->state)),
-					     BRK_EV_COOL_UNTIL, brk__self()->pid, ms);
-			return;
-		}
-	}
-}
-
 /* BRK_THROTTLED is counted in the slot reason NONE would have used. */
 _Static_assert(BRK__CTR_THROTTLED == BRK__CTR_FAIL_REASON0 + BRK_REASON_NONE,
 	       "throttled aliases the unused reason-NONE failure counter");
@@ -128,7 +109,8 @@ static void retry_after(brk_breaker *b, int64_t ra, int counted, int outcome,
 	if (ms <= brk__cfg_ms(r, BRK__CFG_MAX_WAIT_MS)) {
 		if (outcome == BRK_THROTTLED)
 			return;
-		raise_cool_until(b, brk__sat_add(now, brk__ms_to_ns(ms)), now, ms);
+		(void)brk__raise_cool_until(b->seg, r, brk__sat_add(now, brk__ms_to_ns(ms)),
+					    now, ms);
 		return;
 	}
 	if (!counted)

@@ -24,6 +24,7 @@
 #include "abi.h"
 #include "ident.h"
 #include "internal.h"
+#include "origin.h"
 #include "subtree.h"
 
 struct attach_ctx {
@@ -487,6 +488,7 @@ int brk_attach(const struct brk_attach_opts *user, brk_segment **out)
 	s->clock_ctx = opts->clock_ctx;
 	s->random = opts->random;
 	s->random_ctx = opts->random_ctx;
+	s->serial = brk__next_serial();
 	(void)brk__self();
 	rc = open_or_create(s, &c);
 	if (rc == 0) {
@@ -505,6 +507,7 @@ int brk_detach(brk_segment *s)
 {
 	if (!s)
 		return 0;
+	brk__origin_forget(s);
 	brk__cache_free(s);
 	brk__subtree_cache_free(s);
 	if (s->base)

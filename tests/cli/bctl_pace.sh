@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 # --- what must survive ---------------------------------------------------------
 expect "create pace p (ceiling 20, reserve 10)" 0 '' pace p --ceiling 20 --reserve 10
-grep -qx 'p: pace created: ceiling 20/s, floor 0.2/s, burst 2, reserve 10%, rate now 20/s' \
+grep -qx 'p: pace created: ceiling 20/s, floor 0.2/s, burst 2, reserve 10%, fleet off, rate now 20/s' \
 	"$TMP/out" && ok "  says what it created, defaults filled in" || bad "  stdout: $(cat "$TMP/out")"
 expect "create bucket plain (rate 5, burst 3)" 0 '' bucket plain --rate 5 --burst 3
 expect "create breaker br" 0 '' config br --failure-threshold 7
@@ -81,7 +81,7 @@ stored "breaker br kept its settings" br '"failure_threshold": 7,' '"reserve_pct
 # --- an existing pace with no option: its settings, nothing changed ----------
 expect "pace p with no option: exit 0, nothing on stderr" 0 '' pace p
 # just the settings, no "nothing to change" that reads like an error (issue msg12-4)
-grep -qx 'p: ceiling 20/s, floor 0.2/s, burst 2, reserve 10%, rate now 20/s' \
+grep -qx 'p: ceiling 20/s, floor 0.2/s, burst 2, reserve 10%, fleet off, rate now 20/s' \
 	"$TMP/out" && ok "  pace_show_prints_just_the_settings" ||
 	bad "  pace_show_prints_just_the_settings: stdout: $(cat "$TMP/out")"
 expect "pace plain with no option: not a pace" 1 "'plain' is a plain bucket" pace plain
@@ -120,7 +120,7 @@ stored "  ceiling and reserve kept" p '"ceiling": 20(\.0)?,' '"floor": 1(\.0)?,'
 expect "pace p --ceiling 40" 0 '' pace p --ceiling 40
 stored "  the rest kept" p '"ceiling": 40(\.0)?,' '"floor": 1(\.0)?,' '"burst": 4,' \
 	'"reserve_pct": 25,' '"rate": 40(\.0)?,'
-grep -qx 'p: pace updated: ceiling 40/s, floor 1/s, burst 4, reserve 25%, rate now 40/s' \
+grep -qx 'p: pace updated: ceiling 40/s, floor 1/s, burst 4, reserve 25%, fleet off, rate now 40/s' \
 	"$TMP/out" || true
 # --- list and metrics show the pace ---------------------------------------------
 run list

@@ -294,7 +294,7 @@ static void config_field_helpers(void **state)
 		ut_rc(0, brk_config_field_get(&c, bit, &v));
 		assert_int_equal(v, 1000 + n);
 	}
-	assert_int_equal(n, 16); /* ... hold_histogram */
+	assert_int_equal(n, 18); /* ... hold_histogram, fleet, fleet_probe */
 	assert_int_equal(c.failure_threshold, 1000);
 	assert_int_equal(c.min_distinct_processes, 1013);
 	assert_string_equal(brk_config_field_name(BRK_CFG_MAX_OPEN_MS), "max_open_ms");
@@ -306,6 +306,92 @@ static void config_field_helpers(void **state)
 	ut_rc(-EINVAL, brk_config_field_set(&c, BRK_CFG_MIN_CALLS, 1ULL << 32));
 	ut_rc(0, brk_config_field_set(&c, BRK_CFG_OPEN_MS, 1ULL << 32));
 	ut_rc(-EINVAL, brk_config_field_get(&c, 3, &v));
+	assert_string_equal(brk_config_field_name(BRK_CFG_FLEET), "fleet");
+	assert_string_equal(brk_config_field_name(BRK_CFG_FLEET_PROBE), "fleet_probe");
+}
+
+/* Issue 13: fleet and fleet_probe are stored in the record (0/1 only),
+ * changed alone by brk_breaker_update, and come back in brk_info.config. */
+static void fleet_settings_are_stored_validated_and_updated_alone(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c, got;
+	brk_breaker *b;
+	const char *what = NULL;
+
+	ut_cfg(&c);
+	assert_int_equal(c.fleet, 0);
+	assert_int_equal(c.fleet_probe, 0);
+	c.fleet = 2;
+	ut_rc(-EINVAL, brk_config_validate(&c, &what));
+	assert_string_equal(what, "fleet");
+	c.fleet = 1;
+	c.fleet_probe = 7;
+	ut_rc(-EINVAL, brk_config_validate(&c, &what));
+	assert_string_equal(what, "fleet_probe");
+	c.fleet_probe = 0;
+	c.open_ms = 7000;
+	c.max_open_ms = 70000;
+	b = ut_breaker(u, "fleet/api", &c);
+	got = stored(b);
+	assert_int_equal(got.fleet, 1);
+	assert_int_equal(got.fleet_probe, 0);
+	assert_int_equal(got.size, BRK_CONFIG_SIZE_VER3);
+	/* only fleet_probe: a garbage config elsewhere is not read */
+	garbage(&c);
+	c.fleet_probe = 1;
+	ut_rc(0, brk_breaker_update(b, &c, BRK_CFG_FLEET_PROBE, &what));
+	got = stored(b);
+	assert_int_equal(got.fleet, 1);
+	assert_int_equal(got.fleet_probe, 1);
+	assert_int_equal(got.open_ms, 7000);
+	assert_int_equal(got.max_open_ms, 70000);
+	/* a bad value: -EINVAL naming it, nothing changed */
+	c.fleet = 3;
+	ut_rc(-EINVAL, brk_breaker_update(b, &c, BRK_CFG_FLEET, &what));
+	assert_string_equal(what, "fleet");
+	assert_int_equal(stored(b).fleet, 1);
+	c.fleet = 0;
+	ut_rc(0, brk_breaker_update(b, &c, BRK_CFG_FLEET, NULL));
+	got = stored(b);
+	assert_int_equal(got.fleet, 0);
+	assert_int_equal(got.fleet_probe, 1);
+}
+
+/* Growing structs: a caller built before fleet (brk_config VER2, brk_info
+ * VER3) gets config.size VER2 in its info, so copying and passing it back
+ * never reads past its struct; a configure by it leaves fleet at the
+ * default 0. A current caller (brk_info VER4) gets VER3, so passing the
+ * copy back keeps fleet = 1. */
+static void info_config_size_follows_the_callers_release(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info *i = calloc(1, sizeof(*i));
+	uint64_t seq;
+	brk_breaker *b;
+
+	assert_non_null(i);
+	ut_cfg(&c);
+	c.fleet = 1;
+	b = ut_breaker(u, "fleet/sizes", &c);
+	ut_rc(0, brk_breaker_info_sz(b, i, BRK_INFO_SIZE_VER3));
+	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER2);
+	ut_rc(0, brk_breaker_info(b, i));
+	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER3);
+	assert_int_equal(i->config.fleet, 1);
+	seq = i->config_seq;
+	c = i->config;
+	ut_rc(0, brk_breaker_configure(b, &c)); /* the copy passed back */
+	ut_rc(0, brk_breaker_info(b, i));
+	assert_int_equal(i->config.fleet, 1);
+	assert_true(i->config_seq > seq);
+	/* a VER2 caller's configure: fleet beyond its size -> default 0 */
+	c.size = BRK_CONFIG_SIZE_VER2;
+	ut_rc(0, brk_breaker_configure(b, &c));
+	ut_rc(0, brk_breaker_info(b, i));
+	assert_int_equal(i->config.fleet, 0);
+	free(i);
 }
 
 int main(void)
@@ -317,6 +403,8 @@ int main(void)
 		UT_TEST(concurrent_updates_of_different_settings_all_take_effect),
 		UT_TEST(conflicting_concurrent_updates_leave_a_valid_combination),
 		UT_TEST(config_field_helpers),
+		UT_TEST(fleet_settings_are_stored_validated_and_updated_alone),
+		UT_TEST(info_config_size_follows_the_callers_release),
 	};
 	return cmocka_run_group_tests_name("config_update", tests, NULL, NULL);
 }

@@ -483,7 +483,11 @@ static void bad_settings_are_einval_and_create_nothing(void **state)
 	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_BURST));
 	c.reserve_pct = 95;
 	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_RESERVE));
-	ut_rc(-EINVAL, brk_pace_update(k, &c, 1u << 4));
+	c.size = sizeof c; /* the hand-zeroed config says VER0: fleet unread */
+	c.fleet = 2;
+	ut_rc(-EINVAL, brk_pace_update(k, &c, BRK_PACE_F_FLEET));
+	assert_int_equal(info(k).fleet, 0);
+	ut_rc(-EINVAL, brk_pace_update(k, &c, 1u << 5));
 	ut_rc(-EINVAL, brk_pace_update(NULL, &c, BRK_PACE_F_BURST));
 	NEAR(info(k).ceiling_per_s, 10.0, 1e-9);
 	NEAR(info(k).floor_per_s, 0.1, 1e-9);
@@ -533,6 +537,45 @@ static void update_changes_only_the_given_settings_and_keeps_the_cut(void **stat
 	assert_int_equal(bi.burst, 9);
 	NEAR(bi.floor_per_s, 1.0, 1e-9);
 	NEAR(bi.ceiling_per_s, 2.0, 1e-9);
+	assert_int_equal(bi.fleet, 0);
+}
+
+/* Issue 13: a pace's fleet setting is stored in its pace word, shown in
+ * brk_bucket_info, and changed alone by brk_pace_update (the cut kept). */
+static void pace_fleet_is_stored_shown_and_updated_alone(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config c;
+	struct brk_bucket_info bi;
+	brk_bucket *k;
+
+	ut_rc(0, brk_pace_config_init(&c));
+	assert_int_equal(c.fleet, 0);
+	c.ceiling_per_s = 100.0;
+	c.fleet = 2;
+	ut_rc(-EINVAL, brk_pace_get(u->seg, "pf", &c, &k));
+	c.fleet = 1;
+	c.reserve_pct = 20;
+	ut_rc(0, brk_pace_get(u->seg, "pf", &c, &k));
+	bi = info(k);
+	assert_int_equal(bi.fleet, 1);
+	assert_int_equal(bi.reserve_pct, 20);
+	ut_rc(1, brk_pace_report(k, take1(k), BRK_PACE_LIMITED, 0));
+	c.fleet = 0;
+	c.reserve_pct = 90; /* not named: not read */
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_FLEET));
+	bi = info(k);
+	assert_int_equal(bi.fleet, 0);
+	assert_int_equal(bi.reserve_pct, 20);
+	assert_int_equal(bi.cuts, 1);
+	NEAR(bi.learned_per_s, 70.0, 0.01);
+	c.fleet = 1;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_FLEET));
+	c.ceiling_per_s = 50.0;
+	ut_rc(0, brk_pace_update(k, &c, BRK_PACE_F_CEILING)); /* keeps fleet */
+	bi = info(k);
+	assert_int_equal(bi.fleet, 1);
+	NEAR(bi.ceiling_per_s, 50.0, 1e-9);
 }
 
 static void pace_and_plain_bucket_names_do_not_mix(void **state)
@@ -788,6 +831,7 @@ int main(void)
 		UT_TEST(high_gets_through_while_normal_is_refused),
 		UT_TEST(bad_settings_are_einval_and_create_nothing),
 		UT_TEST(update_changes_only_the_given_settings_and_keeps_the_cut),
+		UT_TEST(pace_fleet_is_stored_shown_and_updated_alone),
 		UT_TEST(pace_and_plain_bucket_names_do_not_mix),
 		UT_TEST(plain_bucket_settings_calls_refuse_a_pace_and_leave_it_whole),
 		UT_TEST(signal_of_maps_outcomes),

@@ -1,0 +1,35 @@
+/*
+ * fleet.h - breakerd's fleet link through Redis (docs/design.md "Fleet
+ * link"): a publisher thread (fleet_pub.h) sends this host's decisions on
+ * fleet-wide records, a subscriber thread (fleet_sub.h) applies the peers'
+ * (fleet_apply.h); each thread has its own Redis connection and its own
+ * attach of the segment. The link's status (fleet_status.h) is reported
+ * in the segment header. Redis being down never stops breakerd nor its
+ * scan loop: the threads reconnect with jittered backoff.
+ */
+#ifndef BREAKERD_FLEET_H
+#define BREAKERD_FLEET_H
+
+#include "fleet_conf.h"
+
+struct fleet_link;
+
+/* Start the link on the segment @c->shm_name (@c is copied). Call after
+ * the signals are blocked (the threads inherit the mask). Returns the
+ * link or NULL (out of memory, no thread, the segment cannot be
+ * attached: logged). */
+struct fleet_link *fleet_start(const struct fleet_conf *c);
+
+/* Stop the threads (within about FLEET_POLL_MS + a Redis I/O timeout),
+ * report state OFF, free. NULL: nothing. */
+void fleet_stop(struct fleet_link *fl);
+
+/* The fleet probe (fleet_probe.h) won (@won 1) or lost (0) an election:
+ * counted in the link's status (probe_won / probe_lost). Thread-safe. */
+void fleet_status_probe(int won);
+
+/* The poll step of the link's threads: how often they look at the event
+ * ring and at their stop flag. */
+#define FLEET_POLL_MS 20u
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * fleet_apply.c - a peer's decision applied here, or refused and counted.
+ */
+#include "fleet_apply.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fleet_msg.h"
+#include "fleet_record.h"
+#include "fleet_status.h"
+#include "logfmt.h"
+
+/* Refusals are logged at most once a second per cause; the next line
+ * says how many were left out (subscriber thread only: no lock). */
+static uint64_t last_log_ms[BRK_FLEET_DROP_COUNT];
+static uint64_t suppressed[BRK_FLEET_DROP_COUNT];
+
+static int refuse(int cause, const char *host, const char *name,
+		  const char *why, uint64_t now_ms)
+{
+	struct logline l;
+
+	if (cause < 0 || (unsigned)cause >= BRK_FLEET_DROP_COUNT)
+		cause = BRK_FLEET_DROP_MALFORMED;
+	fleet_status_drop(cause);
+	if (last_log_ms[cause] && now_ms - last_log_ms[cause] < 1000) {
+		suppressed[cause]++;
+		return FLEET_DROPPED;
+	}
+	last_log_ms[cause] = now_ms ? now_ms : 1;
+	ll_begin(&l, "warn", "fleet message refused");
+	ll_str(&l, "fleet", "refused");
+	ll_str(&l, "cause", brk_fleet_drop_name(cause));
+	if (host && *host)
+		ll_str(&l, "host", host);
+	if (name && *name)
+		ll_str(&l, "name", name);
+	ll_str(&l, "why", why);
+	if (suppressed[cause])
+		ll_u64(&l, "suppressed", suppressed[cause]);
+	ll_end(&l);
+	suppressed[cause] = 0;
+	return FLEET_DROPPED;
+}
+
+static int failed(const struct fleet_msg *m, int rc)
+{
+	struct logline l;
+
+	ll_begin(&l, "warn", "fleet decision not applied");
+	ll_str(&l, "host", m->host);
+	ll_str(&l, "name", m->name);
+	ll_str(&l, "kind", fleet_kind_name(m->kind));
+	ll_str(&l, "err", brk_strerror(rc));
+	ll_end(&l);
+	return FLEET_FAILED;
+}
+
+static uint64_t cap(uint64_t ms, uint64_t max_ms)
+{
+	if (max_ms && ms > max_ms)
+		ms = max_ms;
+	return ms ? ms : 1;
+}
+
+static int apply_breaker(brk_breaker *b, const struct brk_info *in,
+			 const struct fleet_msg *m)
+{
+	switch (m->kind) {
+	case FLEET_OPEN:
+		return brk_trip_extend(b, cap(m->remaining_ms,
+					      in->config.max_open_ms));
+	case FLEET_COOL_UNTIL:
+		return brk_cool_for(b, cap(m->remaining_ms,
+					   in->config.max_open_ms));
+	case FLEET_FORCED:
+		if (in->mode == m->mode)
+			return -EALREADY;
+		return brk_set_mode(b, m->mode);
+	case FLEET_RESET:
+		if (in->state == BRK_CLOSED && in->mode == BRK_MODE_NORMAL &&
+		    in->cool_until_remaining_ms == 0)
+			return -EALREADY;
+		return brk_reset(b);
+	case FLEET_CLOSE:
+		/* the fleet's prober succeeded: only the breakers held open
+		 * for it close (a local decision since stands otherwise) */
+		if (!in->config.fleet_probe || in->mode != BRK_MODE_NORMAL ||
+		    in->state == BRK_CLOSED)
+			return -EALREADY;
+		return brk_reset(b);
+	default:
+		return -EINVAL;
+	}
+}
+
+int fleet_apply(brk_segment *seg, const char *self, const char *buf,
+		size_t len, uint64_t now_ms)
+{
+	struct fleet_msg m;
+	struct brk_info in;
+	brk_breaker *b = NULL;
+	brk_bucket *k = NULL;
+	char why[128];
+	int cause = BRK_FLEET_DROP_MALFORMED, rc, fleet;
+
+	why[0] = '\0';
+	memset(&m, 0, sizeof(m));
+	if (fleet_msg_decode(buf, len, now_ms, &m, &cause, why,
+			     sizeof(why)) != 0) {
+		if (strcmp(m.host, self) == 0) /* e.g. our own, expired */
+			return FLEET_OWN;
+		fleet_status_count(FLEET_C_RECEIVED);
+		fleet_status_seen(now_ms);
+		return refuse(cause, m.host, m.name, why[0] ? why : "refused",
+			      now_ms);
+	}
+	if (strcmp(m.host, self) == 0)
+		return FLEET_OWN;
+	fleet_status_count(FLEET_C_RECEIVED);
+	fleet_status_seen(now_ms);
+
+	if (m.kind == FLEET_PACE_CUT) {
+		fleet = fleet_pace_lookup(seg, m.name, &k);
+		if (fleet == -EMEDIUMTYPE)
+			return refuse(BRK_FLEET_DROP_KIND, m.host, m.name,
+				      "pace_cut for a record that is not a pace",
+				      now_ms);
+	} else {
+		fleet = fleet_breaker_lookup(seg, m.name, &b, &in);
+		if (fleet == -EMEDIUMTYPE)
+			return refuse(BRK_FLEET_DROP_KIND, m.host, m.name,
+				      "a breaker's decision for a record that is "
+				      "not a breaker", now_ms);
+	}
+	if (fleet == -ENOENT)
+		return refuse(BRK_FLEET_DROP_UNKNOWN, m.host, m.name,
+			      "no record of that name here", now_ms);
+	if (fleet < 0)
+		return failed(&m, fleet);
+	if (fleet == 0)
+		return refuse(BRK_FLEET_DROP_NOT_FLEET, m.host, m.name,
+			      "the record here is not fleet-wide", now_ms);
+
+	rc = brk_set_origin(seg, m.host);
+	if (rc < 0)
+		return failed(&m, rc);
+	if (m.kind == FLEET_PACE_CUT)
+		rc = brk_pace_cut(k, m.rate_milli);
+	else
+		rc = apply_breaker(b, &in, &m);
+	(void)brk_set_origin(seg, NULL);
+	if (rc == -EALREADY) {
+		fleet_status_count(FLEET_C_IGNORED);
+		return FLEET_IGNORED;
+	}
+	if (rc < 0)
+		return failed(&m, rc);
+	fleet_status_count(FLEET_C_APPLIED);
+	fleet_status_lag(m.lag_ms);
+	return FLEET_APPLIED;
+}

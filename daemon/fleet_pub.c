@@ -1,0 +1,284 @@
+/*
+ * fleet_pub.c - this host's decisions on fleet-wide records, to Redis.
+ */
+#include "fleet_pub.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fleet.h"
+#include "fleet_msg.h"
+#include "fleet_record.h"
+#include "fleet_status.h"
+#include "fleet_wait.h"
+#include "logfmt.h"
+
+#define PUB_BATCH 64
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* One command; 0 or -EIO (the connection is lost or Redis refused). */
+static int run(redisContext *rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+	int ok;
+
+	va_start(ap, fmt);
+	r = redisvCommand(rc, fmt, ap);
+	va_end(ap);
+	if (!r) {
+		snprintf(err, errlen, "%s", rc->errstr[0] ? rc->errstr : "I/O error");
+		return -EIO;
+	}
+	ok = r->type != REDIS_REPLY_ERROR;
+	if (!ok)
+		snprintf(err, errlen, "redis: %.*s", (int)r->len, r->str ? r->str : "");
+	freeReplyObject(r);
+	return ok ? 0 : -EIO;
+}
+
+/* Send @m: PUBLISH, then the catch-up key. 0 or -EIO. */
+static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
+		    char *err, size_t errlen)
+{
+	char json[FLEET_MSG_MAX + 1];
+	const char *ch = p->c->channel;
+	int n;
+
+	m->seq = ++p->seq;
+	m->sent_ms = wall_now_ms();
+	snprintf(m->host, sizeof(m->host), "%s", p->c->host_id);
+	n = fleet_msg_encode(m, json, sizeof(json));
+	if (n < 0) { /* our own record's state cannot be said: skip it */
+		struct logline l;
+
+		ll_begin(&l, "warn", "fleet message not encoded");
+		ll_str(&l, "name", m->name);
+		ll_str(&l, "kind", fleet_kind_name(m->kind));
+		ll_str(&l, "err", brk_strerror(n));
+		ll_end(&l);
+		return 0;
+	}
+	if (run(rc, err, errlen, "PUBLISH %s %b", ch, json, (size_t)n))
+		return -EIO;
+	fleet_status_count(FLEET_C_PUBLISHED);
+	switch (m->kind) {
+	case FLEET_OPEN:
+	case FLEET_COOL_UNTIL:
+		return run(rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
+			   m->name, json, (size_t)n,
+			   (unsigned long long)m->remaining_ms);
+	case FLEET_PACE_CUT:
+		return run(rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
+			   m->name, json, (size_t)n,
+			   (unsigned long long)FLEET_PACE_KEY_MS);
+	case FLEET_FORCED:
+		if (m->mode != BRK_MODE_NORMAL)
+			return run(rc, err, errlen, "SET %s:state:%s %b", ch,
+				   m->name, json, (size_t)n);
+		/* fall through: back to normal, nothing to catch up on */
+	default:
+		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
+	}
+}
+
+/* The message for @ev, or 0 if it is not one the fleet hears about. */
+static int from_event(struct fleet_pub *p, const struct brk_event *ev,
+		      struct fleet_msg *m)
+{
+	struct brk_info in;
+	brk_breaker *b;
+	brk_bucket *k;
+	uint64_t age, now;
+
+	if (ev->origin[0] != '\0') /* a peer's decision applied here */
+		return 0;
+	memset(m, 0, sizeof(*m));
+	switch (ev->reason) {
+	case BRK_EV_THRESHOLD:
+	case BRK_EV_FAILURE_RATE:
+	case BRK_EV_SLOW_RATE:
+	case BRK_EV_PROBE_FAILED:
+	case BRK_EV_TRIP:
+		m->kind = FLEET_OPEN;
+		break;
+	case BRK_EV_RETRY_AFTER:
+		if (ev->to != BRK_OPEN)
+			return 0;
+		m->kind = FLEET_OPEN;
+		break;
+	case BRK_EV_COOL_UNTIL:
+		m->kind = FLEET_COOL_UNTIL;
+		break;
+	case BRK_EV_FORCED:
+		m->kind = FLEET_FORCED;
+		m->mode = (int)(ev->value > 3 ? 0 : ev->value);
+		if (ev->value > 3)
+			return 0;
+		break;
+	case BRK_EV_RESET:
+		m->kind = FLEET_RESET;
+		break;
+	case BRK_EV_PROBE_OK:
+		m->kind = FLEET_CLOSE;
+		break;
+	case BRK_EV_PACE_CUT:
+		if (fleet_pace_lookup(p->seg, ev->name, &k) != 1)
+			return 0;
+		m->kind = FLEET_PACE_CUT;
+		m->rate_milli = ev->value ? ev->value : 1;
+		break;
+	default:
+		return 0;
+	}
+	if (m->kind != FLEET_PACE_CUT &&
+	    fleet_breaker_lookup(p->seg, ev->name, &b, &in) != 1)
+		return 0;
+	if (m->kind == FLEET_OPEN || m->kind == FLEET_COOL_UNTIL) {
+		now = wall_now_ms();
+		age = now > ev->wall_ms ? now - ev->wall_ms : 0;
+		m->remaining_ms = ev->value > age ? ev->value - age : 1;
+		if (m->remaining_ms > BRK_MAX_DURATION_MS)
+			m->remaining_ms = BRK_MAX_DURATION_MS;
+	}
+	m->reason = ev->reason;
+	snprintf(m->name, sizeof(m->name), "%s", ev->name);
+	return 1;
+}
+
+static uint64_t head(brk_segment *seg)
+{
+	struct brk_segment_info si;
+
+	return brk_segment_info(seg, &si) == 0 ? si.events_written + 1 : 1;
+}
+
+/* Every fleet breaker open, cooling or forced now. 0 or -EIO. */
+static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
+		    size_t errlen)
+{
+	struct brk_segment_info si;
+	struct brk_info *in;
+	struct fleet_msg m;
+	uint64_t u, units;
+	int rc2 = 0;
+
+	if (brk_segment_info(p->seg, &si) != 0 || si.unit_bytes == 0)
+		return 0;
+	in = malloc(sizeof(*in));
+	if (!in)
+		return 0;
+	units = si.arena_used_bytes / si.unit_bytes;
+	for (u = 1; u <= units && rc2 == 0 && !atomic_load(p->stop); u++) {
+		if (brk_info_at(p->seg, (uint32_t)u, in) != 0 ||
+		    in->kind != BRK_KIND_BREAKER || in->config.fleet != 1)
+			continue;
+		memset(&m, 0, sizeof(m));
+		snprintf(m.name, sizeof(m.name), "%s", in->name);
+		if (in->mode != BRK_MODE_NORMAL) {
+			m.kind = FLEET_FORCED;
+			m.mode = in->mode;
+			rc2 = send_msg(p, rc, &m, err, errlen);
+		} else if (in->state == BRK_OPEN && in->open_remaining_ms) {
+			m.kind = FLEET_OPEN;
+			m.remaining_ms = in->open_remaining_ms;
+			rc2 = send_msg(p, rc, &m, err, errlen);
+		}
+		if (rc2 == 0 && in->cool_until_remaining_ms) {
+			memset(&m, 0, sizeof(m));
+			snprintf(m.name, sizeof(m.name), "%s", in->name);
+			m.kind = FLEET_COOL_UNTIL;
+			m.remaining_ms = in->cool_until_remaining_ms;
+			rc2 = send_msg(p, rc, &m, err, errlen);
+		}
+	}
+	free(in);
+	return rc2;
+}
+
+/* Send what the ring holds since the cursor. 0 or -EIO. */
+static int drain(struct fleet_pub *p, redisContext *rc, uint64_t *cursor,
+		 char *err, size_t errlen)
+{
+	struct brk_event ev[PUB_BATCH];
+	struct fleet_msg m;
+	uint64_t lost = 0, before;
+	int n, i;
+
+	do {
+		before = *cursor;
+		n = brk_events_read(p->seg, cursor, ev, PUB_BATCH, &lost);
+		if (n < 0)
+			return 0;
+		for (i = 0; i < n; i++) {
+			if (!from_event(p, &ev[i], &m))
+				continue;
+			if (send_msg(p, rc, &m, err, errlen))
+				return -EIO;
+		}
+	} while (n == PUB_BATCH && *cursor != before && !atomic_load(p->stop));
+	return 0;
+}
+
+void *fleet_pub_main(void *arg)
+{
+	struct fleet_pub *p = arg;
+	redisContext *rc = NULL;
+	char err[256];
+	uint32_t attempt = 0;
+	uint64_t cursor = head(p->seg), last_io = 0, c0;
+
+	while (!atomic_load(p->stop)) {
+		if (!rc) {
+			err[0] = '\0';
+			rc = fleet_connect(p->c, err, sizeof(err));
+			if (!rc) {
+				fleet_status_conn(FLEET_CONN_PUB, err);
+				fleet_status_flush(p->seg, 1);
+				fleet_sleep(p->stop, fleet_backoff(attempt++,
+						"publisher", err));
+				continue;
+			}
+			attempt = 0;
+			fleet_status_conn(FLEET_CONN_PUB, NULL);
+			/* what happened while down is in the snapshot */
+			cursor = head(p->seg);
+			if (snapshot(p, rc, err, sizeof(err)))
+				goto lost;
+			last_io = mono_ms();
+		}
+		c0 = cursor;
+		if (drain(p, rc, &cursor, err, sizeof(err)))
+			goto lost;
+		if (cursor != c0)
+			last_io = mono_ms();
+		if (mono_ms() - last_io >= FLEET_PING_MS) {
+			if (run(rc, err, sizeof(err), "PING"))
+				goto lost;
+			last_io = mono_ms();
+		}
+		fleet_status_flush(p->seg, 0);
+		fleet_sleep(p->stop, FLEET_POLL_MS);
+		continue;
+lost:
+		redisFree(rc);
+		rc = NULL;
+		fleet_status_conn(FLEET_CONN_PUB, err[0] ? err : "lost");
+		fleet_status_flush(p->seg, 1);
+		fleet_sleep(p->stop, fleet_backoff(attempt++, "publisher", err));
+	}
+	if (rc)
+		redisFree(rc);
+	return NULL;
+}

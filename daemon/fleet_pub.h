@@ -1,0 +1,31 @@
+/*
+ * fleet_pub.h - the fleet link's publisher thread: tails the event ring
+ * from its head at start (its own cursor, as follow.c does), and for each
+ * decision on a fleet-wide record that this host made (origin "") sends
+ * one message (PUBLISH <channel> <json>) and keeps the catch-up key
+ * <channel>:state:<name> (SET ... PX / DEL). After every (re)connect it
+ * republishes a snapshot of the fleet breakers open, cooling or forced
+ * now, so the peers catch up on what happened while the link was down.
+ */
+#ifndef BREAKERD_FLEET_PUB_H
+#define BREAKERD_FLEET_PUB_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "fleet_conf.h"
+
+#define FLEET_PACE_KEY_MS 60000u   /* a pace_cut's catch-up key lives this long */
+#define FLEET_PING_MS 500u         /* idle: a PING this often (see a loss) */
+
+struct fleet_pub {
+	const struct fleet_conf *c;
+	brk_segment *seg;          /* the thread's own attach */
+	atomic_int *stop;
+	uint64_t seq;              /* messages numbered 1, 2, ... */
+};
+
+/* The thread's body (pthread_create): runs until *stop. */
+void *fleet_pub_main(void *arg);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * fleet_sub.c - the peers' decisions, from Redis, applied here.
+ */
+#include "fleet_sub.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fleet.h"
+#include "fleet_apply.h"
+#include "fleet_status.h"
+#include "fleet_wait.h"
+#include "logfmt.h"
+
+static void on_payload(struct fleet_sub *s, const char *buf, size_t len)
+{
+	(void)fleet_apply(s->seg, s->c->host_id, buf, len, wall_now_ms());
+	fleet_status_flush(s->seg, 0);
+}
+
+/* Apply every catch-up key. 0 or -EIO (@err says why). */
+static int catch_up(struct fleet_sub *s, char *err, size_t errlen)
+{
+	redisContext *rc = fleet_connect(s->c, err, errlen);
+	redisReply *r, *g;
+	char cursor[32] = "0";
+	size_t i, seen = 0;
+	int ret = 0;
+
+	if (!rc)
+		return -EIO;
+	do {
+		r = redisCommand(rc, "SCAN %s MATCH %s:state:* COUNT 100", cursor,
+				 s->c->channel);
+		if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		    r->element[0]->type != REDIS_REPLY_STRING ||
+		    r->element[1]->type != REDIS_REPLY_ARRAY) {
+			snprintf(err, errlen, "catch-up SCAN: %s",
+				 r ? "unexpected reply" : rc->errstr);
+			ret = -EIO;
+			break;
+		}
+		snprintf(cursor, sizeof(cursor), "%.*s",
+			 (int)r->element[0]->len, r->element[0]->str);
+		for (i = 0; i < r->element[1]->elements && !ret; i++) {
+			redisReply *key = r->element[1]->element[i];
+
+			if (key->type != REDIS_REPLY_STRING)
+				continue;
+			g = redisCommand(rc, "GET %b", key->str, key->len);
+			if (!g) {
+				snprintf(err, errlen, "catch-up GET: %s", rc->errstr);
+				ret = -EIO;
+				break;
+			}
+			if (g->type == REDIS_REPLY_STRING)
+				on_payload(s, g->str, g->len);
+			freeReplyObject(g);
+			seen++;
+		}
+		freeReplyObject(r);
+		r = NULL;
+	} while (!ret && strcmp(cursor, "0") != 0 &&
+		 seen < FLEET_SCAN_MAX_KEYS && !atomic_load(s->stop));
+	if (r)
+		freeReplyObject(r);
+	redisFree(rc);
+	return ret;
+}
+
+/* A pub/sub push: ["message", channel, payload]; others are ignored. */
+static void on_reply(struct fleet_sub *s, redisReply *r)
+{
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    strcmp(r->element[0]->str, "message") != 0 ||
+	    r->element[2]->type != REDIS_REPLY_STRING)
+		return;
+	on_payload(s, r->element[2]->str, r->element[2]->len);
+}
+
+/* Subscribe on @rc. 0 or -EIO. */
+static int subscribe(struct fleet_sub *s, redisContext *rc, char *err,
+		     size_t errlen)
+{
+	redisReply *r = redisCommand(rc, "SUBSCRIBE %s", s->c->channel);
+	int ok;
+
+	if (!r) {
+		snprintf(err, errlen, "SUBSCRIBE: %s", rc->errstr);
+		return -EIO;
+	}
+	ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+	     r->element[0]->type == REDIS_REPLY_STRING &&
+	     strcmp(r->element[0]->str, "subscribe") == 0;
+	if (!ok)
+		snprintf(err, errlen, "SUBSCRIBE: %s", r->type == REDIS_REPLY_ERROR
+			 ? r->str : "unexpected reply");
+	freeReplyObject(r);
+	return ok ? 0 : -EIO;
+}
+
+/* Read and apply until the connection is lost or stop. 0 (stop) or -EIO. */
+static int listen_loop(struct fleet_sub *s, redisContext *rc, char *err,
+		       size_t errlen)
+{
+	struct pollfd pfd;
+	void *reply;
+	int n;
+
+	while (!atomic_load(s->stop)) {
+		reply = NULL;
+		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK) {
+			snprintf(err, errlen, "read: %s", rc->errstr);
+			return -EIO;
+		}
+		if (reply) {
+			on_reply(s, reply);
+			freeReplyObject(reply);
+			continue;
+		}
+		fleet_status_flush(s->seg, 0);
+		pfd.fd = rc->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		n = poll(&pfd, 1, FLEET_POLL_MS * 5);
+		if (n < 0 && errno != EINTR) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			return -EIO;
+		}
+		if (n > 0 && redisBufferRead(rc) != REDIS_OK) {
+			snprintf(err, errlen, "%s", rc->errstr[0] ? rc->errstr
+				 : "connection closed");
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+void *fleet_sub_main(void *arg)
+{
+	struct fleet_sub *s = arg;
+	redisContext *rc;
+	char err[256];
+	uint32_t attempt = 0;
+
+	while (!atomic_load(s->stop)) {
+		err[0] = '\0';
+		rc = fleet_connect(s->c, err, sizeof(err));
+		if (rc && subscribe(s, rc, err, sizeof(err)) == 0) {
+			attempt = 0;
+			fleet_status_conn(FLEET_CONN_SUB, NULL);
+			fleet_status_flush(s->seg, 1);
+			if (catch_up(s, err, sizeof(err)) == 0 &&
+			    listen_loop(s, rc, err, sizeof(err)) == 0) {
+				redisFree(rc);
+				break; /* stop */
+			}
+		}
+		if (rc)
+			redisFree(rc);
+		fleet_status_conn(FLEET_CONN_SUB, err[0] ? err : "lost");
+		fleet_status_flush(s->seg, 1);
+		fleet_sleep(s->stop, fleet_backoff(attempt++, "subscriber", err));
+	}
+	return NULL;
+}

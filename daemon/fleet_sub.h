@@ -1,0 +1,27 @@
+/*
+ * fleet_sub.h - the fleet link's subscriber thread: SUBSCRIBE <channel>
+ * on its own connection; after each (re)subscribe it reads the catch-up
+ * keys (SCAN MATCH <channel>:state:* and GET, on a short second
+ * connection) and applies them, then applies each message as it comes
+ * (fleet_apply.h). It waits for data with poll() in FLEET_POLL_MS steps so
+ * it sees its stop flag.
+ */
+#ifndef BREAKERD_FLEET_SUB_H
+#define BREAKERD_FLEET_SUB_H
+
+#include <stdatomic.h>
+
+#include "fleet_conf.h"
+
+#define FLEET_SCAN_MAX_KEYS 100000u /* a catch-up reads at most this many */
+
+struct fleet_sub {
+	const struct fleet_conf *c;
+	brk_segment *seg;          /* the thread's own attach */
+	atomic_int *stop;
+};
+
+/* The thread's body (pthread_create): runs until *stop. */
+void *fleet_sub_main(void *arg);
+
+#endif

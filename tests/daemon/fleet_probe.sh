@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# fleet_probe.sh BREAKERD BCTL WORKER - one probe for the fleet
+# (fleet_probe = 1; daemon/fleet_probe.c) against a real redis-server:
+# three hosts (segments /brk-fleetprobe-{a,b,c}-$$, each with
+# breakerd --fleet URL --host-id a|b|c and a worker process calling
+# brk_acquire() every 2 ms) open one fleet_probe breaker at once.
+#  1. at the cooling end exactly one host admits a probe; each loser's
+#     events show the hold as a trip with origin remote:<winner>;
+#  2. the winner's failed probe re-opens every host (the link's "open");
+#  3. at the next cooling end again one probe; it succeeds and every
+#     host is closed (the link's "close");
+#  4. with redis-server killed each host probes on its own.
+# Stops every process it starts and removes its segments.
+set -u
+
+BREAKERD=${1:?usage: fleet_probe.sh BREAKERD BCTL WORKER}
+BCTL=${2:?}
+WORKER=${3:?}
+HERE=$(dirname "${BASH_SOURCE[0]}")
+HOSTS="a b c"
+NAME=api
+TMP=$(mktemp -d /tmp/brk-fleetprobe.XXXXXX)
+VERDICT=$TMP/verdict
+declare -A SHM DPID WPID
+pass=0
+fail=0
+
+. "$HERE/../common/check.sh"       # ok, bad
+. "$HERE/../common/redis_harness.sh"
+
+cleanup() {
+	local h
+	for h in $HOSTS; do
+		[ -n "${WPID[$h]:-}" ] && kill "${WPID[$h]}" 2>/dev/null
+		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null
+	done
+	wait 2>/dev/null
+	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
+	redis_stop
+	rm -rf "$TMP"
+}
+
+if ! redis_have; then
+	echo "SKIP: no redis-server"
+	exit 77
+fi
+redis_start || exit 1
+trap cleanup EXIT INT TERM
+
+# until CMD succeeds, every 50 ms, for at most $1 seconds
+until_s() {
+	local s=$1 i
+	shift
+	for ((i = 0; i < s * 20; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+probes() { grep -c '^probe' "$TMP/probes.$1" 2>/dev/null || echo 0; }
+total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
+state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
+all_state() { local h; for h in $HOSTS; do [ "$(state $h)" = "$1" ] || return 1; done; }
+nevents() { "$BCTL" --shm "${SHM[$1]}" events | wc -l; }
+# events of host $1 after line $2 that are trips from remote:$3
+remote_trips() { "$BCTL" --shm "${SHM[$1]}" events | tail -n +$(($2 + 1)) |
+	grep -E "trip" | grep -c "remote:$3"; }
+log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
+total_at_least() { [ "$(total_probes)" -ge "$1" ]; }
+
+echo fail >"$VERDICT"
+for h in $HOSTS; do
+	SHM[$h]=/brk-fleetprobe-$h-$$
+	"$BREAKERD" --shm "${SHM[$h]}" --fleet "$REDIS_URL" --host-id "$h" \
+		>"$TMP/breakerd.$h" 2>&1 &
+	DPID[$h]=$!
+done
+for h in $HOSTS; do
+	until_s 10 log_has $h 'msg="fleet probe" fleet=connected' &&
+		ok "host $h: the fleet probe thread connected" ||
+		bad "host $h: fleet probe connected" "$(tail -5 "$TMP/breakerd.$h")"
+	until_s 10 test -e "/dev/shm${SHM[$h]}"
+	"$WORKER" "${SHM[$h]}" "$NAME" "$VERDICT" 60 >"$TMP/probes.$h" 2>&1 &
+	WPID[$h]=$!
+	until_s 10 grep -q ready "$TMP/probes.$h" || bad "worker $h ready" "$(cat "$TMP/probes.$h")"
+done
+sleep 0.5 # every link subscribed
+
+# 1. open everywhere at once (1.5 s); exactly one host probes.
+for h in $HOSTS; do "$BCTL" --shm "${SHM[$h]}" trip "$NAME" --for 1500ms >/dev/null; done
+sleep 0.5
+declare -A MARK
+for h in $HOSTS; do MARK[$h]=$(nevents $h); done
+until_s 10 total_at_least 1
+sleep 1 # a second probe would come within the losers' hold (probe timeout 3 s)
+[ "$(total_probes)" -eq 1 ] && ok "period 1: exactly one host admitted a probe" ||
+	bad "period 1: one probe" "probes: a=$(probes a) b=$(probes b) c=$(probes c)"
+W1=
+for h in $HOSTS; do [ "$(probes $h)" -eq 1 ] && W1=$h; done
+for h in $HOSTS; do
+	[ "$h" = "$W1" ] && continue
+	[ "$(remote_trips $h "${MARK[$h]}" "$W1")" -ge 1 ] &&
+		ok "period 1: loser $h was held open as remote:$W1" ||
+		bad "period 1: loser $h trip origin remote:$W1" \
+			"$("$BCTL" --shm "${SHM[$h]}" events | tail -n +$((${MARK[$h]} + 1)))"
+	log_has $h "fleet=lost.*holder=$W1" && ok "host $h logged fleet=lost holder=$W1" ||
+		bad "host $h fleet=lost" "$(grep fleet "$TMP/breakerd.$h")"
+done
+log_has "${W1:-a}" "fleet=won" && ok "winner $W1 logged fleet=won" || bad "winner fleet=won"
+
+# 2. the winner's probe failed: every host is open again (its "open").
+until_s 5 all_state open && ok "period 1: the failed probe re-opened every host" ||
+	bad "re-open everywhere" "a=$(state a) b=$(state b) c=$(state c)"
+
+# 3. next cooling end (about 3 s after the probe): one probe, it succeeds,
+#    every host closes.
+echo ok >"$VERDICT"
+for h in $HOSTS; do MARK[$h]=$(nevents $h); done
+until_s 10 total_at_least 2
+sleep 1
+[ "$(total_probes)" -eq 2 ] && ok "period 2: exactly one host admitted a probe" ||
+	bad "period 2: one probe" "probes: a=$(probes a) b=$(probes b) c=$(probes c)"
+until_s 5 all_state closed && ok "period 2: the successful probe closed every host" ||
+	bad "closed everywhere" "a=$(state a) b=$(state b) c=$(state c)"
+
+# 4. redis-server killed: no election, each host probes on its own.
+redis_kill
+declare -A BEFORE
+for h in $HOSTS; do BEFORE[$h]=$(probes $h); done
+for h in $HOSTS; do "$BCTL" --shm "${SHM[$h]}" trip "$NAME" --for 1500ms >/dev/null; done
+until_s 10 total_at_least $(($(total_probes) + 3))
+sleep 0.5
+for h in $HOSTS; do
+	[ "$(probes $h)" -eq $((${BEFORE[$h]} + 1)) ] &&
+		ok "redis down: host $h probed on its own" ||
+		bad "redis down: host $h probe" "probes before ${BEFORE[$h]} now $(probes $h)"
+done
+for h in $HOSTS; do
+	kill -0 "${DPID[$h]}" 2>/dev/null && ok "breakerd $h still running" || bad "breakerd $h exited"
+done
+
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]
