@@ -21,6 +21,7 @@
 
 #define FLEET_DEFAULT_CHANNEL "breakerd"
 #define FLEET_DEFAULT_PORT 6379
+#define FLEET_DB_MAX 2147483647    /* redis://HOST/DB: 0 .. this (INT_MAX) */
 #define FLEET_CONNECT_TIMEOUT_MS 1000u
 #define FLEET_IO_TIMEOUT_MS 1000u
 #define FLEET_BACKOFF_MIN_MS 100u   /* jittered reconnect (brk_backoff_ms) */

@@ -87,7 +87,8 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 		if (m->mode != BRK_MODE_NORMAL)
 			return run(rc, err, errlen, "SET %s:state:%s %b", ch,
 				   m->name, json, (size_t)n);
-		/* fall through: back to normal, nothing to catch up on */
+		/* back to normal: nothing to catch up on */
+		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	default:
 		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	}

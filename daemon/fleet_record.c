@@ -19,12 +19,6 @@ int fleet_breaker_lookup(brk_segment *seg, const char *name,
 	return info->config.fleet == 1;
 }
 
-/* The contract's struct brk_bucket_info has no fleet bit yet (fleetcfg
- * adds it if there is room): until then no pace is fleet-wide. */
-#ifndef FLEET_PACE_IS_FLEET
-#define FLEET_PACE_IS_FLEET(bi) ((void)(bi), 0)
-#endif
-
 int fleet_pace_lookup(brk_segment *seg, const char *name, brk_bucket **k)
 {
 	struct brk_bucket_info bi;
@@ -37,5 +31,5 @@ int fleet_pace_lookup(brk_segment *seg, const char *name, brk_bucket **k)
 		return rc;
 	if (!bi.paced)
 		return 0;
-	return FLEET_PACE_IS_FLEET(bi);
+	return bi.fleet == 1;
 }
