@@ -160,7 +160,7 @@ static void host_stop(struct host *h)
 		h->seg = NULL;
 		brk_segment_unlink(h->shm);
 	}
-	if (h->log[0])
+	if (h->log[0] && !getenv("FLEET_KEEP_LOGS")) /* 1: keep breakerd's log */
 		unlink(h->log);
 }
 
@@ -575,8 +575,10 @@ static int workers_start(int nh, int per, int hot, const char *name)
 
 /* ---- 2. dead upstream ------------------------------------------------------ */
 
-/* Opens (transitions to open) of @name in host @i's ring since *@cur. */
-static uint64_t count_opens(int i, const char *name, uint64_t *cur)
+/* Opens (transitions to open) of @name in host @i's ring since *@cur;
+ * *@first gets the first one's time (the writer's CLOCK_MONOTONIC), or
+ * keeps its value if there is none. */
+static uint64_t count_opens(int i, const char *name, uint64_t *cur, uint64_t *first)
 {
 	struct brk_event ev[256];
 	uint64_t n = 0;
@@ -585,23 +587,36 @@ static uint64_t count_opens(int i, const char *name, uint64_t *cur)
 	while ((got = brk_events_read(hosts[i].seg, cur, ev, 256, NULL)) > 0)
 		for (k = 0; k < got; k++)
 			if (strcmp(ev[k].name, name) == 0 && ev[k].to == BRK_OPEN &&
-			    ev[k].from != BRK_OPEN)
-				n++;
+			    ev[k].from != BRK_OPEN) {
+				if (n++ == 0 && first)
+					*first = ev[k].mono_ns;
+			}
 	return n;
 }
 
 struct dead_run {
 	int ok;
 	char why[256];
-	uint64_t sends, periods_a, periods_sum, bound;
+	uint64_t sends, discovery, opens, periods, bound;
 };
 
+/* Cooling periods of open_ms from @first to @end (the one begun counts). */
+static uint64_t periods_of(uint64_t first, uint64_t end, uint64_t open_ms)
+{
+	return end > first ? 1 + (end - first) / (open_ms * 1000000u) : 1;
+}
+
+/*
+ * One run of the dead upstream on 4 fresh hosts: with @link, breakerd
+ * --fleet on every host; without, plain breakerd. The records are the
+ * same (fleet = 1, fleet_probe = 1) so only the link differs.
+ */
 static void dead_run(const struct opts *o, int link, struct dead_run *r)
 {
 	const char *name = "fleetbench/upstream";
 	brk_breaker *b[FB_HOSTS];
 	struct brk_config cfg;
-	uint64_t cur[FB_HOSTS], per;
+	uint64_t cur[FB_HOSTS], first[FB_HOSTS], t_go, t_end, f, early = UINT64_MAX;
 	int i;
 
 	memset(r, 0, sizeof(*r));
@@ -621,26 +636,38 @@ static void dead_run(const struct opts *o, int link, struct dead_run *r)
 			return;
 		}
 		cur[i] = 1;
-		count_opens(i, name, &cur[i]); /* skip what is there */
+		count_opens(i, name, &cur[i], NULL); /* from here on */
 	}
+	t_go = now_ns();
 	if (workers_start(FB_HOSTS, o->workers, 0, name)) {
 		snprintf(r->why, sizeof(r->why), "fork: %s", strerror(errno));
 		workers_stop();
 		hosts_stop(FB_HOSTS);
 		return;
 	}
-	sleep_us((uint64_t)(o->seconds * 1e6));
+	/* the discovery: what was sent before the first cooling period ends */
+	sleep_us(o->open_ms * 900);
+	for (i = 0; i < FB_HOSTS; i++)
+		r->discovery += atomic_load(&sh->sends[i]);
+	sleep_us((uint64_t)(o->seconds * 1e6) - o->open_ms * 900);
+	t_end = now_ns();
 	workers_stop();
 	for (i = 0; i < FB_HOSTS; i++) {
 		r->sends += atomic_load(&sh->sends[i]);
-		per = count_opens(i, name, &cur[i]);
-		if (i == 0)
-			r->periods_a = per;
-		r->periods_sum += per;
-		r->bound += link ? 0 : (uint64_t)o->threshold + per;
+		first[i] = t_end;
+		r->opens += count_opens(i, name, &cur[i], &first[i]);
+		if (first[i] < early)
+			early = first[i];
+		/* without the link every host pays its own threshold + probes */
+		if (!link)
+			r->periods += f = periods_of(first[i], t_end, o->open_ms),
+				r->bound += (uint64_t)o->threshold + f;
 	}
-	if (link)
-		r->bound = (uint64_t)o->threshold + r->periods_a;
+	if (link) {
+		r->periods = periods_of(early, t_end, o->open_ms);
+		r->bound = (uint64_t)o->threshold + r->periods;
+	}
+	(void)t_go;
 	r->ok = 1;
 	hosts_stop(FB_HOSTS);
 }
@@ -680,10 +707,13 @@ static void part_dead(const struct opts *o)
 	       o->seconds, o->workers, o->threshold, (unsigned long long)o->open_ms);
 	printf("  %-30s %14s %14s\n", "", "fleet link", "no link");
 	row_u("calls sent to the upstream", &with, &without, with.sends, without.sends);
-	row_u("cooling periods (host A opens)", &with, &without, with.periods_a,
-	      without.periods_a);
-	row_u("cooling periods, all hosts", &with, &without, with.periods_sum,
-	      without.periods_sum);
+	row_u("  in the first 0.9 x open_ms", &with, &without, with.discovery,
+	      without.discovery);
+	row_u("  after (probes)", &with, &without, with.sends - with.discovery,
+	      without.sends - without.discovery);
+	row_u("cooling periods (run / open_ms)", &with, &without, with.periods,
+	      without.periods);
+	row_u("opens in the event rings", &with, &without, with.opens, without.opens);
 	row_u("bound: threshold + periods", &with, &without, with.bound, without.bound);
 	row_f("sent / bound", &with, &without,
 	      with.bound ? (double)with.sends / (double)with.bound : 0,
@@ -691,8 +721,13 @@ static void part_dead(const struct opts *o)
 	if (with.ok && without.ok) {
 		printf("  %-30s %14.2f\n", "no link / fleet link (sent)",
 		       with.sends ? (double)without.sends / (double)with.sends : 0);
-		printf("  (fleet bound: one host's threshold + one probe per cooling "
-		       "period;\n   no link: every host its own, summed over the 4 hosts)\n");
+		printf("  %-30s %14.2f\n", "no link / fleet link (probes)",
+		       with.sends > with.discovery ?
+		       (double)(without.sends - without.discovery) /
+		       (double)(with.sends - with.discovery) : 0);
+		printf("  (fleet: one threshold + one probe per cooling period of the "
+		       "fleet;\n   no link: each host's own threshold + periods, summed "
+		       "over the 4 hosts)\n");
 	}
 	if (!with.ok)
 		not_measured("  with the fleet link", with.why);
@@ -714,8 +749,9 @@ static int ctl(const struct opts *o, const char *cmd)
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, cmd, strlen(cmd));
-	n = n < 0 ? n : write(fd, "\n", 1);
+	snprintf(buf, sizeof(buf), "%s\n", cmd); /* one write: one line */
+	n = write(fd, buf, strlen(buf));
+	memset(buf, 0, sizeof(buf));
 	close(fd);
 	if (n < 0)
 		return -EIO;
@@ -954,7 +990,8 @@ int main(int argc, char **argv)
 		return callgrind_op(shm, cg, fleet_rec);
 	}
 	if (!o.redis || o.trips < 1 || o.workers < 1 || o.workers > FB_MAX_WORKERS ||
-	    o.threshold < 1 || o.open_ms < 1 || o.seconds <= 0 || o.outage_s <= 0) {
+	    o.threshold < 1 || o.open_ms < 1 || o.seconds * 1000 < (double)o.open_ms ||
+	    o.outage_s <= 0) {
 		usage(stderr);
 		return 2;
 	}

@@ -35,9 +35,9 @@ fpid=$!
 exec 3<>"$ctl/req"
 while kill -0 "$fpid" 2>/dev/null; do
 	if read -r -t 1 cmd <&3; then
-		case $cmd in
+		case "$cmd" in
 		kill) redis_kill ;;
-		restart) redis_restart >/dev/null ;;
+		restart) redis_restart >/dev/null || echo "fleet.sh: redis_restart failed" >&2 ;;
 		esac
 		echo ok >"$ctl/ack"
 	fi

@@ -43,6 +43,7 @@ fi
 grep -Eq '^  host B +p50 +[0-9.]+ ms +p99 +[0-9.]+ ms' "$out" || bad "figure 1: no 2-host p50/p99"
 grep -Eq '^  the last of the other hosts +p50 +[0-9.]+ ms' "$out" || bad "figure 1: no 4-host p50/p99"
 grep -Eq '^  no link / fleet link \(sent\) +[0-9.]+$' "$out" || bad "figure 2: no ratio"
+grep -Eq "^  no link / fleet link \(probes\) +[0-9.]+$" "$out" || bad "figure 2: no probe ratio"
 for ph in before during after; do
 	grep -Eq "^  acquire\+release $ph .* p50 +[0-9.]+ ns/op +p99 +[0-9.]+ ns/op" "$out" ||
 		bad "figure 3: no ns/op row $ph"
