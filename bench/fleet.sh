@@ -33,15 +33,24 @@ trap cleanup EXIT INT TERM
 "$exe" --redis "$REDIS_URL" --breakerd "$breakerd" --ctl "$ctl" "$@" &
 fpid=$!
 exec 3<>"$ctl/req"
-while kill -0 "$fpid" 2>/dev/null; do
-	if read -r -t 1 cmd <&3; then
-		case "$cmd" in
-		kill) redis_kill ;;
-		restart) redis_restart >/dev/null || echo "fleet.sh: redis_restart failed" >&2 ;;
-		esac
-		echo ok >"$ctl/ack"
-	fi
+# A blocking read (bash's read -t drops the bytes it got when it times
+# out); a watcher says "done" when fleet has exited.
+{ while kill -0 "$fpid" 2>/dev/null; do sleep 0.5; done; echo done >"$ctl/req"; } &
+wpid=$!
+while read -r cmd <&3; do
+	case "$cmd" in
+	done) break ;;
+	kill) redis_kill; echo "fleet.sh: redis-server killed" >&2 ;;
+	restart) if redis_restart >/dev/null; then
+			echo "fleet.sh: redis-server restarted on port $REDIS_PORT" >&2
+		else
+			echo "fleet.sh: redis_restart failed" >&2
+		fi ;;
+	*) echo "fleet.sh: unknown control line: $cmd" >&2 ;;
+	esac
+	echo ok >"$ctl/ack"
 done
+wait "$wpid"
 wait "$fpid"
 rc=$?
 exec 3<&-

@@ -48,9 +48,9 @@ for ph in before during after; do
 	grep -Eq "^  acquire\+release $ph .* p50 +[0-9.]+ ns/op +p99 +[0-9.]+ ns/op" "$out" ||
 		bad "figure 3: no ns/op row $ph"
 done
-grep -q 'local trip on B refuses during the outage +yes' "$out" ||
+grep -Eq 'local trip on B refuses during the outage +yes' "$out" ||
 	bad "figure 3: local protection not shown held"
-grep -q 'trip made on A in the outage refuses on B +[0-9.]* ms' "$out" ||
+grep -Eq 'trip made on A in the outage refuses on B +[0-9.]+ ms' "$out" ||
 	bad "figure 3: no catch-up"
 if [ $fails -ne 0 ]; then
 	echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
