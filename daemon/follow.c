@@ -80,6 +80,17 @@ static void log_event(const struct brk_event *ev)
 		ll_end(&l);
 		return;
 	}
+	if (ev->reason == BRK_EV_FLEET_LINK) { /* from/to: link states */
+		ll_begin(&l, "info", "fleet link state");
+		ll_u64(&l, "seq", ev->seq);
+		ll_str(&l, "from", brk_fleet_state_name(ev->from));
+		ll_str(&l, "to", brk_fleet_state_name(ev->to));
+		ll_u64(&l, "reconnects", ev->value);
+		ll_i64(&l, "pid", ev->pid);
+		ll_time(&l, "at", ev->wall_ms);
+		ll_end(&l);
+		return;
+	}
 	if (is_reclaim(ev->reason)) {
 		msg = "reclaim";
 		level = "warn";
@@ -101,6 +112,12 @@ static void log_event(const struct brk_event *ev)
 		ll_str(&l, "state", brk_state_name(ev->to));
 	}
 	ll_i64(&l, is_reclaim(ev->reason) ? "owner_pid" : "pid", ev->pid);
+	if (ev->origin[0]) { /* a fleet peer's decision (brk_set_origin()) */
+		char origin[sizeof(ev->origin) + 8];
+
+		snprintf(origin, sizeof(origin), "remote:%s", ev->origin);
+		ll_str(&l, "origin", origin);
+	}
 	if (ev->value)
 		ll_u64(&l, value_key(ev->reason, ev->to), ev->value);
 	ll_time(&l, "at", ev->wall_ms);

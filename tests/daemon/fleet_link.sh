@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# fleet_link.sh BREAKERD BCTL PEEK - breakerd's fleet link (daemon/fleet*.c)
+# against a real redis-server on loopback: two hosts (segments
+# /brk-fleet-a-$$ and /brk-fleet-b-$$, each with breakerd --fleet URL
+# --host-id a|b) share the fleet breaker "pay"; "solo" is not fleet-wide.
+#  1. a trip on A refuses on B, and B's event has origin remote:a;
+#  2. a reset on A closes B;
+#  3. a trip of the non-fleet breaker on A is not sent;
+#  4. garbage, oversize, unknown-name, non-opted and far-future messages
+#     PUBLISHed with redis-cli are counted by cause and not applied, and
+#     breakerd keeps running;
+#  5. redis-server killed: state down on both, B still refuses what it
+#     trips itself; a trip on A during the outage reaches B once
+#     redis-server is back (catch-up), both connected again.
+# Stops every process it starts and removes its segments.
+set -u
+
+BREAKERD=${1:?usage: fleet_link.sh BREAKERD BCTL PEEK}
+BCTL=${2:?}
+PEEK=${3:?}
+HERE=$(dirname "${BASH_SOURCE[0]}")
+TMP=$(mktemp -d /tmp/brk-fleetlink.XXXXXX)
+declare -A SHM DPID
+pass=0
+fail=0
+
+. "$HERE/../common/check.sh"
+. "$HERE/../common/redis_harness.sh"
+
+cleanup() {
+	local h
+	for h in a b; do
+		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null &&
+			wait "${DPID[$h]}" 2>/dev/null
+	done
+	for h in a b; do rm -f "/dev/shm${SHM[$h]:-/none}"; done
+	redis_stop
+	rm -rf "$TMP"
+}
+
+if ! redis_have; then
+	echo "SKIP: no redis-server"
+	exit 77
+fi
+redis_start || exit 1
+trap cleanup EXIT INT TERM
+
+until_s() {
+	local s=$1 i
+	shift
+	for ((i = 0; i < s * 20; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
+st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
+st_ge() { [ "$(st "$1" "$2")" -ge "$3" ] 2>/dev/null; }
+state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
+state_is() { [ "$(state "$1" "$2")" = "$3" ]; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+pub() { redis_cli PUBLISH breakerd "$1" >/dev/null; }
+
+for h in a b; do
+	SHM[$h]=/brk-fleet-$h-$$
+	"$BREAKERD" --shm "${SHM[$h]}" --fleet "$REDIS_URL" --host-id "$h" \
+		>"$TMP/breakerd.$h" 2>&1 &
+	DPID[$h]=$!
+done
+for h in a b; do
+	until_s 10 test -e "/dev/shm${SHM[$h]}"
+	until_s 10 st_is $h state connected && ok "host $h: link connected" ||
+		bad "host $h connected" "$(tail -5 "$TMP/breakerd.$h")"
+	"$BCTL" --shm "${SHM[$h]}" config pay --fleet on >/dev/null
+	"$BCTL" --shm "${SHM[$h]}" config solo >/dev/null
+done
+
+# 1. trip on A: refused on B, origin remote:a
+"$BCTL" --shm "${SHM[a]}" trip pay --for 30s >/dev/null
+until_s 5 state_is b pay open && ok "a trip on A opens pay on B" ||
+	bad "B open" "$(state b pay)" "$(tail -5 "$TMP/breakerd.b")"
+"$PEEK" "${SHM[b]}" events | grep -q "pay trip a$" &&
+	ok "B's trip event has origin remote:a" ||
+	bad "B's event origin" "$("$PEEK" "${SHM[b]}" events)"
+until_s 3 grep -q 'name=pay .*origin=remote:a' "$TMP/breakerd.b" &&
+	ok "B's log line says origin=remote:a" || bad "B log origin" "$(grep pay "$TMP/breakerd.b")"
+"$PEEK" "${SHM[a]}" events | grep -q "pay trip -$" &&
+	ok "A's own trip has no origin" || bad "A's origin" "$("$PEEK" "${SHM[a]}" events)"
+until_s 3 st_ge b applied 1 && ok "B counts the decision applied" || bad "B applied" "$("$PEEK" "${SHM[b]}" status)"
+until_s 3 st_ge a published 1 && ok "A counts the decision published" || bad "A published"
+[ "$(st a received)" = 0 ] && ok "A ignores its own echo (received 0)" || bad "A received $(st a received)"
+[ "$(redis_cli EXISTS breakerd:state:pay)" = 1 ] && ok "the catch-up key is set" || bad "catch-up key"
+
+# 2. reset on A closes B
+"$BCTL" --shm "${SHM[a]}" reset pay >/dev/null
+until_s 5 state_is b pay closed && ok "a reset on A closes pay on B" || bad "B closed" "$(state b pay)"
+until_s 3 test "$(redis_cli EXISTS breakerd:state:pay)" = 0 && ok "the reset deletes the catch-up key" ||
+	bad "catch-up key after reset"
+
+# 3. a non-fleet breaker is not sent
+PUB0=$(st a published)
+"$BCTL" --shm "${SHM[a]}" trip solo --for 30s >/dev/null
+sleep 1
+state_is b solo closed && ok "a trip of the non-fleet solo on A leaves B closed" || bad "solo on B $(state b solo)"
+[ "$(st a published)" = "$PUB0" ] && ok "nothing published for solo" || bad "published $(st a published) was $PUB0"
+
+# 4. refused messages: counted by cause, not applied, breakerd lives on
+now=$(now_ms)
+pub 'not json at all'
+pub "{\"v\":1,\"host\":\"x\",\"seq\":1,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":30000,\"pad\":\"$(head -c 2000 /dev/zero | tr '\0' x)\"}"
+pub "{\"v\":1,\"host\":\"x\",\"seq\":2,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"nosuch\",\"remaining_ms\":30000}"
+pub "{\"v\":1,\"host\":\"x\",\"seq\":3,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"solo\",\"remaining_ms\":30000}"
+pub "{\"v\":1,\"host\":\"x\",\"seq\":4,\"sent_ms\":$((now + 3600000)),\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":30000}"
+"$BCTL" --shm "${SHM[a]}" reset solo >/dev/null
+for c in malformed oversize unknown not_fleet future; do
+	until_s 3 st_ge b drop_$c 1 && ok "B counts a $c message" ||
+		bad "B drop_$c" "$("$PEEK" "${SHM[b]}" status)"
+done
+until_s 3 st_ge b dropped 5 && ok "B's dropped sums the causes" || bad "dropped $(st b dropped)"
+state_is b pay closed && ok "no refused message opened pay on B" || bad "pay on B $(state b pay)"
+state_is b solo closed && ok "no refused message opened solo on B" || bad "solo on B $(state b solo)"
+grep -q 'fleet=refused cause=not_fleet host=x name=solo' "$TMP/breakerd.b" &&
+	ok "B logs fleet=refused cause=not_fleet host=x name=solo" || bad "refused log" "$(grep refused "$TMP/breakerd.b")"
+# a flood of one cause logs one line a second, with the count left out
+for i in $(seq 1 20); do pub "junk $i"; done
+until_s 3 st_ge b drop_malformed 21
+n=$(grep -c 'cause=malformed' "$TMP/breakerd.b")
+[ "$n" -le 2 ] && ok "a flood of refusals is rate-limited in the log ($n lines)" || bad "refusal lines $n"
+kill -0 "${DPID[b]}" 2>/dev/null && ok "breakerd B keeps running" || bad "breakerd B exited"
+
+# 5. redis-server killed: down; local protection; catch-up after restart
+redis_kill
+for h in a b; do
+	until_s 5 st_is $h state down && ok "host $h: link down after the kill" ||
+		bad "host $h down" "$(st $h state)"
+done
+"$BCTL" --shm "${SHM[b]}" config local2 >/dev/null
+"$BCTL" --shm "${SHM[b]}" trip local2 --for 30s >/dev/null
+state_is b local2 open && ok "B still refuses what it trips itself, link down" || bad "B local trip"
+"$BCTL" --shm "${SHM[a]}" trip pay --for 30s >/dev/null
+sleep 0.5
+state_is b pay closed && ok "the outage trip on A has not reached B yet" || bad "B pay $(state b pay)"
+grep -q 'fleet=down' "$TMP/breakerd.a" && ok "A logs fleet=down" || bad "A fleet=down log"
+redis_restart || bad "redis restart"
+for h in a b; do
+	until_s 10 st_is $h state connected && ok "host $h: connected again" ||
+		bad "host $h reconnect" "$(st $h state)" "$(grep fleet "$TMP/breakerd.$h" | tail -3)"
+	st_ge $h reconnects 1 && ok "host $h counts its reconnects ($(st $h reconnects))" || bad "reconnects $h"
+done
+until_s 5 state_is b pay open && ok "the trip made on A during the outage reaches B (catch-up)" ||
+	bad "catch-up" "$(state b pay)" "$(tail -5 "$TMP/breakerd.b")"
+for h in a b; do
+	kill -0 "${DPID[$h]}" 2>/dev/null && ok "breakerd $h survived the outage" || bad "breakerd $h exited"
+done
+
+# stop: the link reports off
+for h in a b; do
+	kill "${DPID[$h]}"; wait "${DPID[$h]}"; rc=$?
+	[ $rc -eq 0 ] && ok "breakerd $h stops with exit 0" || bad "$h exit $rc"
+	DPID[$h]=
+	st_is $h state off && ok "$h's link reads off after the stop" || bad "$h state $(st $h state)"
+done
+
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]
