@@ -245,15 +245,30 @@ json_t *bctl_json_event(const struct brk_event *e)
 	else
 		set(o, "time", json_null());
 	set(o, "name", json_name(e->name, sizeof(e->name)));
-	/* a health event's from/to are health states */
+	/* a health event's from/to are health states, the fleet link's
+	 * event's link states */
 	set(o, "from", json_string(e->reason == BRK_EV_HEALTH
 					   ? brk_health_state_name(e->from)
+					   : e->reason == BRK_EV_FLEET_LINK
+					   ? brk_fleet_state_name(e->from)
 					   : brk_state_name(e->from)));
 	set(o, "to", json_string(e->reason == BRK_EV_HEALTH
 					 ? brk_health_state_name(e->to)
+					 : e->reason == BRK_EV_FLEET_LINK
+					 ? brk_fleet_state_name(e->to)
 					 : brk_state_name(e->to)));
 	set(o, "reason", json_string(brk_event_reason_name(e->reason)));
 	set(o, "pid", json_integer(e->pid));
+	/* "local", or "remote:HOST": a fleet peer's decision applied here */
+	if (e->origin[0]) {
+		char host[BRK_HOST_ID_MAX + 1], s[BRK_HOST_ID_MAX + 8];
+
+		bctl_event_origin(e, host);
+		snprintf(s, sizeof(s), "remote:%s", host);
+		set(o, "origin", json_string(s));
+	} else {
+		set(o, "origin", json_string("local"));
+	}
 	set(o, "value", ju(e->value));
 	if (e->reason == BRK_EV_HEALTH)
 		set(o, "code", json_string(brk_health_code_name((int)(e->value > 255 ? 255 : e->value))));

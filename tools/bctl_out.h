@@ -42,6 +42,9 @@ void bctl_print_segment(FILE *f, const struct brk_segment_info *s);
 void bctl_print_list_header(FILE *f, int kind);
 void bctl_print_list_row(FILE *f, const struct brk_info *in);
 void bctl_print_event(FILE *f, const struct brk_event *e);
+/* The host id of a remote event's origin, safe to print ("?" if the
+ * slot was reused); call only when e->origin[0]. */
+void bctl_event_origin(const struct brk_event *e, char host[BRK_HOST_ID_MAX + 1]);
 
 /* bctl_limits_out.c: buckets and retry budgets (kind "bucket", "budget");
  * the *_record functions dispatch on in->kind, breakers included. */

@@ -233,6 +233,15 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 			(double)e->value / 1000.0, e->pid);
 		return;
 	}
+	/* the fleet link's own event: no record; from/to are link states,
+	 * value the reconnects */
+	if (e->reason == BRK_EV_FLEET_LINK) {
+		fprintf(f, "%s  #%" PRIu64 "  (fleet link)  %s -> %s  %s  pid %" PRId32
+			"  reconnects %" PRIu64 "\n", when, e->seq,
+			brk_fleet_state_name(e->from), brk_fleet_state_name(e->to),
+			brk_event_reason_name(e->reason), e->pid, e->value);
+		return;
+	}
 	/* a health event's from/to are health states (enum brk_health_state) */
 	fprintf(f, "%s  #%" PRIu64 "  %s  %s -> %s  %s  pid %" PRId32, when,
 		e->seq, name,
@@ -247,5 +256,21 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 		fprintf(f, "  mode %s", brk_mode_name((int)(e->value > 255 ? 255 : e->value)));
 	else if (e->value)
 		fprintf(f, "  value %" PRIu64, e->value);
+	/* a fleet peer's decision that breakerd applied here */
+	if (e->origin[0]) {
+		char host[BRK_HOST_ID_MAX + 1];
+
+		bctl_event_origin(e, host);
+		fprintf(f, "  origin=remote:%s", host);
+	}
 	fputc('\n', f);
+}
+
+void bctl_event_origin(const struct brk_event *e, char host[BRK_HOST_ID_MAX + 1])
+{
+	/* the library gives a valid host id or "?"; print nothing else */
+	if (brk_host_id_validate(e->origin) == 0 || strcmp(e->origin, "?") == 0)
+		snprintf(host, BRK_HOST_ID_MAX + 1, "%s", e->origin);
+	else
+		snprintf(host, BRK_HOST_ID_MAX + 1, "?");
 }

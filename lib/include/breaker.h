@@ -1422,7 +1422,10 @@ struct brk_event {
  * Lock-free: a slot being written is skipped and read on the next call.
  * A macro over brk_events_read_sz(..., sizeof(*out)): @size is the size of
  * one element as the caller was compiled and the stride of @out; each
- * element gets exactly @size bytes (see "Growing structs").
+ * element gets exactly @size bytes (see "Growing structs"). Callers of
+ * BRK_EVENT_SIZE_VER1 or more get origin: "" for this host's decisions,
+ * the fleet peer's host id for one breakerd applied (brk_set_origin()),
+ * "?" when the segment's peer table has since reused its slot.
  * Returns the number copied (>= 0), -EINVAL (NULL, or @size 0 with @max).
  */
 BRK_API int brk_events_read_sz(brk_segment *seg, uint64_t *cursor,
@@ -2574,8 +2577,10 @@ BRK_API const char *brk_kind_name(int kind);
 
 /**
  * brk_host_id_validate - 0 if @id is 1..BRK_HOST_ID_MAX bytes of
- * [A-Za-z0-9._-] (a host name, a pod name); -EINVAL (NULL, empty, another
- * character), -ENAMETOOLONG. Pure, thread-safe.
+ * [A-Za-z0-9._-] (a host name, a pod name; also the rule of breakerd's
+ * --fleet-channel). Pure (reads only @id), thread- and process-safe.
+ * Returns 0, -EINVAL (NULL, empty, another character: a space, '/', ':',
+ * a byte >= 0x80), -ENAMETOOLONG (more than BRK_HOST_ID_MAX bytes).
  */
 BRK_API int brk_host_id_validate(const char *id);
 
@@ -2585,15 +2590,24 @@ BRK_API int brk_host_id_validate(const char *id);
  * this host's own again). breakerd's fleet link calls it before applying
  * a peer's decision (brk_trip_extend(), brk_cool_for(), brk_set_mode(),
  * brk_reset(), brk_pace_cut()), so the event ring shows "remote:HOST" and
- * the link never publishes that event again (no loops).
+ * the link never publishes that event again (no loops). It changes no
+ * record and nothing on the acquire/release path.
  *
  * The id goes into the segment header's peer table (BRK_FLEET_PEERS
- * slots, one per host id, claimed by CAS; when full the oldest slot is
- * reused and events that named it read "?"); the event records the slot.
+ * slots, one per host id, claimed by CAS; when all are taken the least
+ * recently named one is reused and the events that named it read "?");
+ * the event records the slot and its generation (docs/design.md "Event
+ * ring origin"). Another process reading the ring (bctl events) sees the
+ * host id from the moment the call returns.
  * The origin is per thread and per segment handle: other threads, and
- * this thread's events on other handles, are unaffected.
+ * this thread's events on other handles, are unaffected; brk_detach()
+ * forgets it. A thread keeps origins on at most 8 handles at once.
+ * Thread-safe (the origin is thread-local; the peer table is lock-free).
  * Returns 0, -EINVAL (NULL @seg, a bad id: see brk_host_id_validate()),
- * -ENAMETOOLONG, -EROFS.
+ * -ENAMETOOLONG, -EROFS (a read-only handle; clearing is always 0),
+ * -EMFILE (this thread already has origins on 8 other handles),
+ * -BRK_ECONTENDED (the peer table kept changing under the claim: bounded
+ * CAS tries; the origin is unchanged).
  */
 BRK_API int brk_set_origin(brk_segment *seg, const char *host_id);
 #define BRK_FLEET_PEERS 32u
@@ -2602,35 +2616,49 @@ BRK_API int brk_set_origin(brk_segment *seg, const char *host_id);
  * brk_trip_extend - open for at least @for_ms ms from now (clamped to
  * BRK_MAX_DURATION_MS): a closed or half-open breaker opens as by
  * brk_trip(); an open one whose cooling period ends sooner is extended to
- * now + @for_ms (an event "trip" with value @for_ms); one that stays open
- * at least that long is left as it is (-EALREADY, no event). The cooling
- * level is not changed. A half-open breaker's probe leases are ended as
- * by brk_trip(). Used by breakerd for a peer's open decision and to hold
+ * now + @for_ms (one transition OPEN -> OPEN, gen + 1, an event "trip"
+ * with value @for_ms); one that stays open at least that long is left as
+ * it is (-EALREADY, no event). The cooling level is not changed (the next
+ * failed probe doubles from this host's own level). A half-open breaker's
+ * probe leases are ended as by brk_trip(): their releases count nothing
+ * (-BRK_ESTALE). Used by breakerd for a peer's open decision and to hold
  * a breaker open while another host probes. Thread- and process-safe
- * (one CAS on the state word, bounded retries).
- * Returns 0, -EALREADY, -EINVAL (NULL, 0 ms), -EROFS, -BRK_ECONTENDED.
+ * (one CAS on the state word, bounded retries): every process's next
+ * brk_acquire() sees the new deadline.
+ * Returns 0, -EALREADY, -EINVAL (NULL, 0 ms), -EROFS, -BRK_ECONTENDED, or
+ * an error of re-resolving a retired name (-ENOENT, -ENOSPC, -ENOMEM: see
+ * brk_breaker_get()).
  */
 BRK_API int brk_trip_extend(brk_breaker *b, uint64_t for_ms);
 
 /**
  * brk_cool_for - raise the breaker's shared cool-until (as a Retry-After
- * up to max_wait_ms does in brk_release()) to now + @ms: until then every
- * brk_acquire() is refused with -BRK_ECOOLING and the wait. Never lowers
- * it (-EALREADY, no event). @ms is clamped to the breaker's max_open_ms.
- * Event "cool_until" (value: the ms) when a new cooling starts. Thread-
- * and process-safe (one CAS).
- * Returns 0, -EALREADY, -EINVAL (NULL, 0 ms), -EROFS.
+ * up to max_wait_ms does in brk_release()) to now + @ms (ms; clamped to
+ * the breaker's max_open_ms and BRK_MAX_DURATION_MS): until then every
+ * brk_acquire() in every process is refused with -BRK_ECOOLING and the
+ * wait. The breaker's state is not changed. Never lowers the cool-until
+ * (-EALREADY, no event). Event "cool_until" (value: the ms, after the
+ * clamp) when a new cooling starts; extending one still running writes
+ * none. Thread- and process-safe (one CAS, bounded retries).
+ * Returns 0, -EALREADY, -EINVAL (NULL, 0 ms), -EROFS, -BRK_ECONTENDED, or
+ * an error of re-resolving a retired name (as brk_trip_extend()).
  */
 BRK_API int brk_cool_for(brk_breaker *b, uint64_t ms);
 
 /**
  * brk_pace_cut - lower a pace's learned rate to @rate_milli (milli
  * tokens/s, clamped to its floor .. ceiling) as a BRK_PACE_LIMITED
- * report's cut would (cut time now; the bucket empty at the new rate);
- * event "pace_cut" with the new rate. A pace already at or below that
- * rate is left (-EALREADY). Thread- and process-safe.
+ * report's cut would: the cut time is now and the curve's w_max is
+ * rate / BRK_PACE_BETA, so the rate right after is the rate asked (never
+ * above it: w_max is rounded down) and recovers along the same CUBIC
+ * curve (RFC 8312 section 4.1; "Pacing (learned rate)"); the bucket is
+ * empty at the new rate. Event "pace_cut" with the new rate (milli
+ * tokens/s). A pace already at or below that rate now is left
+ * (-EALREADY). Thread- and process-safe (one CAS on the cut word): every
+ * process's next brk_pace_take() paces at the new rate.
  * Returns 0, -EALREADY, -EINVAL (NULL, 0), -EMEDIUMTYPE (a plain bucket),
- * -EROFS, -BRK_ECORRUPT, -BRK_ECONTENDED.
+ * -EROFS, -BRK_ECORRUPT (the pace words are out of range), -BRK_ECONTENDED,
+ * or an error of re-resolving a retired name (as brk_trip_extend()).
  */
 BRK_API int brk_pace_cut(brk_bucket *k, uint64_t rate_milli);
 
@@ -2679,12 +2707,20 @@ struct brk_fleet_status {
 /**
  * brk_fleet_report - publish the fleet link's status in the segment
  * header (breakerd's fleet link calls it on every change; one writer).
- * Every field is copied; pid is taken from the caller. A change of state
- * writes an event BRK_EV_FLEET_LINK. Readers see a consistent snapshot
- * (a sequence word around the copy). Thread-safe against readers;
- * concurrent writers race (the last copy wins).
- * Returns 0, -EINVAL (NULL, state out of range, a bad host id or channel),
- * -EROFS.
+ * A macro over brk_fleet_report_sz(seg, st, sizeof(*st)) ("Growing
+ * structs": fields beyond @size read as 0). Every field is copied; pid is
+ * taken from the caller (with its start time, so readers can tell when
+ * the writer is gone); the counters are the caller's, stored as given. A
+ * change of state (from the stored one; a dead writer's counts as OFF)
+ * writes an event BRK_EV_FLEET_LINK (name "", from/to = enum
+ * brk_fleet_state, value = reconnects). Readers in any process see a
+ * consistent snapshot (a sequence word around the copy). Thread-safe
+ * against readers; concurrent writers race (the last copy wins). The
+ * area lives in the header's reserved bytes: segments made before it read
+ * zeros (OFF).
+ * Returns 0, -EINVAL (NULL, @size not a struct size, state out of range,
+ * a host id or channel that is neither "" nor valid by
+ * brk_host_id_validate()), -E2BIG (a newer caller's fields set), -EROFS.
  */
 BRK_API int brk_fleet_report_sz(brk_segment *seg,
 				const struct brk_fleet_status *st, size_t size);
@@ -2693,19 +2729,25 @@ BRK_API int brk_fleet_report_sz(brk_segment *seg,
 /**
  * brk_fleet_status - read the fleet link's status (a macro over
  * brk_fleet_status_sz(seg, out, sizeof(*out)): writes exactly @size
- * bytes). A segment without a link, or whose writer (pid) is gone, reads
- * state BRK_FLEET_OFF with the last counters. Works on a read-only
- * attach. Returns 0, -EINVAL (NULL, size too small), -BRK_ECONTENDED (the
- * writer kept changing it), -BRK_ECORRUPT (a field out of range).
+ * bytes). A segment without a link, or whose writer (pid, with its start
+ * time) is gone, reads state BRK_FLEET_OFF with the last counters.
+ * Works on a read-only attach; lock-free (retries while the writer
+ * copies). Everything read is checked: state in range, pid >= 0, host id
+ * and channel NUL-terminated and "" or valid host ids.
+ * Returns 0, -EINVAL (NULL, size too small), -BRK_ECONTENDED (the writer
+ * kept changing it, or died while copying: the next report repairs it),
+ * -BRK_ECORRUPT (a field out of range).
  */
 BRK_API int brk_fleet_status_sz(brk_segment *seg, struct brk_fleet_status *out,
 				size_t size);
 #define brk_fleet_status(seg, out) brk_fleet_status_sz((seg), (out), sizeof(*(out)))
 
-/** brk_fleet_state_name - "off", "connecting", "connected", "down". */
+/** brk_fleet_state_name - "off", "connecting", "connected", "down";
+ * "unknown" otherwise. Static strings; pure, thread-safe. */
 BRK_API const char *brk_fleet_state_name(int state);
 /** brk_fleet_drop_name - "malformed", "oversize", "unknown", "not_fleet",
- * "future", "expired", "kind"; "unknown_cause" otherwise. */
+ * "future", "expired", "kind"; "unknown_cause" otherwise. Static strings;
+ * pure, thread-safe. */
 BRK_API const char *brk_fleet_drop_name(int cause);
 
 #ifdef __cplusplus

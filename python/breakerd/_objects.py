@@ -651,7 +651,11 @@ class Segment:
     def events(self, cursor=0):
         """(events, next_cursor): the events with sequence >= cursor still
         in the ring, oldest first. Events overwritten before they could be
-        read are added to ``lost_events``."""
+        read are added to ``lost_events``. Each is a dict (seq, wall_ms,
+        mono_ns, name, from, to, reason, pid, value, origin): ``origin``
+        is "" for this host's own decision, else the host id of the fleet
+        peer whose decision breakerd --fleet applied ("?" if the
+        segment's peer table has since reused its slot)."""
         evs, nxt, lost = self._s.events(cursor)
         self.lost_events += lost
         return evs, nxt

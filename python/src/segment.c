@@ -262,12 +262,18 @@ static PyObject *segment_now_ns(SegmentObject *self, PyObject *unused)
 static PyObject *make_event(const struct brk_event *e)
 {
 	PyObject *d = PyDict_New();
+	/* the fleet link's own event: from/to are link states */
+	const char *(*st)(int) = e->reason == BRK_EV_FLEET_LINK ? brk_fleet_state_name
+								  : brk_state_name;
 
 	if (!d)
 		return NULL;
 	if (PUTU(d, "seq", e->seq) || PUTU(d, "wall_ms", e->wall_ms) ||
 	    PUTU(d, "mono_ns", e->mono_ns) || PUTS(d, "name", e->name) ||
-	    PUTS(d, "from", brk_state_name(e->from)) || PUTS(d, "to", brk_state_name(e->to)) ||
+	    PUTS(d, "from", st(e->from)) || PUTS(d, "to", st(e->to)) ||
+	    /* "": this host's decision; else the fleet peer's host id whose
+	     * decision breakerd applied ("?": its peer slot was reused) */
+	    PUTS(d, "origin", e->origin) ||
 	    PUTS(d, "reason", brk_event_reason_name(e->reason)) || PUTI(d, "pid", e->pid) ||
 	    PUTU(d, "value", e->value) ||
 	    (e->reason == BRK_EV_FORCED &&
