@@ -144,10 +144,10 @@ static int ipv6_ok(const char *s, size_t n)
 	return 1;
 }
 
-int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
-		    char *err, size_t errlen)
+static int url_parse(const char *url, int from_argv, struct fleet_conf *c,
+		     char *err, size_t errlen, char *pass)
 {
-	char user[sizeof(c->user)], pass[sizeof(c->password)];
+	char user[sizeof(c->user)];
 	char host[sizeof(c->redis_host)];
 	const char *p, *at, *end, *hp, *he, *slash, *colon;
 	const char *why;
@@ -207,7 +207,7 @@ int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
 			if (n == 0)
 				return fail(err, errlen, "an empty password "
 					    "after ':'");
-			why = decode_part(colon + 1, n, pass, sizeof(pass));
+			why = decode_part(colon + 1, n, pass, sizeof(c->password));
 			if (why)
 				return fail(err, errlen, "password: %s", why);
 		} else if (n == 0) {
@@ -268,9 +268,18 @@ int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
 	c->redis_port = (int)port;
 	c->redis_db = (int)db;
 	memcpy(c->user, user, sizeof(user));
-	memcpy(c->password, pass, sizeof(pass));
-	explicit_bzero(pass, sizeof(pass));
+	memcpy(c->password, pass, sizeof(c->password));
 	return 0;
+}
+
+int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
+		    char *err, size_t errlen)
+{
+	char pass[sizeof(c->password)];
+	int rc = url_parse(url, from_argv, c, err, errlen, pass);
+
+	explicit_bzero(pass, sizeof(pass)); /* no copy left on the stack */
+	return rc;
 }
 
 static void cerr(char *err, size_t errlen, const char *fmt, ...)

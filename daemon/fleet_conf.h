@@ -4,6 +4,9 @@
  * --fleet-channel NAME, --host-id ID (fleet_conf.c).
  *
  * URL: redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]  (PORT 6379, DB 0)
+ * (USER and PASSWORD percent-encoded as in RFC 3986: "p%40ss" is p@ss;
+ * HOST a name, an IPv4 address or [IPv6]; PORT 1..65535, DB 0 ..
+ * FLEET_DB_MAX; no rediss://, query or fragment.)
  * A URL with a password is refused on the command line (--fleet): ps
  * shows argv to every user of the host. It may come from
  * --fleet-url-file FILE (first line; refused if the file is readable by
@@ -48,9 +51,14 @@ int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
 
 /*
  * fleet_connect - a new connection to the configured Redis with
- * FLEET_CONNECT_TIMEOUT_MS, AUTH (when a password is set) and SELECT db,
- * and FLEET_IO_TIMEOUT_MS on reads and writes. Returns the context
- * (the caller frees it with redisFree()) or NULL with a message in @err.
+ * FLEET_CONNECT_TIMEOUT_MS, AUTH [USER] PASSWORD (when a user or a
+ * password is set; a user alone sends an empty password, for an ACL
+ * nopass user) and SELECT db, and FLEET_IO_TIMEOUT_MS on reads and
+ * writes. Returns the context (the caller frees it with redisFree()) or
+ * NULL with a message in @err: the connection refused, timed out, the
+ * AUTH refused (WRONGPASS: check the URL's user and password), NOAUTH
+ * (the server needs a password), SELECT refused. Never holds the
+ * password in @err.
  * Thread-safe (each thread opens its own connection).
  */
 redisContext *fleet_connect(const struct fleet_conf *c, char *err,

@@ -87,31 +87,6 @@ static int reason_parse(const char *s)
 	return 0;
 }
 
-/*
- * The host id rule of brk_host_id_validate() (breaker.h): 1 ..
- * BRK_HOST_ID_MAX bytes of [A-Za-z0-9._-]. A copy of the rule while the
- * contract's brk_host_id_validate() is a stub (branch fleetlib replaces
- * it): MERGE NOTE: call brk_host_id_validate() and delete this.
- */
-static int host_id_check(const char *id)
-{
-	size_t i;
-
-	if (!id || !id[0])
-		return -EINVAL;
-	for (i = 0; id[i]; i++) {
-		unsigned char c = (unsigned char)id[i];
-
-		if (i >= BRK_HOST_ID_MAX)
-			return -ENAMETOOLONG;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		      c == '-'))
-			return -EINVAL;
-	}
-	return 0;
-}
-
 static int why_set(char *why, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int why_set(char *why, size_t cap, const char *fmt, ...)
@@ -133,7 +108,7 @@ static int msg_valid(const struct fleet_msg *m)
 {
 	if (!fleet_kind_name(m->kind))
 		return 0;
-	if (host_id_check(m->host) != 0 || brk_name_validate(m->name) != 0)
+	if (brk_host_id_validate(m->host) != 0 || brk_name_validate(m->name) != 0)
 		return 0;
 	if (m->seq < 1 || m->seq > FLEET_INT_MAX ||
 	    m->sent_ms < 1 || m->sent_ms > FLEET_INT_MAX)
@@ -306,7 +281,7 @@ static int msg_fields(json_t *o, struct fleet_msg *m, char *why, size_t cap)
 		return why_set(why, cap, "kind: unknown");
 	if ((rc = get_str(o, "host", &s, why, cap)))
 		return rc;
-	r = host_id_check(s);
+	r = brk_host_id_validate(s);
 	if (r == -ENAMETOOLONG)
 		return why_set(why, cap, "host: too long");
 	if (r)

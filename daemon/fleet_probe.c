@@ -5,9 +5,12 @@
  * The table entry of a breaker knows whether this cooling period's
  * election ran (elected). A new period is an open event of that breaker
  * (threshold, failure/slow rate, probe failed, Retry-After, trip: this
- * host's own or a peer's applied by the link) - except the one event this
- * thread itself wrote when it lost (brk_trip_extend() to hold the breaker
- * for the winner), which it recognises and consumes. The remaining
+ * host's own or a peer's applied by the link), and the hold this thread
+ * sets when it loses: the loser elects again FLEET_PROBE_LEAD_MS before
+ * its hold ends. The hold outlasts the winner's key by 2 x LEAD, so by
+ * then the key is gone unless the winner renewed it (it probes again):
+ * a winner that died or whose verdict was lost costs the fleet one hold,
+ * then a new prober is elected - never every host at once. The remaining
  * cooling time is read from the record (brk_breaker_info()), so extensions
  * by the link are seen as they happen.
  */
@@ -20,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "fleet.h"  /* fleet_status_probe(): the link's status counters */
 #include "logfmt.h"
 
 #define FP_EV_BATCH 64
@@ -32,8 +35,6 @@ struct fp_entry {
 	char name[BRK_NAME_MAX + 1];
 	brk_breaker *b;         /* owned by the segment handle */
 	int elected;            /* this cooling period's election ran */
-	uint64_t own_ext_ms;    /* our pending trip_extend event's value; 0: none */
-	char own_ext_origin[BRK_HOST_ID_MAX + 1];
 };
 
 struct fleet_probe {
@@ -43,6 +44,7 @@ struct fleet_probe {
 	atomic_int stop;
 	brk_segment *seg;
 	uint64_t cursor;
+	int first_drain;          /* events before the ring's tail: not lost */
 	redisContext *rc;
 	uint64_t next_connect_ms; /* segment clock, ms */
 	uint32_t attempt;         /* failed connects in a row */
@@ -100,10 +102,13 @@ static void fp_disconnect(struct fleet_probe *fp, const char *why)
 	}
 	wait = brk_backoff_ms(BRK_JITTER_EQUAL, FLEET_BACKOFF_MIN_MS,
 			      FLEET_BACKOFF_MAX_MS, fp->attempt, 0, NULL, NULL);
+	/* One line when the connection is lost (or the first connect
+	 * fails), not one per retry: the link logs its own state too. */
+	if (fp->attempt == 0)
+		log_probe("warn", "down", NULL, "err", why, "reconnect_in_ms", wait);
 	if (fp->attempt < 30)
 		fp->attempt++;
 	fp->next_connect_ms = now_ms(fp) + wait;
-	log_probe("warn", "down", NULL, "err", why, "reconnect_in_ms", wait);
 }
 
 static void fp_maybe_connect(struct fleet_probe *fp)
@@ -150,15 +155,8 @@ static void fp_on_open(struct fleet_probe *fp, const struct brk_event *ev)
 	size_t i;
 
 	if (e) {
-		if (e->own_ext_ms && ev->reason == BRK_EV_TRIP &&
-		    ev->pid == (int32_t)getpid() && ev->value == e->own_ext_ms &&
-		    strcmp(ev->origin, e->own_ext_origin) == 0) {
-			e->own_ext_ms = 0; /* our hold for the winner: same period */
-			return;
-		}
 		if (is_fleet_probe(fp, e->b)) {
 			e->elected = 0; /* a new cooling period */
-			e->own_ext_ms = 0;
 		} else {
 			e->used = 0; /* fleet_probe switched off */
 		}
@@ -189,8 +187,9 @@ static void fp_drain(struct fleet_probe *fp)
 	for (;;) {
 		lost = 0;
 		n = brk_events_read(fp->seg, &fp->cursor, fp->evs, FP_EV_BATCH, &lost);
-		if (lost)
+		if (lost && !fp->first_drain)
 			log_probe("warn", "events_lost", NULL, NULL, NULL, "lost", lost);
+		fp->first_drain = 0;
 		if (n <= 0)
 			return;
 		for (i = 0; i < n; i++)
@@ -232,7 +231,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 	int tries;
 
 	snprintf(key, sizeof(key), "probe:%s:%s", fp->conf.channel, e->name);
-	for (tries = 0; tries < 2; tries++) {
+	for (tries = 0; tries < 3; tries++) {
 		r = redisCommand(fp->rc, "SET %s %s NX PX %llu", key,
 				 fp->conf.host_id, (unsigned long long)px);
 		if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
@@ -270,9 +269,23 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 			log_probe("warn", "bad_holder", e->name, NULL, NULL, NULL, 0);
 			return FP_VOID;
 		}
+		if (strcmp(holder, fp->conf.host_id) != 0)
+			return FP_LOST;
 		/* Still ours from the last period (its key outlives a failed
-		 * probe by up to probe_timeout_ms): this host probes again. */
-		return strcmp(holder, fp->conf.host_id) == 0 ? FP_WON : FP_LOST;
+		 * probe by up to probe_timeout_ms): this host probes again, and
+		 * renews the key for this probe (XX: only while it exists; nil:
+		 * it expired just now, elect again). */
+		r = redisCommand(fp->rc, "SET %s %s XX PX %llu", key,
+				 fp->conf.host_id, (unsigned long long)px);
+		if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
+			fp_reply_error(fp, r);
+			return FP_VOID;
+		}
+		if (r->type == REDIS_REPLY_STATUS) {
+			freeReplyObject(r);
+			return FP_WON;
+		}
+		freeReplyObject(r);
 	}
 	return FP_VOID;
 }
@@ -311,15 +324,15 @@ static void fp_check(struct fleet_probe *fp, struct fp_entry *e)
 	}
 	if (rc != FP_LOST)
 		return;
+	/* Hold past the winner's key by 2 x LEAD (see the top). */
+	hold += 2u * FLEET_PROBE_LEAD_MS;
 	rc = brk_set_origin(fp->seg, holder);
 	if (rc == 0) {
 		rc = brk_trip_extend(e->b, hold);
-		if (rc == 0) {
-			e->own_ext_ms = hold;
-			snprintf(e->own_ext_origin, sizeof(e->own_ext_origin), "%s", holder);
-		}
 		(void)brk_set_origin(fp->seg, NULL);
 	}
+	if (rc == 0 || rc == -EALREADY)
+		e->elected = 0; /* the hold's end is the next election */
 	fleet_status_probe(0);
 	if (rc == 0 || rc == -EALREADY)
 		log_probe("info", "lost", e->name, "holder", holder, "hold_ms", hold);
@@ -348,7 +361,6 @@ static void *fp_main(void *arg)
 int fleet_probe_start(const struct fleet_conf *c, const char *shm_name)
 {
 	struct brk_attach_opts o;
-	struct brk_segment_info si;
 	struct fleet_probe *fp;
 	char err[256];
 	int rc;
@@ -371,9 +383,12 @@ int fleet_probe_start(const struct fleet_conf *c, const char *shm_name)
 		free(fp);
 		return rc;
 	}
+	/* From the oldest event the ring still keeps, not from the head: a
+	 * breaker that opened before this breakerd started (a restart during
+	 * its cooling period) still gets its election; the record says
+	 * whether it is still open. */
 	fp->cursor = 1;
-	if (brk_segment_info(fp->seg, &si) == 0)
-		fp->cursor = si.events_written + 1;
+	fp->first_drain = 1;
 	atomic_init(&fp->stop, 0);
 	rc = pthread_create(&fp->thread, NULL, fp_main, fp);
 	if (rc != 0) {

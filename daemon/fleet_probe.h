@@ -44,16 +44,6 @@
 #define FLEET_PROBE_MAX 256u
 
 /*
- * fleet_status_probe - count an election this host won (@won 1) or lost
- * (0) in the link's status (probe_won / probe_lost, brk_fleet_report()).
- * Defined by the fleet link (daemon/fleet.c, fleetlink part), which
- * declares it in daemon/fleet.h; declared here too until both parts are
- * merged (the same prototype: identical redeclaration is allowed).
- * Thread-safe (the link keeps the counters in atomics).
- */
-void fleet_status_probe(int won);
-
-/*
  * fleet_probe_start - start the election thread for segment @shm_name
  * with the link settings @c (copied). The thread attaches the segment
  * itself and opens its own Redis connection (fleet_connect()); an

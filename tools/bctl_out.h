@@ -56,4 +56,10 @@ void bctl_print_budget(FILE *f, const struct brk_info *in);
 void bctl_print_record(FILE *f, const struct brk_info *in);
 void bctl_print_record_row(FILE *f, const struct brk_info *in);
 
+/* bctl_fleet_out.c: the fleet link's status (brk_fleet_status()) as the
+ * "fleet link:" block, and as a JSON object ({"state": "off"} without a
+ * link; {"state": null, "error": ...} if unreadable). */
+void bctl_print_fleet(FILE *f, brk_segment *seg);
+json_t *bctl_json_fleet(brk_segment *seg);
+
 #endif /* BCTL_OUT_H */

@@ -179,7 +179,7 @@ static void print_ns(const char *key, uint64_t creator, uint64_t own, int differ
 		bctl_kv(stdout, 0, key, "%" PRIu64 " (ours too)", creator);
 }
 
-static int info_text(const struct brk_segment_info *si)
+static int info_text(brk_segment *seg, const struct brk_segment_info *si)
 {
 	char user[256], grp[256], when[40];
 
@@ -197,10 +197,11 @@ static int info_text(const struct brk_segment_info *si)
 		 !!(si->ns_differ & BRK_NS_PID));
 	print_ns("time_namespace", si->creator_timens, si->own_timens,
 		 !!(si->ns_differ & BRK_NS_TIME));
+	bctl_print_fleet(stdout, seg);
 	return cli_flush_stdout();
 }
 
-static int info_json(const struct brk_segment_info *si)
+static int info_json(brk_segment *seg, const struct brk_segment_info *si)
 {
 	json_t *o = bctl_json_segment(si);
 	char user[256], grp[256], when[40];
@@ -226,6 +227,7 @@ static int info_json(const struct brk_segment_info *si)
 	json_object_set_new(o, "own_timens", json_integer((json_int_t)si->own_timens));
 	json_object_set_new(o, "same_pidns", json_boolean(!(si->ns_differ & BRK_NS_PID)));
 	json_object_set_new(o, "same_timens", json_boolean(!(si->ns_differ & BRK_NS_TIME)));
+	json_object_set_new(o, "fleet_link", bctl_json_fleet(seg));
 	if (bctl_json_put(o, 0) < 0)
 		return cli_error("cannot print JSON (out of memory or write error)");
 	return cli_flush_stdout();
@@ -254,8 +256,9 @@ static int seg_info(struct bctl *g, int argc, char **argv)
 	if (rc)
 		return rc;
 	brk_segment_info(seg, &si);
+	rc = json ? info_json(seg, &si) : info_text(seg, &si);
 	brk_detach(seg);
-	return json ? info_json(&si) : info_text(&si);
+	return rc;
 }
 
 /* Leases held now (bulkhead permits and half-open probes of every

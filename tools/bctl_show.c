@@ -214,6 +214,29 @@ static int inspect_one(const struct bctl *g, brk_segment *seg,
 	return cli_flush_stdout();
 }
 
+/* `bctl inspect` with no NAME: the segment header and the fleet link. */
+static int inspect_segment(const struct bctl *g, brk_segment *seg, int json)
+{
+	struct brk_segment_info si;
+	json_t *o;
+
+	brk_segment_info(seg, &si);
+	if (json) {
+		o = json_object();
+		if (o) {
+			json_object_set_new(o, "segment", bctl_json_segment(&si));
+			json_object_set_new(o, "fleet_link", bctl_json_fleet(seg));
+		}
+		if (bctl_json_put(o, 0) < 0)
+			return cli_error("cannot print JSON (out of memory or write error)");
+	} else {
+		bctl_print_segment(stdout, &si);
+		bctl_print_fleet(stdout, seg);
+	}
+	(void)g;
+	return cli_flush_stdout();
+}
+
 int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
 {
 	brk_segment *seg;
@@ -223,6 +246,14 @@ int bctl_cmd_inspect(struct bctl *g, int argc, char **argv)
 	rc = show_parse(g, argc, argv, &json, NULL);
 	if (rc != BCTL_CONTINUE)
 		return rc;
+	if (optind >= argc) {
+		rc = bctl_attach(g, BCTL_ATTACH_INSPECT, NULL, &seg);
+		if (rc)
+			return rc;
+		rc = inspect_segment(g, seg, json);
+		brk_detach(seg);
+		return rc;
+	}
 	rc = bctl_record_arg("inspect", "", argc, argv, &name);
 	if (rc)
 		return rc;

@@ -23,6 +23,9 @@
  * contract dashboards and alerts rely on); a bucket or budget family is
  * printed only if the segment holds at least one record of that kind:
  * an empty family is legal but noise, and most segments have neither.
+ * The fleet link's families (breakerd_fleet_*, metrics_fleet.c) follow the
+ * segment's, only where a link ran (brk_fleet_status(): state not off, or
+ * a counter moved), for the same reason.
  *
  * A snapshot of every record is taken first (one brk_info_at() each, in
  * name-index order, brk_record_next_brief()), so the numbers printed for
@@ -47,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics_fleet.h"
 #include "metrics_render.h"
 #include "record_out.h"
 
@@ -919,6 +923,7 @@ int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 		   const struct metrics_opts *o)
 {
 	struct brk_segment_info si;
+	struct brk_fleet_status fleet;
 	struct m_recs r;
 	int rc;
 
@@ -940,6 +945,10 @@ int metrics_render(FILE *f, brk_segment *seg, const char *shm,
 		m_print_levels(f, &si, &r);
 	else
 		m_print(f, &si, &r);
+	/* the fleet link's families, only where a link ran (an unreadable
+	 * status is left out like a corrupt record, the rest is served) */
+	if (bctl_fleet_read(seg, &fleet) == 1)
+		metrics_fleet(f, &fleet, bctl_wall_ms());
 	m_recs_free(&r);
 	rc = m_stopped() ? -ECANCELED : 0; /* what was written is cut short */
 	m_cancel = NULL;

@@ -353,7 +353,8 @@ class Pace:
     ``ceiling``, each rate-limit answer reported to it (a 429, or a 503/529
     with a Retry-After) cuts the rate for every process at once (one cut per
     round trip), and it grows back along the CUBIC curve (RFC 8312) towards
-    the ceiling. ``reserve_pct`` of the rate is kept for high priority."""
+    the ceiling. ``reserve_pct`` of the rate is kept for high priority.
+    ``fleet=True``: breakerd --fleet shares its cuts with the other hosts."""
 
     __slots__ = ("_k", "_segment")
 
@@ -408,9 +409,10 @@ class Pace:
         """The fields of `bctl inspect --json` (with "paced" and "pace")."""
         return self._k.info()
 
-    def update(self, *, ceiling=None, floor=None, burst=None, reserve_pct=None):
+    def update(self, *, ceiling=None, floor=None, burst=None, reserve_pct=None,
+               fleet=None):
         """Change only the settings given; the learned state is kept."""
-        self._k.update(ceiling, floor, burst, reserve_pct)
+        self._k.update(ceiling, floor, burst, reserve_pct, fleet)
 
     def __repr__(self):
         return f"<breakerd.Pace {self.name}>"
@@ -579,11 +581,14 @@ class Segment:
     def budget(self, name, *, floor=10.0, ratio=0.2):
         return Budget(self._s.budget(name, floor, ratio), self)
 
-    def pace(self, name, *, ceiling, floor=None, burst=None, reserve_pct=None):
+    def pace(self, name, *, ceiling, floor=None, burst=None, reserve_pct=None,
+             fleet=None):
         """Get or create the pace ``name`` (requests/s; the settings apply
         only if this call creates it: see Pace.update). ``floor`` defaults
-        to ceiling/100, ``burst`` to 2, ``reserve_pct`` to 0."""
-        return Pace(self._s.pace(name, ceiling, floor, burst, reserve_pct), self)
+        to ceiling/100, ``burst`` to 2, ``reserve_pct`` to 0, ``fleet`` to
+        False (True: breakerd --fleet shares its cuts)."""
+        return Pace(self._s.pace(name, ceiling, floor, burst, reserve_pct, fleet),
+                    self)
 
     def health(self, name):
         """The health of ``name``'s subtree (records named name, name/...,

@@ -21,6 +21,8 @@ SETTINGS = {
     "min_distinct_processes": ("min_distinct_processes", "count"),
     "reserve_pct": ("reserve_pct", "count"),  # bulkhead share for priority="high"
     "hold_histogram": ("hold_histogram", "bool"),  # permit hold-time histogram
+    "fleet": ("fleet", "bool"),  # breakerd --fleet shares its decisions
+    "fleet_probe": ("fleet_probe", "bool"),  # one probe for the whole fleet
 }
 _BY_FIELD = {field: py for py, (field, _) in SETTINGS.items()}
 

@@ -146,10 +146,11 @@ static PyObject *age_or_none(uint64_t ms)
 /* "pace" of a paced bucket, as bctl_limits_out.c's json_pace() */
 static PyObject *make_pace_info(const struct brk_bucket_info *b)
 {
-	return Py_BuildValue("{s:d,s:d,s:d,s:d,s:I,s:d,s:N,s:N,s:{s:K,s:K,s:K,s:K}}",
+	return Py_BuildValue("{s:d,s:d,s:d,s:d,s:I,s:O,s:d,s:N,s:N,s:{s:K,s:K,s:K,s:K}}",
 			     "rate", b->learned_per_s, "ceiling", b->ceiling_per_s,
 			     "floor", b->floor_per_s, "w_max", b->w_max_per_s,
 			     "reserve_pct", (unsigned)b->reserve_pct,
+			     "fleet", b->fleet ? Py_True : Py_False,
 			     "accepted_per_s", b->accepted_per_s,
 			     "last_cut_age_ms", age_or_none(b->last_cut_age_ms),
 			     "last_denied_age_ms", age_or_none(b->last_denied_age_ms),

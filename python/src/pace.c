@@ -33,8 +33,8 @@ static int get_double(PyObject *o, const char *name, double *out)
  * receives the BRK_PACE_F_* bits of the settings given.
  */
 static int pace_settings(PyObject *ceil, PyObject *floor, PyObject *burst,
-			 PyObject *reserve, struct brk_pace_config *c,
-			 unsigned *fields)
+			 PyObject *reserve, PyObject *fleet,
+			 struct brk_pace_config *c, unsigned *fields)
 {
 	uint64_t v;
 
@@ -83,13 +83,23 @@ static int pace_settings(PyObject *ceil, PyObject *floor, PyObject *burst,
 		c->reserve_pct = (uint32_t)v;
 		*fields |= BRK_PACE_F_RESERVE;
 	}
+	if (fleet != Py_None) {
+		if (!PyBool_Check(fleet)) {
+			PyErr_Format(PyExc_TypeError, "fleet must be True or False, not %s",
+				     Py_TYPE(fleet)->tp_name);
+			return -1;
+		}
+		c->fleet = fleet == Py_True;
+		*fields |= BRK_PACE_F_FLEET;
+	}
 	return 0;
 }
 
-/* Segment.pace(name, ceiling, floor, burst, reserve_pct): None = default */
+/* Segment.pace(name, ceiling, floor, burst, reserve_pct, fleet): None =
+ * default */
 PyObject *brkpy_segment_pace(SegmentObject *self, PyObject *args)
 {
-	PyObject *nameo, *ceil, *floor, *burst, *reserve;
+	PyObject *nameo, *ceil, *floor, *burst, *reserve, *fleet;
 	struct brk_pace_config c;
 	struct brk_bucket_info bi;
 	const char *name;
@@ -98,7 +108,8 @@ PyObject *brkpy_segment_pace(SegmentObject *self, PyObject *args)
 	brk_bucket *k;
 	int rc;
 
-	if (!PyArg_ParseTuple(args, "OOOOO:pace", &nameo, &ceil, &floor, &burst, &reserve))
+	if (!PyArg_ParseTuple(args, "OOOOOO:pace", &nameo, &ceil, &floor, &burst,
+			      &reserve, &fleet))
 		return NULL;
 	if (brkpy_seg_check(self))
 		return NULL;
@@ -106,7 +117,7 @@ PyObject *brkpy_segment_pace(SegmentObject *self, PyObject *args)
 		return NULL;
 	if (ceil == Py_None)
 		return PyErr_Format(PyExc_TypeError, "pace() needs ceiling= (requests/s)");
-	if (pace_settings(ceil, floor, burst, reserve, &c, &fields))
+	if (pace_settings(ceil, floor, burst, reserve, fleet, &c, &fields))
 		return NULL;
 	o = (BucketObject *)brkpy_PaceType.tp_alloc(&brkpy_PaceType, 0);
 	if (!o)
@@ -211,19 +222,20 @@ static PyObject *pace_info(BucketObject *self, PyObject *unused)
 	return brkpy_make_bucket_info(&bi);
 }
 
-/* update(ceiling, floor, burst, reserve_pct): only those not None */
+/* update(ceiling, floor, burst, reserve_pct, fleet): only those not None */
 static PyObject *pace_update(BucketObject *self, PyObject *args)
 {
-	PyObject *ceil, *floor, *burst, *reserve;
+	PyObject *ceil, *floor, *burst, *reserve, *fleet;
 	struct brk_pace_config c;
 	unsigned fields;
 	int rc;
 
-	if (!PyArg_ParseTuple(args, "OOOO:update", &ceil, &floor, &burst, &reserve))
+	if (!PyArg_ParseTuple(args, "OOOOO:update", &ceil, &floor, &burst, &reserve,
+			      &fleet))
 		return NULL;
 	if (brkpy_seg_check(self->seg))
 		return NULL;
-	if (pace_settings(ceil, floor, burst, reserve, &c, &fields))
+	if (pace_settings(ceil, floor, burst, reserve, fleet, &c, &fields))
 		return NULL;
 	do
 		rc = brk_pace_update(self->k, &c, fields);
@@ -263,7 +275,7 @@ static PyMethodDef pace_methods[] = {
 	  "_report(taken_at_ns, signal, retry_after_ms) -> True if it cut the rate." },
 	{ "info", (PyCFunction)pace_info, METH_NOARGS, "A snapshot as a dict." },
 	{ "update", (PyCFunction)pace_update, METH_VARARGS,
-	  "update(ceiling, floor, burst, reserve_pct): change those not None." },
+	  "update(ceiling, floor, burst, reserve_pct, fleet): change those not None." },
 	{ NULL, NULL, 0, NULL }
 };
 

@@ -444,5 +444,46 @@ else
 	bad "budget update line names only what changed" "$(cat "$TMP/out" "$TMP/err")"
 fi
 
+# --- the fleet keys (issue 13): [breaker] fleet, fleet_probe; [pace] fleet ----
+file fleet <<'EOF'
+[breaker fleetapi]
+fleet = on
+fleet_probe = on
+
+[pace fleetpace]
+ceiling = 10
+fleet = on
+EOF
+run apply "$TMP/fleet.conf"
+if [ "$rc" -eq 0 ] && grep -qx '\[breaker fleetapi\] created: fleet on, fleet_probe on' "$TMP/out" &&
+   grep -qx '\[pace fleetpace\] created: ceiling 10/s, fleet on' "$TMP/out"; then
+	ok "fleet keys: created lines name them"
+else
+	bad "fleet keys: created" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
+fi
+has "  fleetapi: fleet, fleet_probe stored" fleetapi '"fleet_probe": true'
+has "  fleetpace: fleet stored" fleetpace '"fleet": true'
+file fleet2 <<'EOF'
+[breaker fleetapi]
+fleet_probe = off
+
+[pace fleetpace]
+fleet = off
+EOF
+run apply "$TMP/fleet2.conf"
+if [ "$rc" -eq 0 ] && grep -qx '\[breaker fleetapi\] updated: fleet_probe on -> off' "$TMP/out" &&
+   grep -qx '\[pace fleetpace\] updated: fleet on -> off' "$TMP/out"; then
+	ok "fleet keys: update lines name only what changed"
+else
+	bad "fleet keys: updated" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
+fi
+has "  fleetapi: fleet kept on" fleetapi '"fleet": true'
+file badfleet <<'EOF'
+[pace fleetpace]
+fleet = maybe
+EOF
+rejected "[pace] fleet takes on or off" badfleet \
+	"^bctl: $TMP/badfleet.conf:2: \[pace fleetpace\] fleet: 'maybe' is not on or off"
+
 echo "bctl_apply: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

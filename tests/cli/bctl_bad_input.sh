@@ -152,7 +152,17 @@ expect "no command" 2 "^bctl: missing command\$"
 expect "unknown option" 2 "^bctl: unknown option '--bogus'\$" config keep/me --bogus
 expect "option without its value" 2 "^bctl: option '--open' needs a value\$" \
 	config keep/me --open
-expect "missing NAME (inspect takes any record)" 2 "^bctl: inspect: missing NAME\$" inspect
+expect "inspect with no NAME: the segment and its fleet link (issue 13)" 0 '' inspect
+grep -qx 'fleet link: *off' "$TMP/out" && ok "  says 'fleet link: off' (no breakerd --fleet)" \
+	|| bad "  stdout: $(cat "$TMP/out")"
+expect "inspect: two NAMEs" 2 "^bctl: inspect: unexpected argument 'b'\$" inspect a b
+expect "config --fleet maybe: not on or off, nothing changed" 2 \
+	"^bctl: --fleet: 'maybe' is not on or off\$" config keep/me --fleet maybe
+expect "config --fleet-probe 1: not on or off" 2 \
+	"^bctl: --fleet-probe: '1' is not on or off\$" config keep/me --fleet-probe 1
+expect "pace --fleet yes: not on or off" 2 "^bctl: --fleet: 'yes' is not on or off\$" \
+	pace keep/pace --ceiling 5 --fleet yes
+stored "  keep/me: fleet, fleet_probe still off" keep/me '"fleet": false' '"fleet_probe": false'
 expect "missing NAME (bucket)" 2 "^bctl: bucket: missing bucket NAME\$" bucket --rate 5
 expect "missing NAME (budget)" 2 "^bctl: budget: missing retry budget NAME\$" budget --ratio 0.1
 expect "missing NAME (pace)" 2 "^bctl: pace: missing pace NAME\$" pace --ceiling 5

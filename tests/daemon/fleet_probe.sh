@@ -37,7 +37,7 @@ cleanup() {
 	wait 2>/dev/null
 	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
 	redis_stop
-	rm -rf "$TMP"
+	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
 }
 
 if ! redis_have; then
@@ -57,14 +57,19 @@ until_s() {
 	done
 	return 1
 }
-probes() { grep -c '^probe' "$TMP/probes.$1" 2>/dev/null || echo 0; }
+probes() { local n; n=$(grep -c '^probe' "$TMP/probes.$1" 2>/dev/null); echo "${n:-0}"; }
 total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
 state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
 all_state() { local h; for h in $HOSTS; do [ "$(state $h)" = "$1" ] || return 1; done; }
-nevents() { "$BCTL" --shm "${SHM[$1]}" events | wc -l; }
-# events of host $1 after line $2 that are trips from remote:$3
-remote_trips() { "$BCTL" --shm "${SHM[$1]}" events | tail -n +$(($2 + 1)) |
-	grep -E "trip" | grep -c "remote:$3"; }
+events() { "$WORKER" "${SHM[$1]}" events; } # SEQ NAME REASON VALUE ORIGIN
+nevents() { events $1 | wc -l; }
+# events of host $1 after line $2 with reason $3 from peer $4 and a value
+# of at least $5 (ms)
+remote_events() { events $1 | tail -n +$(($2 + 1)) |
+	awk -v r="$3" -v o="$4" -v m="${5:-0}" \
+		'$3 == r && $5 == o && $4 >= m { n++ } END { print n + 0 }'; }
+remote_trips() { remote_events $1 $2 trip $3; }
+status() { "$WORKER" "${SHM[$1]}" status; }
 log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
 total_at_least() { [ "$(total_probes)" -ge "$1" ]; }
 
@@ -92,7 +97,7 @@ sleep 0.5
 declare -A MARK
 for h in $HOSTS; do MARK[$h]=$(nevents $h); done
 until_s 10 total_at_least 1
-sleep 1 # a second probe would come within the losers' hold (probe timeout 3 s)
+sleep 1 # a loser's own probe would come by the end of its hold (1.6 s)
 [ "$(total_probes)" -eq 1 ] && ok "period 1: exactly one host admitted a probe" ||
 	bad "period 1: one probe" "probes: a=$(probes a) b=$(probes b) c=$(probes c)"
 W1=
@@ -102,15 +107,27 @@ for h in $HOSTS; do
 	[ "$(remote_trips $h "${MARK[$h]}" "$W1")" -ge 1 ] &&
 		ok "period 1: loser $h was held open as remote:$W1" ||
 		bad "period 1: loser $h trip origin remote:$W1" \
-			"$("$BCTL" --shm "${SHM[$h]}" events | tail -n +$((${MARK[$h]} + 1)))"
+			"$(events $h | tail -n +$((${MARK[$h]} + 1)))"
 	log_has $h "fleet=lost.*holder=$W1" && ok "host $h logged fleet=lost holder=$W1" ||
 		bad "host $h fleet=lost" "$(grep fleet "$TMP/breakerd.$h")"
 done
 log_has "${W1:-a}" "fleet=won" && ok "winner $W1 logged fleet=won" || bad "winner fleet=won"
 
-# 2. the winner's probe failed: every host is open again (its "open").
+# 2. the winner's probe failed: every host is open again, the losers by
+#    the winner's "open" (its doubled cooling period, 3 s: longer than
+#    their hold of at most 200 + 1000 + 400 ms).
 until_s 5 all_state open && ok "period 1: the failed probe re-opened every host" ||
 	bad "re-open everywhere" "a=$(state a) b=$(state b) c=$(state c)"
+for h in $HOSTS; do
+	[ "$h" = "$W1" ] && continue
+	[ "$(remote_trips $h "${MARK[$h]}" "$W1" 2000)" -ge 1 ] &&
+		ok "period 1: loser $h re-opened by $W1's open" ||
+		bad "loser $h re-opened by the link's open" "$(events $h | tail -n +$((${MARK[$h]} + 1)))"
+done
+case "$(status "${W1:-a}")" in
+"probe_won "[1-9]*) ok "winner $W1: probe_won counted in the link's status" ;;
+*) bad "winner probe_won" "$(status "${W1:-a}")" ;;
+esac
 
 # 3. next cooling end (about 3 s after the probe): one probe, it succeeds,
 #    every host closes.
@@ -122,6 +139,18 @@ sleep 1
 	bad "period 2: one probe" "probes: a=$(probes a) b=$(probes b) c=$(probes c)"
 until_s 5 all_state closed && ok "period 2: the successful probe closed every host" ||
 	bad "closed everywhere" "a=$(state a) b=$(state b) c=$(state c)"
+W2=
+for h in $HOSTS; do [ "$(probes $h)" -gt "$( [ "$h" = "$W1" ] && echo 1 || echo 0)" ] && W2=$h; done
+for h in $HOSTS; do
+	[ "$h" = "$W2" ] && continue
+	[ "$(remote_events $h "${MARK[$h]}" reset "$W2")" -ge 1 ] &&
+		ok "period 2: loser $h closed by $W2's close" ||
+		bad "loser $h closed by the link's close" "$(events $h | tail -n +$((${MARK[$h]} + 1)))"
+	case "$(status $h)" in
+	*"probe_lost "[1-9]*) ok "loser $h: probe_lost counted" ;;
+	*) bad "loser $h probe_lost" "$(status $h)" ;;
+	esac
+done
 
 # 4. redis-server killed: no election, each host probes on its own.
 redis_kill

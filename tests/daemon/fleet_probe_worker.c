@@ -9,6 +9,10 @@
  * VERDICT_FILE ("ok" -> success, anything else -> failure). Admissions
  * while closed are released as successes, silently. Prints "ready" once
  * the breaker exists. Exits 0 after SECONDS.
+ *
+ * fleet_probe_worker SHM events  - one line per event of the segment:
+ *   "SEQ NAME REASON VALUE ORIGIN" (ORIGIN "-" for this host's own)
+ * fleet_probe_worker SHM status  - "probe_won N probe_lost N" of the link
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +42,44 @@ static unsigned long long wall_ms(void)
 	return (unsigned long long)ts.tv_sec * 1000ull + (unsigned long long)ts.tv_nsec / 1000000ull;
 }
 
+static int peek(const char *shm, const char *what)
+{
+	struct brk_attach_opts o;
+	struct brk_fleet_status st;
+	struct brk_event ev[64];
+	brk_segment *seg;
+	uint64_t cursor = 1;
+	int n, i, rc;
+
+	brk_attach_opts_init(&o);
+	o.shm_name = shm;
+	o.flags = BRK_ATTACH_READONLY | BRK_ATTACH_NOCREATE;
+	rc = brk_attach(&o, &seg);
+	if (rc < 0) {
+		fprintf(stderr, "fleet_probe_worker: attach: %s\n", brk_strerror(rc));
+		return 1;
+	}
+	if (strcmp(what, "status") == 0) {
+		rc = brk_fleet_status(seg, &st);
+		if (rc == 0)
+			printf("probe_won %llu probe_lost %llu\n",
+			       (unsigned long long)st.probe_won,
+			       (unsigned long long)st.probe_lost);
+	} else {
+		while ((n = brk_events_read(seg, &cursor, ev, 64, NULL)) > 0)
+			for (i = 0; i < n; i++)
+				printf("%llu %s %s %llu %s\n", (unsigned long long)ev[i].seq,
+				       ev[i].name, brk_event_reason_name(ev[i].reason),
+				       (unsigned long long)ev[i].value,
+				       ev[i].origin[0] ? ev[i].origin : "-");
+		rc = n < 0 ? n : 0;
+	}
+	brk_detach(seg);
+	if (rc < 0)
+		fprintf(stderr, "fleet_probe_worker: %s\n", brk_strerror(rc));
+	return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct timespec tick = { 0, 2000000L };
@@ -50,6 +92,8 @@ int main(int argc, char **argv)
 	unsigned long long end;
 	int rc, ok;
 
+	if (argc == 3 && (strcmp(argv[2], "events") == 0 || strcmp(argv[2], "status") == 0))
+		return peek(argv[1], argv[2]);
 	if (argc != 5) {
 		fprintf(stderr, "usage: fleet_probe_worker SHM NAME VERDICT_FILE SECONDS\n");
 		return 2;
@@ -67,7 +111,7 @@ int main(int argc, char **argv)
 	c.max_open_ms = 60000;
 	c.half_open_probes = 1;
 	c.success_threshold = 1;
-	c.probe_timeout_ms = 3000;
+	c.probe_timeout_ms = 1000;
 	c.fleet = 1;
 	c.fleet_probe = 1;
 	rc = brk_breaker_get(seg, argv[2], &c, &b);
