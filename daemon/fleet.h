@@ -24,12 +24,4 @@ struct fleet_link *fleet_start(const struct fleet_conf *c);
  * report state OFF, free. NULL: nothing. */
 void fleet_stop(struct fleet_link *fl);
 
-/* The fleet probe (fleet_probe.h) won (@won 1) or lost (0) an election:
- * counted in the link's status (probe_won / probe_lost). Thread-safe. */
-void fleet_status_probe(int won);
-
-/* The poll step of the link's threads: how often they look at the event
- * ring and at their stop flag. */
-#define FLEET_POLL_MS 20u
-
 #endif

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fleet.h"  /* fleet_status_probe(): the link's status counters */
+#include "fleet_status.h" /* fleet_status_probe(): the link's status counters */
 #include "logfmt.h"
 
 #define FP_EV_BATCH 64

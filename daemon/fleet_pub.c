@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "fleet.h"
 #include "fleet_msg.h"
 #include "fleet_record.h"
 #include "fleet_status.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "fleet.h"
 #include "logfmt.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

@@ -37,6 +37,10 @@ void fleet_status_init(const char *host_id, const char *channel);
 void fleet_status_conn(int which, const char *err);
 
 void fleet_status_count(int counter);
+
+/* The fleet probe (fleet_probe.h) won (@won 1) or lost (0) an election:
+ * counted in the link's status (probe_won / probe_lost). Thread-safe. */
+void fleet_status_probe(int won);
 void fleet_status_drop(int cause);       /* enum brk_fleet_drop */
 void fleet_status_lag(uint64_t lag_ms);  /* of a message applied */
 void fleet_status_seen(uint64_t wall_ms); /* a peer message arrived */

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fleet.h"
 #include "fleet_apply.h"
 #include "fleet_status.h"
 #include "fleet_wait.h"

@@ -2,11 +2,11 @@
  * fleet_wait.c - interruptible sleeps and the reconnect backoff.
  */
 #include "fleet_wait.h"
+#include "fleet_conf.h" /* FLEET_BACKOFF_MIN_MS, FLEET_BACKOFF_MAX_MS */
 
 #include <time.h>
 
 #include "breaker.h"
-#include "fleet.h"
 #include "logfmt.h"
 
 int fleet_sleep(atomic_int *stop, uint64_t ms)

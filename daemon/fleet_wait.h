@@ -8,6 +8,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* The poll step of the link's threads: how often they look at the event
+ * ring and at their stop flag. */
+#define FLEET_POLL_MS 20u
+
 /* Sleep @ms (in FLEET_POLL_MS steps). Returns 1 if *@stop was set. */
 int fleet_sleep(atomic_int *stop, uint64_t ms);
 
