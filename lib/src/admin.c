@@ -27,10 +27,16 @@ int brk_reset(brk_breaker *b)
 	return brk__reset_state(b->seg, r);
 }
 
-int brk_trip(brk_breaker *b, uint64_t for_ms)
+/* Open @b for @for_ms ms from now, unless it is open already: until its
+ * cooling period ends (@extend 0: brk_trip()), or at least until now +
+ * @for_ms (@extend 1: brk_trip_extend()). Closed, half-open or open for
+ * less: OPEN(gen + 1) at the same level (the cooling level is the host's
+ * own), which also ends a half-open breaker's probe leases (cleared on
+ * the transition). */
+static int trip(brk_breaker *b, uint64_t for_ms, int extend)
 {
 	struct brk__record *r;
-	uint64_t now;
+	uint64_t now, rel, until;
 	int tries;
 
 	if (!b || for_ms == 0)
@@ -42,47 +48,27 @@ int brk_trip(brk_breaker *b, uint64_t for_ms)
 	if (for_ms > BRK_MAX_DURATION_MS)
 		for_ms = BRK_MAX_DURATION_MS;
 	now = brk__now(b->seg);
+	rel = brk__rel_ms(b->seg, now);
+	until = extend ? brk__until_add(rel, for_ms) : rel + 1u;
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t w = uatomic_read(&r->state);
-		if (BRK__ST_STATE(w) == BRK_OPEN &&
-		    brk__rel_ms(b->seg, now) < brk__open_until(r, w))
-			return -EALREADY;
-		if (brk__open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
-			     BRK_EV_TRIP))
-			return 0;
-	}
-	return -BRK_ECONTENDED;
-}
-
-int brk_trip_extend(brk_breaker *b, uint64_t for_ms)
-{
-	struct brk__record *r;
-	uint64_t now, until;
-	int tries;
-
-	if (!b || for_ms == 0)
-		return -EINVAL;
-	if (b->seg->readonly)
-		return -EROFS;
-	BRK__FRESH_OR_RETURN(b);
-	r = brk__brec(b);
-	if (for_ms > BRK_MAX_DURATION_MS)
-		for_ms = BRK_MAX_DURATION_MS;
-	now = brk__now(b->seg);
-	until = brk__until_add(brk__rel_ms(b->seg, now), for_ms);
-	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
-		uint64_t w = uatomic_read(&r->state);
-		/* open at least that long already: nothing to do */
 		if (BRK__ST_STATE(w) == BRK_OPEN && brk__open_until(r, w) >= until)
 			return -EALREADY;
-		/* closed, half-open or open for less: OPEN(gen + 1) at the same
-		 * level (the cooling level is the host's own), which also ends a
-		 * half-open breaker's probe leases (clear on transition) */
 		if (brk__open_for(b->seg, r, w, BRK__ST_LEVEL(w), for_ms, now,
 				  BRK_EV_TRIP))
 			return 0;
 	}
 	return -BRK_ECONTENDED;
+}
+
+int brk_trip(brk_breaker *b, uint64_t for_ms)
+{
+	return trip(b, for_ms, 0);
+}
+
+int brk_trip_extend(brk_breaker *b, uint64_t for_ms)
+{
+	return trip(b, for_ms, 1);
 }
 
 int brk_set_mode(brk_breaker *b, int mode)
