@@ -388,6 +388,23 @@ static void empty_after_cut(brk_segment *s, struct brk__record *r,
 	}
 }
 
+/* A cut word @nw was stored at @now_ms: the bucket is empty at the new
+ * rate, the cut counted, and the event "pace_cut" written with the rate. */
+static void cut_stored(brk_segment *s, struct brk__record *r,
+		       const struct brk__pace *p, uint64_t nw, uint64_t now_ms)
+{
+	struct brk__pace q = *p;
+	double nr;
+
+	q.cut_ms = now_ms;
+	q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
+	nr = brk__pace_rate(&q, now_ms);
+	empty_after_cut(s, r, &q, now_ms);
+	uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
+	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
+			  brk__self()->pid, (uint64_t)llround(nr * 1e3));
+}
+
 static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 {
 	brk_segment *s = b->seg;
@@ -426,16 +443,7 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 		if (nw == old)
 			return 0; /* the same cut, in the same ms */
 		if (uatomic_cmpxchg(cw, old, nw) == old) {
-			struct brk__pace q = *p;
-			double nr;
-
-			q.cut_ms = now_ms;
-			q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
-			nr = brk__pace_rate(&q, now_ms);
-			empty_after_cut(s, r, &q, now_ms);
-			uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
-			brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
-					  brk__self()->pid, (uint64_t)llround(nr * 1e3));
+			cut_stored(s, r, p, nw, now_ms);
 			return 1;
 		}
 		caa_cpu_relax();
@@ -461,7 +469,6 @@ static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(cw), now_ms, nw;
 		struct brk__pace q = *p;
-		double nr;
 
 		if (old != 0) {
 			q.cut_ms = BRK__CUT_MS(old);
@@ -482,13 +489,7 @@ static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
 			caa_cpu_relax();
 			continue;
 		}
-		q.cut_ms = now_ms;
-		q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
-		nr = brk__pace_rate(&q, now_ms);
-		empty_after_cut(s, r, &q, now_ms);
-		uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
-		brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
-				  brk__self()->pid, (uint64_t)llround(nr * 1e3));
+		cut_stored(s, r, p, nw, now_ms);
 		return 0;
 	}
 	return -BRK_ECONTENDED;
