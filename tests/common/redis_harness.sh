@@ -14,7 +14,8 @@
 # override) bound to 127.0.0.1 only, protected mode on, no persistence
 # (save "", appendonly no), in a temp dir removed on stop, on a free port.
 # redis_have: 0 if redis-server can be run (tests skip with a message
-# otherwise).
+# otherwise); redis_need: exit 77 (meson's skip) with a message if it
+# cannot.
 
 REDIS_SERVER=${REDIS_SERVER:-/usr/bin/redis-server}
 REDIS_CLI=${REDIS_CLI:-/usr/bin/redis-cli}
@@ -25,6 +26,13 @@ REDIS_PID=
 
 redis_have() {
 	[ -x "$REDIS_SERVER" ] && [ -x "$REDIS_CLI" ]
+}
+
+redis_need() {
+	if ! redis_have; then
+		echo "SKIP: no $REDIS_SERVER (Debian: redis-server)"
+		exit 77
+	fi
 }
 
 redis__free_port() {

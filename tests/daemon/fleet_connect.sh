@@ -10,10 +10,7 @@ set -u
 PROBE=$1
 . "$2"
 
-if ! redis_have; then
-	echo "SKIP: no redis-server"
-	exit 77
-fi
+redis_need
 redis_start "requirepass toppw" \
 	"user fleet on >pw ~* &* +@all" \
 	"user anyone on nopass ~* &* +@all" \

@@ -39,22 +39,10 @@ cleanup() {
 	rm -rf "$TMP"
 }
 
-if ! redis_have; then
-	echo "SKIP: no redis-server"
-	exit 77
-fi
+redis_need
 redis_start || exit 1
 trap cleanup EXIT INT TERM
 
-until_s() {
-	local s=$1 i
-	shift
-	for ((i = 0; i < s * 20; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
 st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
 st_ge() { [ "$(st "$1" "$2")" -ge "$3" ] 2>/dev/null; }

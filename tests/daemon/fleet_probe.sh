@@ -40,23 +40,10 @@ cleanup() {
 	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
 }
 
-if ! redis_have; then
-	echo "SKIP: no redis-server"
-	exit 77
-fi
+redis_need
 redis_start || exit 1
 trap cleanup EXIT INT TERM
 
-# until CMD succeeds, every 50 ms, for at most $1 seconds
-until_s() {
-	local s=$1 i
-	shift
-	for ((i = 0; i < s * 20; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 probes() { local n; n=$(grep -c '^probe' "$TMP/probes.$1" 2>/dev/null); echo "${n:-0}"; }
 total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
 state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
