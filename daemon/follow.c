@@ -49,6 +49,18 @@ static const char *value_key(int reason, int to)
 	}
 }
 
+/* origin=remote:HOST for a fleet peer's decision applied here
+ * (brk_set_origin()); nothing for this host's own */
+static void log_origin(struct logline *l, const struct brk_event *ev)
+{
+	char origin[sizeof(ev->origin) + 8];
+
+	if (!ev->origin[0])
+		return;
+	snprintf(origin, sizeof(origin), "remote:%s", ev->origin);
+	ll_str(l, "origin", origin);
+}
+
 static void log_event(const struct brk_event *ev)
 {
 	struct logline l;
@@ -76,6 +88,7 @@ static void log_event(const struct brk_event *ev)
 		ll_str(&l, "reason", brk_event_reason_name(ev->reason));
 		ll_str(&l, "rate_per_s", rate);
 		ll_i64(&l, "pid", ev->pid);
+		log_origin(&l, ev);
 		ll_time(&l, "at", ev->wall_ms);
 		ll_end(&l);
 		return;
@@ -112,12 +125,7 @@ static void log_event(const struct brk_event *ev)
 		ll_str(&l, "state", brk_state_name(ev->to));
 	}
 	ll_i64(&l, is_reclaim(ev->reason) ? "owner_pid" : "pid", ev->pid);
-	if (ev->origin[0]) { /* a fleet peer's decision (brk_set_origin()) */
-		char origin[sizeof(ev->origin) + 8];
-
-		snprintf(origin, sizeof(origin), "remote:%s", ev->origin);
-		ll_str(&l, "origin", origin);
-	}
+	log_origin(&l, ev);
 	if (ev->value)
 		ll_u64(&l, value_key(ev->reason, ev->to), ev->value);
 	ll_time(&l, "at", ev->wall_ms);

@@ -218,6 +218,18 @@ void bctl_print_list_row(FILE *f, const struct brk_info *in)
 		c->successes, c->failures);
 }
 
+/* "  origin=remote:HOST" for a fleet peer's decision that breakerd
+ * applied here; nothing for this host's own */
+static void print_origin(FILE *f, const struct brk_event *e)
+{
+	char host[BRK_HOST_ID_MAX + 1];
+
+	if (!e->origin[0])
+		return;
+	bctl_event_origin(e, host);
+	fprintf(f, "  origin=remote:%s", host);
+}
+
 void bctl_print_event(FILE *f, const struct brk_event *e)
 {
 	char name[BRK_NAME_MAX + 1], when[40];
@@ -228,9 +240,11 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 	/* a bucket's event (a pace cut) has no state transition: its
 	 * from/to are not states of anything; value is milli tokens/s */
 	if (e->reason == BRK_EV_PACE_CUT) {
-		fprintf(f, "%s  #%" PRIu64 "  %s  %s  rate %.3f/s  pid %" PRId32
-			"\n", when, e->seq, name, brk_event_reason_name(e->reason),
+		fprintf(f, "%s  #%" PRIu64 "  %s  %s  rate %.3f/s  pid %" PRId32,
+			when, e->seq, name, brk_event_reason_name(e->reason),
 			(double)e->value / 1000.0, e->pid);
+		print_origin(f, e);
+		fputc('\n', f);
 		return;
 	}
 	/* the fleet link's own event: no record; from/to are link states,
@@ -256,13 +270,7 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 		fprintf(f, "  mode %s", brk_mode_name((int)(e->value > 255 ? 255 : e->value)));
 	else if (e->value)
 		fprintf(f, "  value %" PRIu64, e->value);
-	/* a fleet peer's decision that breakerd applied here */
-	if (e->origin[0]) {
-		char host[BRK_HOST_ID_MAX + 1];
-
-		bctl_event_origin(e, host);
-		fprintf(f, "  origin=remote:%s", host);
-	}
+	print_origin(f, e);
 	fputc('\n', f);
 }
 

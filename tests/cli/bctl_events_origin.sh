@@ -32,6 +32,8 @@ grep -E 'fleet/a +closed -> open +trip .*origin=remote:host-b$' "$TMP/out" >/dev
 	ok "the peer's trip says origin=remote:host-b" || bad "trip line" "$(cat "$TMP/out")"
 grep -E 'fleet/a +open -> closed +reset' "$TMP/out" | grep -qv origin= &&
 	ok "the local reset has no origin" || bad "reset line" "$(cat "$TMP/out")"
+grep -E 'fleet/p +pace_cut +rate 49\.9[0-9]*/s +pid [0-9]+ +origin=remote:host-b$' "$TMP/out" >/dev/null &&
+	ok "a peer's pace cut says origin=remote:host-b" || bad "pace_cut line" "$(cat "$TMP/out")"
 grep -E '\(fleet link\) +off -> connecting +fleet_link' "$TMP/out" >/dev/null &&
 	ok "the link's own event shows link states" || bad "fleet_link line" "$(cat "$TMP/out")"
 
@@ -44,7 +46,7 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print(" ".join("%s:%s:%s" % (e["reason"], e["origin"], e["to"]) for e in ev))
 ' "$TMP/json" 2>&1)
-want="trip:remote:host-b:open reset:local:closed fleet_link:local:connecting"
+want="trip:remote:host-b:open reset:local:closed fleet_link:local:connecting pace_cut:remote:host-b:closed"
 [ "$got" = "$want" ] && ok "--json: origin per event" || bad "--json origin" "got  $got" "want $want"
 
 echo "# $pass passed, $fail failed"

@@ -4,7 +4,8 @@
  *
  * On breaker "fleet/a": a trip applied as HOST's decision
  * (brk_set_origin(), brk_trip_extend()), then a local reset; then the
- * link status CONNECTING (an event "fleet_link" off -> connecting).
+ * link status CONNECTING (an event "fleet_link" off -> connecting); then
+ * on pace "fleet/p" (ceiling 100/s) a cut to 50/s applied as HOST's.
  * Exit 0, or 1 with the error on stderr.
  */
 #include <stdio.h>
@@ -24,8 +25,10 @@ int main(int argc, char **argv)
 	struct brk_attach_opts o;
 	struct brk_fleet_status st;
 	struct brk_config c;
+	struct brk_pace_config pc;
 	brk_segment *seg;
 	brk_breaker *b;
+	brk_bucket *k;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkorigin SHM HOST\n");
@@ -47,6 +50,13 @@ int main(int argc, char **argv)
 	snprintf(st.host_id, sizeof(st.host_id), "here");
 	snprintf(st.channel, sizeof(st.channel), "breakerd");
 	if (check("report", brk_fleet_report(seg, &st)))
+		return 1;
+	brk_pace_config_init(&pc);
+	pc.ceiling_per_s = 100.0;
+	if (check("pace", brk_pace_get(seg, "fleet/p", &pc, &k)) ||
+	    check("origin (pace)", brk_set_origin(seg, argv[2])) ||
+	    check("pace_cut", brk_pace_cut(k, 50000)) ||
+	    check("origin local (pace)", brk_set_origin(seg, NULL)))
 		return 1;
 	brk_detach(seg);
 	return 0;
