@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Sleep @ms (in FLEET_POLL_MS steps). Returns 1 if *@stop was set. */
+/* Sleep @ms (in FLEET_STOP_MS steps). Returns 1 if *@stop was set. */
 int fleet_sleep(atomic_int *stop, uint64_t ms);
 
 /* The wait before reconnect attempt @attempt (0, 1, ...): brk_backoff_ms
