@@ -7,16 +7,21 @@
  * All segments live on this machine, so one clock (CLOCK_MONOTONIC) times
  * a decision on one host against its effect on another.
  *
- *  1. propagation: brk_trip() on host A, then poll brk_acquire() on every
- *     other host (every 20 us) until it is refused; brk_reset() on A and
- *     wait until every host is closed again. p50/p99 over --trips trips,
+ *  1. propagation: after a random pause (0-40 ms: a random phase against
+ *     the publisher's poll step), brk_trip() on host A, then poll
+ *     brk_acquire() on every other host (every 20 us) until it is
+ *     refused; brk_reset() on A and wait until every host is closed again. p50/p99 over --trips trips,
  *     for 2 hosts and for 4.
  *  2. a dead upstream: 4 hosts x --workers processes call an upstream that
  *     always fails (1 ms a call); every call a breaker admitted is counted
  *     in a shared counter. fleet + fleet_probe records, the same 4 hosts
  *     with the link and without it (breakerd without --fleet), side by
  *     side with the bound threshold + cooling periods (counted: opens on
- *     host A's event ring) and the ratio.
+ *     host A's event ring) and the ratio. Two scenarios: discovered at once
+ *     (every worker calls back to back from the same instant: the worst
+ *     case, each host pays its threshold before a trip can travel) and
+ *     staggered (the upstream dies while traffic flows: each worker calls
+ *     once every --call-every-ms, default 20, at its own random phase).
  *  3. redis-server killed mid-run (through --ctl: fleet.sh kills and
  *     restarts it): the workers' acquire+release ns/op p50/p99 before,
  *     during and after; a local trip during the outage still refuses; the
@@ -53,12 +58,13 @@
 #define FB_MAX_WORKERS 16
 #define FB_PHASE_SAMPLES 20000 /* batches a worker records per phase */
 #define FB_BATCH 64            /* acquire+release pairs a sample times */
+#define FB_PHASE_US 40000      /* figure 1: pause before a trip, 0 .. this */
 
 struct opts {
 	const char *breakerd, *redis, *ctl, *parts;
 	int trips, workers, threshold;
 	double seconds, outage_s;
-	uint64_t open_ms;
+	uint64_t open_ms, call_every_ms;
 };
 
 struct host {
@@ -404,6 +410,11 @@ static void part_propagation(const struct opts *o, int n)
 	}
 	for (t = 0; t < o->trips; t++) {
 		memset(got, 0, sizeof(got));
+		/* A random phase against the publisher's poll step: the reset
+		 * below is seen right after a poll, so a trip made at once
+		 * would always wait a whole step (the worst case, not the
+		 * typical one). */
+		sleep_us((uint64_t)(rand() % (FB_PHASE_US / 10)) * 10u);
 		t0 = now_ns();
 		brk_trip(b[0], 60000);
 		for (left = n - 1; left > 0;) {
@@ -452,6 +463,8 @@ static void part_propagation(const struct opts *o, int n)
 	}
 	printf("%-46s %zu trips (%d missed 2 s, %d resets not propagated in 2 s)\n",
 	       what, nl, misses, stuck);
+	printf("  %-44s a random pause of 0-%d ms before each\n", "trips at a random phase:",
+	       FB_PHASE_US / 1000);
 	printf("  %-44s p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms\n",
 	       n > 2 ? "each other host" : "host B", pctl(each, ne, 50),
 	       pctl(each, ne, 99), pctl(each, ne, 100));
@@ -471,6 +484,7 @@ out:
 
 struct shared {
 	_Atomic int go, stop, phase;
+	_Atomic uint64_t go_ns;   /* when go was set (the upstream died) */
 	_Atomic uint64_t sends[FB_HOSTS];
 	_Atomic uint32_t nsamp[3][FB_HOSTS * FB_MAX_WORKERS];
 	float samp[3][FB_HOSTS * FB_MAX_WORKERS][FB_PHASE_SAMPLES];
@@ -480,6 +494,9 @@ static struct shared *sh;
 
 static pid_t workers[FB_HOSTS * FB_MAX_WORKERS];
 static int nworkers;
+/* Figure 2's workers: 0, call back to back (a call, or 1 ms after a
+ * refusal); else one call every this many us at a random phase. */
+static uint64_t dead_every_us;
 
 static void workers_stop(void)
 {
@@ -493,22 +510,46 @@ static void workers_stop(void)
 	nworkers = 0;
 }
 
-/* Dead upstream: admitted calls are counted and fail after 1 ms. */
-static void worker_dead(int hi, const char *name)
+/* Sleep until CLOCK_MONOTONIC @t (ns). */
+static void sleep_until(uint64_t t)
+{
+	uint64_t n = now_ns();
+
+	if (t > n)
+		sleep_us((t - n) / 1000u);
+}
+
+/*
+ * Dead upstream: admitted calls are counted and fail after 1 ms. With
+ * dead_every_us, worker @slot calls at a steady rate (one attempt every
+ * dead_every_us, refused or not) from a random phase in [0, dead_every_us)
+ * after go (seeded by @slot: the same phases every run).
+ */
+static void worker_dead(int hi, int slot, const char *name)
 {
 	brk_breaker *b;
 	brk_permit p;
+	uint64_t next = 0;
 
 	if (brk_breaker_find(hosts[hi].seg, name, &b))
 		_exit(1);
 	while (!atomic_load(&sh->go))
 		sleep_us(100);
+	if (dead_every_us) {
+		srand((unsigned)slot * 7919u + 1u);
+		next = atomic_load(&sh->go_ns) +
+		       (uint64_t)(rand() % (int)dead_every_us) * 1000u;
+	}
 	while (!atomic_load(&sh->stop)) {
+		if (dead_every_us) {
+			sleep_until(next);
+			next += dead_every_us * 1000u;
+		}
 		if (brk_acquire(b, &p, NULL) == 0) {
 			atomic_fetch_add(&sh->sends[hi], 1);
 			sleep_us(1000);
 			brk_release(&p, BRK_FAILURE, BRK_REASON_CONNECT, 0);
-		} else {
+		} else if (!dead_every_us) {
 			sleep_us(1000);
 		}
 	}
@@ -565,10 +606,11 @@ static int workers_start(int nh, int per, int hot, const char *name)
 					_exit(1);
 				if (hot)
 					worker_hot(h, h * per + w, name);
-				worker_dead(h, name);
+				worker_dead(h, h * per + w, name);
 			}
 			workers[nworkers++] = pid;
 		}
+	atomic_store(&sh->go_ns, now_ns());
 	atomic_store(&sh->go, 1);
 	return 0;
 }
@@ -609,9 +651,11 @@ static uint64_t periods_of(uint64_t first, uint64_t end, uint64_t open_ms)
 /*
  * One run of the dead upstream on 4 fresh hosts: with @link, breakerd
  * --fleet on every host; without, plain breakerd. The records are the
- * same (fleet = 1, fleet_probe = 1) so only the link differs.
+ * same (fleet = 1, fleet_probe = 1) so only the link differs. @every_us:
+ * dead_every_us for the workers (0: back to back, all at once).
  */
-static void dead_run(const struct opts *o, int link, struct dead_run *r)
+static void dead_run(const struct opts *o, int link, uint64_t every_us,
+		     struct dead_run *r)
 {
 	const char *name = "fleetbench/upstream";
 	brk_breaker *b[FB_HOSTS];
@@ -620,7 +664,9 @@ static void dead_run(const struct opts *o, int link, struct dead_run *r)
 	int i;
 
 	memset(r, 0, sizeof(*r));
-	if (hosts_start(o, link ? "2l" : "2n", FB_HOSTS, link, r->why, sizeof(r->why)))
+	dead_every_us = every_us;
+	if (hosts_start(o, link ? (every_us ? "2ls" : "2l") : (every_us ? "2ns" : "2n"),
+			FB_HOSTS, link, r->why, sizeof(r->why)))
 		return;
 	brk_config_init(&cfg);
 	cfg.failure_threshold = (uint32_t)o->threshold;
@@ -696,15 +742,24 @@ static void row_f(const char *label, const struct dead_run *a,
 	printf("  %-30s %14s %14s\n", label, x, y);
 }
 
-static void part_dead(const struct opts *o)
+/* Figure 2 for one scenario: @every_us as dead_run(); @what its label. */
+static void dead_scenario(const struct opts *o, uint64_t every_us, const char *what)
 {
 	struct dead_run with, without;
-	const char *what = "4 hosts, dead upstream";
 
-	dead_run(o, 1, &with);
-	dead_run(o, 0, &without);
+	dead_run(o, 1, every_us, &with);
+	dead_run(o, 0, every_us, &without);
 	printf("%-46s %.1f s, %d workers/host, threshold %d, open_ms %llu\n", what,
 	       o->seconds, o->workers, o->threshold, (unsigned long long)o->open_ms);
+	if (every_us)
+		printf("  (the upstream dies while traffic flows: each worker calls "
+		       "once every %llu ms\n   at its own random phase, refused or "
+		       "not; a call that gets through fails after 1 ms)\n",
+		       (unsigned long long)(every_us / 1000u));
+	else
+		printf("  (the worst case: every worker of the 4 hosts calls back to "
+		       "back from the\n   same instant, so all hosts discover the "
+		       "dead upstream faster than a trip travels)\n");
 	printf("  %-30s %14s %14s\n", "", "fleet link", "no link");
 	row_u("calls sent to the upstream", &with, &without, with.sends, without.sends);
 	row_u("  in the first 0.9 x open_ms", &with, &without, with.discovery,
@@ -733,6 +788,13 @@ static void part_dead(const struct opts *o)
 		not_measured("  with the fleet link", with.why);
 	if (!without.ok)
 		not_measured("  without the link", without.why);
+}
+
+static void part_dead(const struct opts *o)
+{
+	dead_scenario(o, 0, "4 hosts, dead upstream, discovered at once");
+	dead_scenario(o, o->call_every_ms * 1000u,
+		      "4 hosts, dead upstream, discovery staggered");
 }
 
 /* ---- 3. redis-server killed mid-run --------------------------------------- */
@@ -934,7 +996,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: fleet --redis URL [--breakerd PATH] [--ctl DIR] [--parts 1234]\n"
 		"             [--trips N] [--seconds S] [--workers W] [--threshold T]\n"
-		"             [--open-ms MS] [--outage-s S]\n"
+		"             [--open-ms MS] [--call-every-ms MS] [--outage-s S]\n"
 		"       fleet --callgrind-op N --shm SEG [--fleet-record]\n"
 		"bench/fleet.sh BUILD [options] starts redis-server and runs it.\n");
 }
@@ -951,6 +1013,7 @@ int main(int argc, char **argv)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "threshold", required_argument, NULL, 'T' },
 		{ "open-ms", required_argument, NULL, 'o' },
+		{ "call-every-ms", required_argument, NULL, 'e' },
 		{ "outage-s", required_argument, NULL, 'O' },
 		{ "callgrind-op", required_argument, NULL, 'g' },
 		{ "shm", required_argument, NULL, 'S' },
@@ -958,7 +1021,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { NULL, NULL, NULL, "123", 100, 2, 5, 5.0, 2.0, 200 };
+	struct opts o = { NULL, NULL, NULL, "123", 100, 2, 5, 5.0, 2.0, 200, 20 };
 	const char *shm = NULL;
 	long cg = -1;
 	int c, fleet_rec = 0;
@@ -974,6 +1037,7 @@ int main(int argc, char **argv)
 		case 'w': o.workers = atoi(optarg); break;
 		case 'T': o.threshold = atoi(optarg); break;
 		case 'o': o.open_ms = strtoull(optarg, NULL, 10); break;
+		case 'e': o.call_every_ms = strtoull(optarg, NULL, 10); break;
 		case 'O': o.outage_s = atof(optarg); break;
 		case 'g': cg = strtol(optarg, NULL, 10); break;
 		case 'S': shm = optarg; break;
@@ -990,7 +1054,8 @@ int main(int argc, char **argv)
 		return callgrind_op(shm, cg, fleet_rec);
 	}
 	if (!o.redis || o.trips < 1 || o.workers < 1 || o.workers > FB_MAX_WORKERS ||
-	    o.threshold < 1 || o.open_ms < 1 || o.seconds * 1000 < (double)o.open_ms ||
+	    o.threshold < 1 || o.open_ms < 1 || o.call_every_ms < 2 ||
+	    o.call_every_ms > 10000 || o.seconds * 1000 < (double)o.open_ms ||
 	    o.outage_s <= 0) {
 		usage(stderr);
 		return 2;

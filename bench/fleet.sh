@@ -3,20 +3,22 @@
 # Starts a loopback redis-server (tests/common/redis_harness.sh), runs
 # BUILD/bench/fleet against it with BUILD/daemon/breakerd (figures 1-3:
 # propagation p50/p99 for 2 and 4 hosts, 4 hosts against a dead upstream
-# with and without the link, redis-server killed mid-run), then figure 4:
+# with and without the link, discovered at once and staggered,
+# redis-server killed mid-run), then figure 4:
 # instructions per acquire+release under callgrind on a fleet = 1 record
 # served by `breakerd --fleet` against a fleet = 0 record served by
 # breakerd without it (as bench/callgrind.sh; CALLGRIND_OPS, default
 # 100000; FLEET_CALLGRIND=0 skips it). Exit: fleet's status (3: a figure
 # not measured, e.g. the link missing), 1: an error.
-#   bench/fleet.sh build                       # the full run (~1 min)
+# FLEET_BREAKERD / FLEET_EXE: another breakerd / fleet binary than BUILD's.
+#   bench/fleet.sh build                       # the full run (~2 min)
 #   bench/fleet.sh build --trips 10 --seconds 1 --outage-s 1   # small
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:?usage: bench/fleet.sh BUILD [--trips N] [--seconds S] [--workers W] [--outage-s S] [--parts 123]}
 shift
-exe="$build/bench/fleet"
-breakerd="$build/daemon/breakerd"
+exe=${FLEET_EXE:-$build/bench/fleet}
+breakerd=${FLEET_BREAKERD:-$build/daemon/breakerd}
 for f in "$exe" "$breakerd"; do
 	[ -x "$f" ] || { echo "fleet.sh: $f not built (ninja -C $build)" >&2; exit 1; }
 done

@@ -20,7 +20,7 @@ struct fleet_link;
  * attached: logged). */
 struct fleet_link *fleet_start(const struct fleet_conf *c);
 
-/* Stop the threads (within about FLEET_POLL_MS + a Redis I/O timeout),
+/* Stop the threads (within about FLEET_STOP_MS + a Redis I/O timeout),
  * report state OFF, free. NULL: nothing. */
 void fleet_stop(struct fleet_link *fl);
 

@@ -124,7 +124,7 @@ static int listen_loop(struct fleet_sub *s, redisContext *rc, char *err,
 		pfd.fd = rc->fd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
-		n = poll(&pfd, 1, FLEET_POLL_MS * 5);
+		n = poll(&pfd, 1, FLEET_STOP_MS * 5);
 		if (n < 0 && errno != EINTR) {
 			snprintf(err, errlen, "poll: %s", strerror(errno));
 			return -EIO;

@@ -3,8 +3,8 @@
  * on its own connection; after each (re)subscribe it reads the catch-up
  * keys (SCAN MATCH <channel>:state:* and GET, on a short second
  * connection) and applies them, then applies each message as it comes
- * (fleet_apply.h). It waits for data with poll() in FLEET_POLL_MS steps so
- * it sees its stop flag.
+ * (fleet_apply.h). It waits for data with poll(), which wakes as a
+ * message comes; the timeout (5 x FLEET_STOP_MS) is only for the stop flag.
  */
 #ifndef BREAKERD_FLEET_SUB_H
 #define BREAKERD_FLEET_SUB_H

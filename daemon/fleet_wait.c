@@ -17,7 +17,7 @@ int fleet_sleep(atomic_int *stop, uint64_t ms)
 	while (!atomic_load(stop)) {
 		if (ms == 0)
 			return 0;
-		step = ms < FLEET_POLL_MS ? ms : FLEET_POLL_MS;
+		step = ms < FLEET_STOP_MS ? ms : FLEET_STOP_MS;
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)(step * 1000000u);
 		nanosleep(&ts, NULL);

@@ -42,8 +42,14 @@ fi
 [ $rc -eq 0 ] || bad "exit status $rc"
 grep -Eq '^  host B +p50 +[0-9.]+ ms +p99 +[0-9.]+ ms' "$out" || bad "figure 1: no 2-host p50/p99"
 grep -Eq '^  the last of the other hosts +p50 +[0-9.]+ ms' "$out" || bad "figure 1: no 4-host p50/p99"
-grep -Eq '^  no link / fleet link \(sent\) +[0-9.]+$' "$out" || bad "figure 2: no ratio"
-grep -Eq "^  no link / fleet link \(probes\) +[0-9.]+$" "$out" || bad "figure 2: no probe ratio"
+# figure 2's two scenarios, each with its ratios
+for sc in 'discovered at once' 'discovery staggered'; do
+	grep -Eq "^4 hosts, dead upstream, $sc +[0-9.]+ s" "$out" || bad "figure 2: no '$sc' scenario"
+done
+[ "$(grep -Ec '^  no link / fleet link \(sent\) +[0-9.]+$' "$out")" -eq 2 ] ||
+	bad "figure 2: not a ratio for each scenario"
+[ "$(grep -Ec '^  no link / fleet link \(probes\) +[0-9.]+$' "$out")" -eq 2 ] ||
+	bad "figure 2: not a probe ratio for each scenario"
 for ph in before during after; do
 	grep -Eq "^  acquire\+release $ph .* p50 +[0-9.]+ ns/op +p99 +[0-9.]+ ns/op" "$out" ||
 		bad "figure 3: no ns/op row $ph"
