@@ -28,7 +28,10 @@
 #include "logfmt.h"
 
 #define FP_EV_BATCH 64
-#define FP_KEY_MAX (sizeof("probe:") + BRK_HOST_ID_MAX + 1 + BRK_NAME_MAX + 1)
+/* <channel>:probe:<name>: under the prefix <channel>: of everything the
+ * link writes (the catch-up keys are <channel>:state:<name>), so one ACL
+ * key pattern ~<channel>:* covers the link (README "Across hosts"). */
+#define FP_KEY_MAX (BRK_HOST_ID_MAX + sizeof(":probe:") + BRK_NAME_MAX + 1)
 
 struct fp_entry {
 	int used;
@@ -200,17 +203,24 @@ static void fp_drain(struct fleet_probe *fp)
 	}
 }
 
-/* A reply we cannot use: drop the connection (a later period retries). */
-static void fp_reply_error(struct fleet_probe *fp, redisReply *r)
+/* A reply we cannot use (an error such as NOPERM from an ACL, no reply,
+ * a wrong type): drop the connection (a later period retries). The log
+ * line names the command and the key, so an ACL that misses either is
+ * found from the line alone. */
+static void fp_reply_error(struct fleet_probe *fp, redisReply *r,
+			   const char *cmd, const char *key)
 {
-	char why[160];
+	char why[320];
 
 	if (!r)
-		snprintf(why, sizeof(why), "%s", fp->rc->errstr[0] ? fp->rc->errstr : "no reply");
+		snprintf(why, sizeof(why), "%s %s: %s", cmd, key,
+			 fp->rc->errstr[0] ? fp->rc->errstr : "no reply");
 	else if (r->type == REDIS_REPLY_ERROR)
-		snprintf(why, sizeof(why), "%.*s", (int)(r->len > 120 ? 120 : r->len), r->str);
+		snprintf(why, sizeof(why), "%s %s: %.*s", cmd, key,
+			 (int)(r->len > 120 ? 120 : r->len), r->str);
 	else
-		snprintf(why, sizeof(why), "unexpected reply type %d", r->type);
+		snprintf(why, sizeof(why), "%s %s: unexpected reply type %d", cmd,
+			 key, r->type);
 	if (r)
 		freeReplyObject(r);
 	fp_disconnect(fp, why);
@@ -230,12 +240,12 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 	redisReply *r;
 	int tries;
 
-	snprintf(key, sizeof(key), "probe:%s:%s", fp->conf.channel, e->name);
+	snprintf(key, sizeof(key), "%s:probe:%s", fp->conf.channel, e->name);
 	for (tries = 0; tries < 3; tries++) {
 		r = redisCommand(fp->rc, "SET %s %s NX PX %llu", key,
 				 fp->conf.host_id, (unsigned long long)px);
 		if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
-			fp_reply_error(fp, r);
+			fp_reply_error(fp, r, "SET NX", key);
 			return FP_VOID;
 		}
 		if (r->type == REDIS_REPLY_STATUS) {
@@ -247,7 +257,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		freeReplyObject(r);
 		r = redisCommand(fp->rc, "GET %s", key);
 		if (!r || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)) {
-			fp_reply_error(fp, r);
+			fp_reply_error(fp, r, "GET", key);
 			return FP_VOID;
 		}
 		if (r->type == REDIS_REPLY_NIL) { /* expired in between: again */
@@ -258,7 +268,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		if (r->len > BRK_HOST_ID_MAX || r->len == 0 ||
 		    memchr(r->str, '\0', r->len)) {
 			freeReplyObject(r);
-			log_probe("warn", "bad_holder", e->name, NULL, NULL, NULL, 0);
+			log_probe("warn", "bad_holder", e->name, "key", key, NULL, 0);
 			return FP_VOID;
 		}
 		memcpy(holder, r->str, r->len);
@@ -266,7 +276,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		freeReplyObject(r);
 		(void)holder_len;
 		if (brk_host_id_validate(holder) != 0) {
-			log_probe("warn", "bad_holder", e->name, NULL, NULL, NULL, 0);
+			log_probe("warn", "bad_holder", e->name, "key", key, NULL, 0);
 			return FP_VOID;
 		}
 		if (strcmp(holder, fp->conf.host_id) != 0)
@@ -278,7 +288,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		r = redisCommand(fp->rc, "SET %s %s XX PX %llu", key,
 				 fp->conf.host_id, (unsigned long long)px);
 		if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
-			fp_reply_error(fp, r);
+			fp_reply_error(fp, r, "SET XX", key);
 			return FP_VOID;
 		}
 		if (r->type == REDIS_REPLY_STATUS) {

@@ -7,7 +7,9 @@
  * (this host's or a peer's applied by the link), and keeps their
  * open-until in a bounded table. FLEET_PROBE_LEAD_MS before a cooling
  * period ends it runs, on its own Redis connection,
- *   SET probe:<channel>:<name> <host-id> NX PX <remaining + probe_timeout_ms>
+ *   SET <channel>:probe:<name> <host-id> NX PX <remaining + probe_timeout_ms>
+ * (the prefix <channel>: of every key the link writes: one ACL key
+ * pattern, README "Across hosts: the fleet link").
  * OK (or the key already names this host): this host's workers probe as
  * usual when the cooling ends. nil: GET the holder, then
  * brk_set_origin(holder) and brk_trip_extend(remaining + probe_timeout_ms):
