@@ -7,7 +7,10 @@
  * (threshold, failure/slow rate, probe failed, Retry-After, trip: this
  * host's own or a peer's applied by the link), and the hold this thread
  * sets when it loses: the loser elects again FLEET_PROBE_LEAD_MS before
- * its hold ends. The hold outlasts the winner's key by 2 x LEAD, so by
+ * its hold ends. The winner's key lives the remaining cooling time plus
+ * the verdict wait (fleet_probe_verdict_wait_ms(): at most the cooling
+ * period, at least 1 s, never more than probe_timeout_ms), and the hold
+ * outlasts the key by 2 x LEAD, so by
  * then the key is gone unless the winner renewed it (it probes again):
  * a winner that died or whose verdict was lost costs the fleet one hold,
  * then a new prober is elected - never every host at once. The remaining
@@ -28,13 +31,20 @@
 #include "logfmt.h"
 
 #define FP_EV_BATCH 64
-#define FP_KEY_MAX (sizeof("probe:") + BRK_HOST_ID_MAX + 1 + BRK_NAME_MAX + 1)
+/* <channel>:probe:<name>: under the prefix <channel>: of everything the
+ * link writes (the catch-up keys are <channel>:state:<name>), so one ACL
+ * key pattern ~<channel>:* covers the link (README "Across hosts"). */
+#define FP_KEY_MAX (BRK_HOST_ID_MAX + sizeof(":probe:") + BRK_NAME_MAX + 1)
 
 struct fp_entry {
 	int used;
 	char name[BRK_NAME_MAX + 1];
 	brk_breaker *b;         /* owned by the segment handle */
 	int elected;            /* this cooling period's election ran */
+	uint64_t period_ms;     /* the cooling period running: the value of
+	                           its open event (not of our own holds) */
+	uint64_t hold_ms;       /* our last hold, while its event is unread */
+	int hold_pending;
 };
 
 struct fleet_probe {
@@ -157,6 +167,14 @@ static void fp_on_open(struct fleet_probe *fp, const struct brk_event *ev)
 	if (e) {
 		if (is_fleet_probe(fp, e->b)) {
 			e->elected = 0; /* a new cooling period */
+			/* Our own hold (a trip with the holder's origin and our
+			 * hold's length) is not a cooling period: the verdict wait
+			 * stays the real period's, so repeated holds never grow. */
+			if (e->hold_pending && ev->value == e->hold_ms &&
+			    ev->origin[0] != '\0')
+				e->hold_pending = 0;
+			else
+				e->period_ms = ev->value;
 		} else {
 			e->used = 0; /* fleet_probe switched off */
 		}
@@ -176,6 +194,7 @@ static void fp_on_open(struct fleet_probe *fp, const struct brk_event *ev)
 	memset(e, 0, sizeof(*e));
 	e->used = 1;
 	e->b = b;
+	e->period_ms = ev->value;
 	snprintf(e->name, sizeof(e->name), "%s", ev->name);
 }
 
@@ -200,17 +219,24 @@ static void fp_drain(struct fleet_probe *fp)
 	}
 }
 
-/* A reply we cannot use: drop the connection (a later period retries). */
-static void fp_reply_error(struct fleet_probe *fp, redisReply *r)
+/* A reply we cannot use (an error such as NOPERM from an ACL, no reply,
+ * a wrong type): drop the connection (a later period retries). The log
+ * line names the command and the key, so an ACL that misses either is
+ * found from the line alone. */
+static void fp_reply_error(struct fleet_probe *fp, redisReply *r,
+			   const char *cmd, const char *key)
 {
-	char why[160];
+	char why[320];
 
 	if (!r)
-		snprintf(why, sizeof(why), "%s", fp->rc->errstr[0] ? fp->rc->errstr : "no reply");
+		snprintf(why, sizeof(why), "%s %s: %s", cmd, key,
+			 fp->rc->errstr[0] ? fp->rc->errstr : "no reply");
 	else if (r->type == REDIS_REPLY_ERROR)
-		snprintf(why, sizeof(why), "%.*s", (int)(r->len > 120 ? 120 : r->len), r->str);
+		snprintf(why, sizeof(why), "%s %s: %.*s", cmd, key,
+			 (int)(r->len > 120 ? 120 : r->len), r->str);
 	else
-		snprintf(why, sizeof(why), "unexpected reply type %d", r->type);
+		snprintf(why, sizeof(why), "%s %s: unexpected reply type %d", cmd,
+			 key, r->type);
 	if (r)
 		freeReplyObject(r);
 	fp_disconnect(fp, why);
@@ -230,12 +256,12 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 	redisReply *r;
 	int tries;
 
-	snprintf(key, sizeof(key), "probe:%s:%s", fp->conf.channel, e->name);
+	snprintf(key, sizeof(key), "%s:probe:%s", fp->conf.channel, e->name);
 	for (tries = 0; tries < 3; tries++) {
 		r = redisCommand(fp->rc, "SET %s %s NX PX %llu", key,
 				 fp->conf.host_id, (unsigned long long)px);
 		if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
-			fp_reply_error(fp, r);
+			fp_reply_error(fp, r, "SET NX", key);
 			return FP_VOID;
 		}
 		if (r->type == REDIS_REPLY_STATUS) {
@@ -247,7 +273,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		freeReplyObject(r);
 		r = redisCommand(fp->rc, "GET %s", key);
 		if (!r || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)) {
-			fp_reply_error(fp, r);
+			fp_reply_error(fp, r, "GET", key);
 			return FP_VOID;
 		}
 		if (r->type == REDIS_REPLY_NIL) { /* expired in between: again */
@@ -258,7 +284,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		if (r->len > BRK_HOST_ID_MAX || r->len == 0 ||
 		    memchr(r->str, '\0', r->len)) {
 			freeReplyObject(r);
-			log_probe("warn", "bad_holder", e->name, NULL, NULL, NULL, 0);
+			log_probe("warn", "bad_holder", e->name, "key", key, NULL, 0);
 			return FP_VOID;
 		}
 		memcpy(holder, r->str, r->len);
@@ -266,19 +292,19 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 		freeReplyObject(r);
 		(void)holder_len;
 		if (brk_host_id_validate(holder) != 0) {
-			log_probe("warn", "bad_holder", e->name, NULL, NULL, NULL, 0);
+			log_probe("warn", "bad_holder", e->name, "key", key, NULL, 0);
 			return FP_VOID;
 		}
 		if (strcmp(holder, fp->conf.host_id) != 0)
 			return FP_LOST;
 		/* Still ours from the last period (its key outlives a failed
-		 * probe by up to probe_timeout_ms): this host probes again, and
+		 * probe by up to the verdict wait): this host probes again, and
 		 * renews the key for this probe (XX: only while it exists; nil:
 		 * it expired just now, elect again). */
 		r = redisCommand(fp->rc, "SET %s %s XX PX %llu", key,
 				 fp->conf.host_id, (unsigned long long)px);
 		if (!r || (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
-			fp_reply_error(fp, r);
+			fp_reply_error(fp, r, "SET XX", key);
 			return FP_VOID;
 		}
 		if (r->type == REDIS_REPLY_STATUS) {
@@ -293,7 +319,7 @@ static int fp_elect(struct fleet_probe *fp, struct fp_entry *e, uint64_t px,
 static void fp_check(struct fleet_probe *fp, struct fp_entry *e)
 {
 	char holder[BRK_HOST_ID_MAX + 1];
-	uint64_t remaining, hold;
+	uint64_t remaining, wait, hold;
 	int rc;
 
 	if (brk_breaker_info(e->b, &fp->info) != 0 ||
@@ -315,7 +341,9 @@ static void fp_check(struct fleet_probe *fp, struct fp_entry *e)
 		return; /* Redis down: no election, this host probes itself */
 	if (remaining == 0)
 		remaining = 1;
-	hold = remaining + fp->info.config.probe_timeout_ms;
+	wait = fleet_probe_verdict_wait_ms(fp->info.config.probe_timeout_ms,
+					   e->period_ms);
+	hold = remaining + wait;
 	rc = fp_elect(fp, e, hold, holder, sizeof(holder));
 	if (rc == FP_WON) {
 		fleet_status_probe(1);
@@ -331,6 +359,8 @@ static void fp_check(struct fleet_probe *fp, struct fp_entry *e)
 		rc = brk_trip_extend(e->b, hold);
 		(void)brk_set_origin(fp->seg, NULL);
 	}
+	e->hold_pending = rc == 0; /* its event is next: not a period */
+	e->hold_ms = hold;
 	if (rc == 0 || rc == -EALREADY)
 		e->elected = 0; /* the hold's end is the next election */
 	fleet_status_probe(0);

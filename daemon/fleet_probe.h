@@ -7,10 +7,13 @@
  * (this host's or a peer's applied by the link), and keeps their
  * open-until in a bounded table. FLEET_PROBE_LEAD_MS before a cooling
  * period ends it runs, on its own Redis connection,
- *   SET probe:<channel>:<name> <host-id> NX PX <remaining + probe_timeout_ms>
+ *   SET <channel>:probe:<name> <host-id> NX PX <remaining + verdict wait>
+ * (the prefix <channel>: of every key the link writes: one ACL key
+ * pattern, README "Across hosts: the fleet link").
  * OK (or the key already names this host): this host's workers probe as
  * usual when the cooling ends. nil: GET the holder, then
- * brk_set_origin(holder) and brk_trip_extend(remaining + probe_timeout_ms):
+ * brk_set_origin(holder) and brk_trip_extend(remaining + verdict wait +
+ * 2 x FLEET_PROBE_LEAD_MS):
  * this host's workers stay open until the winner's verdict arrives through
  * the link ("close" or "open"); without a verdict by then its own cooling
  * ends and it probes itself. A Redis error: no election this period (each
@@ -19,6 +22,8 @@
  */
 #ifndef BREAKERD_FLEET_PROBE_H
 #define BREAKERD_FLEET_PROBE_H
+
+#include <stdint.h>
 
 #include "fleet_conf.h"
 
@@ -36,6 +41,36 @@
  * practice (BRK_DEFAULT_OPEN_MS 60 s).
  */
 #define FLEET_PROBE_LEAD_MS 200u
+/* The shortest verdict wait (ms): a winner's first call after its
+ * cooling ends may take a moment to come. */
+#define FLEET_PROBE_WAIT_MIN_MS 1000u
+
+/*
+ * fleet_probe_verdict_wait_ms - how long past the end of its cooling
+ * period a loser waits for the winner's verdict (ms), and how long past
+ * it the winner's key lives:
+ *   min(probe_timeout_ms, max(period_ms, FLEET_PROBE_WAIT_MIN_MS))
+ * where period_ms is the cooling period just ending. probe_timeout_ms
+ * bounds a probe, so a verdict never comes later than that; but a winner
+ * whose workers make no call (idle, or gone) never probes at all, and
+ * holding every other host open for probe_timeout_ms (30 s by default,
+ * far longer than a cooling period of seconds) for that would cost the
+ * fleet more than the probe saves. So a loser is held at most about one
+ * more cooling period (at least 1 s, for the winner's first call to
+ * come); then the key is gone and the next election picks a host that
+ * probes. A probe slower than the wait may meet a second one from the
+ * next winner: one extra probe, never one per host. A loser's hold is
+ * remaining + the wait + 2 x FLEET_PROBE_LEAD_MS.
+ */
+static inline uint64_t fleet_probe_verdict_wait_ms(uint64_t probe_timeout_ms,
+						   uint64_t period_ms)
+{
+	uint64_t w = period_ms > FLEET_PROBE_WAIT_MIN_MS ? period_ms
+							 : FLEET_PROBE_WAIT_MIN_MS;
+
+	return probe_timeout_ms < w ? probe_timeout_ms : w;
+}
+
 /* The thread's period: how often it drains events and checks deadlines. */
 #define FLEET_PROBE_TICK_MS 10u
 /* Fleet probe breakers tracked at once (open or half-open); the closed

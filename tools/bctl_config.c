@@ -135,6 +135,7 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 		cfg_list(&c, set, ch, sizeof(ch));
 		printf("%s: %s%s%s\n", name, created ? "created" : "unchanged",
 		       created && ch[0] ? ": " : "", created ? ch : "");
+		cfg_fleet_notes(seg, name, &c, set);
 		return 0;
 	}
 	rc = brk_breaker_update(b, &c, cfg_bits(set), &what);
@@ -149,6 +150,7 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 		return bctl_fail(g, name, rc);
 	cfg_changes(&old, &c, set, ch, sizeof(ch)); /* bctl apply's words */
 	printf("%s: updated: %s\n", name, ch);
+	cfg_fleet_notes(seg, name, &c, set);
 	return 0;
 }
 

@@ -698,9 +698,11 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 				return bf_lib_fail(x, s, rc);
 		}
 		cfg_list(&c, &s->cfg, ch, sizeof(ch)); /* every declared setting */
-		if (x->pass != BF_CHECK)
+		if (x->pass != BF_CHECK) {
 			fprintf(x->out, "%s %s%s%s\n", s->header, bf_verb(x, "created"),
 				ch[0] ? ": " : "", ch);
+			cfg_fleet_notes(x->seg, s->name, &c, &s->cfg);
+		}
 		return 0;
 	}
 	rc = brk_breaker_info(b, &in);
@@ -708,8 +710,10 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 		return bf_lib_fail(x, s, rc);
 	old = c = in.config;
 	if (cfg_apply(&c, &s->cfg) == 0) {
-		if (x->pass != BF_CHECK)
+		if (x->pass != BF_CHECK) {
 			fprintf(x->out, "%s unchanged\n", s->header);
+			cfg_fleet_notes(x->seg, s->name, &c, &s->cfg);
+		}
 		return 0;
 	}
 	if (brk_config_validate(&c, &what) != 0)
@@ -722,8 +726,10 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 			return bf_lib_fail(x, s, rc);
 	}
 	cfg_changes(&old, &c, &s->cfg, ch, sizeof(ch));
-	if (x->pass != BF_CHECK)
+	if (x->pass != BF_CHECK) {
 		fprintf(x->out, "%s %s: %s\n", s->header, bf_verb(x, "updated"), ch);
+		cfg_fleet_notes(x->seg, s->name, &c, &s->cfg);
+	}
 	return 0;
 }
 

@@ -65,6 +65,26 @@ static void cfg_put(struct brk_config *c, const struct cfg_field *f, uint64_t v)
 	(void)brk_config_field_set(c, f->bit, v); /* values are range-checked */
 }
 
+void cfg_fleet_notes(brk_segment *seg, const char *name,
+		     const struct brk_config *c, const struct cfg_set *set)
+{
+	struct brk_fleet_status st;
+
+	if (!(cfg_bits(set) & (BRK_CFG_FLEET | BRK_CFG_FLEET_PROBE)))
+		return;
+	if (c->fleet_probe && !c->fleet) {
+		cli_note("%s: fleet_probe acts only with fleet on", name);
+		return;
+	}
+	/* An unreadable status (corrupt, contended) says nothing either way:
+	 * no note. */
+	if (c->fleet && seg && brk_fleet_status(seg, &st) == 0 &&
+	    st.state == BRK_FLEET_OFF)
+		cli_note("%s: no breakerd --fleet link on this segment now "
+			 "(fleet link: %s): the setting takes effect when one runs",
+			 name, brk_fleet_state_name((int)st.state));
+}
+
 uint64_t cfg_bits(const struct cfg_set *set)
 {
 	uint64_t bits = 0;

@@ -44,6 +44,18 @@ struct cfg_set {
 uint64_t cfg_get(const struct brk_config *c, const struct cfg_field *f);
 /** cfg_bits - the library's enum brk_config_field bits of @set. */
 uint64_t cfg_bits(const struct cfg_set *set);
+/**
+ * cfg_fleet_notes - when @set gives fleet or fleet_probe and the result @c
+ * does nothing yet, a note on stderr (cli_note(), "prog: NAME: ..."):
+ * fleet_probe on with fleet off: "fleet_probe acts only with fleet on";
+ * else fleet on while @seg (may be NULL: not checked) has no breakerd
+ * --fleet link now (brk_fleet_status() state off): "no breakerd --fleet
+ * link on this segment now (fleet link: off): the setting takes effect
+ * when one runs". At most one note; nothing else changes. bctl config and
+ * bctl apply (one per section).
+ */
+void cfg_fleet_notes(brk_segment *seg, const char *name,
+		     const struct brk_config *c, const struct cfg_set *set);
 /** cfg_apply - write @set into @c; returns how many settings changed. */
 int cfg_apply(struct brk_config *c, const struct cfg_set *set);
 /** cfg_parse_value - value of cfg_fields[@i] into @set; @label names it

@@ -6,7 +6,8 @@
 #     every one of `breakerd --help` in breakerd(8);
 #   - every public function of breaker.h (BRK_API) appears in libbreaker(3);
 #   - each page renders with `man --warnings -l` and `groff -ww` without a
-#     warning;
+#     warning, and each character set it spells out (A-Z a-z 0-9 . _ -)
+#     renders as written (not as a list item);
 #   - `bctl --version` and `breakerd --version` print "PROG (breakerd)
 #     VERSION", meson's project version.
 set -u
@@ -90,6 +91,26 @@ for page in "$BCTL_1" "$BREAKERD_8" "$LIB_3"; do
 		fi
 	fi
 done
+
+# The character sets the pages spell out ("1-63 bytes of A-Z a-z 0-9 . _ -")
+# render as written: a source line that starts with ". " is an ordered list
+# item for scdoc ("1. _ -."), so every rendered "A-Z a-z 0-9" must go on
+# with its punctuation, not with a list number.
+if command -v man > /dev/null; then
+	for page in "$BCTL_1" "$BREAKERD_8" "$LIB_3"; do
+		name=$(basename "$page")
+		LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$page" 2>/dev/null | col -b |
+			tr -s ' \t\n' '   ' > "$TMP/flat"
+		sets=$(grep -o 'A-Z a-z 0-9' "$TMP/flat" | wc -l)
+		whole=$(grep -oE 'A-Z a-z 0-9 \. _ (: / )?-' "$TMP/flat" | wc -l)
+		if [ "$sets" -gt 0 ] && [ "$sets" -eq "$whole" ]; then
+			ok "$name: each of its $sets character sets renders as written"
+		elif [ "$sets" -gt 0 ]; then
+			bad "$name: a character set renders broken ($whole of $sets whole)" \
+				"$(grep -oE 'A-Z a-z 0-9 .{0,12}' "$TMP/flat")"
+		fi
+	done
+fi
 
 # --version: one line, the project version.
 for prog in "$BCTL" "$BREAKERD"; do

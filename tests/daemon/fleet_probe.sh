@@ -102,7 +102,8 @@ log_has "${W1:-a}" "fleet=won" && ok "winner $W1 logged fleet=won" || bad "winne
 
 # 2. the winner's probe failed: every host is open again, the losers by
 #    the winner's "open" (its doubled cooling period, 3 s: longer than
-#    their hold of at most 200 + 1000 + 400 ms).
+#    their hold of at most 200 + 1000 + 400 ms: the verdict wait is
+#    min(probe_timeout 1000, max(1500, 1000))).
 until_s 5 all_state open && ok "period 1: the failed probe re-opened every host" ||
 	bad "re-open everywhere" "a=$(state a) b=$(state b) c=$(state c)"
 for h in $HOSTS; do

@@ -1,8 +1,8 @@
 /*
- * fleet_probe_worker.c SHM NAME VERDICT_FILE SECONDS - a worker for
- * fleet_probe.sh: attaches SHM, gets breaker NAME (fleet = 1,
- * fleet_probe = 1, open 1500 ms, probe timeout 3 s, one probe, one
- * success closes) and calls brk_acquire() every 2 ms for SECONDS.
+ * fleet_probe_worker.c SHM NAME VERDICT_FILE SECONDS [PROBE_TIMEOUT_MS] -
+ * a worker for fleet_probe.sh: attaches SHM, gets breaker NAME (fleet = 1,
+ * fleet_probe = 1, open 1500 ms, probe timeout PROBE_TIMEOUT_MS (default
+ * 1000 ms), one probe, one success closes) and calls brk_acquire() every 2 ms for SECONDS.
  * An admission while the breaker is half_open is a probe (this process
  * holds the only probe slot until it releases): it prints
  * "probe <wall_ms> <verdict>" and releases with the verdict read from
@@ -94,8 +94,9 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && (strcmp(argv[2], "events") == 0 || strcmp(argv[2], "status") == 0))
 		return peek(argv[1], argv[2]);
-	if (argc != 5) {
-		fprintf(stderr, "usage: fleet_probe_worker SHM NAME VERDICT_FILE SECONDS\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: fleet_probe_worker SHM NAME VERDICT_FILE SECONDS "
+			"[PROBE_TIMEOUT_MS]\n");
 		return 2;
 	}
 	brk_attach_opts_init(&o);
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
 	c.max_open_ms = 60000;
 	c.half_open_probes = 1;
 	c.success_threshold = 1;
-	c.probe_timeout_ms = 1000;
+	c.probe_timeout_ms = argc == 6 ? strtoull(argv[5], NULL, 10) : 1000;
 	c.fleet = 1;
 	c.fleet_probe = 1;
 	rc = brk_breaker_get(seg, argv[2], &c, &b);

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# fleet_acl.sh BREAKERD BCTL WORKER - the fleet link works under the
+# least-privilege Redis ACL the README gives ("Across hosts: the fleet
+# link"): everything the link writes is under one prefix <channel>:
+# (catch-up keys <channel>:state:*, probe keys <channel>:probe:*), and the
+# user may run only the commands daemon/fleet*.c send.
+# Two hosts (segments /brk-fleetacl-{a,b}-$$, breakerd --fleet-url-file
+# with user breakerd and its password, --fleet-channel acl1) with a
+# fleet_probe breaker and a worker each go through a trip, an election
+# (one host wins, one loses) and a reset; then nothing was refused: no
+# NOPERM in breakerd's logs, an empty ACL LOG, probe_won + probe_lost > 0,
+# and the reset crossed.
+set -u
+
+BREAKERD=${1:?usage: fleet_acl.sh BREAKERD BCTL WORKER}
+BCTL=${2:?}
+WORKER=${3:?}
+HERE=$(dirname "${BASH_SOURCE[0]}")
+HOSTS="a b"
+NAME=api
+CH=acl1
+PASS=fleet-acl-pw-$$
+TMP=$(mktemp -d /tmp/brk-fleetacl.XXXXXX)
+VERDICT=$TMP/verdict
+declare -A SHM DPID WPID
+pass=0
+fail=0
+
+. "$HERE/../common/check.sh"       # ok, bad, until_s
+. "$HERE/../common/redis_harness.sh"
+
+# The README's ACL, word for word (with <channel> = acl1), as a redis.conf
+# line (the same rules as ACL SETUSER).
+ACL="user breakerd on >$PASS resetchannels &$CH resetkeys ~$CH:* -@all +publish +subscribe +ping +get +set +del +scan +select +auth"
+
+cleanup() {
+	local h
+	for h in $HOSTS; do
+		[ -n "${WPID[$h]:-}" ] && kill "${WPID[$h]}" 2>/dev/null
+		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null
+	done
+	for h in $HOSTS; do wait ${WPID[$h]:-} ${DPID[$h]:-} 2>/dev/null; done
+	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
+	redis_stop
+	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
+}
+
+redis_need
+redis_start "$ACL" || exit 1
+trap cleanup EXIT INT TERM
+
+probes() { local n; n=$(grep -c '^probe' "$TMP/probes.$1" 2>/dev/null); echo "${n:-0}"; }
+total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
+total_at_least() { [ "$(total_probes)" -ge "$1" ]; }
+state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
+all_state() { local h; for h in $HOSTS; do [ "$(state $h)" = "$1" ] || return 1; done; }
+log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
+elections() { "$WORKER" "${SHM[$1]}" status | awk '{ print $2 + $4 }'; }
+
+echo "redis://breakerd:$PASS@127.0.0.1:$REDIS_PORT/0" >"$TMP/url"
+chmod 0600 "$TMP/url"
+# the ACL is in force: the user may not touch a key outside acl1:*
+case "$(redis_cli --user breakerd --pass "$PASS" --no-auth-warning SET other:x 1 2>&1)" in
+*NOPERM*) ok "the ACL refuses a key outside $CH:*" ;;
+*) bad "the ACL is not in force" ;;
+esac
+redis_cli ACL LOG RESET >/dev/null # that refusal was ours
+
+echo fail >"$VERDICT"
+for h in $HOSTS; do
+	SHM[$h]=/brk-fleetacl-$h-$$
+	"$BREAKERD" --shm "${SHM[$h]}" --fleet-url-file "$TMP/url" --fleet-channel "$CH" \
+		--host-id "$h" >"$TMP/breakerd.$h" 2>&1 &
+	DPID[$h]=$!
+done
+for h in $HOSTS; do
+	until_s 10 log_has $h 'msg="fleet probe" fleet=connected' &&
+		ok "host $h: the fleet probe thread connected as user breakerd" ||
+		bad "host $h: fleet probe connected" "$(tail -5 "$TMP/breakerd.$h")"
+	until_s 10 test -e "/dev/shm${SHM[$h]}"
+	"$WORKER" "${SHM[$h]}" "$NAME" "$VERDICT" 60 >"$TMP/probes.$h" 2>&1 &
+	WPID[$h]=$!
+	until_s 10 grep -q ready "$TMP/probes.$h" || bad "worker $h ready" "$(cat "$TMP/probes.$h")"
+done
+for h in $HOSTS; do
+	until_s 10 log_has $h 'fleet=connected' || bad "host $h: link connected"
+done
+sleep 0.5 # both links subscribed
+
+# a trip on a reaches b (PUBLISH, SET acl1:state:api)
+"$BCTL" --shm "${SHM[a]}" trip "$NAME" --for 1500ms >/dev/null
+until_s 5 all_state open && ok "the trip on a opened b" ||
+	bad "trip crossed" "a=$(state a) b=$(state b)"
+# the election at the cooling end: one host probes (SET NX, GET acl1:probe:api)
+until_s 10 total_at_least 1 && ok "a host admitted the probe" || bad "no probe"
+sleep 1
+[ "$(total_probes)" -eq 1 ] && ok "exactly one host probed" ||
+	bad "one probe" "probes: a=$(probes a) b=$(probes b)"
+for h in $HOSTS; do
+	[ "$(elections $h)" -gt 0 ] && ok "host $h: probe_won + probe_lost > 0" ||
+		bad "host $h: no election counted" "$("$WORKER" "${SHM[$h]}" status)"
+done
+# a reset on a closes b (PUBLISH, DEL acl1:state:api)
+until_s 5 all_state open
+"$BCTL" --shm "${SHM[a]}" reset "$NAME" >/dev/null
+until_s 5 all_state closed && ok "the reset on a closed b" ||
+	bad "reset crossed" "a=$(state a) b=$(state b)"
+
+for h in $HOSTS; do
+	if grep -qi 'noperm\|no permissions' "$TMP/breakerd.$h"; then
+		bad "host $h: Redis refused a command" "$(grep -i noperm "$TMP/breakerd.$h")"
+	else
+		ok "host $h: no NOPERM in breakerd's log"
+	fi
+	kill -0 "${DPID[$h]}" 2>/dev/null && ok "breakerd $h still running" || bad "breakerd $h exited"
+done
+acl_log=$(redis_cli ACL LOG)
+[ -z "$acl_log" ] && ok "ACL LOG is empty: nothing was refused" || bad "ACL LOG" "$acl_log"
+
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]

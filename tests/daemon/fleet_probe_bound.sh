@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# fleet_probe_bound.sh BREAKERD BCTL WORKER - a fleet probe loser's hold is
+# bounded by the verdict wait when the winner never probes
+# (daemon/fleet_probe.h fleet_probe_verdict_wait_ms()): host a wins the
+# election but has no workers (its breaker exists, nobody calls it), host
+# b has a worker, a cooling period of 300 ms and the default-like
+# probe_timeout_ms of 30 s. b loses to a and is held at most
+#   remaining (<= 200 ms) + min(30000, max(300, 1000)) + 2 x 200 ms
+# = 1600 ms, not remaining + probe_timeout + 400 (30.6 s); then the key is
+# gone, b elects again, wins and probes, within a few seconds.
+# Segments /brk-fleetbound-{a,b}-$$; stops all it starts.
+set -u
+
+BREAKERD=${1:?usage: fleet_probe_bound.sh BREAKERD BCTL WORKER}
+BCTL=${2:?}
+WORKER=${3:?}
+HERE=$(dirname "${BASH_SOURCE[0]}")
+HOSTS="a b"
+NAME=api
+PT=30000     # probe_timeout_ms of both hosts' breaker
+COOL=300     # b's cooling period (bctl trip --for)
+BOUND=1600   # LEAD + min(PT, max(COOL, 1000)) + 2 x LEAD
+TMP=$(mktemp -d /tmp/brk-fleetbound.XXXXXX)
+VERDICT=$TMP/verdict
+declare -A SHM DPID
+WPID=
+pass=0
+fail=0
+
+. "$HERE/../common/check.sh"       # ok, bad, until_s
+. "$HERE/../common/redis_harness.sh"
+
+cleanup() {
+	local h
+	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
+	for h in $HOSTS; do [ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null; done
+	wait $WPID ${DPID[a]:-} ${DPID[b]:-} 2>/dev/null
+	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
+	redis_stop
+	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
+}
+
+redis_need
+redis_start || exit 1
+trap cleanup EXIT INT TERM
+
+log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
+probes() { local n; n=$(grep -c '^probe' "$TMP/probes.b" 2>/dev/null); echo "${n:-0}"; }
+ms() { date +%s%3N; }
+
+echo ok >"$VERDICT"
+for h in $HOSTS; do
+	SHM[$h]=/brk-fleetbound-$h-$$
+	"$BREAKERD" --shm "${SHM[$h]}" --fleet "$REDIS_URL" --host-id "$h" \
+		>"$TMP/breakerd.$h" 2>&1 &
+	DPID[$h]=$!
+done
+for h in $HOSTS; do
+	until_s 10 log_has $h 'msg="fleet probe" fleet=connected' &&
+		until_s 10 log_has $h 'fleet=connected' ||
+		bad "host $h: link and probe connected" "$(tail -5 "$TMP/breakerd.$h")"
+done
+sleep 0.5 # both links subscribed
+
+# a: the breaker exists (a worker made it and left); no calls ever.
+"$WORKER" "${SHM[a]}" "$NAME" "$VERDICT" 0 $PT >/dev/null ||
+	bad "host a: breaker made"
+# a wins the election alone (b has no such breaker yet: the link drops it)
+"$BCTL" --shm "${SHM[a]}" trip "$NAME" --for 1500ms >/dev/null
+until_s 5 log_has a 'fleet=won' && ok "host a won the election (no workers: it never probes)" ||
+	bad "host a fleet=won" "$(grep fleet "$TMP/breakerd.a")"
+
+# b: a worker, then a short cooling period that ends while a holds the key
+"$WORKER" "${SHM[b]}" "$NAME" "$VERDICT" 60 $PT >"$TMP/probes.b" 2>&1 &
+WPID=$!
+until_s 10 grep -q ready "$TMP/probes.b" || bad "worker b ready" "$(cat "$TMP/probes.b")"
+t0=$(ms)
+"$BCTL" --shm "${SHM[b]}" trip "$NAME" --for ${COOL}ms >/dev/null
+until_s 3 log_has b 'fleet=lost.*holder=a' && ok "host b lost the election to a" ||
+	bad "host b fleet=lost holder=a" "$(grep fleet "$TMP/breakerd.b")"
+# every hold b took is bounded by the rule
+holds=$(grep 'fleet=lost' "$TMP/breakerd.b" | sed -n 's/.*hold_ms=\([0-9]*\).*/\1/p')
+for h in $holds; do
+	[ "$h" -le $BOUND ] && ok "host b held ${h} ms <= $BOUND ms (verdict wait, not probe_timeout)" ||
+		bad "host b held $h ms > $BOUND ms"
+done
+[ -n "$holds" ] || bad "host b logged no hold_ms"
+# after the hold b elects again (a's key is gone: a never renewed it) and probes
+has_probe() { [ "$(probes)" -ge 1 ]; }
+until_s 8 has_probe
+t1=$(ms)
+if [ "$(probes)" -ge 1 ]; then
+	# two holds at most (b's period, then possibly one more after a
+	# renewal) plus scheduling: well below probe_timeout_ms
+	[ $((t1 - t0)) -le $((COOL + 2 * BOUND + 1500)) ] &&
+		ok "host b probed $((t1 - t0)) ms after its trip" ||
+		bad "host b probed only $((t1 - t0)) ms after its trip"
+	log_has b 'fleet=won' && ok "host b won the next election" ||
+		bad "host b fleet=won" "$(grep fleet "$TMP/breakerd.b")"
+else
+	bad "host b never probed within 8 s (held for probe_timeout_ms?)" \
+		"$(grep fleet "$TMP/breakerd.b")" "$("$BCTL" --shm "${SHM[b]}" list)"
+fi
+
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]
