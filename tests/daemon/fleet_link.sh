@@ -135,6 +135,8 @@ state_is b pay closed && ok "no refused message opened pay on B" || bad "pay on 
 state_is b solo closed && ok "no refused message opened solo on B" || bad "solo on B $(state b solo)"
 grep -q 'fleet=refused cause=not_fleet host=x name=solo' "$TMP/breakerd.b" &&
 	ok "B logs fleet=refused cause=not_fleet host=x name=solo" || bad "refused log" "$(grep refused "$TMP/breakerd.b")"
+grep -q 'fleet=refused cause=future host=x name=pay' "$TMP/breakerd.b" &&
+	ok "B's future refusal names the sender: host=x name=pay" || bad "future log" "$(grep cause=future "$TMP/breakerd.b")"
 # a flood of one cause logs one line a second, with the count left out
 for i in $(seq 1 20); do pub "junk $i"; done
 until_s 3 st_ge b drop_malformed 21
