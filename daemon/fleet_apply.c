@@ -96,11 +96,43 @@ static int apply_breaker(brk_breaker *b, const struct brk_info *in,
 	}
 }
 
+/* The wall time of something @age_ms ago (UINT64_MAX: never -> 0). */
+static uint64_t ago(uint64_t now_ms, uint64_t age_ms)
+{
+	if (age_ms == UINT64_MAX || age_ms >= now_ms)
+		return 0;
+	return now_ms - age_ms;
+}
+
+/* 1 if @m is older than what this host decided since, so applying it
+ * would undo a newer local decision (design.md "Fleet link", staleness):
+ * an open, cool_until or forced (not normal) for a breaker that is
+ * closed and normal here and changed state after m->sent_ms (a reset or
+ * a close since); a pace_cut for a pace cut here at or after
+ * m->sent_ms (already applied, or a newer cut). */
+static int stale(brk_bucket *k, const struct brk_info *in,
+		 const struct fleet_msg *m, uint64_t now_ms)
+{
+	struct brk_bucket_info bi;
+
+	if (m->kind == FLEET_PACE_CUT) {
+		if (brk_bucket_info(k, &bi) != 0)
+			return 0;
+		return ago(now_ms, bi.last_cut_age_ms) >= m->sent_ms;
+	}
+	if (m->kind != FLEET_OPEN && m->kind != FLEET_COOL_UNTIL &&
+	    !(m->kind == FLEET_FORCED && m->mode != BRK_MODE_NORMAL))
+		return 0;
+	if (in->state != BRK_CLOSED || in->mode != BRK_MODE_NORMAL)
+		return 0;
+	return ago(now_ms, in->last_change_age_ms) > m->sent_ms;
+}
+
 int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		size_t len, uint64_t now_ms)
 {
 	struct fleet_msg m;
-	struct brk_info in;
+	struct brk_info in = { 0 };
 	brk_breaker *b = NULL;
 	brk_bucket *k = NULL;
 	char why[128];
@@ -144,6 +176,10 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		return refuse(BRK_FLEET_DROP_NOT_FLEET, m.host, m.name,
 			      "the record here is not fleet-wide", now_ms);
 
+	if (stale(k, &in, &m, now_ms)) {
+		fleet_status_count(FLEET_C_IGNORED);
+		return FLEET_IGNORED;
+	}
 	rc = brk_set_origin(seg, m.host);
 	if (rc < 0)
 		return failed(&m, rc);
