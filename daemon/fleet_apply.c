@@ -17,11 +17,15 @@
 static uint64_t last_log_ms[BRK_FLEET_DROP_COUNT];
 static uint64_t suppressed[BRK_FLEET_DROP_COUNT];
 
+static int quiet; /* a periodic re-read: refusals not counted nor logged */
+
 static int refuse(int cause, const char *host, const char *name,
 		  const char *why, uint64_t now_ms)
 {
 	struct logline l;
 
+	if (quiet)
+		return FLEET_DROPPED;
 	if (cause < 0 || (unsigned)cause >= BRK_FLEET_DROP_COUNT)
 		cause = BRK_FLEET_DROP_MALFORMED;
 	fleet_status_drop(cause);
@@ -129,7 +133,7 @@ static int stale(brk_bucket *k, const struct brk_info *in,
 }
 
 int fleet_apply(brk_segment *seg, const char *self, const char *buf,
-		size_t len, uint64_t now_ms)
+		size_t len, uint64_t now_ms, int from)
 {
 	struct fleet_msg m;
 	struct brk_info in = { 0 };
@@ -144,6 +148,8 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 			     sizeof(why)) != 0) {
 		if (strcmp(m.host, self) == 0) /* e.g. our own, expired */
 			return FLEET_OWN;
+		if (from == FLEET_FROM_RECHECK)
+			return FLEET_DROPPED;
 		fleet_status_count(FLEET_C_RECEIVED);
 		fleet_status_seen(now_ms);
 		return refuse(cause, m.host, m.name, why[0] ? why : "refused",
@@ -151,9 +157,12 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 	}
 	if (strcmp(m.host, self) == 0)
 		return FLEET_OWN;
-	fleet_status_count(FLEET_C_RECEIVED);
-	fleet_status_seen(now_ms);
+	if (from != FLEET_FROM_RECHECK) {
+		fleet_status_count(FLEET_C_RECEIVED);
+		fleet_status_seen(now_ms);
+	}
 
+	quiet = from == FLEET_FROM_RECHECK;
 	if (m.kind == FLEET_PACE_CUT) {
 		fleet = fleet_pace_lookup(seg, m.name, &k);
 		if (fleet == -EMEDIUMTYPE)

@@ -109,7 +109,7 @@ state_is b pay2 closed && ok "a catch-up key older than the record's reset here 
 # 3. a record made fleet-wide here after the peer's decision
 "$BCTL" --shm "${SHM[a]}" config late --fleet on >/dev/null
 "$BCTL" --shm "${SHM[a]}" trip late --for 90s >/dev/null
-until_s 3 test "$(redis_cli EXISTS breakerd:state:late)" = 1 || bad "no key for late"
+until_s 3 eval '[ "$(redis_cli EXISTS breakerd:state:late)" = 1 ]' || bad "no key for late"
 "$BCTL" --shm "${SHM[b]}" config late --fleet on >/dev/null
 until_s 9 state_is b late open && ok "a record made fleet-wide after a peer's trip opens within the catch-up period" ||
 	bad "late on B $(state b late)"
