@@ -9,6 +9,7 @@
 
 #include "fleet_msg.h"
 #include "fleet_record.h"
+#include "fleet_self.h"
 #include "fleet_status.h"
 #include "logfmt.h"
 
@@ -132,6 +133,33 @@ static int stale(brk_bucket *k, const struct brk_info *in,
 	return ago(now_ms, in->last_change_age_ms) > m->sent_ms;
 }
 
+/* A message with our host id that we did not send: another breakerd
+ * runs with the same --host-id, and neither hears the other. Logged at
+ * most once every 10 s (the next line says how many were left out). */
+static int duplicate(const struct fleet_msg *m, uint64_t now_ms)
+{
+	static uint64_t last_ms, left_out;
+	struct logline l;
+
+	if (last_ms && now_ms - last_ms < 10000) {
+		left_out++;
+		return FLEET_OWN;
+	}
+	last_ms = now_ms ? now_ms : 1;
+	ll_begin(&l, "warn", "another breakerd uses this host id: its "
+		 "decisions are not applied here, nor ours there; give each "
+		 "host its own --host-id");
+	ll_str(&l, "fleet", "duplicate_host_id");
+	ll_str(&l, "host", m->host);
+	ll_str(&l, "name", m->name);
+	ll_u64(&l, "seq", m->seq);
+	if (left_out)
+		ll_u64(&l, "suppressed", left_out);
+	ll_end(&l);
+	left_out = 0;
+	return FLEET_OWN;
+}
+
 int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		size_t len, uint64_t now_ms, int from)
 {
@@ -155,8 +183,13 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		return refuse(cause, m.host, m.name, why[0] ? why : "refused",
 			      now_ms);
 	}
-	if (strcmp(m.host, self) == 0)
+	if (strcmp(m.host, self) == 0) {
+		/* a catch-up key may be from our previous run: only live
+		 * messages tell an echo from a namesake */
+		if (from == FLEET_FROM_PUBSUB && !fleet_self_sent(m.seq, m.sent_ms))
+			return duplicate(&m, now_ms);
 		return FLEET_OWN;
+	}
 	if (from != FLEET_FROM_RECHECK) {
 		fleet_status_count(FLEET_C_RECEIVED);
 		fleet_status_seen(now_ms);

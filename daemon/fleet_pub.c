@@ -12,6 +12,7 @@
 
 #include "fleet_msg.h"
 #include "fleet_record.h"
+#include "fleet_self.h"
 #include "fleet_status.h"
 #include "fleet_wait.h"
 #include "logfmt.h"
@@ -58,6 +59,7 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 	m->seq = ++p->seq;
 	m->sent_ms = wall_now_ms();
 	snprintf(m->host, sizeof(m->host), "%s", p->c->host_id);
+	fleet_self_note(m->seq, m->sent_ms); /* before its echo can come */
 	n = fleet_msg_encode(m, json, sizeof(json));
 	if (n < 0) { /* our own record's state cannot be said: skip it */
 		struct logline l;
