@@ -8,6 +8,7 @@
 #     catch-up key does not reopen, the publisher sends the reset (DEL);
 #  2. a catch-up key older than the record's last transition here, the
 #     record closed, is skipped; one newer than it is applied;
+#     the same for a pace_cut key older than the pace's last cut;
 #  3. a record made fleet-wide after a peer's decision picks the decision
 #     up from the catch-up key within FLEET_CATCHUP_MS (no reconnect);
 #  4. a message with our host id that we did not send is logged as
@@ -106,6 +107,21 @@ sleep 1 # the same SCAN's other key, in either order
 state_is b pay2 closed && ok "a catch-up key older than the record's reset here is skipped" ||
 	bad "pay2 on B $(state b pay2)" "$(grep 'name=pay2' "$TMP/breakerd.b" | tail -3)"
 "$BCTL" --shm "${SHM[b]}" reset pay3 >/dev/null
+
+# 2b. a pace_cut key older than the pace's last cut here is skipped
+printf '[pace pp]\nceiling = 10\nfleet = on\n' >"$TMP/pp.conf"
+"$BCTL" --shm "${SHM[b]}" apply "$TMP/pp.conf" >/dev/null
+cuts() { "$BCTL" --shm "${SHM[b]}" inspect pp | awk '$1 == "cuts:" { print $2; exit }'; }
+cuts_is() { [ "$(cuts)" = "$1" ]; }
+now=$(now_ms)
+redis_cli PUBLISH breakerd "{\"v\":1,\"host\":\"x\",\"seq\":3,\"sent_ms\":$now,\"kind\":\"pace_cut\",\"name\":\"pp\",\"rate_milli\":5000}" >/dev/null
+until_s 3 cuts_is 1 && ok "a peer's pace_cut cuts pp on B" || bad "pp cuts $(cuts)"
+redis_cli SET breakerd:state:pp "{\"v\":1,\"host\":\"x\",\"seq\":1,\"sent_ms\":$((now - 3000)),\"kind\":\"pace_cut\",\"name\":\"pp\",\"rate_milli\":2000}" PX 60000 >/dev/null
+redis_cli CLIENT KILL TYPE pubsub >/dev/null
+sleep 6.5 # the reconnect's catch-up and a periodic one
+cuts_is 1 && ok "a pace_cut key older than the pace's last cut here is skipped" ||
+	bad "pp cuts $(cuts) after a stale pace_cut key"
+redis_cli DEL breakerd:state:pp >/dev/null
 
 # 3. a record made fleet-wide here after the peer's decision
 "$BCTL" --shm "${SHM[a]}" config late --fleet on >/dev/null
