@@ -9,6 +9,7 @@
 
 #include "fleet_msg.h"
 #include "fleet_record.h"
+#include "fleet_self.h"
 #include "fleet_status.h"
 #include "logfmt.h"
 
@@ -17,11 +18,15 @@
 static uint64_t last_log_ms[BRK_FLEET_DROP_COUNT];
 static uint64_t suppressed[BRK_FLEET_DROP_COUNT];
 
+static int quiet; /* a periodic re-read: refusals not counted nor logged */
+
 static int refuse(int cause, const char *host, const char *name,
 		  const char *why, uint64_t now_ms)
 {
 	struct logline l;
 
+	if (quiet)
+		return FLEET_DROPPED;
 	if (cause < 0 || (unsigned)cause >= BRK_FLEET_DROP_COUNT)
 		cause = BRK_FLEET_DROP_MALFORMED;
 	fleet_status_drop(cause);
@@ -96,11 +101,70 @@ static int apply_breaker(brk_breaker *b, const struct brk_info *in,
 	}
 }
 
+/* The wall time of something @age_ms ago (UINT64_MAX: never -> 0). */
+static uint64_t ago(uint64_t now_ms, uint64_t age_ms)
+{
+	if (age_ms == UINT64_MAX || age_ms >= now_ms)
+		return 0;
+	return now_ms - age_ms;
+}
+
+/* 1 if @m is older than what this host decided since, so applying it
+ * would undo a newer local decision (design.md "Fleet link", staleness):
+ * an open, cool_until or forced (not normal) for a breaker that is
+ * closed and normal here and changed state after m->sent_ms (a reset or
+ * a close since); a pace_cut for a pace cut here at or after
+ * m->sent_ms (already applied, or a newer cut). */
+static int stale(brk_bucket *k, const struct brk_info *in,
+		 const struct fleet_msg *m, uint64_t now_ms)
+{
+	struct brk_bucket_info bi;
+
+	if (m->kind == FLEET_PACE_CUT) {
+		if (brk_bucket_info(k, &bi) != 0)
+			return 0;
+		return ago(now_ms, bi.last_cut_age_ms) >= m->sent_ms;
+	}
+	if (m->kind != FLEET_OPEN && m->kind != FLEET_COOL_UNTIL &&
+	    !(m->kind == FLEET_FORCED && m->mode != BRK_MODE_NORMAL))
+		return 0;
+	if (in->state != BRK_CLOSED || in->mode != BRK_MODE_NORMAL)
+		return 0;
+	return ago(now_ms, in->last_change_age_ms) > m->sent_ms;
+}
+
+/* A message with our host id that we did not send: another breakerd
+ * runs with the same --host-id, and neither hears the other. Logged at
+ * most once every 10 s (the next line says how many were left out). */
+static int duplicate(const struct fleet_msg *m, uint64_t now_ms)
+{
+	static uint64_t last_ms, left_out;
+	struct logline l;
+
+	if (last_ms && now_ms - last_ms < 10000) {
+		left_out++;
+		return FLEET_OWN;
+	}
+	last_ms = now_ms ? now_ms : 1;
+	ll_begin(&l, "warn", "another breakerd uses this host id: its "
+		 "decisions are not applied here, nor ours there; give each "
+		 "host its own --host-id");
+	ll_str(&l, "fleet", "duplicate_host_id");
+	ll_str(&l, "host", m->host);
+	ll_str(&l, "name", m->name);
+	ll_u64(&l, "seq", m->seq);
+	if (left_out)
+		ll_u64(&l, "suppressed", left_out);
+	ll_end(&l);
+	left_out = 0;
+	return FLEET_OWN;
+}
+
 int fleet_apply(brk_segment *seg, const char *self, const char *buf,
-		size_t len, uint64_t now_ms)
+		size_t len, uint64_t now_ms, int from)
 {
 	struct fleet_msg m;
-	struct brk_info in;
+	struct brk_info in = { 0 };
 	brk_breaker *b = NULL;
 	brk_bucket *k = NULL;
 	char why[128];
@@ -112,16 +176,26 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 			     sizeof(why)) != 0) {
 		if (strcmp(m.host, self) == 0) /* e.g. our own, expired */
 			return FLEET_OWN;
+		if (from == FLEET_FROM_RECHECK)
+			return FLEET_DROPPED;
 		fleet_status_count(FLEET_C_RECEIVED);
 		fleet_status_seen(now_ms);
 		return refuse(cause, m.host, m.name, why[0] ? why : "refused",
 			      now_ms);
 	}
-	if (strcmp(m.host, self) == 0)
+	if (strcmp(m.host, self) == 0) {
+		/* a catch-up key may be from our previous run: only live
+		 * messages tell an echo from a namesake */
+		if (from == FLEET_FROM_PUBSUB && !fleet_self_sent(m.seq, m.sent_ms))
+			return duplicate(&m, now_ms);
 		return FLEET_OWN;
-	fleet_status_count(FLEET_C_RECEIVED);
-	fleet_status_seen(now_ms);
+	}
+	if (from != FLEET_FROM_RECHECK) {
+		fleet_status_count(FLEET_C_RECEIVED);
+		fleet_status_seen(now_ms);
+	}
 
+	quiet = from == FLEET_FROM_RECHECK;
 	if (m.kind == FLEET_PACE_CUT) {
 		fleet = fleet_pace_lookup(seg, m.name, &k);
 		if (fleet == -EMEDIUMTYPE)
@@ -144,6 +218,10 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		return refuse(BRK_FLEET_DROP_NOT_FLEET, m.host, m.name,
 			      "the record here is not fleet-wide", now_ms);
 
+	if (stale(k, &in, &m, now_ms)) {
+		fleet_status_count(FLEET_C_IGNORED);
+		return FLEET_IGNORED;
+	}
 	rc = brk_set_origin(seg, m.host);
 	if (rc < 0)
 		return failed(&m, rc);

@@ -22,8 +22,19 @@ enum fleet_outcome {
 	FLEET_FAILED = 4     /* the library refused (logged) */
 };
 
-/* @self: this host's id. Returns an enum fleet_outcome. */
+/* Where a message came from. */
+enum fleet_from {
+	FLEET_FROM_PUBSUB = 0,   /* a PUBLISH payload */
+	FLEET_FROM_CATCHUP = 1,  /* a catch-up key, after a (re)subscribe */
+	FLEET_FROM_RECHECK = 2   /* a catch-up key, periodic re-read
+	                            (FLEET_CATCHUP_MS): not counted in
+	                            received, its refusals neither counted
+	                            nor logged (they were on first sight) */
+};
+
+/* @self: this host's id; @from: enum fleet_from. Returns an enum
+ * fleet_outcome. */
 int fleet_apply(brk_segment *seg, const char *self, const char *buf,
-		size_t len, uint64_t now_wall_ms);
+		size_t len, uint64_t now_wall_ms, int from);
 
 #endif

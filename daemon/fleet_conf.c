@@ -295,6 +295,14 @@ static void cerr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* "HOST:PORT", or "[HOST]:PORT" for an IPv6 address (as in the URL). */
+static const char *addr(const struct fleet_conf *c, char *buf, size_t len)
+{
+	snprintf(buf, len, strchr(c->redis_host, ':') ? "[%s]:%d" : "%s:%d",
+		 c->redis_host, c->redis_port);
+	return buf;
+}
+
 static struct timeval tv_ms(unsigned ms)
 {
 	struct timeval tv = { .tv_sec = ms / 1000,
@@ -320,9 +328,11 @@ static int command_ok(redisContext *ctx, const struct fleet_conf *c,
 		      const char *what, redisReply *r, char *err,
 		      size_t errlen)
 {
+	char ab[300];
+
 	if (!r) {
-		cerr(err, errlen, "fleet: %s on %s:%d: %s", what,
-		     c->redis_host, c->redis_port, io_why(ctx));
+		cerr(err, errlen, "fleet: %s on %s: %s", what,
+		     addr(c, ab, sizeof(ab)), io_why(ctx));
 		return -1;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
@@ -341,8 +351,8 @@ static int command_ok(redisContext *ctx, const struct fleet_conf *c,
 			 c->user[0])
 			hint = " (AUTH USER PASSWORD needs Redis 6 or later; "
 			       "leave the user out for requirepass)";
-		cerr(err, errlen, "fleet: %s refused by %s:%d: %.200s%s",
-		     what, c->redis_host, c->redis_port, r->str, hint);
+		cerr(err, errlen, "fleet: %s refused by %s: %.200s%s",
+		     what, addr(c, ab, sizeof(ab)), r->str, hint);
 		freeReplyObject(r);
 		return -1;
 	}
@@ -355,7 +365,7 @@ redisContext *fleet_connect(const struct fleet_conf *c, char *err,
 {
 	redisContext *ctx;
 	redisReply *r;
-	char what[64];
+	char what[64], ab[300];
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -366,8 +376,8 @@ redisContext *fleet_connect(const struct fleet_conf *c, char *err,
 	ctx = redisConnectWithTimeout(c->redis_host, c->redis_port,
 				      tv_ms(FLEET_CONNECT_TIMEOUT_MS));
 	if (!ctx) {
-		cerr(err, errlen, "fleet: connect %s:%d: out of memory",
-		     c->redis_host, c->redis_port);
+		cerr(err, errlen, "fleet: connect %s: out of memory",
+		     addr(c, ab, sizeof(ab)));
 		return NULL;
 	}
 	if (ctx->err) {
@@ -376,18 +386,18 @@ redisContext *fleet_connect(const struct fleet_conf *c, char *err,
 		if (strstr(why, "timed out") ||
 		    strstr(why, "temporarily unavailable") ||
 		    strstr(why, "in progress"))
-			cerr(err, errlen, "fleet: connect %s:%d: timed out "
-			     "after %u ms", c->redis_host, c->redis_port,
+			cerr(err, errlen, "fleet: connect %s: timed out "
+			     "after %u ms", addr(c, ab, sizeof(ab)),
 			     FLEET_CONNECT_TIMEOUT_MS);
 		else
-			cerr(err, errlen, "fleet: connect %s:%d: %s",
-			     c->redis_host, c->redis_port, why);
+			cerr(err, errlen, "fleet: connect %s: %s",
+			     addr(c, ab, sizeof(ab)), why);
 		redisFree(ctx);
 		return NULL;
 	}
 	if (redisSetTimeout(ctx, tv_ms(FLEET_IO_TIMEOUT_MS)) != REDIS_OK) {
-		cerr(err, errlen, "fleet: %s:%d: cannot set the I/O timeout: "
-		     "%s", c->redis_host, c->redis_port, ctx->errstr);
+		cerr(err, errlen, "fleet: %s: cannot set the I/O timeout: "
+		     "%s", addr(c, ab, sizeof(ab)), ctx->errstr);
 		redisFree(ctx);
 		return NULL;
 	}

@@ -338,11 +338,36 @@ static int msg_fields(json_t *o, struct fleet_msg *m, char *why, size_t cap)
 	return 0;
 }
 
+/* The "host" and "name" of @o into @m where they validate ("" where
+ * not), so that a refusal can still say who sent what. */
+static void sender_of(json_t *o, struct fleet_msg *m)
+{
+	json_t *h = json_object_get(o, "host"), *n = json_object_get(o, "name");
+
+	if (json_is_string(h) &&
+	    strlen(json_string_value(h)) == json_string_length(h) &&
+	    brk_host_id_validate(json_string_value(h)) == 0)
+		memcpy(m->host, json_string_value(h), json_string_length(h) + 1);
+	if (json_is_string(n) &&
+	    strlen(json_string_value(n)) == json_string_length(n) &&
+	    brk_name_validate(json_string_value(n)) == 0)
+		memcpy(m->name, json_string_value(n), json_string_length(n) + 1);
+}
+
+/* A refusal: @out gets the sender's host and name (if they validated),
+ * nothing else. */
+static int refused(struct fleet_msg *out, const struct fleet_msg *m, int rc)
+{
+	memcpy(out->host, m->host, sizeof(out->host));
+	memcpy(out->name, m->name, sizeof(out->name));
+	return rc;
+}
+
 int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 		     struct fleet_msg *out, int *cause, char *why,
 		     size_t why_cap)
 {
-	struct fleet_msg m;
+	struct fleet_msg m, who;
 	json_error_t err;
 	json_t *o;
 	int rc;
@@ -362,26 +387,29 @@ int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 	if (len == 0)
 		return why_set(why, why_cap, "empty");
 	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	memset(&who, 0, sizeof(who));
 	if (!o)
-		return why_set(why, why_cap, "%s", json_why(&err));
+		return refused(out, &who, why_set(why, why_cap, "%s",
+						  json_why(&err)));
 	memset(&m, 0, sizeof(m));
 	if (!json_is_object(o)) {
 		rc = why_set(why, why_cap, "not an object");
 	} else {
+		sender_of(o, &who);
 		rc = msg_fields(o, &m, why, why_cap);
 	}
 	json_decref(o);
 	if (rc)
-		return rc;
+		return refused(out, &who, rc);
 
 	if (m.sent_ms > now_ms) {
 		if (m.sent_ms - now_ms > FLEET_SKEW_MS) {
 			*cause = BRK_FLEET_DROP_FUTURE;
-			return why_set(why, why_cap,
+			return refused(out, &m, why_set(why, why_cap,
 				       "sent_ms: %llu ms in the future, more "
 				       "than the skew %u",
 				       (unsigned long long)(m.sent_ms - now_ms),
-				       FLEET_SKEW_MS);
+				       FLEET_SKEW_MS));
 		}
 		m.lag_ms = 0;
 	} else {
@@ -390,11 +418,11 @@ int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 	if (kind_has_remaining(m.kind)) {
 		if (m.lag_ms >= m.remaining_ms) {
 			*cause = BRK_FLEET_DROP_EXPIRED;
-			return why_set(why, why_cap,
+			return refused(out, &m, why_set(why, why_cap,
 				       "remaining_ms %llu passed in transit "
 				       "(lag %llu ms)",
 				       (unsigned long long)m.remaining_ms,
-				       (unsigned long long)m.lag_ms);
+				       (unsigned long long)m.lag_ms));
 		}
 		m.remaining_ms -= m.lag_ms;
 	}

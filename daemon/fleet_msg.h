@@ -75,7 +75,9 @@ int fleet_msg_encode(const struct fleet_msg *m, char *buf, size_t cap);
  * and returns 0. On refusal returns -EINVAL and sets *@cause to an enum
  * brk_fleet_drop (MALFORMED, OVERSIZE, FUTURE, EXPIRED: lag_ms >=
  * remaining_ms) and writes a short reason to @why (may be NULL) such as
- * "name: bad character", for the log.
+ * "name: bad character", for the log; of @out it then sets only host and
+ * name, each to the message's value where that validated (else ""), so
+ * the refusal's log line can name the sender.
  */
 int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 		     struct fleet_msg *out, int *cause, char *why,

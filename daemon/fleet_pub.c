@@ -12,6 +12,7 @@
 
 #include "fleet_msg.h"
 #include "fleet_record.h"
+#include "fleet_self.h"
 #include "fleet_status.h"
 #include "fleet_wait.h"
 #include "logfmt.h"
@@ -58,6 +59,7 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 	m->seq = ++p->seq;
 	m->sent_ms = wall_now_ms();
 	snprintf(m->host, sizeof(m->host), "%s", p->c->host_id);
+	fleet_self_note(m->seq, m->sent_ms); /* before its echo can come */
 	n = fleet_msg_encode(m, json, sizeof(json));
 	if (n < 0) { /* our own record's state cannot be said: skip it */
 		struct logline l;
@@ -148,7 +150,9 @@ static int from_event(struct fleet_pub *p, const struct brk_event *ev,
 	if (m->kind == FLEET_OPEN || m->kind == FLEET_COOL_UNTIL) {
 		now = wall_now_ms();
 		age = now > ev->wall_ms ? now - ev->wall_ms : 0;
-		m->remaining_ms = ev->value > age ? ev->value - age : 1;
+		if (ev->value <= age) /* passed (sent late, after an outage) */
+			return 0;
+		m->remaining_ms = ev->value - age;
 		if (m->remaining_ms > BRK_MAX_DURATION_MS)
 			m->remaining_ms = BRK_MAX_DURATION_MS;
 	}
@@ -207,25 +211,33 @@ static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 	return rc2;
 }
 
-/* Send what the ring holds since the cursor. 0 or -EIO. */
+/* Send what the ring holds since the cursor, in order; *@lost +=
+ * the events overwritten before they were read. 0 or -EIO. */
 static int drain(struct fleet_pub *p, redisContext *rc, uint64_t *cursor,
-		 char *err, size_t errlen)
+		 uint64_t *lost_total, char *err, size_t errlen)
 {
 	struct brk_event ev[PUB_BATCH];
 	struct fleet_msg m;
-	uint64_t lost = 0, before;
+	uint64_t lost, before;
 	int n, i;
 
 	do {
 		before = *cursor;
+		lost = 0;
 		n = brk_events_read(p->seg, cursor, ev, PUB_BATCH, &lost);
+		*lost_total += lost;
 		if (n < 0)
 			return 0;
 		for (i = 0; i < n; i++) {
 			if (!from_event(p, &ev[i], &m))
 				continue;
-			if (send_msg(p, rc, &m, err, errlen))
+			if (send_msg(p, rc, &m, err, errlen)) {
+				/* not sent: read it again after the reconnect
+				 * (a decision made as the link fails is not
+				 * lost; a peer may get it twice: idempotent) */
+				*cursor = ev[i].seq;
 				return -EIO;
+			}
 		}
 	} while (n == PUB_BATCH && *cursor != before && !atomic_load(p->stop));
 	return 0;
@@ -237,7 +249,8 @@ void *fleet_pub_main(void *arg)
 	redisContext *rc = NULL;
 	char err[256];
 	uint32_t attempt = 0;
-	uint64_t cursor = head(p->seg), last_io = 0, c0;
+	uint64_t cursor = head(p->seg), last_io = 0, c0, lost;
+	int first = 1;
 
 	while (!atomic_load(p->stop)) {
 		if (!rc) {
@@ -252,14 +265,23 @@ void *fleet_pub_main(void *arg)
 			}
 			attempt = 0;
 			fleet_status_conn(FLEET_CONN_PUB, NULL);
-			/* what happened while down is in the snapshot */
-			cursor = head(p->seg);
-			if (snapshot(p, rc, err, sizeof(err)))
+			/* At start: what is open, cooling or forced now. After
+			 * an outage: the decisions made while down, in order
+			 * from the cursor (a reset after a trip goes out as a
+			 * reset and DELs the key), and the snapshot only if
+			 * the ring lost some of them. */
+			lost = 0;
+			if (!first && drain(p, rc, &cursor, &lost, err,
+					    sizeof(err)))
 				goto lost;
+			if ((first || lost) && snapshot(p, rc, err, sizeof(err)))
+				goto lost;
+			first = 0;
 			last_io = mono_ms();
 		}
 		c0 = cursor;
-		if (drain(p, rc, &cursor, err, sizeof(err)))
+		lost = 0;
+		if (drain(p, rc, &cursor, &lost, err, sizeof(err)))
 			goto lost;
 		if (cursor != c0)
 			last_io = mono_ms();

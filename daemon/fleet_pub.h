@@ -3,9 +3,11 @@
  * from its head at start (its own cursor, as follow.c does), and for each
  * decision on a fleet-wide record that this host made (origin "") sends
  * one message (PUBLISH <channel> <json>) and keeps the catch-up key
- * <channel>:state:<name> (SET ... PX / DEL). After every (re)connect it
- * republishes a snapshot of the fleet breakers open, cooling or forced
- * now, so the peers catch up on what happened while the link was down.
+ * <channel>:state:<name> (SET ... PX / DEL). At its first connect it
+ * publishes a snapshot of the fleet breakers open, cooling or forced now;
+ * after a reconnect it sends the decisions made while the link was down,
+ * in order from its cursor (expired opens skipped; an event whose send
+ * failed is read again), and the snapshot only if the ring lost events.
  */
 #ifndef BREAKERD_FLEET_PUB_H
 #define BREAKERD_FLEET_PUB_H

@@ -15,7 +15,7 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct brk_fleet_status st;         /* state, ids, since: under mu */
 static int up[FLEET_CONN_COUNT];           /* under mu */
-static int made[FLEET_CONN_COUNT];         /* connections made, under mu */
+static int was_connected;                  /* the link was up once, under mu */
 static int state_dirty;                    /* under mu */
 static uint64_t last_report_ns;            /* under mu */
 static uint64_t reported_moves;            /* under mu */
@@ -43,7 +43,7 @@ void fleet_status_init(const char *host_id, const char *channel)
 	snprintf(st.channel, sizeof(st.channel), "%s", channel);
 	st.state_since_wall_ms = wall_now_ms();
 	memset(up, 0, sizeof(up));
-	memset(made, 0, sizeof(made));
+	was_connected = 0;
 	state_dirty = 1;
 	pthread_mutex_unlock(&mu);
 }
@@ -72,14 +72,18 @@ void fleet_status_conn(int which, const char *err)
 		set_state(BRK_FLEET_DOWN);
 	} else {
 		up[which] = 1;
-		if (made[which]++ > 0) {
-			atomic_fetch_add(&reconnects, 1);
-			atomic_fetch_add(&moves, 1);
-		}
 		for (i = 0; i < FLEET_CONN_COUNT; i++)
 			all &= up[i];
-		if (all)
+		if (all && st.state != BRK_FLEET_CONNECTED) {
+			/* one link reconnect (DOWN -> CONNECTED after the
+			 * first connect), whichever connections it took */
+			if (was_connected) {
+				atomic_fetch_add(&reconnects, 1);
+				atomic_fetch_add(&moves, 1);
+			}
+			was_connected = 1;
 			set_state(BRK_FLEET_CONNECTED);
+		}
 	}
 	if (st.state != before) {
 		if (err) {

@@ -33,7 +33,8 @@ void fleet_status_init(const char *host_id, const char *channel);
 
 /* A connection came up (@err NULL) or went down (@err: why, logged):
  * CONNECTED when every connection is up, DOWN on any loss, and
- * `reconnects` +1 for each connection made after the first of its kind. */
+ * `reconnects` +1 for each link reconnect: CONNECTED again after the
+ * first time (one outage is one reconnect, however many connections). */
 void fleet_status_conn(int which, const char *err);
 
 void fleet_status_count(int counter);

@@ -7,20 +7,83 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "fleet_apply.h"
 #include "fleet_status.h"
 #include "fleet_wait.h"
 #include "logfmt.h"
 
-static void on_payload(struct fleet_sub *s, const char *buf, size_t len)
+/* The catch-up keys' values already settled here (applied, ignored or
+ * our own), by FNV-1a hash: the periodic re-read skips them, so only a
+ * key that is new, changed, or was refused (no such record yet, not
+ * fleet-wide yet) is applied again. Subscriber thread only. */
+#define SETTLED_SLOTS 4096u
+static uint64_t settled[SETTLED_SLOTS];
+static unsigned n_settled;
+
+static uint64_t fnv(const char *buf, size_t len)
 {
-	(void)fleet_apply(s->seg, s->c->host_id, buf, len, wall_now_ms());
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/* 1 if @h is in the table; with @add, put it in (a full table starts
+ * again empty: those keys are applied once more, idempotently). */
+static int settled_has(uint64_t h, int add)
+{
+	unsigned i = (unsigned)(h % SETTLED_SLOTS);
+
+	while (settled[i]) {
+		if (settled[i] == h)
+			return 1;
+		i = (i + 1) % SETTLED_SLOTS;
+	}
+	if (add) {
+		if (n_settled >= SETTLED_SLOTS * 3 / 4) {
+			memset(settled, 0, sizeof(settled));
+			n_settled = 0;
+			i = (unsigned)(h % SETTLED_SLOTS);
+		}
+		settled[i] = h;
+		n_settled++;
+	}
+	return 0;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void on_payload(struct fleet_sub *s, const char *buf, size_t len,
+		       int from)
+{
+	uint64_t h = 0;
+	int rc;
+
+	if (from != FLEET_FROM_PUBSUB) {
+		h = fnv(buf, len);
+		if (from == FLEET_FROM_RECHECK && settled_has(h, 0))
+			return;
+	}
+	rc = fleet_apply(s->seg, s->c->host_id, buf, len, wall_now_ms(), from);
+	if (from != FLEET_FROM_PUBSUB && (rc == FLEET_APPLIED ||
+	    rc == FLEET_IGNORED || rc == FLEET_OWN))
+		(void)settled_has(h, 1);
 	fleet_status_flush(s->seg, 0);
 }
 
-/* Apply every catch-up key. 0 or -EIO (@err says why). */
-static int catch_up(struct fleet_sub *s, char *err, size_t errlen)
+/* Apply every catch-up key (@from: FLEET_FROM_CATCHUP after a subscribe,
+ * FLEET_FROM_RECHECK every FLEET_CATCHUP_MS). 0 or -EIO (@err says why). */
+static int catch_up(struct fleet_sub *s, int from, char *err, size_t errlen)
 {
 	redisContext *rc = fleet_connect(s->c, err, errlen);
 	redisReply *r, *g;
@@ -55,7 +118,7 @@ static int catch_up(struct fleet_sub *s, char *err, size_t errlen)
 				break;
 			}
 			if (g->type == REDIS_REPLY_STRING)
-				on_payload(s, g->str, g->len);
+				on_payload(s, g->str, g->len, from);
 			freeReplyObject(g);
 			seen++;
 		}
@@ -77,7 +140,7 @@ static void on_reply(struct fleet_sub *s, redisReply *r)
 	    strcmp(r->element[0]->str, "message") != 0 ||
 	    r->element[2]->type != REDIS_REPLY_STRING)
 		return;
-	on_payload(s, r->element[2]->str, r->element[2]->len);
+	on_payload(s, r->element[2]->str, r->element[2]->len, FLEET_FROM_PUBSUB);
 }
 
 /* Subscribe on @rc. 0 or -EIO. */
@@ -107,9 +170,17 @@ static int listen_loop(struct fleet_sub *s, redisContext *rc, char *err,
 {
 	struct pollfd pfd;
 	void *reply;
+	uint64_t last_catchup = mono_ms();
 	int n;
 
 	while (!atomic_load(s->stop)) {
+		if (mono_ms() - last_catchup >= FLEET_CATCHUP_MS) {
+			/* a record made (or made fleet-wide) here after a
+			 * peer's decision picks it up from its key */
+			if (catch_up(s, FLEET_FROM_RECHECK, err, errlen))
+				return -EIO;
+			last_catchup = mono_ms();
+		}
 		reply = NULL;
 		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK) {
 			snprintf(err, errlen, "read: %s", rc->errstr);
@@ -152,7 +223,9 @@ void *fleet_sub_main(void *arg)
 			attempt = 0;
 			fleet_status_conn(FLEET_CONN_SUB, NULL);
 			fleet_status_flush(s->seg, 1);
-			if (catch_up(s, err, sizeof(err)) == 0 &&
+			memset(settled, 0, sizeof(settled));
+			n_settled = 0;
+			if (catch_up(s, FLEET_FROM_CATCHUP, err, sizeof(err)) == 0 &&
 			    listen_loop(s, rc, err, sizeof(err)) == 0) {
 				redisFree(rc);
 				break; /* stop */

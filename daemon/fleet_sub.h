@@ -14,6 +14,13 @@
 #include "fleet_conf.h"
 
 #define FLEET_SCAN_MAX_KEYS 100000u /* a catch-up reads at most this many */
+/* The catch-up keys are read again this often while subscribed, so a
+ * record created or declared fleet = on after a peer's decision gets it
+ * within this period; only keys new, changed or refused before are
+ * applied, and a key older than a local reset is stale (fleet_apply.c).
+ * 5 s: within the reconnect backoff's ceiling (FLEET_BACKOFF_MAX_MS), and
+ * one short connection + SCAN per host per 5 s costs Redis little. */
+#define FLEET_CATCHUP_MS 5000u
 
 struct fleet_sub {
 	const struct fleet_conf *c;

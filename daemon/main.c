@@ -79,6 +79,8 @@ struct options {
 	const char *host_id;        /* --host-id ID, or NULL */
 	char fleet_url_buf[1024];   /* the URL read from the file or the env */
 	int fleet_url_from_argv;    /* 1: the URL came from --fleet */
+	unsigned fleet_url_line;    /* the URL's line in --fleet-url-file */
+	int fleet_env_ignored;      /* $BREAKERD_FLEET_URL set, not used */
 };
 
 static const char usage_text[] =
@@ -131,7 +133,8 @@ static const char usage_text[] =
 	"                    $" FLEET_URL_ENV "\n"
 	"  --fleet-url-file FILE\n"
 	"                    read the URL (may hold USER:PASSWORD@) from FILE's\n"
-	"                    first line; refused if others may read FILE\n"
+	"                    first line not blank nor '#'; refused if others\n"
+	"                    may read FILE\n"
 	"  --fleet-channel NAME\n"
 	"                    the Redis pub/sub channel and key prefix (default\n"
 	"                    " FLEET_CHANNEL_DEFAULT "; 1-63 of A-Z a-z 0-9 . _ -)\n"
@@ -148,14 +151,17 @@ static const char usage_text[] =
 #define USAGE_HINT "Try 'breakerd --help' for more information."
 #define usage_error(...) exit(cli_usage_error(__VA_ARGS__))
 
-/* The first line of --fleet-url-file FILE into o->fleet_url_buf; refused
+/* The URL of --fleet-url-file FILE into o->fleet_url_buf: the first line
+ * that is not blank nor a '#' comment, without the whitespace around it
+ * (its number in o->fleet_url_line, for the errors: FILE:LINE:); refused
  * (usage error) if others than its owner and group may read it. */
 static void read_url_file(struct options *o)
 {
 	const char *f = o->fleet_url_file;
+	char line[sizeof(o->fleet_url_buf)], *p, *e;
 	struct stat stt;
+	unsigned lineno = 0;
 	FILE *fp;
-	size_t n;
 	int fd;
 
 	fd = open(f, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -176,13 +182,32 @@ static void read_url_file(struct options *o)
 		close(fd);
 		usage_error("--fleet-url-file: %s: %s", f, strerror(errno));
 	}
-	if (!fgets(o->fleet_url_buf, sizeof(o->fleet_url_buf), fp))
-		o->fleet_url_buf[0] = '\0';
+	o->fleet_url_buf[0] = '\0';
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(fp)) {
+			fclose(fp);
+			usage_error("--fleet-url-file: %s:%u: line longer than "
+				    "%zu bytes", f, lineno, sizeof(line) - 2);
+		}
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+		e = p + strlen(p);
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t' ||
+				 e[-1] == '\r' || e[-1] == '\n'))
+			e--;
+		*e = '\0';
+		if (*p == '\0' || *p == '#')
+			continue;
+		memcpy(o->fleet_url_buf, p, (size_t)(e - p) + 1);
+		o->fleet_url_line = lineno;
+		break;
+	}
+	explicit_bzero(line, sizeof(line));
 	fclose(fp);
-	n = strcspn(o->fleet_url_buf, "\r\n");
-	o->fleet_url_buf[n] = '\0';
-	if (n == 0)
-		usage_error("--fleet-url-file: %s: the first line is empty", f);
+	if (o->fleet_url_buf[0] == '\0')
+		usage_error("--fleet-url-file: %s: no URL (only blank and '#' "
+			    "lines)", f);
 }
 
 /* Where the fleet URL comes from: --fleet, --fleet-url-file, or
@@ -198,6 +223,9 @@ static void fleet_options(struct options *o)
 	} else if (o->fleet_url_file) {
 		read_url_file(o);
 		o->fleet_url = o->fleet_url_buf;
+	}
+	if (o->fleet_url) {
+		o->fleet_env_ignored = env && *env;
 	} else if (env && *env) {
 		snprintf(o->fleet_url_buf, sizeof(o->fleet_url_buf), "%s", env);
 		o->fleet_url = o->fleet_url_buf;
@@ -221,9 +249,15 @@ static void fleet_options(struct options *o)
 static void fleet_conf_of(const struct options *o, const char *shm,
 			  struct fleet_conf *fc)
 {
-	char err[512], host[256];
-	const char *src = o->fleet_url_from_argv ? "--fleet" : o->fleet_url_file
-			  ? "--fleet-url-file" : "$" FLEET_URL_ENV;
+	char err[512], host[256], src[4200];
+
+	if (o->fleet_url_from_argv)
+		snprintf(src, sizeof(src), "--fleet");
+	else if (o->fleet_url_file)
+		snprintf(src, sizeof(src), "--fleet-url-file: %s:%u",
+			 o->fleet_url_file, o->fleet_url_line);
+	else
+		snprintf(src, sizeof(src), "$" FLEET_URL_ENV);
 
 	memset(fc, 0, sizeof(*fc));
 	err[0] = '\0';
@@ -582,6 +616,17 @@ int main(int argc, char **argv)
 	/* after supervise_signals_init() as the HTTP thread; Redis being
 	 * down is not an error here: the link retries on its own */
 	if (o.fleet_url) {
+		/* --fleet and --fleet-url-file exclude each other; either
+		 * wins over the environment: say so, it may surprise */
+		ll_begin(&l, o.fleet_env_ignored ? "warn" : "info",
+			 o.fleet_url_from_argv ? "fleet URL from --fleet"
+			 : o.fleet_url_file ? "fleet URL from --fleet-url-file"
+			 : "fleet URL from $" FLEET_URL_ENV);
+		if (o.fleet_url_file)
+			ll_str(&l, "file", o.fleet_url_file);
+		if (o.fleet_env_ignored)
+			ll_str(&l, "ignored", "$" FLEET_URL_ENV);
+		ll_end(&l);
 		fl = fleet_start(&fc);
 		if (!fl) {
 			metrics_http_stop(mh);

@@ -2697,7 +2697,8 @@ struct brk_fleet_status {
 	uint64_t ignored;          /* valid but nothing to do (-EALREADY) */
 	uint64_t dropped;          /* refused: the sum of drops[] */
 	uint64_t drops[BRK_FLEET_DROP_COUNT]; /* by enum brk_fleet_drop */
-	uint64_t reconnects;       /* connections made after the first */
+	uint64_t reconnects;       /* link reconnects: DOWN -> CONNECTED after
+	                              the first connect (1 per outage) */
 	uint64_t probe_won;        /* fleet probe elections this host won */
 	uint64_t probe_lost;       /* ... lost (held open for the winner) */
 };

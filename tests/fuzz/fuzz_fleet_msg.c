@@ -127,6 +127,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bad("oversize is not exactly 'longer than FLEET_MSG_MAX'");
 	if (!memchr(why, '\0', sizeof(why)))
 		bad("reason not NUL-terminated");
+	/* a refusal gives back the sender's host and name only if valid */
+	if (!memchr(m.host, '\0', sizeof(m.host)) ||
+	    !memchr(m.name, '\0', sizeof(m.name)))
+		bad("refusal: host or name not NUL-terminated");
+	if ((m.host[0] && brk_host_id_validate(m.host) != 0) ||
+	    (m.name[0] && brk_name_validate(m.name) != 0))
+		bad("refusal: gave back a host or name that does not validate");
 	for (const char *p = why; *p; p++)
 		if (*p < 0x20 || *p >= 0x7f)
 			bad("reason holds a non-printable byte");

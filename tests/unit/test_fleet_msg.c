@@ -226,7 +226,7 @@ static void check_refusals(const struct refusal *t, size_t count)
 		/* the reason is printable ASCII: no input byte is echoed */
 		for (const char *p = why; *p; p++)
 			assert_true(*p >= 0x20 && *p < 0x7f);
-		/* nothing written to @out on a refusal */
+		/* nothing but host and name written to @out on a refusal */
 		assert_int_equal(m.kind, 0x5a5a5a5a);
 	}
 }
@@ -594,9 +594,60 @@ static void expired_in_transit_is_refused(void **state)
 	assert_int_equal(out.lag_ms, NOW - 1);
 }
 
+/* A refused message still gives back the host and the name that
+ * validated, so the refusal's log line can say who sent it. */
+static void refusal_names_the_sender_it_could_validate(void **state)
+{
+	const struct {
+		const char *json;
+		int cause;
+		const char *host, *name;
+	} t[] = {
+		{ "{\"v\":1,\"host\":\"web-2\",\"seq\":1,\"sent_ms\":1764600060000,"
+		  "\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":1000}",
+		  BRK_FLEET_DROP_FUTURE, "web-2", "pay" },
+		{ "{\"v\":1,\"host\":\"web-2\",\"seq\":1,\"sent_ms\":1,"
+		  "\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":10}",
+		  BRK_FLEET_DROP_EXPIRED, "web-2", "pay" },
+		{ "{\"v\":1,\"host\":\"web-2\",\"seq\":0,\"sent_ms\":1,"
+		  "\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":10}",
+		  BRK_FLEET_DROP_MALFORMED, "web-2", "pay" },
+		{ "{\"v\":1,\"host\":\"web-2\",\"seq\":1,\"sent_ms\":1,"
+		  "\"kind\":\"nope\",\"name\":\"pay\",\"pad\":1}",
+		  BRK_FLEET_DROP_MALFORMED, "web-2", "pay" },
+		{ "{\"v\":1,\"host\":\"web 2\",\"seq\":1,\"sent_ms\":1,"
+		  "\"kind\":\"reset\",\"name\":\"pay\"}",
+		  BRK_FLEET_DROP_MALFORMED, "", "pay" },
+		{ "{\"v\":1,\"host\":\"web-2\",\"seq\":1,\"sent_ms\":1,"
+		  "\"kind\":\"reset\",\"name\":7}",
+		  BRK_FLEET_DROP_MALFORMED, "web-2", "" },
+		{ "[\"web-2\"]", BRK_FLEET_DROP_MALFORMED, "", "" },
+		{ "not json", BRK_FLEET_DROP_MALFORMED, "", "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct fleet_msg m;
+		char why[160];
+		int cause = -1;
+
+		memset(&m, 0x5a, sizeof(m));
+		assert_int_equal(dec(t[i].json, strlen(t[i].json), NOW, &m,
+				     &cause, why, sizeof(why)), -EINVAL);
+		assert_int_equal(cause, t[i].cause);
+		if (strcmp(m.host, t[i].host) || strcmp(m.name, t[i].name))
+			fprintf(stderr, "%zu: host '%.70s' name '%.70s'\n", i,
+				m.host, m.name);
+		assert_string_equal(m.host, t[i].host);
+		assert_string_equal(m.name, t[i].name);
+		assert_int_equal(m.kind, 0x5a5a5a5a); /* nothing else */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(refusal_names_the_sender_it_could_validate),
 		cmocka_unit_test(round_trips_every_kind),
 		cmocka_unit_test(encodes_the_documented_form),
 		cmocka_unit_test(encode_refuses_what_decode_would),

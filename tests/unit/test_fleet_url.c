@@ -194,12 +194,37 @@ static void small_error_buffers_are_safe(void **state)
 	}
 }
 
+/* An IPv6 Redis address is written [ADDR]:PORT in connect errors, as in
+ * the URL (not "::1:1", which reads as an address). */
+static void ipv6_addresses_are_bracketed_in_errors(void **state)
+{
+	struct fleet_conf c;
+	char err[256] = "";
+	redisContext *rc;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(fleet_url_parse("redis://[::1]:1", 1, &c, err,
+					 sizeof(err)), 0);
+	rc = fleet_connect(&c, err, sizeof(err)); /* nothing listens on 1 */
+	assert_null(rc);
+	if (!strstr(err, "[::1]:1"))
+		fprintf(stderr, "got: %s\n", err);
+	assert_non_null(strstr(err, "connect [::1]:1:"));
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(fleet_url_parse("redis://127.0.0.1:1", 1, &c, err,
+					 sizeof(err)), 0);
+	assert_null(fleet_connect(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "connect 127.0.0.1:1:"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_the_forms),
 		cmocka_unit_test(refuses_with_a_message),
 		cmocka_unit_test(small_error_buffers_are_safe),
+		cmocka_unit_test(ipv6_addresses_are_bracketed_in_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
