@@ -168,13 +168,83 @@ static uint64_t head(brk_segment *seg)
 	return brk_segment_info(seg, &si) == 0 ? si.events_written + 1 : 1;
 }
 
-/* Every fleet breaker open, cooling or forced now. 0 or -EIO. */
+/* A fleet breaker the snapshot may send: its state now, and whether the
+ * last decision the event ring holds for it came from a peer. */
+struct snap {
+	char name[BRK_NAME_MAX + 1];
+	int mode;
+	uint64_t open_ms, cool_ms;
+	int state_remote, cool_remote; /* 1: a peer's decision applied here */
+};
+
+static int snap_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct snap *)a)->name,
+		      ((const struct snap *)b)->name);
+}
+
+/* Which of the snapshot's states are a peer's: the last event of each
+ * name in the ring that set its state (open, forced, reset, close) or its
+ * cooling (cool_until, reset) tells. A state the ring no longer explains
+ * counts as this host's (sent as before). */
+static void snap_origins(struct fleet_pub *p, struct snap *sn, size_t n)
+{
+	struct brk_event ev[PUB_BATCH];
+	struct snap key, *hit;
+	uint64_t cursor = 1, lost = 0, before;
+	int got, i, state, cool;
+
+	qsort(sn, n, sizeof(*sn), snap_cmp);
+	do {
+		before = cursor;
+		got = brk_events_read(p->seg, &cursor, ev, PUB_BATCH, &lost);
+		for (i = 0; i < got; i++) {
+			switch (ev[i].reason) {
+			case BRK_EV_THRESHOLD:
+			case BRK_EV_FAILURE_RATE:
+			case BRK_EV_SLOW_RATE:
+			case BRK_EV_PROBE_FAILED:
+			case BRK_EV_TRIP:
+			case BRK_EV_RETRY_AFTER:
+			case BRK_EV_FORCED:
+			case BRK_EV_PROBE_OK:
+				state = 1, cool = 0;
+				break;
+			case BRK_EV_COOL_UNTIL:
+				state = 0, cool = 1;
+				break;
+			case BRK_EV_RESET:
+				state = 1, cool = 1;
+				break;
+			default:
+				continue;
+			}
+			snprintf(key.name, sizeof(key.name), "%s", ev[i].name);
+			hit = bsearch(&key, sn, n, sizeof(*sn), snap_cmp);
+			if (!hit)
+				continue;
+			if (state)
+				hit->state_remote = ev[i].origin[0] != '\0';
+			if (cool)
+				hit->cool_remote = ev[i].origin[0] != '\0';
+		}
+	} while (got == PUB_BATCH && cursor != before && !atomic_load(p->stop));
+}
+
+/*
+ * Every fleet breaker open, cooling or forced now by this host's own
+ * decision. A state a peer's message put here is not sent again as this
+ * host's: the peer sends its own, and a peer that has since reset it
+ * (while the link was down) must not get it back. 0 or -EIO.
+ */
 static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 		    size_t errlen)
 {
 	struct brk_segment_info si;
 	struct brk_info *in;
 	struct fleet_msg m;
+	struct snap *sn = NULL, *grown;
+	size_t n = 0, cap = 0, j;
 	uint64_t u, units;
 	int rc2 = 0;
 
@@ -184,30 +254,54 @@ static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 	if (!in)
 		return 0;
 	units = si.arena_used_bytes / si.unit_bytes;
-	for (u = 1; u <= units && rc2 == 0 && !atomic_load(p->stop); u++) {
+	for (u = 1; u <= units && !atomic_load(p->stop); u++) {
 		if (brk_info_at(p->seg, (uint32_t)u, in) != 0 ||
 		    in->kind != BRK_KIND_BREAKER || in->config.fleet != 1)
 			continue;
-		memset(&m, 0, sizeof(m));
-		snprintf(m.name, sizeof(m.name), "%s", in->name);
-		if (in->mode != BRK_MODE_NORMAL) {
-			m.kind = FLEET_FORCED;
-			m.mode = in->mode;
-			rc2 = send_msg(p, rc, &m, err, errlen);
-		} else if (in->state == BRK_OPEN && in->open_remaining_ms) {
-			m.kind = FLEET_OPEN;
-			m.remaining_ms = in->open_remaining_ms;
-			rc2 = send_msg(p, rc, &m, err, errlen);
+		if (in->mode == BRK_MODE_NORMAL &&
+		    !(in->state == BRK_OPEN && in->open_remaining_ms) &&
+		    !in->cool_until_remaining_ms)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(sn, cap * sizeof(*sn));
+			if (!grown)
+				break;
+			sn = grown;
 		}
-		if (rc2 == 0 && in->cool_until_remaining_ms) {
+		memset(&sn[n], 0, sizeof(sn[n]));
+		snprintf(sn[n].name, sizeof(sn[n].name), "%s", in->name);
+		sn[n].mode = in->mode;
+		sn[n].open_ms = in->state == BRK_OPEN ? in->open_remaining_ms : 0;
+		sn[n].cool_ms = in->cool_until_remaining_ms;
+		n++;
+	}
+	free(in);
+	if (n)
+		snap_origins(p, sn, n);
+	for (j = 0; j < n && rc2 == 0 && !atomic_load(p->stop); j++) {
+		if (!sn[j].state_remote) {
 			memset(&m, 0, sizeof(m));
-			snprintf(m.name, sizeof(m.name), "%s", in->name);
+			snprintf(m.name, sizeof(m.name), "%s", sn[j].name);
+			if (sn[j].mode != BRK_MODE_NORMAL) {
+				m.kind = FLEET_FORCED;
+				m.mode = sn[j].mode;
+				rc2 = send_msg(p, rc, &m, err, errlen);
+			} else if (sn[j].open_ms) {
+				m.kind = FLEET_OPEN;
+				m.remaining_ms = sn[j].open_ms;
+				rc2 = send_msg(p, rc, &m, err, errlen);
+			}
+		}
+		if (rc2 == 0 && sn[j].cool_ms && !sn[j].cool_remote) {
+			memset(&m, 0, sizeof(m));
+			snprintf(m.name, sizeof(m.name), "%s", sn[j].name);
 			m.kind = FLEET_COOL_UNTIL;
-			m.remaining_ms = in->cool_until_remaining_ms;
+			m.remaining_ms = sn[j].cool_ms;
 			rc2 = send_msg(p, rc, &m, err, errlen);
 		}
 	}
-	free(in);
+	free(sn);
 	return rc2;
 }
 
