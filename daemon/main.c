@@ -164,7 +164,9 @@ static void read_url_file(struct options *o)
 	FILE *fp;
 	int fd;
 
-	fd = open(f, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO (or a device) must not hang the start before
+	 * fstat() refuses it; a regular file's reads ignore the flag */
+	fd = open(f, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		usage_error("--fleet-url-file: %s: %s", f, strerror(errno));
 	if (fstat(fd, &stt) != 0 || !S_ISREG(stt.st_mode)) {
