@@ -337,6 +337,26 @@ static int drain(struct fleet_pub *p, redisContext *rc, uint64_t *cursor,
 	return 0;
 }
 
+/*
+ * Events the ring overwrote before they were read (a burst of more than
+ * the ring's slots between two polls, of any records, or an outage) may
+ * have held a fleet decision: log it and send the snapshot, so a lost
+ * open, cooling or forced mode still reaches the peers (a lost reset does
+ * not). 0 or -EIO.
+ */
+static int after_loss(struct fleet_pub *p, redisContext *rc, uint64_t lost,
+		      char *err, size_t errlen)
+{
+	struct logline l;
+
+	ll_begin(&l, "warn", "fleet link: events overwritten before they were sent");
+	ll_str(&l, "fleet", "events_lost");
+	ll_u64(&l, "lost", lost);
+	ll_str(&l, "then", "snapshot");
+	ll_end(&l);
+	return snapshot(p, rc, err, errlen);
+}
+
 void *fleet_pub_main(void *arg)
 {
 	struct fleet_pub *p = arg;
@@ -368,14 +388,17 @@ void *fleet_pub_main(void *arg)
 			if (!first && drain(p, rc, &cursor, &lost, err,
 					    sizeof(err)))
 				goto lost;
-			if ((first || lost) && snapshot(p, rc, err, sizeof(err)))
+			if (first ? snapshot(p, rc, err, sizeof(err))
+				  : lost && after_loss(p, rc, lost, err,
+						       sizeof(err)))
 				goto lost;
 			first = 0;
 			last_io = mono_ms();
 		}
 		c0 = cursor;
 		lost = 0;
-		if (drain(p, rc, &cursor, &lost, err, sizeof(err)))
+		if (drain(p, rc, &cursor, &lost, err, sizeof(err)) ||
+		    (lost && after_loss(p, rc, lost, err, sizeof(err))))
 			goto lost;
 		if (cursor != c0)
 			last_io = mono_ms();
