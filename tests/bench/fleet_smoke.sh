@@ -18,13 +18,21 @@ if [ ! -x /usr/bin/redis-server ]; then
 	echo "SKIP: redis-server not installed (apt-get install -y redis-server)"
 	exit 77
 fi
+# this run's segments and daemons: the bench's /brk-fleetbench-* that were
+# not there before (another run of the bench, in a developer's shell, may
+# be going on beside this one)
+theirs() { ls /dev/shm | grep "^brk-fleetbench-" | sort; }
+before=$(theirs)
+daemons_before=$(pgrep -f "breakerd --shm /brk-fleetbench-" | sort)
 FLEET_CALLGRIND=0 bash "$fleet_sh" "$build" --trips 10 --seconds 1 --outage-s 1 \
 	--workers 1 >"$out" 2>"$err" &
 pid=$!
 wait $pid
 rc=$?
-ls /dev/shm | grep -q "brk-fleetbench-" && bad "segment left in /dev/shm"
-pgrep -f "breakerd --shm /brk-fleetbench-" >/dev/null && bad "a breakerd of the run is still running"
+left=$(comm -13 <(echo "$before") <(theirs))
+[ -n "$left" ] && bad "segment left in /dev/shm:" $left
+[ -n "$(comm -13 <(echo "$daemons_before") <(pgrep -f "breakerd --shm /brk-fleetbench-" | sort))" ] &&
+	bad "a breakerd of the run is still running"
 
 # the no-link side of figure 2 never needs the link
 grep -Eq '^  calls sent to the upstream +[-0-9]+ +[0-9]+$' "$out" ||
