@@ -27,7 +27,8 @@ def test_events_carry_their_origin(shm):
     got = [(e["name"], e["reason"], e["from"], e["to"], e["origin"]) for e in evs]
     assert got == [("fleet/a", "trip", "closed", "open", "host-b"),
                    ("fleet/a", "reset", "open", "closed", ""),
-                   ("", "fleet_link", "off", "connecting", "")]
+                   ("", "fleet_link", "off", "connecting", ""),
+                   ("fleet/p", "pace_cut", "closed", "closed", "host-b")]
 
 
 def test_local_events_have_an_empty_origin(seg):
