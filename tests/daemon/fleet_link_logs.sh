@@ -2,8 +2,9 @@
 # fleet_link_logs.sh BREAKERD BCTL PEEK CASE - what breakerd's fleet link
 # logs and publishes in the cases a new user met (daemon/fleet*.c), each
 # against a throwaway redis-server on loopback (but "notes"):
-#   notes      breakerd --breakers FILE (fleet sections) --fleet prints
-#              no bctl note ("no breakerd --fleet link ..."): logfmt only
+#   notes      breakerd --breakers FILE (fleet sections), with --fleet or
+#              without, prints no bctl note ("no breakerd --fleet link
+#              ..."): logfmt only
 #   unknown    a peer's message about a record this host has not made is
 #              counted and logged at info (cause=unknown); a malformed one
 #              still at warn
@@ -55,7 +56,9 @@ start() {
 	local h=$1
 	shift
 	SHM[$h]=${SHM[$h]:-/brk-fxlink2-$h-$$}
-	"$BREAKERD" --shm "${SHM[$h]}" --host-id "$h" "$@" >>"$TMP/breakerd.$h" 2>&1 &
+	local id=(--host-id "$h")
+	[[ " $* " == *" --fleet "* ]] || [ -n "${BREAKERD_FLEET_URL:-}" ] || id=()
+	"$BREAKERD" --shm "${SHM[$h]}" "${id[@]}" "$@" >>"$TMP/breakerd.$h" 2>&1 &
 	DPID[$h]=$!
 	until_s 10 test -e "/dev/shm${SHM[$h]}"
 }
@@ -84,6 +87,13 @@ notes)
 	other=$(grep -v '^ts=' "$TMP/breakerd.n")
 	[ -z "$other" ] && ok "every line breakerd wrote is logfmt" ||
 		bad "lines that are not logfmt" "$other"
+	# without --fleet: nothing either (decided: design.md "Fleet link")
+	start m --breakers "$TMP/b.conf"
+	until_s 5 logged m "breakers file applied" || bad "file not applied (no --fleet)"
+	stop m
+	other=$(grep -v '^ts=' "$TMP/breakerd.m")
+	[ -z "$other" ] && ok "without --fleet: logfmt only, no note" ||
+		bad "without --fleet: lines that are not logfmt" "$other"
 	;;
 unknown)
 	redis_need
