@@ -310,17 +310,39 @@ static struct timeval tv_ms(unsigned ms)
 	return tv;
 }
 
-/* The I/O error of @ctx as a message: hiredis 0.14 says "Resource
- * temporarily unavailable" for a read timeout (EAGAIN). */
-static const char *io_why(const redisContext *ctx)
+/* The I/O error of @ctx as a message into @buf: hiredis 0.14 says
+ * "Resource temporarily unavailable" for a read timeout (EAGAIN). */
+static const char *io_why(const redisContext *ctx, char *buf, size_t len)
 {
 	if (ctx->err == REDIS_ERR_IO &&
 	    (strstr(ctx->errstr, "temporarily unavailable") ||
-	     strstr(ctx->errstr, "timed out")))
-		return "no answer (timed out)";
-	if (ctx->err == REDIS_ERR_EOF)
+	     strstr(ctx->errstr, "timed out"))) {
+		snprintf(buf, len, "no answer within %u ms", FLEET_IO_TIMEOUT_MS);
+		return buf;
+	}
+	if (ctx->err == REDIS_ERR_EOF || !ctx->err)
 		return "the server closed the connection";
-	return ctx->errstr;
+	return ctx->errstr[0] ? ctx->errstr : "I/O error";
+}
+
+void fleet_cmd_err(const redisContext *ctx, const struct fleet_conf *c,
+		   const char *cmd, const redisReply *r, char *err,
+		   size_t errlen)
+{
+	char ab[300], why[64];
+
+	if (!err || !errlen)
+		return;
+	if (r && r->type == REDIS_REPLY_ERROR)
+		cerr(err, errlen, "fleet: %s refused by %s: %.*s", cmd,
+		     addr(c, ab, sizeof(ab)),
+		     (int)(r->len > 200 ? 200 : r->len), r->str ? r->str : "");
+	else if (r)
+		cerr(err, errlen, "fleet: %s on %s: unexpected reply (type %d)",
+		     cmd, addr(c, ab, sizeof(ab)), r->type);
+	else
+		cerr(err, errlen, "fleet: %s on %s: %s", cmd,
+		     addr(c, ab, sizeof(ab)), io_why(ctx, why, sizeof(why)));
 }
 
 /* Run one command; 0, or -1 with @err filled ("... refused: <reply>"). */
@@ -331,8 +353,7 @@ static int command_ok(redisContext *ctx, const struct fleet_conf *c,
 	char ab[300];
 
 	if (!r) {
-		cerr(err, errlen, "fleet: %s on %s: %s", what,
-		     addr(c, ab, sizeof(ab)), io_why(ctx));
+		fleet_cmd_err(ctx, c, what, NULL, err, errlen);
 		return -1;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {

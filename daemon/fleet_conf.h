@@ -64,4 +64,17 @@ int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
 redisContext *fleet_connect(const struct fleet_conf *c, char *err,
 			    size_t errlen);
 
+/*
+ * fleet_cmd_err - the message for command @cmd (its name, e.g. "PING",
+ * "SCAN", "GET breakerd:state:pay") that failed on @ctx, into @err, naming
+ * the server: "fleet: CMD on HOST:PORT: no answer within
+ * FLEET_IO_TIMEOUT_MS ms" (@r NULL, a read timeout), "...: the server
+ * closed the connection", "...: <hiredis errstr>"; "fleet: CMD refused by
+ * HOST:PORT: <error reply>" (@r an error reply); "...: unexpected reply
+ * (type N)" (another reply). Thread-safe.
+ */
+void fleet_cmd_err(const redisContext *ctx, const struct fleet_conf *c,
+		   const char *cmd, const redisReply *r, char *err,
+		   size_t errlen);
+
 #endif

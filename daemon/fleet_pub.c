@@ -27,24 +27,29 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* One command; 0 or -EIO (the connection is lost or Redis refused). */
-static int run(redisContext *rc, char *err, size_t errlen, const char *fmt, ...)
+/* One command; 0 or -EIO (the connection is lost or Redis refused: @err
+ * names the command and the server, fleet_cmd_err()). */
+static int run(const struct fleet_conf *c, redisContext *rc, char *err,
+	       size_t errlen, const char *fmt, ...)
 {
 	redisReply *r;
 	va_list ap;
+	char cmd[16];
+	size_t i;
 	int ok;
 
 	va_start(ap, fmt);
 	r = redisvCommand(rc, fmt, ap);
 	va_end(ap);
-	if (!r) {
-		snprintf(err, errlen, "%s", rc->errstr[0] ? rc->errstr : "I/O error");
-		return -EIO;
+	ok = r && r->type != REDIS_REPLY_ERROR;
+	if (!ok) {
+		for (i = 0; fmt[i] && fmt[i] != ' ' && i < sizeof(cmd) - 1; i++)
+			cmd[i] = fmt[i];
+		cmd[i] = '\0';
+		fleet_cmd_err(rc, c, cmd, r, err, errlen);
 	}
-	ok = r->type != REDIS_REPLY_ERROR;
-	if (!ok)
-		snprintf(err, errlen, "redis: %.*s", (int)r->len, r->str ? r->str : "");
-	freeReplyObject(r);
+	if (r)
+		freeReplyObject(r);
 	return ok ? 0 : -EIO;
 }
 
@@ -71,27 +76,27 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 		ll_end(&l);
 		return 0;
 	}
-	if (run(rc, err, errlen, "PUBLISH %s %b", ch, json, (size_t)n))
+	if (run(p->c, rc, err, errlen, "PUBLISH %s %b", ch, json, (size_t)n))
 		return -EIO;
 	fleet_status_count(FLEET_C_PUBLISHED);
 	switch (m->kind) {
 	case FLEET_OPEN:
 	case FLEET_COOL_UNTIL:
-		return run(rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
+		return run(p->c, rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
 			   m->name, json, (size_t)n,
 			   (unsigned long long)m->remaining_ms);
 	case FLEET_PACE_CUT:
-		return run(rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
+		return run(p->c, rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
 			   m->name, json, (size_t)n,
 			   (unsigned long long)FLEET_PACE_KEY_MS);
 	case FLEET_FORCED:
 		if (m->mode != BRK_MODE_NORMAL)
-			return run(rc, err, errlen, "SET %s:state:%s %b", ch,
+			return run(p->c, rc, err, errlen, "SET %s:state:%s %b", ch,
 				   m->name, json, (size_t)n);
 		/* back to normal: nothing to catch up on */
-		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
+		return run(p->c, rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	default:
-		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
+		return run(p->c, rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	}
 }
 
@@ -403,7 +408,7 @@ void *fleet_pub_main(void *arg)
 		if (cursor != c0)
 			last_io = mono_ms();
 		if (mono_ms() - last_io >= FLEET_PING_MS) {
-			if (run(rc, err, sizeof(err), "PING"))
+			if (run(p->c, rc, err, sizeof(err), "PING"))
 				goto lost;
 			last_io = mono_ms();
 		}
