@@ -357,21 +357,28 @@ static int command_ok(redisContext *ctx, const struct fleet_conf *c,
 		return -1;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		const char *hint = "";
+		/* the password may be only in a file or the environment */
+		const char *pw_src = c->url_src[0] &&
+				     strcmp(c->url_src, "--fleet") != 0
+				     ? c->url_src
+				     : "--fleet-url-file or $BREAKERD_FLEET_URL";
+		char hint[400];
 
+		hint[0] = '\0';
 		if (strncmp(r->str, "WRONGPASS", 9) == 0 ||
 		    strstr(r->str, "invalid password"))
-			hint = " (check the user and password of the fleet "
-			       "URL in --fleet-url-file or "
-			       "$BREAKERD_FLEET_URL)";
+			snprintf(hint, sizeof(hint), " (check the user and "
+				 "password of the fleet URL in %.300s)",
+				 c->url_src[0] ? c->url_src : pw_src);
 		else if (strncmp(r->str, "NOAUTH", 6) == 0)
-			hint = " (the server needs a password: "
-			       "redis://USER:PASSWORD@HOST in "
-			       "--fleet-url-file or $BREAKERD_FLEET_URL)";
+			snprintf(hint, sizeof(hint), " (the server needs a "
+				 "password: redis://USER:PASSWORD@HOST in %.300s)",
+				 pw_src);
 		else if (strstr(r->str, "wrong number of arguments") &&
 			 c->user[0])
-			hint = " (AUTH USER PASSWORD needs Redis 6 or later; "
-			       "leave the user out for requirepass)";
+			snprintf(hint, sizeof(hint), " (AUTH USER PASSWORD "
+				 "needs Redis 6 or later; leave the user out "
+				 "for requirepass)");
 		cerr(err, errlen, "fleet: %s refused by %s: %.200s%s",
 		     what, addr(c, ab, sizeof(ab)), r->str, hint);
 		freeReplyObject(r);

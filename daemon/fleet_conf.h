@@ -39,6 +39,10 @@ struct fleet_conf {
 	char user[128];                    /* "" : none (AUTH PASSWORD only) */
 	char password[256];                /* "" : no AUTH */
 	const char *shm_name;              /* the segment breakerd attached */
+	/* where the URL came from, for the hints of AUTH errors:
+	 * "--fleet", "--fleet-url-file FILE" or "$BREAKERD_FLEET_URL";
+	 * "" (unknown) names the two places a password may be */
+	char url_src[300];
 };
 
 /*
@@ -56,8 +60,8 @@ int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
  * nopass user) and SELECT db, and FLEET_IO_TIMEOUT_MS on reads and
  * writes. Returns the context (the caller frees it with redisFree()) or
  * NULL with a message in @err: the connection refused, timed out, the
- * AUTH refused (WRONGPASS: check the URL's user and password), NOAUTH
- * (the server needs a password), SELECT refused. Never holds the
+ * AUTH refused (WRONGPASS: check the URL's user and password, naming
+ * c->url_src), NOAUTH (the server needs a password), SELECT refused. Never holds the
  * password in @err.
  * Thread-safe (each thread opens its own connection).
  */
