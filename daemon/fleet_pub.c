@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "fleet_msg.h"
+#include "fleet_own.h"
 #include "fleet_record.h"
 #include "fleet_self.h"
 #include "fleet_status.h"
@@ -310,6 +311,38 @@ static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 	return rc2;
 }
 
+struct own_ctx {
+	struct fleet_pub *p;
+	redisContext *rc;
+	char *err;
+	size_t errlen;
+};
+
+static int own_fix(void *ctx, struct fleet_msg *m)
+{
+	struct own_ctx *o = ctx;
+
+	return send_msg(o->p, o->rc, m, o->err, o->errlen);
+}
+
+/*
+ * The snapshot, then our own catch-up keys that no longer hold here
+ * (fleet_own.h): a reset made while this breakerd was not running (or
+ * lost from the ring) is not in the ring's unread events, and without
+ * it the peers that applied our open stay open, and a host joining later
+ * re-opens from our stale key. 0 or -EIO.
+ */
+static int snapshot_and_own(struct fleet_pub *p, redisContext *rc, char *err,
+			    size_t errlen)
+{
+	struct own_ctx o = { p, rc, err, errlen };
+
+	if (snapshot(p, rc, err, errlen))
+		return -EIO;
+	return fleet_own_undone(rc, p->c, p->seg, p->stop, own_fix, &o, err,
+				errlen) ? -EIO : 0;
+}
+
 /* Send what the ring holds since the cursor, in order; *@lost +=
  * the events overwritten before they were read. 0 or -EIO. */
 static int drain(struct fleet_pub *p, redisContext *rc, uint64_t *cursor,
@@ -359,7 +392,7 @@ static int after_loss(struct fleet_pub *p, redisContext *rc, uint64_t lost,
 	ll_u64(&l, "lost", lost);
 	ll_str(&l, "then", "snapshot");
 	ll_end(&l);
-	return snapshot(p, rc, err, errlen);
+	return snapshot_and_own(p, rc, err, errlen);
 }
 
 void *fleet_pub_main(void *arg)
@@ -384,7 +417,8 @@ void *fleet_pub_main(void *arg)
 			}
 			attempt = 0;
 			fleet_status_conn(FLEET_CONN_PUB, NULL);
-			/* At start: what is open, cooling or forced now. After
+			/* At start: what is open, cooling or forced now, and
+			 * what our own stale keys no longer hold. After
 			 * an outage: the decisions made while down, in order
 			 * from the cursor (a reset after a trip goes out as a
 			 * reset and DELs the key), and the snapshot only if
@@ -393,7 +427,7 @@ void *fleet_pub_main(void *arg)
 			if (!first && drain(p, rc, &cursor, &lost, err,
 					    sizeof(err)))
 				goto lost;
-			if (first ? snapshot(p, rc, err, sizeof(err))
+			if (first ? snapshot_and_own(p, rc, err, sizeof(err))
 				  : lost && after_loss(p, rc, lost, err,
 						       sizeof(err)))
 				goto lost;

@@ -14,7 +14,9 @@
 #              warn, rate-limited (not one line per attempt), and the
 #              WRONGPASS hint names $BREAKERD_FLEET_URL
 #   reset_down a reset made while breakerd was stopped is published when
-#              it starts again: peers close, our stale catch-up key goes
+#              it starts again: peers close, our stale catch-up key goes,
+#              a later joiner stays closed, no ping-pong; a peer's newer
+#              trip is not undone by it
 # Stops every process it starts and removes its segments.
 set -u
 
@@ -41,9 +43,14 @@ cleanup() {
 	done
 	for h in "${!SHM[@]}"; do rm -f "/dev/shm${SHM[$h]}"; done
 	redis_stop
-	rm -rf "$TMP"
+	[ -n "${KEEPLOG:-}" ] && cp "$TMP"/breakerd.* /tmp/fx2logs/ 2>/dev/null; rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
+# redis_start sets its own EXIT trap (redis_stop): put ours back
+rstart() {
+	redis_start || exit 1
+	trap cleanup EXIT INT TERM
+}
 
 st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
 st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
@@ -97,7 +104,7 @@ notes)
 	;;
 unknown)
 	redis_need
-	redis_start || exit 1
+	rstart
 	start a --fleet "$REDIS_URL"
 	start b --fleet "$REDIS_URL"
 	connected a
@@ -118,7 +125,7 @@ unknown)
 	;;
 errors)
 	redis_need
-	redis_start || exit 1
+	rstart
 	start a --fleet "$REDIS_URL"
 	connected a
 	kill -STOP "$REDIS_PID"
@@ -143,7 +150,7 @@ errors)
 	;;
 reconnect)
 	redis_need
-	redis_start || exit 1
+	rstart
 	redis_cli ACL SETUSER fl on '>flpw' '~*' '&*' '+@all' >/dev/null
 	export BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0"
 	start a
@@ -172,7 +179,7 @@ reconnect)
 	;;
 reset_down)
 	redis_need
-	redis_start || exit 1
+	rstart
 	printf '[breaker filebrk]\nfleet = on\n' >"$TMP/b.conf"
 	for h in a b c; do start $h --fleet "$REDIS_URL" --breakers "$TMP/b.conf"; done
 	for h in a b c; do connected $h; done
@@ -207,6 +214,26 @@ reset_down)
 	p2=$(st b published)
 	[ "$p1" = "$p2" ] && ok "no ping-pong: b published $p1, then nothing" ||
 		bad "b keeps publishing: $p1 -> $p2"
+	# a peer's newer decision is not undone: b trips, stops, is reset
+	# while stopped, then a resets and trips (the key becomes a's): b
+	# applies a's newer trip
+	"$BCTL" --shm "${SHM[b]}" trip filebrk --for 90s >/dev/null
+	until_s 5 state_is a filebrk open || bad "b's second trip did not reach a"
+	stop b
+	"$BCTL" --shm "${SHM[b]}" reset filebrk >/dev/null
+	sleep 0.2
+	# (a trip of an open breaker is no event: a resets, then trips)
+	"$BCTL" --shm "${SHM[a]}" reset filebrk >/dev/null
+	"$BCTL" --shm "${SHM[a]}" trip filebrk --for 90s >/dev/null
+	until_s 5 eval '[[ $(redis_cli GET breakerd:state:filebrk) == *\"host\":\"a\"* ]]' ||
+		bad "a's trip did not take the key" "$(redis_cli GET breakerd:state:filebrk)"
+	start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	connected b
+	sleep 1
+	for h in a b c d; do
+		state_is $h filebrk open && ok "host $h: a peer's newer trip stands (open)" ||
+			bad "host $h: filebrk $(state $h filebrk): b's reset undid a's newer trip"
+	done
 	;;
 *)
 	echo "unknown case $CASE" >&2
