@@ -35,7 +35,11 @@ static int refuse(int cause, const char *host, const char *name,
 		return FLEET_DROPPED;
 	}
 	last_log_ms[cause] = now_ms ? now_ms : 1;
-	ll_begin(&l, "warn", "fleet message refused");
+	/* hosts holding different records is normal: info; the other
+	 * causes (malformed, too old, a kind for the wrong record, not
+	 * fleet-wide here) say a peer or the setup is wrong: warn */
+	ll_begin(&l, cause == BRK_FLEET_DROP_UNKNOWN ? "info" : "warn",
+		 "fleet message refused");
 	ll_str(&l, "fleet", "refused");
 	ll_str(&l, "cause", brk_fleet_drop_name(cause));
 	if (host && *host)

@@ -310,17 +310,39 @@ static struct timeval tv_ms(unsigned ms)
 	return tv;
 }
 
-/* The I/O error of @ctx as a message: hiredis 0.14 says "Resource
- * temporarily unavailable" for a read timeout (EAGAIN). */
-static const char *io_why(const redisContext *ctx)
+/* The I/O error of @ctx as a message into @buf: hiredis 0.14 says
+ * "Resource temporarily unavailable" for a read timeout (EAGAIN). */
+static const char *io_why(const redisContext *ctx, char *buf, size_t len)
 {
 	if (ctx->err == REDIS_ERR_IO &&
 	    (strstr(ctx->errstr, "temporarily unavailable") ||
-	     strstr(ctx->errstr, "timed out")))
-		return "no answer (timed out)";
-	if (ctx->err == REDIS_ERR_EOF)
+	     strstr(ctx->errstr, "timed out"))) {
+		snprintf(buf, len, "no answer within %u ms", FLEET_IO_TIMEOUT_MS);
+		return buf;
+	}
+	if (ctx->err == REDIS_ERR_EOF || !ctx->err)
 		return "the server closed the connection";
-	return ctx->errstr;
+	return ctx->errstr[0] ? ctx->errstr : "I/O error";
+}
+
+void fleet_cmd_err(const redisContext *ctx, const struct fleet_conf *c,
+		   const char *cmd, const redisReply *r, char *err,
+		   size_t errlen)
+{
+	char ab[300], why[64];
+
+	if (!err || !errlen)
+		return;
+	if (r && r->type == REDIS_REPLY_ERROR)
+		cerr(err, errlen, "fleet: %s refused by %s: %.*s", cmd,
+		     addr(c, ab, sizeof(ab)),
+		     (int)(r->len > 200 ? 200 : r->len), r->str ? r->str : "");
+	else if (r)
+		cerr(err, errlen, "fleet: %s on %s: unexpected reply (type %d)",
+		     cmd, addr(c, ab, sizeof(ab)), r->type);
+	else
+		cerr(err, errlen, "fleet: %s on %s: %s", cmd,
+		     addr(c, ab, sizeof(ab)), io_why(ctx, why, sizeof(why)));
 }
 
 /* Run one command; 0, or -1 with @err filled ("... refused: <reply>"). */
@@ -331,26 +353,32 @@ static int command_ok(redisContext *ctx, const struct fleet_conf *c,
 	char ab[300];
 
 	if (!r) {
-		cerr(err, errlen, "fleet: %s on %s: %s", what,
-		     addr(c, ab, sizeof(ab)), io_why(ctx));
+		fleet_cmd_err(ctx, c, what, NULL, err, errlen);
 		return -1;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		const char *hint = "";
+		/* the password may be only in a file or the environment */
+		const char *pw_src = c->url_src[0] &&
+				     strcmp(c->url_src, "--fleet") != 0
+				     ? c->url_src
+				     : "--fleet-url-file or $BREAKERD_FLEET_URL";
+		char hint[400];
 
+		hint[0] = '\0';
 		if (strncmp(r->str, "WRONGPASS", 9) == 0 ||
 		    strstr(r->str, "invalid password"))
-			hint = " (check the user and password of the fleet "
-			       "URL in --fleet-url-file or "
-			       "$BREAKERD_FLEET_URL)";
+			snprintf(hint, sizeof(hint), " (check the user and "
+				 "password of the fleet URL in %.300s)",
+				 c->url_src[0] ? c->url_src : pw_src);
 		else if (strncmp(r->str, "NOAUTH", 6) == 0)
-			hint = " (the server needs a password: "
-			       "redis://USER:PASSWORD@HOST in "
-			       "--fleet-url-file or $BREAKERD_FLEET_URL)";
+			snprintf(hint, sizeof(hint), " (the server needs a "
+				 "password: redis://USER:PASSWORD@HOST in %.300s)",
+				 pw_src);
 		else if (strstr(r->str, "wrong number of arguments") &&
 			 c->user[0])
-			hint = " (AUTH USER PASSWORD needs Redis 6 or later; "
-			       "leave the user out for requirepass)";
+			snprintf(hint, sizeof(hint), " (AUTH USER PASSWORD "
+				 "needs Redis 6 or later; leave the user out "
+				 "for requirepass)");
 		cerr(err, errlen, "fleet: %s refused by %s: %.200s%s",
 		     what, addr(c, ab, sizeof(ab)), r->str, hint);
 		freeReplyObject(r);

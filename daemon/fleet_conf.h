@@ -39,6 +39,10 @@ struct fleet_conf {
 	char user[128];                    /* "" : none (AUTH PASSWORD only) */
 	char password[256];                /* "" : no AUTH */
 	const char *shm_name;              /* the segment breakerd attached */
+	/* where the URL came from, for the hints of AUTH errors:
+	 * "--fleet", "--fleet-url-file FILE" or "$BREAKERD_FLEET_URL";
+	 * "" (unknown) names the two places a password may be */
+	char url_src[300];
 };
 
 /*
@@ -56,12 +60,25 @@ int fleet_url_parse(const char *url, int from_argv, struct fleet_conf *c,
  * nopass user) and SELECT db, and FLEET_IO_TIMEOUT_MS on reads and
  * writes. Returns the context (the caller frees it with redisFree()) or
  * NULL with a message in @err: the connection refused, timed out, the
- * AUTH refused (WRONGPASS: check the URL's user and password), NOAUTH
- * (the server needs a password), SELECT refused. Never holds the
+ * AUTH refused (WRONGPASS: check the URL's user and password, naming
+ * c->url_src), NOAUTH (the server needs a password), SELECT refused. Never holds the
  * password in @err.
  * Thread-safe (each thread opens its own connection).
  */
 redisContext *fleet_connect(const struct fleet_conf *c, char *err,
 			    size_t errlen);
+
+/*
+ * fleet_cmd_err - the message for command @cmd (its name, e.g. "PING",
+ * "SCAN", "GET breakerd:state:pay") that failed on @ctx, into @err, naming
+ * the server: "fleet: CMD on HOST:PORT: no answer within
+ * FLEET_IO_TIMEOUT_MS ms" (@r NULL, a read timeout), "...: the server
+ * closed the connection", "...: <hiredis errstr>"; "fleet: CMD refused by
+ * HOST:PORT: <error reply>" (@r an error reply); "...: unexpected reply
+ * (type N)" (another reply). Thread-safe.
+ */
+void fleet_cmd_err(const redisContext *ctx, const struct fleet_conf *c,
+		   const char *cmd, const redisReply *r, char *err,
+		   size_t errlen);
 
 #endif

@@ -226,17 +226,10 @@ static void fp_drain(struct fleet_probe *fp)
 static void fp_reply_error(struct fleet_probe *fp, redisReply *r,
 			   const char *cmd, const char *key)
 {
-	char why[320];
+	char why[320], what[200];
 
-	if (!r)
-		snprintf(why, sizeof(why), "%s %s: %s", cmd, key,
-			 fp->rc->errstr[0] ? fp->rc->errstr : "no reply");
-	else if (r->type == REDIS_REPLY_ERROR)
-		snprintf(why, sizeof(why), "%s %s: %.*s", cmd, key,
-			 (int)(r->len > 120 ? 120 : r->len), r->str);
-	else
-		snprintf(why, sizeof(why), "%s %s: unexpected reply type %d", cmd,
-			 key, r->type);
+	snprintf(what, sizeof(what), "%s %s", cmd, key);
+	fleet_cmd_err(fp->rc, &fp->conf, what, r, why, sizeof(why));
 	if (r)
 		freeReplyObject(r);
 	fp_disconnect(fp, why);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "fleet_msg.h"
+#include "fleet_own.h"
 #include "fleet_record.h"
 #include "fleet_self.h"
 #include "fleet_status.h"
@@ -27,24 +28,29 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* One command; 0 or -EIO (the connection is lost or Redis refused). */
-static int run(redisContext *rc, char *err, size_t errlen, const char *fmt, ...)
+/* One command; 0 or -EIO (the connection is lost or Redis refused: @err
+ * names the command and the server, fleet_cmd_err()). */
+static int run(const struct fleet_conf *c, redisContext *rc, char *err,
+	       size_t errlen, const char *fmt, ...)
 {
 	redisReply *r;
 	va_list ap;
+	char cmd[16];
+	size_t i;
 	int ok;
 
 	va_start(ap, fmt);
 	r = redisvCommand(rc, fmt, ap);
 	va_end(ap);
-	if (!r) {
-		snprintf(err, errlen, "%s", rc->errstr[0] ? rc->errstr : "I/O error");
-		return -EIO;
+	ok = r && r->type != REDIS_REPLY_ERROR;
+	if (!ok) {
+		for (i = 0; fmt[i] && fmt[i] != ' ' && i < sizeof(cmd) - 1; i++)
+			cmd[i] = fmt[i];
+		cmd[i] = '\0';
+		fleet_cmd_err(rc, c, cmd, r, err, errlen);
 	}
-	ok = r->type != REDIS_REPLY_ERROR;
-	if (!ok)
-		snprintf(err, errlen, "redis: %.*s", (int)r->len, r->str ? r->str : "");
-	freeReplyObject(r);
+	if (r)
+		freeReplyObject(r);
 	return ok ? 0 : -EIO;
 }
 
@@ -71,27 +77,27 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 		ll_end(&l);
 		return 0;
 	}
-	if (run(rc, err, errlen, "PUBLISH %s %b", ch, json, (size_t)n))
+	if (run(p->c, rc, err, errlen, "PUBLISH %s %b", ch, json, (size_t)n))
 		return -EIO;
 	fleet_status_count(FLEET_C_PUBLISHED);
 	switch (m->kind) {
 	case FLEET_OPEN:
 	case FLEET_COOL_UNTIL:
-		return run(rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
+		return run(p->c, rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
 			   m->name, json, (size_t)n,
 			   (unsigned long long)m->remaining_ms);
 	case FLEET_PACE_CUT:
-		return run(rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
+		return run(p->c, rc, err, errlen, "SET %s:state:%s %b PX %llu", ch,
 			   m->name, json, (size_t)n,
 			   (unsigned long long)FLEET_PACE_KEY_MS);
 	case FLEET_FORCED:
 		if (m->mode != BRK_MODE_NORMAL)
-			return run(rc, err, errlen, "SET %s:state:%s %b", ch,
+			return run(p->c, rc, err, errlen, "SET %s:state:%s %b", ch,
 				   m->name, json, (size_t)n);
 		/* back to normal: nothing to catch up on */
-		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
+		return run(p->c, rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	default:
-		return run(rc, err, errlen, "DEL %s:state:%s", ch, m->name);
+		return run(p->c, rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	}
 }
 
@@ -305,6 +311,38 @@ static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 	return rc2;
 }
 
+struct own_ctx {
+	struct fleet_pub *p;
+	redisContext *rc;
+	char *err;
+	size_t errlen;
+};
+
+static int own_fix(void *ctx, struct fleet_msg *m)
+{
+	struct own_ctx *o = ctx;
+
+	return send_msg(o->p, o->rc, m, o->err, o->errlen);
+}
+
+/*
+ * The snapshot, then our own catch-up keys that no longer hold here
+ * (fleet_own.h): a reset made while this breakerd was not running (or
+ * lost from the ring) is not in the ring's unread events, and without
+ * it the peers that applied our open stay open, and a host joining later
+ * re-opens from our stale key. 0 or -EIO.
+ */
+static int snapshot_and_own(struct fleet_pub *p, redisContext *rc, char *err,
+			    size_t errlen)
+{
+	struct own_ctx o = { p, rc, err, errlen };
+
+	if (snapshot(p, rc, err, errlen))
+		return -EIO;
+	return fleet_own_undone(rc, p->c, p->seg, p->stop, own_fix, &o, err,
+				errlen) ? -EIO : 0;
+}
+
 /* Send what the ring holds since the cursor, in order; *@lost +=
  * the events overwritten before they were read. 0 or -EIO. */
 static int drain(struct fleet_pub *p, redisContext *rc, uint64_t *cursor,
@@ -354,7 +392,7 @@ static int after_loss(struct fleet_pub *p, redisContext *rc, uint64_t lost,
 	ll_u64(&l, "lost", lost);
 	ll_str(&l, "then", "snapshot");
 	ll_end(&l);
-	return snapshot(p, rc, err, errlen);
+	return snapshot_and_own(p, rc, err, errlen);
 }
 
 void *fleet_pub_main(void *arg)
@@ -379,7 +417,8 @@ void *fleet_pub_main(void *arg)
 			}
 			attempt = 0;
 			fleet_status_conn(FLEET_CONN_PUB, NULL);
-			/* At start: what is open, cooling or forced now. After
+			/* At start: what is open, cooling or forced now, and
+			 * what our own stale keys no longer hold. After
 			 * an outage: the decisions made while down, in order
 			 * from the cursor (a reset after a trip goes out as a
 			 * reset and DELs the key), and the snapshot only if
@@ -388,7 +427,7 @@ void *fleet_pub_main(void *arg)
 			if (!first && drain(p, rc, &cursor, &lost, err,
 					    sizeof(err)))
 				goto lost;
-			if (first ? snapshot(p, rc, err, sizeof(err))
+			if (first ? snapshot_and_own(p, rc, err, sizeof(err))
 				  : lost && after_loss(p, rc, lost, err,
 						       sizeof(err)))
 				goto lost;
@@ -403,7 +442,7 @@ void *fleet_pub_main(void *arg)
 		if (cursor != c0)
 			last_io = mono_ms();
 		if (mono_ms() - last_io >= FLEET_PING_MS) {
-			if (run(rc, err, sizeof(err), "PING"))
+			if (run(p->c, rc, err, sizeof(err), "PING"))
 				goto lost;
 			last_io = mono_ms();
 		}

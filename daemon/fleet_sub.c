@@ -99,8 +99,7 @@ static int catch_up(struct fleet_sub *s, int from, char *err, size_t errlen)
 		if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_STRING ||
 		    r->element[1]->type != REDIS_REPLY_ARRAY) {
-			snprintf(err, errlen, "catch-up SCAN: %s",
-				 r ? "unexpected reply" : rc->errstr);
+			fleet_cmd_err(rc, s->c, "catch-up SCAN", r, err, errlen);
 			ret = -EIO;
 			break;
 		}
@@ -113,7 +112,8 @@ static int catch_up(struct fleet_sub *s, int from, char *err, size_t errlen)
 				continue;
 			g = redisCommand(rc, "GET %b", key->str, key->len);
 			if (!g) {
-				snprintf(err, errlen, "catch-up GET: %s", rc->errstr);
+				fleet_cmd_err(rc, s->c, "catch-up GET", NULL, err,
+					      errlen);
 				ret = -EIO;
 				break;
 			}
@@ -151,15 +151,14 @@ static int subscribe(struct fleet_sub *s, redisContext *rc, char *err,
 	int ok;
 
 	if (!r) {
-		snprintf(err, errlen, "SUBSCRIBE: %s", rc->errstr);
+		fleet_cmd_err(rc, s->c, "SUBSCRIBE", NULL, err, errlen);
 		return -EIO;
 	}
 	ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
 	     r->element[0]->type == REDIS_REPLY_STRING &&
 	     strcmp(r->element[0]->str, "subscribe") == 0;
 	if (!ok)
-		snprintf(err, errlen, "SUBSCRIBE: %s", r->type == REDIS_REPLY_ERROR
-			 ? r->str : "unexpected reply");
+		fleet_cmd_err(rc, s->c, "SUBSCRIBE", r, err, errlen);
 	freeReplyObject(r);
 	return ok ? 0 : -EIO;
 }
@@ -183,7 +182,8 @@ static int listen_loop(struct fleet_sub *s, redisContext *rc, char *err,
 		}
 		reply = NULL;
 		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK) {
-			snprintf(err, errlen, "read: %s", rc->errstr);
+			fleet_cmd_err(rc, s->c, "SUBSCRIBE read", NULL, err,
+				      errlen);
 			return -EIO;
 		}
 		if (reply) {
@@ -201,8 +201,8 @@ static int listen_loop(struct fleet_sub *s, redisContext *rc, char *err,
 			return -EIO;
 		}
 		if (n > 0 && redisBufferRead(rc) != REDIS_OK) {
-			snprintf(err, errlen, "%s", rc->errstr[0] ? rc->errstr
-				 : "connection closed");
+			fleet_cmd_err(rc, s->c, "SUBSCRIBE read", NULL, err,
+				      errlen);
 			return -EIO;
 		}
 	}

@@ -37,10 +37,18 @@
 /* Sleep @ms (in FLEET_STOP_MS steps). Returns 1 if *@stop was set. */
 int fleet_sleep(atomic_int *stop, uint64_t ms);
 
+/* A failed (re)connect is logged at warn on the first attempt of an
+ * outage and when the error changes (a lost connection, then WRONGPASS),
+ * else at most once every FLEET_RECONNECT_LOG_MS per thread, the
+ * line carrying suppressed=N (the attempts left out since the last one):
+ * an outage of hours does not flood the log. */
+#define FLEET_RECONNECT_LOG_MS 60000u
+
 /* The wait before reconnect attempt @attempt (0, 1, ...): brk_backoff_ms
  * equal jitter, base FLEET_BACKOFF_MIN_MS, capped at FLEET_BACKOFF_MAX_MS,
- * never below FLEET_BACKOFF_MIN_MS;
- * logs fleet=reconnect in_ms=... with @who and @err. */
+ * never below FLEET_BACKOFF_MIN_MS; logs (rate-limited, above; warn)
+ * fleet=reconnect attempt= in_ms= [suppressed=] with @who and @err.
+ * Thread-safe (the limiter is per thread). */
 uint64_t fleet_backoff(uint32_t attempt, const char *who, const char *err);
 
 #endif

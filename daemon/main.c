@@ -290,6 +290,12 @@ static void fleet_conf_of(const struct options *o, const char *shm,
 	snprintf(fc->channel, sizeof(fc->channel), "%s",
 		 o->fleet_channel ? o->fleet_channel : FLEET_DEFAULT_CHANNEL);
 	fc->shm_name = shm;
+	if (o->fleet_url_file)
+		snprintf(fc->url_src, sizeof(fc->url_src),
+			 "--fleet-url-file %.280s", o->fleet_url_file);
+	else
+		snprintf(fc->url_src, sizeof(fc->url_src), "%s",
+			 o->fleet_url_from_argv ? "--fleet" : "$" FLEET_URL_ENV);
 }
 #endif
 

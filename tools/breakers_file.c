@@ -671,6 +671,17 @@ static int bf_breaker_invalid(struct bf_ctx *x, const struct bf_section *s,
 			"the declared settings%s", key, cfg_get(c, f), whose, hint);
 }
 
+/* bctl's notes on a fleet setting that does nothing now (limit_opts.h).
+ * Not from breakerd (a diag sink is set): it applies the file before its
+ * own link starts, so "no breakerd --fleet link" would be wrong, and it
+ * logs its link's state itself (logfmt, not a "prog: note" line). */
+static void bf_fleet_notes(const struct bf_ctx *x, const struct bf_section *s,
+			   const struct brk_config *c)
+{
+	if (!bf_sink)
+		cfg_fleet_notes(x->seg, s->name, c, &s->cfg);
+}
+
 static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 {
 	struct brk_config c, old;
@@ -701,7 +712,7 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 		if (x->pass != BF_CHECK) {
 			fprintf(x->out, "%s %s%s%s\n", s->header, bf_verb(x, "created"),
 				ch[0] ? ": " : "", ch);
-			cfg_fleet_notes(x->seg, s->name, &c, &s->cfg);
+			bf_fleet_notes(x, s, &c);
 		}
 		return 0;
 	}
@@ -712,7 +723,7 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 	if (cfg_apply(&c, &s->cfg) == 0) {
 		if (x->pass != BF_CHECK) {
 			fprintf(x->out, "%s unchanged\n", s->header);
-			cfg_fleet_notes(x->seg, s->name, &c, &s->cfg);
+			bf_fleet_notes(x, s, &c);
 		}
 		return 0;
 	}
@@ -728,7 +739,7 @@ static int bf_breaker(struct bf_ctx *x, const struct bf_section *s)
 	cfg_changes(&old, &c, &s->cfg, ch, sizeof(ch));
 	if (x->pass != BF_CHECK) {
 		fprintf(x->out, "%s %s: %s\n", s->header, bf_verb(x, "updated"), ch);
-		cfg_fleet_notes(x->seg, s->name, &c, &s->cfg);
+		bf_fleet_notes(x, s, &c);
 	}
 	return 0;
 }

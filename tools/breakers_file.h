@@ -54,8 +54,9 @@ struct bf_diag {
 
 /**
  * bf_set_diag - send each error to @fn(@ctx, diag) (breakerd: a logfmt
- * line) instead of printing it on stderr; NULL prints again. Not
- * thread-safe: set it before loading.
+ * line) instead of printing it on stderr; NULL prints again. With a
+ * sink set, bf_apply() leaves out bctl's notes on fleet settings
+ * (cfg_fleet_notes()). Not thread-safe: set it before loading.
  */
 void bf_set_diag(void (*fn)(void *ctx, const struct bf_diag *d), void *ctx);
 

@@ -70,7 +70,7 @@ redis_stop
 # machine), never hangs.
 expect unanswered-connect-times-out 1 "error: fleet: connect 127.0.0.1:*: timed out after 1000 ms*" \
 	--blackhole 3000 900
-expect silent-server-times-out 1 "error: fleet: SELECT 0 on 127.0.0.1:*: no answer (timed out)*" \
+expect silent-server-times-out 1 "error: fleet: SELECT 0 on 127.0.0.1:*: no answer within 1000 ms*" \
 	--silent 3000 900
 
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }

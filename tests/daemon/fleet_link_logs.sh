@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# fleet_link_logs.sh BREAKERD BCTL PEEK CASE - what breakerd's fleet link
+# logs and publishes in the cases a new user met (daemon/fleet*.c), each
+# against a throwaway redis-server on loopback (but "notes"):
+#   notes      breakerd --breakers FILE (fleet sections), with --fleet or
+#              without, prints no bctl note ("no breakerd --fleet link
+#              ..."): logfmt only
+#   unknown    a peer's message about a record this host has not made is
+#              counted and logged at info (cause=unknown); a malformed one
+#              still at warn
+#   errors     Redis frozen (SIGSTOP): the link's error names the command
+#              and the server ("PING on 127.0.0.1:PORT: no answer ...")
+#   reconnect  the link's user deleted: failed reconnects are logged at
+#              warn, rate-limited (not one line per attempt), and the
+#              WRONGPASS hint names $BREAKERD_FLEET_URL
+#   reset_down a reset made while breakerd was stopped is published when
+#              it starts again: peers close, our stale catch-up key goes,
+#              a later joiner stays closed, no ping-pong; a peer's newer
+#              trip is not undone by it
+# Stops every process it starts and removes its segments.
+set -u
+
+BREAKERD=${1:?usage: fleet_link_logs.sh BREAKERD BCTL PEEK CASE}
+BCTL=${2:?}
+PEEK=${3:?}
+CASE=${4:?}
+HERE=$(dirname "${BASH_SOURCE[0]}")
+TMP=$(mktemp -d /tmp/brk-fleetlogs.XXXXXX)
+declare -A SHM DPID
+pass=0
+fail=0
+RPID_STOPPED=
+
+. "$HERE/../common/check.sh"
+. "$HERE/../common/redis_harness.sh"
+
+cleanup() {
+	local h
+	[ -n "$RPID_STOPPED" ] && kill -CONT "$RPID_STOPPED" 2>/dev/null
+	for h in "${!DPID[@]}"; do
+		[ -n "${DPID[$h]}" ] && kill "${DPID[$h]}" 2>/dev/null &&
+			wait "${DPID[$h]}" 2>/dev/null
+	done
+	for h in "${!SHM[@]}"; do rm -f "/dev/shm${SHM[$h]}"; done
+	redis_stop
+	[ -n "${KEEPLOG:-}" ] && cp "$TMP"/breakerd.* /tmp/fx2logs/ 2>/dev/null; rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+# redis_start sets its own EXIT trap (redis_stop): put ours back
+rstart() {
+	redis_start || exit 1
+	trap cleanup EXIT INT TERM
+}
+
+st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
+st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
+state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
+state_is() { [ "$(state "$1" "$2")" = "$3" ]; }
+logged() { grep -q -- "$2" "$TMP/breakerd.$1"; }
+
+# start HOST [ARGS...]: breakerd --fleet $URL (or $BREAKERD_FLEET_URL)
+start() {
+	local h=$1
+	shift
+	SHM[$h]=${SHM[$h]:-/brk-fxlink2-$h-$$}
+	local id=(--host-id "$h")
+	[[ " $* " == *" --fleet "* ]] || [ -n "${BREAKERD_FLEET_URL:-}" ] || id=()
+	"$BREAKERD" --shm "${SHM[$h]}" "${id[@]}" "$@" >>"$TMP/breakerd.$h" 2>&1 &
+	DPID[$h]=$!
+	until_s 10 test -e "/dev/shm${SHM[$h]}"
+}
+stop() {
+	kill -TERM "${DPID[$1]}" 2>/dev/null
+	wait "${DPID[$1]}" 2>/dev/null
+	DPID[$1]=
+}
+connected() {
+	until_s 10 st_is "$1" state connected && ok "host $1: link connected" ||
+		bad "host $1 connected" "$(tail -5 "$TMP/breakerd.$1")"
+}
+
+case $CASE in
+notes)
+	printf '[breaker filebrk]\nfleet = on\n\n[breaker other]\nfleet = on\nfleet_probe = on\n' >"$TMP/b.conf"
+	start n --breakers "$TMP/b.conf" --fleet redis://127.0.0.1:1/0
+	until_s 5 logged n "breakers file applied" || bad "file not applied" "$(cat "$TMP/breakerd.n")"
+	sleep 0.3
+	stop n
+	if grep -q "no breakerd --fleet link" "$TMP/breakerd.n"; then
+		bad "breakerd printed bctl's fleet note" "$(grep -- 'fleet link' "$TMP/breakerd.n")"
+	else
+		ok "breakerd --breakers --fleet prints no bctl fleet note"
+	fi
+	other=$(grep -v '^ts=' "$TMP/breakerd.n")
+	[ -z "$other" ] && ok "every line breakerd wrote is logfmt" ||
+		bad "lines that are not logfmt" "$other"
+	# without --fleet: nothing either (decided: design.md "Fleet link")
+	start m --breakers "$TMP/b.conf"
+	until_s 5 logged m "breakers file applied" || bad "file not applied (no --fleet)"
+	stop m
+	other=$(grep -v '^ts=' "$TMP/breakerd.m")
+	[ -z "$other" ] && ok "without --fleet: logfmt only, no note" ||
+		bad "without --fleet: lines that are not logfmt" "$other"
+	;;
+unknown)
+	redis_need
+	rstart
+	start a --fleet "$REDIS_URL"
+	start b --fleet "$REDIS_URL"
+	connected a
+	connected b
+	"$BCTL" --shm "${SHM[a]}" config onlya --fleet on >/dev/null
+	"$BCTL" --shm "${SHM[a]}" trip onlya --for 60s >/dev/null
+	until_s 5 logged b 'cause=unknown' || bad "b did not refuse onlya" "$(tail -5 "$TMP/breakerd.b")"
+	line=$(grep 'cause=unknown' "$TMP/breakerd.b" | head -1)
+	[[ $line == *"level=info"* ]] && ok "a message about a record not made here is logged at info" ||
+		bad "cause=unknown not at info" "$line"
+	[ "$(st b dropped)" -ge 1 ] && ok "and still counted (dropped=$(st b dropped))" ||
+		bad "not counted: dropped=$(st b dropped)"
+	redis_cli PUBLISH breakerd '{"v":1,"host":"x","seq":1,"kind":"nonsense"' >/dev/null
+	until_s 5 logged b 'cause=malformed' || bad "b did not refuse the malformed message"
+	line=$(grep 'cause=malformed' "$TMP/breakerd.b" | head -1)
+	[[ $line == *"level=warn"* ]] && ok "a malformed message is still logged at warn" ||
+		bad "cause=malformed not at warn" "$line"
+	;;
+errors)
+	redis_need
+	rstart
+	start a --fleet "$REDIS_URL"
+	connected a
+	kill -STOP "$REDIS_PID"
+	RPID_STOPPED=$REDIS_PID
+	until_s 15 logged a 'fleet=down' || bad "no fleet=down while Redis is frozen" "$(tail -5 "$TMP/breakerd.a")"
+	sleep 2 # the publisher and the subscriber both see it
+	kill -CONT "$REDIS_PID"
+	RPID_STOPPED=
+	n=0
+	while read -r line; do
+		n=$((n + 1))
+		if [[ $line == *"on 127.0.0.1:$REDIS_PORT: "* ]] && [[ $line =~ err=\"(fleet: )?[A-Z]+ ]] &&
+		   [[ $line != *"temporarily unavailable"* ]]; then
+			ok "the error names the command and the server: ${line#*err=}"
+		else
+			bad "an error without its command and server" "$line"
+		fi
+	done < <(grep -E 'fleet=(down|reconnect)' "$TMP/breakerd.a" | grep -v 'connect 127.0.0.1' | head -4)
+	[ $n -ge 1 ] || bad "no error line"
+	grep -q "no answer within" "$TMP/breakerd.a" && ok "a timeout says how long it waited" ||
+		bad "no 'no answer within' in the log" "$(grep -E 'fleet=' "$TMP/breakerd.a" | tail -4)"
+	;;
+reconnect)
+	redis_need
+	rstart
+	redis_cli ACL SETUSER fl on '>flpw' '~*' '&*' '+@all' >/dev/null
+	export BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0"
+	start a
+	connected a
+	redis_cli ACL DELUSER fl >/dev/null
+	redis_cli CLIENT KILL USER fl >/dev/null 2>&1
+	until_s 5 st_is a state down || bad "a not down"
+	sleep 5 # backoff 100 ms .. 5 s: several attempts per connection
+	fails=$(grep 'WRONGPASS' "$TMP/breakerd.a")
+	n=$(grep -c 'fleet=reconnect.*WRONGPASS' "$TMP/breakerd.a")
+	[ -n "$fails" ] || bad "no WRONGPASS logged" "$(tail -5 "$TMP/breakerd.a")"
+	if grep 'WRONGPASS' "$TMP/breakerd.a" | grep -q 'level=info'; then
+		bad "a failed reconnect logged at info" "$(grep 'WRONGPASS' "$TMP/breakerd.a" | grep 'level=info' | head -2)"
+	else
+		ok "failed reconnects are logged at warn"
+	fi
+	[ "$n" -le 2 ] && ok "rate-limited: $n reconnect lines in 5 s (publisher, subscriber)" ||
+		bad "$n reconnect lines in 5 s: one per attempt" "$(grep 'fleet=reconnect' "$TMP/breakerd.a" | tail -3)"
+	grep 'WRONGPASS' "$TMP/breakerd.a" | grep -q 'BREAKERD_FLEET_URL' &&
+		! grep 'WRONGPASS' "$TMP/breakerd.a" | grep -q 'fleet-url-file' &&
+		ok "the WRONGPASS hint names \$BREAKERD_FLEET_URL only" ||
+		bad "the hint does not name the URL's source alone" "$(grep WRONGPASS "$TMP/breakerd.a" | head -1)"
+	redis_cli ACL SETUSER fl on '>flpw' '~*' '&*' '+@all' >/dev/null
+	until_s 10 st_is a state connected && ok "connected again once the user is back" ||
+		bad "not connected again" "$(tail -3 "$TMP/breakerd.a")"
+	;;
+reset_down)
+	redis_need
+	rstart
+	printf '[breaker filebrk]\nfleet = on\n' >"$TMP/b.conf"
+	for h in a b c; do start $h --fleet "$REDIS_URL" --breakers "$TMP/b.conf"; done
+	for h in a b c; do connected $h; done
+	"$BCTL" --shm "${SHM[b]}" trip filebrk --for 90s >/dev/null
+	for h in a c; do
+		until_s 5 state_is $h filebrk open || bad "the trip on b did not open filebrk on $h"
+	done
+	stop b
+	key=$(redis_cli GET breakerd:state:filebrk)
+	[[ $key == *'"host":"b"'* ]] || bad "no catch-up key of b's" "$key"
+	"$BCTL" --shm "${SHM[b]}" reset filebrk >/dev/null
+	start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	connected b
+	for h in a b c; do
+		until_s 5 state_is $h filebrk closed &&
+			ok "host $h: the reset b made while stopped holds here" ||
+			bad "host $h: filebrk $(state $h filebrk) after b's reset while stopped" \
+				"$(grep 'filebrk' "$TMP/breakerd.$h" | tail -3)"
+	done
+	key=$(redis_cli GET breakerd:state:filebrk)
+	[[ $key != *'"host":"b"'* ]] && ok "b's stale catch-up key is gone" || bad "b's key stays" "$key"
+	# a later joiner is not re-opened
+	start d --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	connected d
+	sleep 1
+	state_is d filebrk closed && ok "a host joining later stays closed" ||
+		bad "d: filebrk $(state d filebrk)"
+	# no ping-pong: b publishes the reset once, then quiet
+	sleep 1
+	p1=$(st b published)
+	sleep 2
+	p2=$(st b published)
+	[ "$p1" = "$p2" ] && ok "no ping-pong: b published $p1, then nothing" ||
+		bad "b keeps publishing: $p1 -> $p2"
+	# a peer's newer decision is not undone: b trips, stops, is reset
+	# while stopped, then a resets and trips (the key becomes a's): b
+	# applies a's newer trip
+	"$BCTL" --shm "${SHM[b]}" trip filebrk --for 90s >/dev/null
+	until_s 5 state_is a filebrk open || bad "b's second trip did not reach a"
+	stop b
+	"$BCTL" --shm "${SHM[b]}" reset filebrk >/dev/null
+	sleep 0.2
+	# (a trip of an open breaker is no event: a resets, then trips)
+	"$BCTL" --shm "${SHM[a]}" reset filebrk >/dev/null
+	"$BCTL" --shm "${SHM[a]}" trip filebrk --for 90s >/dev/null
+	until_s 5 eval '[[ $(redis_cli GET breakerd:state:filebrk) == *\"host\":\"a\"* ]]' ||
+		bad "a's trip did not take the key" "$(redis_cli GET breakerd:state:filebrk)"
+	start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	connected b
+	sleep 1
+	for h in a b c d; do
+		state_is $h filebrk open && ok "host $h: a peer's newer trip stands (open)" ||
+			bad "host $h: filebrk $(state $h filebrk): b's reset undid a's newer trip"
+	done
+	;;
+*)
+	echo "unknown case $CASE" >&2
+	exit 2
+	;;
+esac
+echo "# $CASE: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
