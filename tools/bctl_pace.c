@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bctl.h"
+#include "limit_opts.h"
 
 enum {
 	OPT_CEILING = BCTL_OPT_FIRST_CMD,
@@ -140,6 +141,8 @@ static int pace_run(const struct bctl *g, brk_segment *seg, const char *name,
 		if (rc < 0)
 			return bctl_fail(g, name, rc);
 		pace_line(name, "created", &in);
+		if (in.fleet && (a->fields & BRK_PACE_F_FLEET))
+			cfg_fleet_link_note(seg, name);
 		return 0;
 	}
 	if (rc == -EMEDIUMTYPE)
@@ -158,6 +161,8 @@ static int pace_run(const struct bctl *g, brk_segment *seg, const char *name,
 	if (rc < 0)
 		return bctl_fail(g, name, rc);
 	pace_line(name, "updated", &in);
+	if (in.fleet && (a->fields & BRK_PACE_F_FLEET))
+		cfg_fleet_link_note(seg, name);
 	return 0;
 }
 

@@ -68,18 +68,23 @@ static void cfg_put(struct brk_config *c, const struct cfg_field *f, uint64_t v)
 void cfg_fleet_notes(brk_segment *seg, const char *name,
 		     const struct brk_config *c, const struct cfg_set *set)
 {
-	struct brk_fleet_status st;
-
 	if (!(cfg_bits(set) & (BRK_CFG_FLEET | BRK_CFG_FLEET_PROBE)))
 		return;
 	if (c->fleet_probe && !c->fleet) {
 		cli_note("%s: fleet_probe acts only with fleet on", name);
 		return;
 	}
+	if (c->fleet)
+		cfg_fleet_link_note(seg, name);
+}
+
+void cfg_fleet_link_note(brk_segment *seg, const char *name)
+{
+	struct brk_fleet_status st;
+
 	/* An unreadable status (corrupt, contended) says nothing either way:
 	 * no note. */
-	if (c->fleet && seg && brk_fleet_status(seg, &st) == 0 &&
-	    st.state == BRK_FLEET_OFF)
+	if (seg && brk_fleet_status(seg, &st) == 0 && st.state == BRK_FLEET_OFF)
 		cli_note("%s: no breakerd --fleet link on this segment now "
 			 "(fleet link: %s): the setting takes effect when one runs",
 			 name, brk_fleet_state_name((int)st.state));

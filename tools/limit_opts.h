@@ -56,6 +56,11 @@ uint64_t cfg_bits(const struct cfg_set *set);
  */
 void cfg_fleet_notes(brk_segment *seg, const char *name,
 		     const struct brk_config *c, const struct cfg_set *set);
+
+/* The note of cfg_fleet_notes() for a record made fleet-wide (a breaker,
+ * or a pace by `bctl pace --fleet on`) on a segment whose fleet link is
+ * off now; nothing when it runs or its status cannot be read. */
+void cfg_fleet_link_note(brk_segment *seg, const char *name);
 /** cfg_apply - write @set into @c; returns how many settings changed. */
 int cfg_apply(struct brk_config *c, const struct cfg_set *set);
 /** cfg_parse_value - value of cfg_fields[@i] into @set; @label names it

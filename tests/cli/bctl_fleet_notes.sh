@@ -6,7 +6,8 @@
 #   --fleet on and no breakerd --fleet link on the segment now:
 #     "no breakerd --fleet link on this segment now (fleet link: off): the
 #      setting takes effect when one runs"
-# for `bctl config` and for `bctl apply` (one note per section); no note
+# for `bctl config`, `bctl pace --fleet on` (the link note) and for `bctl
+# apply` (one note per section); no note
 # with a link running (fleetstat: a stand-in writer of the link's status)
 # or for other settings. Segment /brk-fleetnote-$$, removed at the end.
 set -u
@@ -52,6 +53,16 @@ run config other --failure-threshold 3 && [ ! -s "$TMP/err" ] &&
 run config api --fleet off && [ "$(cat "$TMP/err")" = "bctl: api: $PROBE_NOTE" ] &&
 	ok "config --fleet off with fleet_probe on: noted (fleet_probe now acts not)" ||
 	bad "config --fleet off" "$(cat "$TMP/err")"
+
+# --- pace --------------------------------------------------------------------
+run pace ing --ceiling 10 --fleet on && [ "$(cat "$TMP/err")" = "bctl: ing: $LINK_NOTE" ] &&
+	ok "pace --fleet on without a link (create): noted" || bad "pace create note" "$(cat "$TMP/err")"
+run pace ing --fleet on && [ "$(cat "$TMP/err")" = "bctl: ing: $LINK_NOTE" ] &&
+	ok "pace --fleet on without a link (update): noted" || bad "pace update note" "$(cat "$TMP/err")"
+run pace ing --burst 3 && [ ! -s "$TMP/err" ] &&
+	ok "pace of other settings: no note" || bad "pace other: note" "$(cat "$TMP/err")"
+run pace ing --fleet off && [ ! -s "$TMP/err" ] &&
+	ok "pace --fleet off: no note" || bad "pace --fleet off: note" "$(cat "$TMP/err")"
 
 # --- apply --------------------------------------------------------------------
 cat >"$TMP/bf" <<'BF'
