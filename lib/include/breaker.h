@@ -1089,6 +1089,8 @@ struct brk_info {
 	                               extension blocks (not the index) */
 	uint32_t reserved0_;        /* 0 */
 	uint64_t last_change_age_ms; /* ms since the last state transition
+	                                or brk_reset() that ended a
+	                                cooling or a forced mode
 	                                (breakers); UINT64_MAX: never */
 	/* since BRK_INFO_SIZE_VER2: signals (breakers; 0 for other kinds).
 	 * Each is read from its own shared words, so a snapshot taken while

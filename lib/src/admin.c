@@ -12,6 +12,7 @@
 int brk_reset(brk_breaker *b)
 {
 	struct brk__record *r;
+	int changed;
 
 	if (!b)
 		return -EINVAL;
@@ -21,10 +22,12 @@ int brk_reset(brk_breaker *b)
 	r = brk__brec(b);
 	/* Bulkhead permits out stay counted until released (or their owner
 	 * dies); their late release frees the slot and counts no verdict. */
-	uatomic_set(&r->cool_until_ns, 0);
-	uatomic_set(&r->mode, BRK_MODE_NORMAL);
+	/* ending a cooling or a forced mode is a change even when the state
+	 * stays closed: the fleet link's staleness rule reads it */
+	changed = uatomic_xchg(&r->cool_until_ns, 0) > brk__now(b->seg);
+	changed |= uatomic_xchg(&r->mode, BRK_MODE_NORMAL) != BRK_MODE_NORMAL;
 	brk__quorum_clear(b->seg, r);
-	return brk__reset_state(b->seg, r);
+	return brk__reset_state(b->seg, r, changed);
 }
 
 /* Open @b for @for_ms ms from now, unless it is open already: until its

@@ -445,8 +445,9 @@ int brk__reclaim_probe(brk_segment *s, struct brk__record *r, uint32_t slot,
  * no. */
 void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 		       uint64_t now, int reason);
-/* brk_reset()'s transition to CLOSED: 0 or -BRK_ECONTENDED. */
-int brk__reset_state(brk_segment *s, struct brk__record *r);
+/* brk_reset()'s transition to CLOSED; @changed: it ended a cooling or a
+ * forced mode (noted as a change like a transition). 0 or -BRK_ECONTENDED. */
+int brk__reset_state(brk_segment *s, struct brk__record *r, int changed);
 
 /* ---- priority acquire (acquire.c) ------------------------------------- */
 /* brk_acquire() with enum brk_priority @priority (anything but

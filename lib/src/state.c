@@ -235,9 +235,11 @@ void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 		   brk__until_add(brk__rel_ms(s, now), ms), reason, ms);
 }
 
-/* brk_reset()'s transition: from any state to CLOSED, level 0, gen + 1.
+/* brk_reset()'s transition: from any state to CLOSED, level 0, gen + 1;
+ * the change is noted (last_change_ms) when the state was not closed or
+ * @changed (the reset ended a cooling or a forced mode).
  * Returns 0, or -BRK_ECONTENDED (nothing changed). */
-int brk__reset_state(brk_segment *s, struct brk__record *r)
+int brk__reset_state(brk_segment *s, struct brk__record *r, int changed)
 {
 	int tries;
 
@@ -250,6 +252,8 @@ int brk__reset_state(brk_segment *s, struct brk__record *r)
 		if (BRK__ST_STATE(w) != BRK_CLOSED) {
 			note_change(s, r);
 			brk__count(r, BRK__CTR_TRANSITIONS);
+		} else if (changed) {
+			note_change(s, r);
 		}
 		brk__record_event(s, r, BRK__ST_STATE(w), BRK_CLOSED,
 				  BRK_EV_RESET, brk__self()->pid, 0);

@@ -306,6 +306,52 @@ static void iter_concurrent_creation(void **state)
 	free(seen);
 }
 
+/* A reset that ends a cooling or a forced mode while the breaker stays
+ * closed is a change too: the fleet link's staleness rule reads
+ * last_change_age_ms to skip a peer's cool_until or forced sent before
+ * it (a reset of a cooling breaker made while the link was down was
+ * undone by the old catch-up key: tests/daemon/fleet_cool_reset.sh). */
+static void a_reset_that_ends_a_cooling_or_forced_mode_is_a_change(void **state)
+{
+	struct ut *u = *state;
+	struct brk_info *i = calloc(1, sizeof *i);
+	struct brk_config c;
+	brk_breaker *br;
+
+	assert_non_null(i);
+	ut_cfg(&c);
+	br = ut_breaker(u, "svc/cool", &c);
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_reset(br)); /* nothing to end: no change */
+	ut_rc(0, brk_breaker_info(br, i));
+	assert_true(i->last_change_age_ms == UINT64_MAX);
+
+	ut_rc(0, brk_cool_for(br, 5000));
+	ut_advance_ms(u, 100);
+	ut_rc(0, brk_reset(br));
+	ut_advance_ms(u, 40);
+	ut_rc(0, brk_breaker_info(br, i));
+	assert_int_equal(i->state, BRK_CLOSED);
+	assert_int_equal(i->cool_until_remaining_ms, 0);
+	assert_int_equal(i->last_change_age_ms, 40);
+
+	ut_rc(0, brk_set_mode(br, BRK_MODE_FORCED_OPEN));
+	ut_advance_ms(u, 100);
+	ut_rc(0, brk_reset(br));
+	ut_advance_ms(u, 30);
+	ut_rc(0, brk_breaker_info(br, i));
+	assert_int_equal(i->mode, BRK_MODE_NORMAL);
+	assert_int_equal(i->last_change_age_ms, 30);
+
+	ut_advance_ms(u, 6000); /* an expired cool-until ends nothing */
+	ut_rc(0, brk_cool_for(br, 1000));
+	ut_advance_ms(u, 2000);
+	ut_rc(0, brk_reset(br));
+	ut_rc(0, brk_breaker_info(br, i));
+	assert_int_equal(i->last_change_age_ms, 8030);
+	free(i);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +363,7 @@ int main(void)
 		UT_TEST(iter_bad_arguments),
 		UT_TEST(iter_writes_only_the_callers_size),
 		UT_TEST(iter_concurrent_creation),
+		UT_TEST(a_reset_that_ends_a_cooling_or_forced_mode_is_a_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
