@@ -17,10 +17,16 @@
 /* The catch-up keys' values already settled here (applied, ignored or
  * our own), by FNV-1a hash: the periodic re-read skips them, so only a
  * key that is new, changed, or was refused (no such record yet, not
- * fleet-wide yet) is applied again. Subscriber thread only. */
+ * fleet-wide yet) is applied again. And the values whose refusal was
+ * counted and logged once: the re-read retries them quietly, while a
+ * value it is the first to see is counted and logged like any message.
+ * Subscriber thread only. */
 #define SETTLED_SLOTS 4096u
-static uint64_t settled[SETTLED_SLOTS];
-static unsigned n_settled;
+struct seen_set {
+	uint64_t h[SETTLED_SLOTS];
+	unsigned n;
+};
+static struct seen_set settled, noted;
 
 static uint64_t fnv(const char *buf, size_t len)
 {
@@ -32,25 +38,24 @@ static uint64_t fnv(const char *buf, size_t len)
 	return h ? h : 1;
 }
 
-/* 1 if @h is in the table; with @add, put it in (a full table starts
- * again empty: those keys are applied once more, idempotently). */
-static int settled_has(uint64_t h, int add)
+/* 1 if @h is in @t; with @add, put it in (a full table starts again
+ * empty: those keys are applied once more, idempotently). */
+static int set_has(struct seen_set *t, uint64_t h, int add)
 {
 	unsigned i = (unsigned)(h % SETTLED_SLOTS);
 
-	while (settled[i]) {
-		if (settled[i] == h)
+	while (t->h[i]) {
+		if (t->h[i] == h)
 			return 1;
 		i = (i + 1) % SETTLED_SLOTS;
 	}
 	if (add) {
-		if (n_settled >= SETTLED_SLOTS * 3 / 4) {
-			memset(settled, 0, sizeof(settled));
-			n_settled = 0;
+		if (t->n >= SETTLED_SLOTS * 3 / 4) {
+			memset(t, 0, sizeof(*t));
 			i = (unsigned)(h % SETTLED_SLOTS);
 		}
-		settled[i] = h;
-		n_settled++;
+		t->h[i] = h;
+		t->n++;
 	}
 	return 0;
 }
@@ -71,13 +76,18 @@ static void on_payload(struct fleet_sub *s, const char *buf, size_t len,
 
 	if (from != FLEET_FROM_PUBSUB) {
 		h = fnv(buf, len);
-		if (from == FLEET_FROM_RECHECK && settled_has(h, 0))
+		if (from == FLEET_FROM_RECHECK && set_has(&settled, h, 0))
 			return;
+		/* first seen by the re-read: counted and logged */
+		if (from == FLEET_FROM_RECHECK && !set_has(&noted, h, 0))
+			from = FLEET_FROM_CATCHUP;
 	}
 	rc = fleet_apply(s->seg, s->c->host_id, buf, len, wall_now_ms(), from);
 	if (from != FLEET_FROM_PUBSUB && (rc == FLEET_APPLIED ||
 	    rc == FLEET_IGNORED || rc == FLEET_OWN))
-		(void)settled_has(h, 1);
+		(void)set_has(&settled, h, 1);
+	else if (from != FLEET_FROM_PUBSUB)
+		(void)set_has(&noted, h, 1);
 	fleet_status_flush(s->seg, 0);
 }
 
@@ -223,8 +233,8 @@ void *fleet_sub_main(void *arg)
 			attempt = 0;
 			fleet_status_conn(FLEET_CONN_SUB, NULL);
 			fleet_status_flush(s->seg, 1);
-			memset(settled, 0, sizeof(settled));
-			n_settled = 0;
+			memset(&settled, 0, sizeof(settled));
+			memset(&noted, 0, sizeof(noted));
 			if (catch_up(s, FLEET_FROM_CATCHUP, err, sizeof(err)) == 0 &&
 			    listen_loop(s, rc, err, sizeof(err)) == 0) {
 				redisFree(rc);

@@ -13,6 +13,8 @@
 #   reconnect  the link's user deleted: failed reconnects are logged at
 #              warn, rate-limited (not one line per attempt), and the
 #              WRONGPASS hint names $BREAKERD_FLEET_URL
+#   recheck    a bad catch-up key first seen by the periodic re-read is
+#              counted and logged once
 #   reset_down a reset made while breakerd was stopped is published when
 #              it starts again: peers close, our stale catch-up key goes,
 #              a later joiner stays closed, no ping-pong; a peer's newer
@@ -236,6 +238,24 @@ reset_down)
 		state_is $h filebrk open && ok "host $h: a peer's newer trip stands (open)" ||
 			bad "host $h: filebrk $(state $h filebrk): b's reset undid a's newer trip"
 	done
+	;;
+recheck)
+	# a bad catch-up key written between subscribes is first seen by the
+	# periodic re-read (FLEET_CATCHUP_MS): counted and logged once, then
+	# retried quietly
+	redis_need
+	rstart
+	start b --fleet "$REDIS_URL"
+	connected b
+	redis_cli SET breakerd:state:junk 'not json' >/dev/null
+	until_s 12 logged b 'cause=malformed' && ok "the re-read logs a bad key it is the first to see" ||
+		bad "no cause=malformed logged" "$(tail -5 "$TMP/breakerd.b")"
+	until_s 5 dropped_ge b 1 && ok "and counts it (dropped=$(st b dropped))" ||
+		bad "not counted: dropped=$(st b dropped)"
+	d1=$(st b dropped)
+	sleep 6 # one more periodic pass
+	[ "$(st b dropped)" = "$d1" ] && ok "the next pass retries it quietly (dropped stays $d1)" ||
+		bad "counted again: $d1 -> $(st b dropped)"
 	;;
 *)
 	echo "unknown case $CASE" >&2
