@@ -113,7 +113,8 @@ static uint64_t ago(uint64_t now_ms, uint64_t age_ms)
 	return now_ms - age_ms;
 }
 
-/* 1 if @m is older than what this host decided since, so applying it
+/* 1 if the catch-up key @m is older than what this host decided since,
+ * so applying it
  * would undo a newer local decision (design.md "Fleet link", staleness):
  * an open, cool_until or forced (not normal) for a breaker that is
  * closed and normal here and changed state after m->sent_ms (a reset or
@@ -222,7 +223,10 @@ int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		return refuse(BRK_FLEET_DROP_NOT_FLEET, m.host, m.name,
 			      "the record here is not fleet-wide", now_ms);
 
-	if (stale(k, &in, &m, now_ms)) {
+	/* only a stored key can be older than a decision here: live messages
+	 * come in their sender's order (its reset, then its trip in the same
+	 * millisecond, must both apply) */
+	if (from != FLEET_FROM_PUBSUB && stale(k, &in, &m, now_ms)) {
 		fleet_status_count(FLEET_C_IGNORED);
 		return FLEET_IGNORED;
 	}

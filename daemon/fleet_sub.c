@@ -98,7 +98,7 @@ static int catch_up(struct fleet_sub *s, int from, char *err, size_t errlen)
 	redisContext *rc = fleet_connect(s->c, err, errlen);
 	redisReply *r, *g;
 	char cursor[32] = "0";
-	size_t i, seen = 0;
+	size_t i, sent, seen = 0;
 	int ret = 0;
 
 	if (!rc)
@@ -115,13 +115,17 @@ static int catch_up(struct fleet_sub *s, int from, char *err, size_t errlen)
 		}
 		snprintf(cursor, sizeof(cursor), "%.*s",
 			 (int)r->element[0]->len, r->element[0]->str);
-		for (i = 0; i < r->element[1]->elements && !ret; i++) {
+		/* one round trip per SCAN page: the page's GETs pipelined */
+		for (i = 0, sent = 0; i < r->element[1]->elements; i++) {
 			redisReply *key = r->element[1]->element[i];
 
-			if (key->type != REDIS_REPLY_STRING)
-				continue;
-			g = redisCommand(rc, "GET %b", key->str, key->len);
-			if (!g) {
+			if (key->type == REDIS_REPLY_STRING &&
+			    redisAppendCommand(rc, "GET %b", key->str,
+					       key->len) == REDIS_OK)
+				sent++;
+		}
+		for (i = 0; i < sent; i++) {
+			if (redisGetReply(rc, (void **)&g) != REDIS_OK || !g) {
 				fleet_cmd_err(rc, s->c, "catch-up GET", NULL, err,
 					      errlen);
 				ret = -EIO;

@@ -13,6 +13,7 @@
 #   reconnect  the link's user deleted: failed reconnects are logged at
 #              warn, rate-limited (not one line per attempt), and the
 #              WRONGPASS hint names $BREAKERD_FLEET_URL
+#   order      a peer's reset then its trip in the same ms both apply
 #   recheck    a bad catch-up key first seen by the periodic re-read is
 #              counted and logged once
 #   reset_down a reset made while breakerd was stopped is published when
@@ -256,6 +257,26 @@ recheck)
 	sleep 6 # one more periodic pass
 	[ "$(st b dropped)" = "$d1" ] && ok "the next pass retries it quietly (dropped stays $d1)" ||
 		bad "counted again: $d1 -> $(st b dropped)"
+	;;
+order)
+	# a peer's reset and then its trip, sent in the same millisecond, both
+	# apply: the staleness rule is for stored catch-up keys only (it took
+	# the reset applied here as newer than the trip and dropped the trip)
+	redis_need
+	rstart
+	start b --fleet "$REDIS_URL"
+	connected b
+	"$BCTL" --shm "${SHM[b]}" config ord --fleet on >/dev/null
+	now=$(date +%s%3N)
+	msg() { printf '{"v":1,"host":"x","seq":%s,"sent_ms":%s,"kind":"%s","name":"ord"%s}' "$1" "$now" "$2" "$3"; }
+	redis_cli PUBLISH breakerd "$(msg 1 open ',"remaining_ms":60000')" >/dev/null
+	until_s 5 state_is b ord open || bad "x's first open did not apply"
+	sleep 0.05
+	redis_cli PUBLISH breakerd "$(msg 2 reset '')" >/dev/null
+	until_s 5 state_is b ord closed || bad "x's reset did not apply"
+	redis_cli PUBLISH breakerd "$(msg 3 open ',"remaining_ms":60000')" >/dev/null
+	until_s 3 state_is b ord open && ok "x's reset then x's trip (same sent_ms): b is open" ||
+		bad "b: ord $(state b ord): the trip after the reset was dropped"
 	;;
 *)
 	echo "unknown case $CASE" >&2
