@@ -32,15 +32,6 @@ if ! redis_have; then
 fi
 redis_start || exit 1
 trap cleanup EXIT INT TERM
-until_s() {
-	local s=$1 i
-	shift
-	for ((i = 0; i < s * 20; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 st_is() { [ "$("$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p")" = "$3" ]; }
 start() {
 	"$BREAKERD" --shm "${SHM[$1]}" --fleet "$REDIS_URL" --host-id same \

@@ -33,15 +33,6 @@ if ! redis_have; then
 fi
 redis_start || exit 1
 trap cleanup EXIT INT TERM
-until_s() {
-	local s=$1 i
-	shift
-	for ((i = 0; i < s * 20; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 st_is() { [ "$("$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p")" = "$3" ]; }
 state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
 state_is() { [ "$(state "$1" "$2")" = "$3" ]; }

@@ -39,15 +39,6 @@ fi
 redis_start || exit 1
 trap cleanup EXIT INT TERM
 
-until_s() {
-	local s=$1 i
-	shift
-	for ((i = 0; i < s * 20; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
 st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
 mode() { "$BCTL" --shm "${SHM[$1]}" inspect "$2" | awk '$1 == "mode:" { print $2; exit }'; }
