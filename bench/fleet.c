@@ -32,9 +32,8 @@
  *     pairs on a record with fleet = 1 (or 0): bench/fleet.sh runs it under
  *     callgrind with breakerd --fleet and without (as bench/callgrind.sh).
  *
- * Where the link is not there (breakerd refuses --fleet, brk_fleet_status
- * is not implemented, a record does not keep fleet = 1, the link never
- * connects) the figure says "not measured" and why; exit status 3.
+ * Where the link is not there (breakerd refuses --fleet: built without
+ * hiredis; a record does not keep fleet = 1; the link never connects) the figure says "not measured" and why; exit status 3.
  * Exit 0: every figure measured, 1: an error, 2: usage.
  */
 #include <errno.h>
@@ -311,10 +310,7 @@ static int hosts_start(const struct opts *o, const char *part, int n, int link,
 	if (!link)
 		return 0;
 	rc = wait_link(n, BRK_FLEET_CONNECTED, 10000);
-	if (rc == -ENOSYS) {
-		snprintf(why, len, "brk_fleet_status() is not implemented in this "
-			 "libbreaker (-ENOSYS): the fleet link's library part is missing");
-	} else if (rc == -ETIMEDOUT) {
+	if (rc == -ETIMEDOUT) {
 		snprintf(why, len, "the fleet link of every host did not report "
 			 "connected within 10 s (host A: %s)",
 			 brk_fleet_state_name(link_state(0)));

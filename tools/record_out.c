@@ -53,10 +53,6 @@ int bctl_fleet_read(brk_segment *seg, struct brk_fleet_status *st)
 
 	memset(st, 0, sizeof(*st));
 	rc = brk_fleet_status(seg, st);
-	if (rc == -ENOSYS) {
-		memset(st, 0, sizeof(*st));
-		return 0;
-	}
 	if (rc < 0)
 		return rc;
 	bctl_safe_name(st->host_id, sizeof(st->host_id), safe);

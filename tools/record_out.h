@@ -28,8 +28,8 @@ enum bctl_daemon bctl_daemon_state(const struct brk_segment_info *s);
 /**
  * bctl_fleet_read - the fleet link's status of @seg (brk_fleet_status()),
  * host id and channel made printable. Returns 1 (a link ran here: its
- * state is not off, or a counter moved), 0 (no link: "fleet link: off";
- * also a library without the link, -ENOSYS), or the library's error
+ * state is not off, or a counter moved), 0 (no link: "fleet link: off"),
+ * or the library's error
  * (-BRK_ECORRUPT, -BRK_ECONTENDED). @st is zeroed first.
  */
 int bctl_fleet_read(brk_segment *seg, struct brk_fleet_status *st);
