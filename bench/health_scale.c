@@ -1,7 +1,7 @@
 /*
  * health_scale.c - what one brk_health() costs on a filled segment
- * (docs/design.md "Health states"): the walk of the name index is
- * O(index_slots), whatever the subtree's size. Public API only.
+ * (docs/design/observability.md "Health states"): the walk of the name index
+ * is O(index_slots), whatever the subtree's size. Public API only.
  *
  *   health-scale SHM NAME [REPS]
  *

@@ -30,7 +30,8 @@
  *
  * The circuit-breaker state machine follows Nygard, "Release It!" (2007),
  * as refined by resilience4j and sony/gobreaker (generations, so results
- * of an older cycle are not counted): see docs/design.md "Breaker semantics".
+ * of an older cycle are not counted): see docs/design/semantics.md
+ * "Breaker semantics".
  */
 #ifndef BREAKER_H
 #define BREAKER_H
@@ -153,7 +154,7 @@ extern "C" {
 
 /* Largest single duration accepted anywhere (2^38 - 1 ms, about 8.7
  * years). Longer values are clamped to it. Deadlines built from it never
- * saturate, at any segment age (docs/design.md "Atomics"). */
+ * saturate, at any segment age (docs/design/segment.md "Atomics"). */
 #define BRK_MAX_DURATION_MS ((1ULL << 38) - 1)
 
 /* ---------------------------------------------------------------------- */
@@ -393,9 +394,9 @@ BRK_API int (brk_segment_info)(brk_segment *seg, struct brk_segment_info *out);
 /* ---------------------------------------------------------------------- */
 
 /*
- * Settings of one breaker; see docs/design.md "Breaker semantics". Durations
- * in milliseconds. 0 means "off" for failure_rate_pct, slow_call_ms and
- * max_concurrent.
+ * Settings of one breaker; see docs/design/semantics.md "Breaker semantics".
+ * Durations in milliseconds. 0 means "off" for failure_rate_pct, slow_call_ms
+ * and max_concurrent.
  */
 struct brk_config {
 	uint32_t size;               /* sizeof(struct brk_config) as the caller
@@ -445,8 +446,9 @@ struct brk_config {
 	                                --fleet publishes this breaker's open,
 	                                cool-until, forced and reset decisions
 	                                to the other hosts and applies theirs
-	                                (docs/design.md "Fleet link"). Never
-	                                read on the acquire/release path. */
+	                                (docs/design/fleet.md "Fleet link").
+	                                Never read on the acquire/release
+	                                path. */
 	uint32_t fleet_probe;        /* 0 (default) or 1: one probe for the
 	                                whole fleet: the hosts elect one prober
 	                                per cooling period (a Redis SET NX PX
@@ -732,8 +734,9 @@ enum brk_outcome {
 	                             max_wait_ms still opens. Counted in
 	                             brk_counters.throttled. Without a pace,
 	                             report a 429 as BRK_FAILURE with
-	                             BRK_REASON_RATE_LIMITED (docs/design.md
-	                             "Breaker semantics") */
+	                             BRK_REASON_RATE_LIMITED
+	                             (docs/design/semantics.md "Breaker
+	                             semantics") */
 };
 
 enum brk_reason {
@@ -1262,8 +1265,8 @@ struct brk_reclaim_stats {
  * CAS(owner, dead token -> free), recorded as an event. Makes syscalls
  * (kill(pid, 0), /proc reads): one check per owning process per call,
  * plus one per lease found dead. Its cost follows the leases held, not
- * the records (docs/design.md "Lease registry"). Safe to run from several
- * processes at once. Returns 0, -EINVAL (@seg NULL), -EROFS.
+ * the records (docs/design/lifecycle.md "Lease registry"). Safe to run from
+ * several processes at once. Returns 0, -EINVAL (@seg NULL), -EROFS.
  */
 BRK_API int brk_reclaim(brk_segment *seg, struct brk_reclaim_stats *st);
 
@@ -1312,7 +1315,7 @@ struct brk_retire_stats {
  * was made with, one from a find function gets -ENOENT. A permit taken
  * before never blocks forever: a record with a lease is never retired.
  * The slot is handed out again only after it has been free for
- * BRK_RETIRE_QUARANTINE_MS on the segment's clock (docs/design.md
+ * BRK_RETIRE_QUARANTINE_MS on the segment's clock (docs/design/lifecycle.md
  * "Retirement": what a writer stalled longer than that can do).
  *
  * Takes the segment's index lock (bounded wait; a holder that died is
@@ -1450,8 +1453,8 @@ BRK_API const char *brk_event_reason_name(int reason);
  * of NAME is every record (any kind) named NAME, NAME/... or NAME:...;
  * its ancestors are the breakers named by NAME's '/' prefixes ("a" and
  * "a/b" of "a/b/c"), the ones whose state refuses NAME's calls
- * (hierarchy). Precedence, first match wins (docs/design.md "Health
- * states"):
+ * (hierarchy). Precedence, first match wins (docs/design/observability.md
+ * "Health states"):
  *   fallback     brk_set_fallback(NAME, 1) is on
  *   unavailable  NAME's breaker or an ancestor breaker refuses every
  *                call: open (deadline not passed), forced open, or
@@ -1532,8 +1535,8 @@ struct brk_health {
  * Cost: NAME and its ancestors are index lookups; the descendants are
  * found by one walk of the name index (every slot, and the name of each
  * live record): O(index_slots), about 2 x capacity slots, whatever the
- * size of the subtree (docs/design.md "Health states" has the figure for
- * 10^6 records). No lock, no syscall besides the clock.
+ * size of the subtree (docs/design/observability.md "Health states" has the
+ * figure for 10^6 records). No lock, no syscall besides the clock.
  *
  * Thread- and process-safe; lock-free. A concurrent evaluator in another
  * process sees either the old or the new stored word, never a torn one.
@@ -1782,7 +1785,7 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * since the cut, so an idle pace drifts back to its ceiling. A cut also
  * empties the bucket (the next token is one new interval away): the
  * limit that just answered 429 gets no burst. beta, C, the estimate and
- * the default burst were tuned with bench/pace_sim.py (docs/design.md
+ * the default burst were tuned with bench/pace_sim.py (docs/design/pacing.md
  * "Pacing (learned rate)").
  *
  * One cut per round trip: an answer to a request taken before the last
@@ -2124,7 +2127,7 @@ BRK_API const char *brk_budget_name(const brk_budget *g);
 /*
  * brk_admit() asks every gate a job must pass, in one fixed order, and
  * answers with one stable reason code; brk_admit_release() reports the
- * answer to each of them. docs/design.md "Admission".
+ * answer to each of them. docs/design/limits.md "Admission".
  *
  * The order, exactly (a job that several gates would refuse gets the
  * first refusal in this order):
@@ -2288,7 +2291,7 @@ BRK_API int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm
  * admission had a pace (brk_pace_get(); a plain bucket given as pace
  * gates the job but does not learn, so a 429 stays a rate_limited
  * failure), so the pace slows down and the breaker counts it neither way
- * (docs/design.md "Breaker semantics"). Then the pace gets
+ * (docs/design/semantics.md "Breaker semantics"). Then the pace gets
  * brk_pace_report(taken_at_ns, signal) (BRK_THROTTLED given directly
  * reports BRK_PACE_LIMITED). Thread- and process-safe as those calls.
  * Returns brk_release()'s result (0 counted, -BRK_ESTALE, -EINVAL,
@@ -2523,7 +2526,7 @@ BRK_API int brk_http_verdict(int status, unsigned signs,
 /* ---------------------------------------------------------------------- */
 
 /* Longest segment name, in bytes, with the leading '/' and without the
- * NUL: '/' and 1..254 further bytes (docs/design.md "The segment"; the
+ * NUL: '/' and 1..254 further bytes (docs/design/segment.md "The segment"; the
  * shm object is /dev/shm/NAME, whose file name may have 255 bytes). */
 #define BRK_SHM_NAME_MAX 255
 
@@ -2598,9 +2601,10 @@ BRK_API int brk_host_id_validate(const char *id);
  * The id goes into the segment header's peer table (BRK_FLEET_PEERS
  * slots, one per host id, claimed by CAS; when all are taken the least
  * recently named one is reused and the events that named it read "?");
- * the event records the slot and its generation (docs/design.md "Event
- * ring origin"). Another process reading the ring (bctl events) sees the
- * host id from the moment the call returns.
+ * the event records the slot and its generation
+ * (docs/design/observability.md "Event ring origin"). Another process
+ * reading the ring (bctl events) sees the host id from the moment the call
+ * returns.
  * The origin is per thread and per segment handle: other threads, and
  * this thread's events on other handles, are unaffected; brk_detach()
  * forgets it. A thread keeps origins on at most 8 handles at once.

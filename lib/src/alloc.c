@@ -21,10 +21,10 @@
  * stamp) and no lookup reads them.
  * brk__alloc_record() takes the oldest record of its kind only once it has
  * been free for BRK__RETIRE_QUARANTINE_MS, so a write of a handle that
- * raced the retirement lands in a record nobody owns yet (docs/design.md
- * "Retirement"). The free lists change only under the index lock
- * (idxlock.c): one writer at a time; the words are still atomic so that a
- * stale reader never sees a torn word.
+ * raced the retirement lands in a record nobody owns yet
+ * (docs/design/lifecycle.md "Retirement"). The free lists change only under
+ * the index lock (idxlock.c): one writer at a time; the words are still
+ * atomic so that a stale reader never sees a torn word.
  *
  * A run that was never published and cannot go on a list (a creator's or
  * an update's lost race for a block) is counted in header.leaked_units.

@@ -1,6 +1,6 @@
 /*
  * atomics.h - the atomic operations libbreaker uses on shared-memory
- * words: liburcu's uatomic_* and cmm_* barriers (docs/design.md
+ * words: liburcu's uatomic_* and cmm_* barriers (docs/design/segment.md
  * "Atomics"). Every file that touches a shm word gets them from here.
  */
 #ifndef BRK_ATOMICS_H

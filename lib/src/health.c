@@ -1,6 +1,6 @@
 /*
  * health.c - the health state of a name and its subtree (breaker.h,
- * "Health states"; docs/design.md "Health states").
+ * "Health states"; docs/design/observability.md "Health states").
  *
  * brk_health() computes the state from what the records hold now:
  *   1. NAME's fallback flag (NAME's own breaker record)

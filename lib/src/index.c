@@ -238,8 +238,8 @@ static void clear_blocks(brk_segment *s, struct brk__record *r)
 /* Initialise the run at @r (nobody else refers to it) and write its head
  * last. A retired run gets a new generation of the head and a state word
  * above any a stale handle read, so no CAS of one succeeds here
- * (docs/design.md "Retirement"). Breakers get the extension blocks their
- * settings need first: no process ever sees a record without them. */
+ * (docs/design/lifecycle.md "Retirement"). Breakers get the extension blocks
+ * their settings need first: no process ever sees a record without them. */
 static int init_record(brk_segment *s, struct brk__record *r, uint32_t units,
 		       const char *name, uint64_t h, int kind,
 		       const struct brk__init *init)

@@ -16,7 +16,7 @@
 #include "layout.h"
 
 
-/* A bounded CAS loop gives up after this many tries (docs/design.md
+/* A bounded CAS loop gives up after this many tries (docs/design/segment.md
  * "Atomics"): enough
  * that 8 processes preempting each other on 2 cores never exhaust it (64
  * did, about once per million GCRA takes), small enough (tens of µs) that

@@ -1,8 +1,8 @@
 /*
  * layout.h - the shared-memory segment layout (private).
  *
- * Rules (docs/design.md "Atomics"): every shared fact is one aligned 64-bit
- * word changed by one CAS (liburcu uatomic_cmpxchg, a full barrier); no
+ * Rules (docs/design/segment.md "Atomics"): every shared fact is one aligned
+ * 64-bit word changed by one CAS (liburcu uatomic_cmpxchg, a full barrier); no
  * pointers, locks or bitfields; fixed-width types only; records are runs
  * of 64-byte arena units, named by their first unit (the ref). Every
  * size and offset is static-asserted: a change here is a change of
@@ -53,7 +53,8 @@ _Static_assert(BRK_MIN_ARENA_BYTES % BRK__UNIT == 0, "whole units");
  * brk_kind; alloc.c) */
 #define BRK__FREE_LISTS 16u
 /* A retired run is handed out again only after it has been free this
- * long on the segment clock (alloc.c; docs/design.md "Retirement"). */
+ * long on the segment clock (alloc.c; docs/design/lifecycle.md
+ * "Retirement"). */
 #define BRK__RETIRE_QUARANTINE_MS BRK_RETIRE_QUARANTINE_MS
 /* index_intent: what the index lock's holder is doing (idxlock.c repairs
  * it when the holder died) */
@@ -869,7 +870,7 @@ _Static_assert(offsetof(struct brk__record, hold) ==
 /* Largest interval accepted: 1e9 / BRK_BUCKET_MIN_RATE, rounded. */
 #define BRK__T_LIMIT 10000000000000ULL /* 1e13 ns */
 
-/* paced bucket words (pace.c, pace_curve.c): see "Pacing" in docs/design.md */
+/* paced bucket words (pace.c, pace_curve.c): see docs/design/pacing.md */
 #define BRK__PC_PACED (1ULL << 63)
 #define BRK__PC_RESERVE_SHIFT 44u
 #define BRK__PC_RESERVE_MASK 0x7fu

@@ -19,7 +19,7 @@
  * and again after a successful claim (a scanner may have found the record
  * empty and cleared the bit between the two; the CAS is a full barrier,
  * so either this re-check sees the cleared bit or the scanner's re-scan
- * sees our slot: docs/design.md "Lease registry").
+ * sees our slot: docs/design/lifecycle.md "Lease registry").
  */
 #include "ident.h"
 #include "internal.h"

@@ -1,7 +1,7 @@
 /*
  * leasemap.c - the lease map: which records may hold a lease, so the
  * supervisor's scan (reclaim.c) visits those and not every record
- * (docs/design.md "Lease registry").
+ * (docs/design/lifecycle.md "Lease registry").
  *
  * Two levels of bits in the segment (layout.h): level 0, one bit per
  * record ref; level 1, one bit per level-0 word. Invariants, each kept by

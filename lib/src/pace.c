@@ -1,7 +1,7 @@
 /*
  * pace.c - paced buckets: a GCRA bucket whose rate is learned from the
  * upstream's rate-limit answers (breaker.h "Pacing (learned rate)";
- * docs/design.md "Pacing (learned rate)").
+ * docs/design/pacing.md "Pacing (learned rate)").
  *
  * Words (layout.h enum brk__bucket_ext): the settings word holds the
  * CEILING's interval and the burst (so a pace is a bucket to every plain

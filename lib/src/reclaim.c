@@ -7,7 +7,7 @@
  * nothing is touched. Owner identity is pid + start time (ident.c), and
  * for a lease bound to a thread, tid + its start time (lease_thread.c).
  *
- * What brk_reclaim() visits (docs/design.md "Lease registry"): the
+ * What brk_reclaim() visits (docs/design/lifecycle.md "Lease registry"): the
  * records marked in the lease map (leasemap.c), found through its level
  * 1 then level 0, plus a rotating slice of all records (the backstop
  * sweep, header sweep_cursor). A marked record found holding no lease is

@@ -1,5 +1,6 @@
 /*
- * retire.c - retirement of idle records (docs/design.md "Retirement").
+ * retire.c - retirement of idle records (docs/design/lifecycle.md
+ * "Retirement").
  *
  * Under the index lock the retirer first CASes the record's head word
  * from live to (BRK__KIND_RETIRED, same generation), THEN checks that the

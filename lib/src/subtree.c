@@ -5,7 +5,8 @@
  * The name index is a hash table: nothing in it is ordered by prefix, so
  * finding a subtree means one walk of every slot, reading the head and
  * the name of each live record (O(index_slots) = about 2 x capacity
- * slots; docs/design.md "Health states" has the cost at 10^6 records).
+ * slots; docs/design/observability.md "Health states" has the cost at 10^6
+ * records).
  *
  * A handle keeps the membership of the last BRK__SUBTREE_CACHED names it
  * walked (refs, kinds, head words), valid while header.index_seq is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# help_in_design.sh DESIGN_MD BCTL BREAKERD - docs/design.md quotes
+# help_in_design.sh DESIGN_MD BCTL BREAKERD - docs/design/cli.md quotes
 # `bctl --help` and `breakerd --help` verbatim ("this block is its output");
 # fail, with the diff, when a quoted block and the program's output differ,
 # so the two cannot drift apart. To regenerate a block, replace it with
@@ -39,9 +39,9 @@ check() { # MARKER LABEL CMD...
 		return
 	fi
 	if diff -u "$TMP/doc" "$TMP/out" > "$TMP/diff"; then
-		echo "ok: $label: design.md's block is the program's output"
+		echo "ok: $label: $DESIGN's block is the program's output"
 	else
-		echo "FAIL: $label: design.md's block differs from the output (- doc, + program):"
+		echo "FAIL: $label: $DESIGN's block differs from the output (- doc, + program):"
 		cat "$TMP/diff"
 		fail=1
 	fi

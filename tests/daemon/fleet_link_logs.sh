@@ -98,7 +98,8 @@ notes)
 	other=$(grep -v '^ts=' "$TMP/breakerd.n")
 	[ -z "$other" ] && ok "every line breakerd wrote is logfmt" ||
 		bad "lines that are not logfmt" "$other"
-	# without --fleet: nothing either (decided: design.md "Fleet link")
+	# without --fleet: nothing either (decided: docs/design/fleet.md "Fleet
+	# link")
 	start m --breakers "$TMP/b.conf"
 	until_s 5 logged m "breakers file applied" || bad "file not applied (no --fleet)"
 	stop m

@@ -1,6 +1,6 @@
 /*
  * lmap.pml - the lease map's mark / unmark protocol (lib/src/leasemap.c,
- * lease.c, reclaim.c; docs/design.md "Lease registry"), in Promela.
+ * lease.c, reclaim.c; docs/design/lifecycle.md "Lease registry"), in Promela.
  *
  * Two records share one level-0 word (bits l0[0], l0[1]) and so one
  * level-1 bit (l1). NC claimers (2), each on a record chosen freely (they

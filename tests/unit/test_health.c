@@ -1,8 +1,8 @@
 /*
  * test_health.c - health states of a name and its subtree (breaker.h
- * "Health states"; docs/design.md "Health states"), on the fake clock:
- * each state, the precedence, the subtree rule, since-when, one event per
- * transition whoever evaluates, the fallback flag, and a stored word that
+ * "Health states"; docs/design/observability.md "Health states"), on the fake
+ * clock: each state, the precedence, the subtree rule, since-when, one event
+ * per transition whoever evaluates, the fallback flag, and a stored word that
  * is not to be trusted.
  */
 #include <pthread.h>

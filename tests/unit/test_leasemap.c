@@ -1,5 +1,5 @@
 /*
- * test_leasemap.c - the lease map (docs/design.md "Lease registry"):
+ * test_leasemap.c - the lease map (docs/design/lifecycle.md "Lease registry"):
  * a claim marks its record, brk_reclaim() visits only marked records and
  * unmarks one found empty, a scanner running between a claim's steps
  * (the test variant's BRK__HOOK, lib/src/killpoint.h) leaves a held lease

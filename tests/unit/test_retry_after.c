@@ -12,10 +12,10 @@ UT_GROUP_FIXTURES("ra", 0)
 
 /*
  * Jitter bound. breaker.h promises only "the jittered wait" ("with
- * per-caller jitter"); docs/design.md "Breaker semantics" bounds it. The test
- * holds the library to: never below the time left (a caller must not come
- * back early into a cooling upstream), never above the time left + 25%
- * (+1 ms of rounding).
+ * per-caller jitter"); docs/design/semantics.md "Breaker semantics" bounds
+ * it. The test holds the library to: never below the time left (a caller must
+ * not come back early into a cooling upstream), never above the time left +
+ * 25% (+1 ms of rounding).
  */
 #define UT_JITTER_MAX_PCT 25u
 

@@ -1,8 +1,8 @@
 /*
- * test_segment_validation.c - the segment is untrusted (docs/design.md "The
- * segment"): a corrupt or hostile /dev/shm object gives a clear error
- * (-EPROTO at attach, -BRK_ECORRUPT / -ENOENT on records), never a crash
- * or an out-of-bounds access.
+ * test_segment_validation.c - the segment is untrusted
+ * (docs/design/segment.md "The segment"): a corrupt or hostile /dev/shm
+ * object gives a clear error (-EPROTO at attach, -BRK_ECORRUPT / -ENOENT on
+ * records), never a crash or an out-of-bounds access.
  *
  * Each case builds a good segment (capacity 8, records "a", "b/c", "d"),
  * detaches (so no mapping of ours can SIGBUS on a truncation), corrupts

@@ -147,8 +147,9 @@ static void parse_uint_range_and_overflow(void **state)
 	assert_int_equal(v, 7);
 }
 
-/* docs/design.md: a name is '/' and 1-254 bytes. bctl and breakerd
- * accepted such a 255-byte name and brk_attach() then refused it. */
+/* docs/design/segment.md "The segment": a name is '/' and 1-254 bytes.
+ * bctl and breakerd accepted such a 255-byte name and brk_attach() then
+ * refused it. */
 static void attach_accepts_the_longest_name_the_contract_allows(void **state)
 {
 	char name[256];

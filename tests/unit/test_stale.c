@@ -331,7 +331,7 @@ static void release_after_refusal_not_counted(void **state)
 	assert_int_equal(ut_state(b), BRK_OPEN);
 }
 
-/* docs/design.md "Atomics": "a result from an older generation is not
+/* docs/design/segment.md "Atomics": "a result from an older generation is not
  * counted". The
  * generation was 18 bits in the state word (layout 1; 56 since layout 2):
  * a permit held across exactly 2^18 transitions (131072 trip+reset pairs

@@ -234,7 +234,7 @@ static void exactly_n_probes(struct ut *u, uint32_t probes)
 static void exactly_one_probe(void **state) { exactly_n_probes(*state, 1); }
 static void exactly_three_probes(void **state) { exactly_n_probes(*state, 3); }
 
-/* Concurrent get-or-create of one name: one record (docs/design.md
+/* Concurrent get-or-create of one name: one record (docs/design/segment.md
  * "The segment": "so
  * concurrent get-or-create of the same name from many processes yields
  * exactly one record"). A lost creation race must not burn a record slot:

@@ -1,6 +1,6 @@
 /*
- * test_transitions.c - every state transition of docs/design.md "Breaker
- * semantics", on the fake clock.
+ * test_transitions.c - every state transition of docs/design/semantics.md
+ * "Breaker semantics", on the fake clock.
  *
  * ut_cfg(): failure_threshold 3, open_ms 1000, max_open_ms 8000,
  * half_open_probes 1, success_threshold 1, probe_timeout_ms 5000.
