@@ -20,8 +20,8 @@ and returns False. Threads and asyncio tasks: each `with br:` keeps its
 permit on a stack of the running context (contextvars: each thread, each
 task), never on the shared Breaker; each entry records the frame that
 entered it, so a generator suspended inside `with br:` leaves with its own
-permit. `with br:` and `br.call()` are C on the success path (src/guard.c,
-src/held.c).
+permit. `with br:` and `br.call()` are C on the success path (src/py_guard.c,
+src/py_held.c).
 """
 
 from . import _errors

@@ -84,7 +84,7 @@ class Breaker(_core.Guard):
     every path; ``br.acquire()`` gives the explicit permit.
 
     ``__enter__``/``__exit__`` and ``call`` are C (_core.Guard, see
-    src/guard.c and src/held.c): a `with` block's permit is kept on a stack
+    src/py_guard.c and src/py_held.c): a `with` block's permit is kept on a stack
     of the running context (each thread, each asyncio task), never on this
     shared object; only a block left by an exception comes back to Python
     (``_exit_error``) to be classified."""
