@@ -30,8 +30,13 @@ from ._errors import (BulkheadFull, CircuitOpen, Cooling, DeadlineExpired, Error
 from . import _core
 from ._classify import classify_http
 from ._durations import parse_duration
-from ._objects import (Admission, Breaker, Budget, Bucket, Pace, PaceToken, Permit,
-                       Segment, attach)
+from ._admission import Admission
+from ._breaker import Breaker
+from ._bucket import Bucket
+from ._budget import Budget
+from ._pace import Pace, PaceToken
+from ._permit import Permit
+from ._segment import Segment, attach
 
 __version__ = "0.1.0"
 
