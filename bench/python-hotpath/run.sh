@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/python-hotpath/run.sh BUILD_DIR [hotpath.py args...]
-# Installs ./python (against BUILD_DIR's libbreaker; use a release build:
+# Installs ./bindings/python (against BUILD_DIR's libbreaker; use a release build:
 #   meson setup build-rel -Dbuildtype=release && ninja -C build-rel)
 # into BUILD_DIR/python-venv (made from /usr/bin/python3, as
 # tests/python/run.sh does), builds the floor nullcm.c and runs hotpath.py.
@@ -14,7 +14,7 @@ venv=$build/python-venv
 export PKG_CONFIG_PATH=$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 "$venv/bin/python" -m pip install --no-build-isolation --no-index --no-deps --force-reinstall \
-	-q --disable-pip-version-check "$src/python" >"$build/python-hotpath-install.log" 2>&1 ||
+	-q --disable-pip-version-check "$src/bindings/python" >"$build/python-hotpath-install.log" 2>&1 ||
 	{ cat "$build/python-hotpath-install.log"; exit 1; }
 # The floor: a C context manager that does nothing (nullcm.c).
 mkdir -p "$build/python-hotpath"

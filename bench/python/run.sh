@@ -7,7 +7,7 @@
 #   meson setup build-bench -Dbuildtype=release && ninja -C build-bench &&
 #   bench/python/run.sh build-bench
 # BUILD_DIR (default ./build) must hold a built libbreaker: the package
-# (./python) is built against it (PKG_CONFIG_PATH=BUILD_DIR/meson-uninstalled)
+# (./bindings/python) is built against it (PKG_CONFIG_PATH=BUILD_DIR/meson-uninstalled)
 # with Debian's /usr/bin/python3 and python3-mesonpy into
 # BUILD_DIR/python-bench-site, again only when a source changed. When
 # redis-server is installed (Debian package redis-server) a private one is
@@ -35,7 +35,7 @@ if ! "$py" -c 'import mesonpy, redis' 2>/dev/null; then
 fi
 
 site=$build/python-bench-site
-stamp=$( { find "$src/python" "$src/lib/include" -type f \
+stamp=$( { find "$src/bindings/python" "$src/lib/include" -type f \
 		\( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.build' -o -name '*.toml' \) \
 		-not -path '*/.mesonpy-*' -print0 | sort -z | xargs -0 sha256sum
 	   find "$build/lib" -maxdepth 1 -name 'libbreaker*' -printf '%f %s %T@\n' | sort; } |
@@ -45,9 +45,9 @@ if [ "$(cat "$site/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "run.sh: building the breakerd package into $site" >&2
 	if ! PKG_CONFIG_PATH=$build/meson-uninstalled "$py" -m pip install -q \
 		--no-build-isolation --no-index --no-deps --disable-pip-version-check \
-		--target "$site" "$src/python" >"$build/python-bench-install.log" 2>&1; then
+		--target "$site" "$src/bindings/python" >"$build/python-bench-install.log" 2>&1; then
 		cat "$build/python-bench-install.log" >&2
-		echo "run.sh: pip install ./python failed" >&2
+		echo "run.sh: pip install ./bindings/python failed" >&2
 		exit 2
 	fi
 	echo "$stamp" >"$site/.stamp"

@@ -2,7 +2,7 @@
 # tests/python/run.sh - build the breakerd Python package against this build
 # tree and run its pytest suite.
 #   run.sh SRCDIR BUILDDIR BCTL SANITIZE PROJECT_VERSION
-# Installs ./python into a venv made once per build dir from /usr/bin/python3
+# Installs ./bindings/python into a venv made once per build dir from /usr/bin/python3
 # (--system-site-packages: Debian's mesonpy and pytest), with
 # PKG_CONFIG_PATH=BUILDDIR/meson-uninstalled so dependency('breaker') finds
 # this tree's libbreaker, and reinstalls only when a source changed.
@@ -22,9 +22,9 @@ if ! [ -x "$py" ] || ! "$py" -c 'import mesonpy, pytest, venv, ensurepip' 2>/dev
 fi
 
 # One definition of the version: the package's must be the project's.
-pyver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$src/python/meson.build" | head -1)
+pyver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$src/bindings/python/meson.build" | head -1)
 if [ -n "$version" ] && [ "$pyver" != "$version" ]; then
-	echo "FAIL: python/meson.build has version '$pyver', the project '$version'"
+	echo "FAIL: bindings/python/meson.build has version '$pyver', the project '$version'"
 	exit 1
 fi
 
@@ -39,7 +39,7 @@ export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # Reinstall when the package sources or the library changed. (No
 # builddir= config setting: meson-python 0.12 then fails to reconfigure.)
-stamp=$( { find "$src/python" "$src/lib/include" -type f \
+stamp=$( { find "$src/bindings/python" "$src/lib/include" -type f \
 		\( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.build' -o -name '*.toml' \) \
 		-not -path '*/.mesonpy-*' -print0 | sort -z | xargs -0 sha256sum
 	   find "$build/lib" -maxdepth 1 -name 'libbreaker*' -printf '%f %s %T@\n' | sort; } |
@@ -48,9 +48,9 @@ if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
 	if ! "$vpy" -m pip install --no-build-isolation --no-index --no-deps --force-reinstall \
 		-q --disable-pip-version-check \
 		--config-settings=setup-args=-Dwerror=true \
-		"$src/python" >"$build/python-install.log" 2>&1; then
+		"$src/bindings/python" >"$build/python-install.log" 2>&1; then
 		cat "$build/python-install.log"
-		echo "FAIL: pip install ./python"
+		echo "FAIL: pip install ./bindings/python"
 		exit 1
 	fi
 	echo "$stamp" >"$venv/.breakerd-stamp"

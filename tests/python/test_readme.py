@@ -86,7 +86,7 @@ def test_setup_command_installs_the_package():
                 "python3-pytest", "python3-gunicorn", "pkg-config"):
         assert pkg in pkgs, pkg
     assert ("ninja -C build install && ldconfig && /usr/bin/python3 -m pip install "
-            "--no-build-isolation --break-system-packages ./python") in line
+            "--no-build-isolation --break-system-packages ./bindings/python") in line
 
 
 def test_install_from_a_scratch_prefix(tmp_path):
@@ -116,7 +116,7 @@ def test_install_from_a_scratch_prefix(tmp_path):
     env.pop("PYTHONPATH", None)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
                           "--no-index", "--no-build-isolation", "--break-system-packages",
-                          os.path.join(SRC, "python")],
+                          os.path.join(SRC, "bindings", "python")],
                          env=env, capture_output=True, text=True, timeout=600)
     assert pip.returncode == 0, pip.stdout + pip.stderr
     shm = unique_shm()
@@ -132,11 +132,11 @@ def test_install_from_a_scratch_prefix(tmp_path):
     assert where.startswith(str(venv)) and state == "closed"
 
 
-PY_README = os.path.join(SRC, "python", "README.md")
+PY_README = os.path.join(SRC, "bindings", "python", "README.md")
 
 
 def test_python_readme_pacing_example_runs_as_written(tmp_path):
-    """python/README.md "Pacing and admission": the example prints what the
+    """bindings/python/README.md "Pacing and admission": the example prints what the
     section says it prints."""
     text = open(PY_README, encoding="utf-8").read()
     sec = text[text.index("## Pacing and admission"):]

@@ -4,7 +4,7 @@ is lost."""
 import threading
 
 import breakerd
-from breakerd import _objects
+from breakerd import _breaker
 
 THREADS = 8
 ROUNDS = 2000
@@ -35,7 +35,7 @@ def test_with_from_many_threads_adds_up(realseg):
     def work(i):
         for n in range(ROUNDS):
             with br as p:
-                assert _objects._active()[-1][1] is p  # this thread's own
+                assert _breaker._active()[-1][1] is p  # this thread's own
                 if n % 4 == 0:
                     p.healthy_error()
 

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 import breakerd
-from breakerd import _objects
+from breakerd import _breaker
 
 
 def counts(br, *keys):
@@ -139,7 +139,7 @@ def test_task_made_inside_with_keeps_its_own_blocks(seg):
         with br as p:
             q = await asyncio.create_task(child())  # copies our context
             assert q.released and not p.released
-            assert [x[1] for x in _objects._active()] == [p]
+            assert [x[1] for x in _breaker._active()] == [p]
         assert p.released
 
     asyncio.run(scenario())
@@ -158,7 +158,7 @@ def test_threads_interleaving_inside_with(realseg):
                 with br as p:
                     if n % 10 == 0:
                         threading.Event().wait(0.0005)  # let the others in
-                    assert _objects._active() == [(br, p)]
+                    assert _breaker._active() == [(br, p)]
                 assert p.released
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
@@ -178,7 +178,7 @@ def test_exit_stack_enters_and_leaves_from_other_frames(seg):
     with contextlib.ExitStack() as st:
         ps = [st.enter_context(br) for _ in range(10)]  # deeper than the inline stack
         assert br.info()["in_flight"] == 10
-        assert [x[1] for x in _objects._active()] == ps
+        assert [x[1] for x in _breaker._active()] == ps
     assert all(p.released and p.counted for p in ps)
 
     async def scenario():
@@ -187,7 +187,7 @@ def test_exit_stack_enters_and_leaves_from_other_frames(seg):
         return p
 
     assert asyncio.run(scenario()).released
-    assert br.info()["in_flight"] == 0 and _objects._active() == []
+    assert br.info()["in_flight"] == 0 and _breaker._active() == []
 
 
 def test_leaving_a_block_never_entered_is_an_error(seg):
@@ -227,7 +227,7 @@ def test_reused_permits_hold_no_reference(seg):
             pass
     gc.collect()
     assert sys.getrefcount(core) == before
-    assert _objects._active() == []
+    assert _breaker._active() == []
 
 
 def test_with_on_a_closed_segment(shm, clock):

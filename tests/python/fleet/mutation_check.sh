@@ -3,7 +3,7 @@
 #
 # Copies the breakerd package that PYTHON imports (its compiled _core
 # included) twice into a temporary directory, puts this source tree's
-# python/breakerd/integrations/*.py into both copies, and in one copy
+# bindings/python/breakerd/integrations/*.py into both copies, and in one copy
 # applies a sed to breakerd/integrations/requests.py -- the shipped code
 # has no hook for this. Checks that the sed really changed the file (so
 # this cannot pass vacuously) and that the child pytest imports the copy,
@@ -48,7 +48,7 @@ make_copy() {
 	cp -rL "$pkg" "$WORK/$1/breakerd" || return 1
 	rm -rf "$WORK/$1/breakerd/integrations"
 	mkdir -p "$WORK/$1/breakerd/integrations"
-	cp "$SRC"/python/breakerd/integrations/*.py "$WORK/$1/breakerd/integrations/"
+	cp "$SRC"/bindings/python/breakerd/integrations/*.py "$WORK/$1/breakerd/integrations/"
 	find "$WORK/$1" -name __pycache__ -prune -exec rm -rf {} +
 }
 

@@ -20,8 +20,8 @@ and returns False. Threads and asyncio tasks: each `with br:` keeps its
 permit on a stack of the running context (contextvars: each thread, each
 task), never on the shared Breaker; each entry records the frame that
 entered it, so a generator suspended inside `with br:` leaves with its own
-permit. `with br:` and `br.call()` are C on the success path (src/guard.c,
-src/held.c).
+permit. `with br:` and `br.call()` are C on the success path (src/py_guard.c,
+src/py_held.c).
 """
 
 from . import _errors
@@ -30,8 +30,13 @@ from ._errors import (BulkheadFull, CircuitOpen, Cooling, DeadlineExpired, Error
 from . import _core
 from ._classify import classify_http
 from ._durations import parse_duration
-from ._objects import (Admission, Breaker, Budget, Bucket, Pace, PaceToken, Permit,
-                       Segment, attach)
+from ._admission import Admission
+from ._breaker import Breaker
+from ._bucket import Bucket
+from ._budget import Budget
+from ._pace import Pace, PaceToken
+from ._permit import Permit
+from ._segment import Segment, attach
 
 __version__ = "0.1.0"
 

@@ -1,8 +1,8 @@
 /*
- * permit.c - Permit: an admitted call, released at most once; released
+ * py_permit.c - Permit: an admitted call, released at most once; released
  * as cancelled with a ResourceWarning if collected unreported.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* This process's pid, refreshed in a fork()ed child (getpid() is a
  * syscall; a permit records its owner on every acquire). */

@@ -1,5 +1,5 @@
 /*
- * admit.c - Segment._admit() and Admission: brk_admit() (breaker, pace and
+ * py_admit.c - Segment._admit() and Admission: brk_admit() (breaker, pace and
  * retry budget in one fixed order, with a deadline) and
  * brk_admit_release(). A refusal raises the Refused subclass of its gate
  * with .code, the library's stable code (brk_admit_code_name()). An
@@ -11,7 +11,7 @@
  * Segment.close() refuses while it is not 0, so the segment stays mapped
  * under a sleeping call.
  */
-#include "core.h"
+#include "py_core.h"
 
 static void admission_finalize(PyObject *self)
 {

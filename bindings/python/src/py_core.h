@@ -1,5 +1,5 @@
 /*
- * core.h - what the files of breakerd._core share: the object layouts of
+ * py_core.h - what the files of breakerd._core share: the object layouts of
  * its types, the type objects, the exception classes (defined in
  * breakerd/_errors.py) and the argument and error helpers. Internal to the
  * extension (built with hidden visibility: nothing here is exported).
@@ -30,7 +30,7 @@ typedef struct {
 	PyObject *shm;      /* str */
 	int readonly;
 	int busy;           /* admit() calls sleeping without the GIL:
-	                       close() refuses while not 0 (admit.c) */
+	                       close() refuses while not 0 (py_admit.c) */
 } SegmentObject;
 
 typedef struct {
@@ -48,14 +48,14 @@ typedef struct {
 	int counted;    /* -1 not yet released; 0 / 1 */
 } PermitObject;
 
-/* The C base of breakerd.Breaker: `with br:`, `br.call()` (guard.c). */
+/* The C base of breakerd.Breaker: `with br:`, `br.call()` (py_guard.c). */
 typedef struct {
 	PyObject_HEAD
 	BreakerObject *core;      /* the record */
 	PyTypeObject *permit_cls; /* breakerd.Permit: what __enter__ returns */
 } GuardObject;
 
-/* The `with` blocks open in one context (held.c). */
+/* The `with` blocks open in one context (py_held.c). */
 typedef struct brkpy_held brkpy_held;
 
 typedef struct {
@@ -72,10 +72,10 @@ typedef struct {
 
 extern PyTypeObject brkpy_FakeClockType, brkpy_SegmentType, brkpy_BreakerType,
 	brkpy_PermitType, brkpy_BucketType, brkpy_BudgetType, brkpy_GuardType, brkpy_HeldType;
-/* A pace is a BucketObject of its own type (pace.c). */
+/* A pace is a BucketObject of its own type (py_pace.c). */
 extern PyTypeObject brkpy_PaceType;
 
-/* An admitted job (admit.c). */
+/* An admitted job (py_admit.c). */
 typedef struct {
 	PyObject_HEAD
 	SegmentObject *seg;   /* NULL until admitted */
@@ -91,7 +91,7 @@ extern PyObject *brkpy_Error_cls, *brkpy_CircuitOpen_cls, *brkpy_Cooling_cls,
 	*brkpy_BulkheadFull_cls, *brkpy_RetryDeferred_cls, *brkpy_NoTokens_cls,
 	*brkpy_DeadlineExpired_cls;
 
-/* this process's pid (permit.c), refreshed in fork()ed children */
+/* this process's pid (py_permit.c), refreshed in fork()ed children */
 extern pid_t brkpy_self_pid;
 
 void brkpy_refresh_pid(void);
@@ -117,7 +117,7 @@ int brkpy_permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *wh
 PyObject *brkpy_permit_release(PermitObject *self, int outcome, int reason, long long ra);
 PyObject *brkpy_raise_acquire(BreakerObject *self, int rc, const struct brk_refusal *why);
 
-/* held.c: the permits of the open `with` blocks of the current context */
+/* py_held.c: the permits of the open `with` blocks of the current context */
 int brkpy_held_init(void);
 int brkpy_guard_init(void);
 const void *brkpy_frame_tag(PyThreadState *ts);

@@ -1,7 +1,7 @@
 /*
- * budget.c - Budget: a retry budget.
+ * py_budget.c - Budget: a retry budget.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- Budget ------------------------------------------------------------- */
 

@@ -1,11 +1,11 @@
 /*
- * pace.c - Pace: a GCRA bucket in paced mode (brk_pace_*): its rate is
+ * py_pace.c - Pace: a GCRA bucket in paced mode (brk_pace_*): its rate is
  * learned host-wide from the rate-limit answers reported to it. The
  * friendly surface (waiting, classification, the token's context manager)
- * is breakerd.Pace (_objects.py); this file translates the arguments and
+ * is breakerd.Pace (_pace.py); this file translates the arguments and
  * the library's codes.
  */
-#include "core.h"
+#include "py_core.h"
 
 static void pace_dealloc(BucketObject *self)
 {

@@ -1,8 +1,8 @@
 /*
- * fakeclock.c - FakeClock: a test clock whose time is a uint64 in this
+ * py_fakeclock.c - FakeClock: a test clock whose time is a uint64 in this
  * object, read by the library (brk_clock_fn) with no Python call.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- FakeClock ---------------------------------------------------------- */
 

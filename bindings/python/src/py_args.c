@@ -1,8 +1,8 @@
 /*
- * args.c - checked conversions of Python arguments (ints, names, rates)
+ * py_args.c - checked conversions of Python arguments (ints, names, rates)
  * and the dict helper of the info builders.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- argument helpers --------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /*
- * health.c - Segment.health(name) and Segment.set_fallback(name, on): the
+ * py_health.c - Segment.health(name) and Segment.set_fallback(name, on): the
  * health state of a name's subtree (brk_health, brk_set_fallback), as the
  * dict `bctl health NAME --json` prints.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* health(name) -> {"name", "state", "code", "by", "since_age_ms" (None:
  * not recorded), "children", "children_unavailable"} */

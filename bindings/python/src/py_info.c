@@ -1,7 +1,7 @@
 /*
- * info.c - snapshots as dicts with the fields of `bctl inspect --json`.
+ * py_info.c - snapshots as dicts with the fields of `bctl inspect --json`.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- info dicts --------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
- * bucket.c - Bucket: a GCRA rate limit.
+ * py_bucket.c - Bucket: a GCRA rate limit.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- Bucket ------------------------------------------------------------- */
 

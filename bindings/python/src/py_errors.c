@@ -1,8 +1,8 @@
 /*
- * errors.c - library codes to Python exceptions: refusals to the Refused
+ * py_errors.c - library codes to Python exceptions: refusals to the Refused
  * subclasses, bad arguments to ValueError, the rest to breakerd.Error.
  */
-#include "core.h"
+#include "py_core.h"
 
 #include <stdarg.h>
 #include <stdio.h>

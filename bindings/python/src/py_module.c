@@ -1,5 +1,5 @@
 /*
- * module.c - breakerd._core: the CPython extension over libbreaker; its
+ * py_module.c - breakerd._core: the CPython extension over libbreaker; its
  * module functions and initialisation.
  *
  * Types: Segment (brk_segment), Breaker (brk_breaker), Permit (brk_permit),
@@ -27,7 +27,7 @@
  */
 #include <pthread.h>
 
-#include "core.h"
+#include "py_core.h"
 
 /* ---- module functions --------------------------------------------------- */
 

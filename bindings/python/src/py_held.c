@@ -1,5 +1,5 @@
 /*
- * held.c - where `with br:` keeps its permit between __enter__ and
+ * py_held.c - where `with br:` keeps its permit between __enter__ and
  * __exit__: a stack of (breaker, permit, frame) per context.
  *
  * The permit belongs to the running *context* (contextvars: each thread,
@@ -44,7 +44,7 @@
  * Everything here runs with the GIL held; a stack is only ever changed by
  * the thread running its context.
  */
-#include "core.h"
+#include "py_core.h"
 
 struct held_entry {
 	PyObject *guard;      /* the Breaker (a strong reference) */

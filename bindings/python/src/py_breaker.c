@@ -1,8 +1,8 @@
 /*
- * breaker.c - Breaker: get or create, acquire, inspect and steer one
+ * py_breaker.c - Breaker: get or create, acquire, inspect and steer one
  * breaker record.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- Breaker ------------------------------------------------------------ */
 

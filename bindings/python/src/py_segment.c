@@ -1,7 +1,7 @@
 /*
- * segment.c - Segment: attach, close, header info, records and events.
+ * py_segment.c - Segment: attach, close, header info, records and events.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* ---- Segment ------------------------------------------------------------ */
 

@@ -1,7 +1,7 @@
 /*
- * config.c - brk_config to and from dicts of its field names.
+ * py_config.c - brk_config to and from dicts of its field names.
  */
-#include "core.h"
+#include "py_core.h"
 
 /* Fill a brk_config from the defaults and a dict of C field names. */
 struct cfg_field {

@@ -1,18 +1,18 @@
 /*
- * guard.c - _core.Guard, the C base of breakerd.Breaker: the hot paths
+ * py_guard.c - _core.Guard, the C base of breakerd.Breaker: the hot paths
  * `with br:` (__enter__/__exit__), `async with br:` (_aenter/_aexit, called
  * by the Python coroutines), br.call(fn, ...) and br.acquire().
  *
  * The common case is all C and makes no Python object: __enter__ acquires
  * into a reused permit object and pushes it on the context's stack
- * (held.c); __exit__ without an exception pops it and reports success.
+ * (py_held.c); __exit__ without an exception pops it and reports success.
  * Only a block left by an exception calls into Python: the Breaker's
  * _exit_error(permit, exc) classifies it (failure=/exclude=/ignore=).
  * call() needs no stack at all: the permit lives in its C frame.
  *
- * The GIL stays held throughout (see module.c).
+ * The GIL stays held throughout (see py_module.c).
  */
-#include "core.h"
+#include "py_core.h"
 
 static PyObject *str_exit_error, *str_call_slow;
 
