@@ -300,7 +300,8 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  *  -EXDEV   created in another pid or time namespace (errbuf says
  *           which and what to do: run this process in the creator's
  *           namespaces - docker --pid=container:X --ipc=container:X,
- *           Kubernetes shareProcessNamespace: true; README "Containers");
+ *           Kubernetes shareProcessNamespace: true;
+ *           docs/guide/operating.md "Containers");
  *           BRK_ATTACH_NOPROCESS attaches anyway (inspection only);
  *  -ENOSPC  /dev/shm is too small for the requested capacity and arena;
  *  -ENOMEM  out of memory.

@@ -352,15 +352,15 @@ static int check_namespaces(const struct attach_ctx *c, brk_segment *s)
 			    "in %llu: lease owners cannot be checked; run this "
 			    "process in the segment's pid namespace (docker "
 			    "--pid=container:X --ipc=container:X, Kubernetes "
-			    "shareProcessNamespace: true; see the README's "
-			    "\"Containers\")",
+			    "shareProcessNamespace: true; see "
+			    "docs/guide/operating.md \"Containers\")",
 			    (unsigned long long)s->hdr->pidns_ino,
 			    (unsigned long long)pidns);
 	if (s->hdr->timens_ino && timens && s->hdr->timens_ino != timens)
 		return fail(c, -EXDEV, "created in time namespace %llu, we "
 			    "are in %llu: monotonic clocks differ; run this "
-			    "process in the segment's time namespace (see the "
-			    "README's \"Containers\")",
+			    "process in the segment's time namespace (see "
+			    "docs/guide/operating.md \"Containers\")",
 			    (unsigned long long)s->hdr->timens_ino,
 			    (unsigned long long)timens);
 	return 0;

@@ -4,7 +4,7 @@
 # bench/pace.sh at its smallest (1 s per strategy) prints the parameters
 # and one row with figures per strategy, and leaves no segment and no
 # nginx behind. No figure is judged: the goals live in the benchmark and
-# the README. Skips (77) without nginx-light.
+# docs/guide/performance.md. Skips (77) without nginx-light.
 set -u
 pace_sh=$1 build=$2
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || {

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# bctl_completion_root.sh BCTL COMPLETION_FILE README - the README's step
+# bctl_completion_root.sh BCTL COMPLETION_FILE GUIDE - the step of
+# docs/guide/bctl.md (GUIDE), "Shell completion",
 # that enables bash-completion for root, in a real `bash -i` on a
 # pseudo-terminal (tab_in_bash.py): with root's Debian ~/.bashrc
 # (/usr/share/base-files/dot.bashrc) alone, `bctl seg<Tab>` completes
-# nothing, which is why the step is needed; with the line the README's
+# nothing, which is why the step is needed; with the line the guide's
 # "Shell completion" gives appended to it, bctl's completion file in
 # bash-completion's completions directory, `bctl seg<Tab>` gives
 # `bctl segment `. Skipped (77) without bash-completion or root's dot.bashrc.
 set -u
-BCTL=${1:?usage: bctl_completion_root.sh BCTL COMPLETION_FILE README}
-COMP=${2:?usage: bctl_completion_root.sh BCTL COMPLETION_FILE README}
-README=${3:?usage: bctl_completion_root.sh BCTL COMPLETION_FILE README}
+BCTL=${1:?usage: bctl_completion_root.sh BCTL COMPLETION_FILE docs/guide/bctl.md}
+COMP=${2:?usage: bctl_completion_root.sh BCTL COMPLETION_FILE docs/guide/bctl.md}
+GUIDE=${3:?usage: bctl_completion_root.sh BCTL COMPLETION_FILE docs/guide/bctl.md}
 TAB="$(dirname "${BASH_SOURCE[0]}")/tab_in_bash.py"
 ROOTRC=/usr/share/base-files/dot.bashrc
 for f in /usr/share/bash-completion/bash_completion "$ROOTRC" /usr/bin/python3; do
@@ -35,18 +36,18 @@ if printf '%s' "$out" | grep -q 'bctl segment'; then
 fi
 ok "root's default ~/.bashrc: bctl seg<Tab> completes nothing"
 
-# The README's line, as written (the first ~/.bashrc line of its section).
-line=$(sed -n '/^### Shell completion/,/^## /p' "$README" |
+# The guide's line, as written (the first ~/.bashrc line of its section).
+line=$(sed -n '/^## Shell completion/,/^## [^S]/p' "$GUIDE" |
 	sed -n "s/^echo '\\(.*\\)' >> ~\\/.bashrc\$/\\1/p" | head -1)
 if [ -z "$line" ]; then
-	bad "no \"echo '...' >> ~/.bashrc\" line in the README's Shell completion"
+	bad "no \"echo '...' >> ~/.bashrc\" line in the guide's Shell completion"
 else
 	printf '%s\n' "$line" >>"$TMP/home/.bashrc"
 	out=$(tab)
 	if printf '%s' "$out" | grep -q 'bctl segment '; then
-		ok "with the README's line in ~/.bashrc: bctl seg<Tab> gives 'bctl segment '"
+		ok "with the guide's line in ~/.bashrc: bctl seg<Tab> gives 'bctl segment '"
 	else
-		bad "with the README's line, bctl seg<Tab> showed:" "$(printf '%s' "$out" | tr -d '\r' | tail -3)"
+		bad "with the guide's line, bctl seg<Tab> showed:" "$(printf '%s' "$out" | tr -d '\r' | tail -3)"
 	fi
 fi
 echo "$pass passed, $fail failed"

@@ -2,8 +2,8 @@
 # default_arena_in_docs.sh BCTL BREAKERD SRCDIR - the default arena the docs
 # quote is the one the library makes: a default segment's arena_bytes
 # (`bctl segment info --json`, brk__default_arena_units() × 64) appears in
-# the README, bctl(1) and breakerd(8) / `breakerd --help` as KiB, and the
-# README and bctl(1) give its byte count too, so a change of the default
+# docs/guide/operating.md ("The segment"), bctl(1) and breakerd(8) /
+# `breakerd --help` as KiB, and the guide and bctl(1) give its byte count too, so a change of the default
 # (layout.h) cannot leave the docs behind.
 #
 # Uses its own segment /brkarena-docs-$$ and removes it at the end.
@@ -38,8 +38,8 @@ has() { # FILE WHAT TEXT: FILE (newlines folded) contains TEXT
 		bad "$2 does not say '$3'"
 	fi
 }
-has "$SRC/README.md" README "1024 records and $kib of record storage"
-has "$SRC/README.md" README "$bytes bytes"
+has "$SRC/docs/guide/operating.md" docs/guide/operating.md "1024 records and $kib of record storage"
+has "$SRC/docs/guide/operating.md" docs/guide/operating.md "$bytes bytes"
 has "$SRC/docs/man/bctl.1.scd" "bctl(1)" "1024 records and $kib of record storage"
 has "$SRC/docs/man/bctl.1.scd" "bctl(1)" "$bytes bytes"
 has "$SRC/docs/man/breakerd.8.scd" "breakerd(8)" "$kib at 1024 records"

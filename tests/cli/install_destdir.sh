@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install_destdir.sh MESON BUILD_DIR BINDIR LIBDIR UNITDIR SYSUSERSDIR COMPLETIONDIR MANDIR [PAGE...]
 # `meson install --destdir TMP` of the build puts under the prefix what the
-# README says it installs: bctl and breakerd (which then run from there,
+# docs/guide/operating.md ("What set-up installs") says it installs: bctl and
+# breakerd (which then run from there,
 # against the installed libbreaker.so.0), the systemd unit (its ExecStart
 # the installed breakerd), the sysusers.d entry of the breakerd user, the
 # bash completion of bctl (it registers _bctl for bctl when sourced), and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fleet_acl.sh BREAKERD BCTL WORKER - the fleet link works under the
-# least-privilege Redis ACL the README gives ("Across hosts: the fleet
-# link"): everything the link writes is under one prefix <channel>:
+# least-privilege Redis ACL docs/guide/fleet.md gives (read from the
+# guide's "ACL SETUSER" line, as written): everything the link writes is under one prefix <channel>:
 # (catch-up keys <channel>:state:*, probe keys <channel>:probe:*), and the
 # user may run only the commands daemon/fleet*.c send.
 # Two hosts (segments /brk-fleetacl-{a,b}-$$, breakerd --fleet-url-file
@@ -29,9 +29,18 @@ fail=0
 . "$HERE/../common/check.sh"       # ok, bad, until_s
 . "$HERE/../common/redis_harness.sh"
 
-# The README's ACL, word for word (with <channel> = acl1), as a redis.conf
-# line (the same rules as ACL SETUSER).
-ACL="user breakerd on >$PASS resetchannels &$CH resetkeys ~$CH:* -@all +publish +subscribe +ping +get +set +del +scan +select +auth"
+# The guide's ACL, word for word (with <channel> = acl1 and PASS the
+# password), as a redis.conf line (the same rules as ACL SETUSER).
+GUIDE=$HERE/../../docs/guide/fleet.md
+ACL=$(sed -n 's/^ *ACL SETUSER \(breakerd on >PASS .*\)$/user \1/p' "$GUIDE" | head -1)
+if [ -z "$ACL" ]; then
+	echo "FAIL: no 'ACL SETUSER breakerd on >PASS ...' line in $GUIDE"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+ACL=${ACL//>PASS/>$PASS}
+ACL=${ACL//<channel>/$CH}
+echo "ACL from $GUIDE: ${ACL//$PASS/PASS}"
 
 cleanup() {
 	local h

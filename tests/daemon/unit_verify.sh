@@ -2,7 +2,7 @@
 # breakerd.service as meson configured it: systemd-analyze verify finds
 # nothing to say about it (exit 0 and no output: verify only warns, exit 0,
 # on an unknown key or a bad value, so any output is a failure), and it is
-# the unit the README describes (Type=notify, a system user, --mode 0660
+# the unit docs/guide/operating.md "Under systemd" describes (Type=notify, a system user, --mode 0660
 # --group). A copy with a misspelt key must draw a complaint, so this test
 # can fail. The unit's ExecStart= (the installed path) is pointed at this
 # build's breakerd, since verify checks that the program exists.

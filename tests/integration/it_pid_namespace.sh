@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # it_pid_namespace.sh BCTL BREAKERD - a process in another PID namespace
 # (unshare --pid --fork --mount-proc, util-linux) that tries to use the
-# segment gets the documented error - the README's "Containers" message,
+# segment gets the documented error - the message docs/guide/operating.md
+# shows in "Containers" (checked against the guide's text too),
 # naming both namespaces and what to do - and changes nothing: the
 # records, their settings and state, and the segment's header are as
 # before, and processes of the creator's namespace go on using it.
@@ -61,7 +62,16 @@ for k in ("capacity", "used", "arena_bytes", "size", "creator_pid", "creator_pid
 	{ echo "setup failed"; exit 1; }
 snapshot >"$TMP/before"
 
-want="^bctl: $SHM: created in pid namespace [0-9]+, we are in [0-9]+: lease owners cannot be checked; run this process in the segment's pid namespace \\(docker --pid=container:X --ipc=container:X, Kubernetes shareProcessNamespace: true; see the README's \"Containers\"\\)\$"
+want="^bctl: $SHM: created in pid namespace [0-9]+, we are in [0-9]+: lease owners cannot be checked; run this process in the segment's pid namespace \\(docker --pid=container:X --ipc=container:X, Kubernetes shareProcessNamespace: true; see docs/guide/operating.md \"Containers\"\\)\$"
+
+# The guide shows the message for the default segment, as bctl prints it.
+GUIDE=$(dirname "${BASH_SOURCE[0]}")/../../docs/guide/operating.md
+doc=$(grep -m1 '^bctl: /breakerd: created in pid namespace' "$GUIDE")
+if [ -n "$doc" ] && grep -Eq -- "${want//"$SHM"//breakerd}" <<<"$doc"; then
+	ok "docs/guide/operating.md \"Containers\" shows the message bctl prints"
+else
+	bad "docs/guide/operating.md \"Containers\" does not show the message bctl prints" "guide: $doc"
+fi
 
 in_other_ns "$BCTL" --shm "$SHM" config api --failure-threshold 9
 if [ "$rc" -eq 1 ] && grep -Eq -- "$want" "$TMP/err"; then

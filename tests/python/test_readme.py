@@ -1,6 +1,10 @@
-"""The README's Python section: its example runs as written and prints what
-the README says; set-up command 1 installs what the package needs."""
+"""The Python examples of README.md and docs/guide/*.md run as written, and
+print what the page says they print; set-up command 1 installs what the
+package needs. (tests/readme/docs_examples.sh checks that every fenced
+block of these pages is run by a test or marked; the python ones are run
+here.)"""
 
+import glob
 import os
 import re
 import subprocess
@@ -13,30 +17,50 @@ from conftest import unique_shm, unlink
 
 SRC = os.environ.get("BRKPY_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 README = os.path.join(SRC, "README.md")
+PAGES = [README] + sorted(glob.glob(os.path.join(SRC, "docs", "guide", "*.md")))
+
+FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 
 
-def section():
-    text = open(README, encoding="utf-8").read()
-    start = text.index("## Using breakerd from Python")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
-
-
-def blocks(text, lang):
-    """Fenced blocks of ``lang`` ('' for a bare fence), dedented."""
-    out, cur, indent = [], None, ""
-    for line in text.splitlines():
-        m = re.match(r"^(\s*)```(\w*)$", line)
-        if m and cur is None and m.group(2) == lang:
-            cur, indent = [], m.group(1)
-        elif m and cur is not None and not m.group(2):
-            out.append(textwrap.dedent("\n".join(cur)) + "\n")
+def fenced(text):
+    """Every fenced block of a page: (lang, code dedented, the text after it)."""
+    out, cur, indent, lang = [], None, "", ""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = FENCE.match(line)
+        if cur is None and m:
+            cur, indent, lang = [], m.group(1), m.group(2)
+        elif cur is not None and m and not m.group(2):
+            rest = "\n".join(lines[i + 1:])
+            out.append((lang, textwrap.dedent("\n".join(cur)) + "\n", rest))
             cur = None
         elif cur is not None:
             cur.append(line[len(indent):] if line.startswith(indent) else line)
-        elif m and m.group(2) == "" and not out and lang == "":
-            cur, indent = [], m.group(1)
     return out
+
+
+def python_blocks():
+    """(page, n, code, shown): the python blocks of every page; shown is the
+    output the page gives right after the block ("it prints" and a bare
+    fenced block), else None."""
+    found = []
+    for page in PAGES:
+        text = open(page, encoding="utf-8").read()
+        n = 0
+        for lang, code, rest in fenced(text):
+            if lang != "python":
+                continue
+            n += 1
+            shown = None
+            m = re.match(r"\s*(?:[^\n`]+\n)*?[^\n]*it prints[^\n]*\n(?:[^\n`]*\n)*?\s*```\n(.*?)```",
+                         rest, re.S)
+            if m:
+                shown = m.group(1)
+            found.append((os.path.relpath(page, SRC), n, code, shown))
+    return found
+
+
+BLOCKS = python_blocks()
 
 
 def normalise(out):
@@ -51,28 +75,64 @@ def run_python(code, tmp_path, shm):
                           capture_output=True, text=True, timeout=60)
 
 
-def test_readme_example_runs_as_written(tmp_path):
-    sec = section()
-    example = blocks(sec, "python")[0]
-    shown = re.search(r"it prints[^\n]*\n(?:[^\n]*\n)*?\s*```\n(.*?)```", sec, re.S).group(1)
-    shm = unique_shm()
-    try:
-        p = run_python(example, tmp_path, shm)
-        assert p.returncode == 0, p.stderr
-        assert normalise(p.stdout) == normalise(shown)
-        assert os.path.exists("/dev/shm" + shm)
-    finally:
-        unlink(shm)
+# What a fragment takes as given: a private segment `seg`, and for the
+# integrations a loopback HTTP server that answers 200 (`url`), requests
+# sessions, a Celery app (in-memory broker) and an APScheduler scheduler.
+PRELUDE = """\
+import http.server, threading
+import breakerd
+seg = breakerd.attach()
+
+class _Ok(http.server.BaseHTTPRequestHandler):
+    def _ok(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    do_GET = do_POST = _ok
+    def log_message(self, *args):
+        pass
+
+_srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+threading.Thread(target=_srv.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{_srv.server_port}/charge"
+"""
+GIVEN = {
+    "session": "import requests\nsession = requests.Session()\n",
+    "plain_session": "import requests\nplain_session = requests.Session()\n",
+    "app": "import celery\napp = celery.Celery('docs', broker='memory://')\n",
+    "sched": ("from apscheduler.schedulers.background import BackgroundScheduler\n"
+              "sched = BackgroundScheduler()\n"),
+}
 
 
-def test_readme_fragments_run(tmp_path):
-    frags = blocks(section(), "python")[1:]
-    assert frags, "the bucket/budget fragment is missing"
+def prelude_for(code):
+    given = [v for k, v in GIVEN.items() if re.search(r"\b%s\b" % k, code)]
+    return PRELUDE + "".join(given)
+
+
+def test_pages_have_python_examples():
+    pages = {page for page, _, _, _ in BLOCKS}
+    assert "README.md" in pages and os.path.join("docs", "guide", "python.md") in pages, pages
+    shown = [page for page, _, _, out in BLOCKS if out is not None]
+    assert "README.md" in shown and os.path.join("docs", "guide", "python.md") in shown, shown
+
+
+@pytest.mark.parametrize("page,n,code,shown", BLOCKS,
+                         ids=[f"{p}#{n}" for p, n, _, _ in BLOCKS])
+def test_python_block_runs(page, n, code, shown, tmp_path):
+    """A block that attaches its own segment runs as written (and prints
+    what its page shows, if the page shows it); any other runs after the
+    prelude that gives it what it takes as given."""
+    whole = "breakerd.attach(" in code
     shm = unique_shm()
     try:
-        for code in frags:
-            p = run_python("import breakerd\nseg = breakerd.attach()\n" + code, tmp_path, shm)
-            assert p.returncode == 0, p.stderr + code
+        p = run_python(code if whole else prelude_for(code) + code, tmp_path, shm)
+        assert p.returncode == 0, f"{page} python block {n}:\n{p.stderr}\n{code}"
+        if shown is not None:
+            assert normalise(p.stdout) == normalise(shown), f"{page} python block {n}"
+        if whole:
+            assert os.path.exists("/dev/shm" + shm)
     finally:
         unlink(shm)
 
@@ -140,7 +200,7 @@ def test_python_readme_pacing_example_runs_as_written(tmp_path):
     section says it prints."""
     text = open(PY_README, encoding="utf-8").read()
     sec = text[text.index("## Pacing and admission"):]
-    example = blocks(sec, "python")[0]
+    example = next(code for lang, code, _ in fenced(sec) if lang == "python")
     shown = re.search(r"it prints\s*\n\s*```\n(.*?)```", sec, re.S).group(1)
     shm = unique_shm()
     try:
