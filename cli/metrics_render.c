@@ -32,7 +32,7 @@
  * one record come from one read of it: the families are grouped, so the
  * output cannot stream like `bctl list`'s (breakerd renders into an
  * open_memstream() buffer, bctl to stdout). Cardinality limits: the
- * filters of bctl_filter.h (--prefix, --state, --kind, --not-closed,
+ * filters of record_filter.h (--prefix, --state, --kind, --not-closed,
  * --changed-within) keep only some records; --by-level N sums the
  * counters of the records sharing the first N levels of their names into
  * one series per prefix (label prefix="..."), with breakerd_breakers
