@@ -18,6 +18,16 @@
 /* As breakerd's own usage errors (main.c): the message, the hint, exit 2. */
 #define usage_error(...) exit(cli_usage_error(__VA_ARGS__))
 
+/* @arg of @opt, a channel name or a host id (one alphabet): a usage error
+ * saying it is not a @what. */
+static const char *id_arg(const char *opt, const char *what, const char *arg)
+{
+	if (brk_host_id_validate(arg) != 0)
+		usage_error("%s: '%s' is not a %s (1-%d bytes of A-Z a-z 0-9 . _ -)",
+			    opt, arg, what, BRK_HOST_ID_MAX);
+	return arg;
+}
+
 int fleet_opts_arg(struct fleet_opts *fo, int c, const char *arg)
 {
 	switch (c) {
@@ -30,18 +40,10 @@ int fleet_opts_arg(struct fleet_opts *fo, int c, const char *arg)
 		fo->url_file = arg;
 		return 1;
 	case FLEET_OPT_CHANNEL:
-		if (brk_host_id_validate(arg) != 0)
-			usage_error("--fleet-channel: '%s' is not a channel "
-				    "name (1-%d bytes of A-Z a-z 0-9 . _ -)",
-				    arg, BRK_HOST_ID_MAX);
-		fo->channel = arg;
+		fo->channel = id_arg("--fleet-channel", "channel name", arg);
 		return 1;
 	case FLEET_OPT_HOST_ID:
-		if (brk_host_id_validate(arg) != 0)
-			usage_error("--host-id: '%s' is not a host id "
-				    "(1-%d bytes of A-Z a-z 0-9 . _ -)",
-				    arg, BRK_HOST_ID_MAX);
-		fo->host_id = arg;
+		fo->host_id = id_arg("--host-id", "host id", arg);
 		return 1;
 	}
 	return 0;
