@@ -20,11 +20,11 @@
  *   calibrate.c       reference rows: a clock read, a bare syscall;
  *   fastpath.c        --callgrind-op: one process, acquire+release only,
  *                     for callgrind (instructions) and strace (syscalls);
- *   report.c          statistics, the table and the goal lines;
+ *   bench_report.c    statistics, the table and the goal lines;
  *   env.c             load average, paths of the built executables;
- *   main.c            options and the order of the runs.
+ *   bench_main.c      options and the order of the runs.
  * bench/scale (scale*.c, scale.h) reuses procs.c's clock, bench_attach(),
- * report.c's median and goal lines and env.c.
+ * bench_report.c's median and goal lines and env.c.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -150,7 +150,7 @@ int bench_fastpath(const char *shm_name, uint64_t ops);
 void bench_sibling_path(const char *rel, char *buf, size_t len);
 double bench_loadavg(void);
 
-/* report.c */
+/* bench_report.c */
 struct bench_row {
 	const char *label;
 	int procs;

@@ -2,7 +2,7 @@
  * ops_breakerd.c - the libbreaker workloads.
  *
  * The parent creates a private segment (its own shm name, unlinked at
- * exit by main.c) with:
+ * exit by bench_main.c) with:
  *   bench/cb/0..7   plain breakers (defaults: no bulkhead);
  *   bench/bh/0..7   breakers with a bulkhead of BENCH_BULKHEAD permits;
  *   bench/tb/0..7   GCRA buckets (when the bucket API is built);

@@ -1,7 +1,7 @@
 /*
  * pace.h - the pacing benchmark (issue 11): worker processes that call a
  * rate-limited nginx (bench/pace.sh starts it) under one strategy at a
- * time. pace.c runs the strategies and prints the table; pace_strat.c is
+ * time. pace_bench.c runs the strategies and prints the table; pace_strat.c is
  * what each worker does before and after a request.
  */
 #ifndef BENCH_PACE_H

@@ -1,5 +1,5 @@
 /*
- * breakers.h - breakerd's breakers file (tools/breakers_file.h): applied
+ * breakers.h - breakerd's breakers file (cli/breakers_file.h): applied
  * at start and again on each SIGHUP, each change logged.
  *
  * At start a bad file is an error (breakerd does not start: exit 2, each

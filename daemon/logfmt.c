@@ -46,7 +46,7 @@ static void putc_(struct logline *l, char c)
 	put(l, &c, 1);
 }
 
-/* The one RFC 3339 formatter of the programs (tools/cli_util.c). */
+/* The one RFC 3339 formatter of the programs (cli/cli_util.c). */
 static void put_rfc3339(struct logline *l, uint64_t wall_ms)
 {
 	char tmp[40];

@@ -27,19 +27,18 @@
  *
  * With --fleet (or --fleet-url-file, or $BREAKERD_FLEET_URL) it links
  * this host's fleet-wide breakers and paces with the other hosts' through
- * a Redis server (fleet.h); built without hiredis that is a usage error.
+ * a Redis server (fleet/fleet_link.h; its options: fleet/fleet_opts.h);
+ * built without hiredis that is a usage error.
  *
  * Exit status: 0 after SIGTERM/SIGINT, 1 on a segment or system error,
  * 2 on a usage error or a bad breakers file.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "breaker.h"
@@ -47,18 +46,16 @@
 #include "breakers_file.h"
 #include "cli_util.h"
 #ifdef BREAKERD_HAVE_HIREDIS
-#include "fleet.h"
+#include "fleet_link.h"
 #include "fleet_probe.h"
 #endif
+#include "fleet_opts.h"
 #include "logfmt.h"
 #include "metrics_http.h"
 #include "notify.h"
 #include "supervise.h"
 
 #define BREAKERD_DEFAULT_INTERVAL_MS 100u
-#define FLEET_URL_ENV "BREAKERD_FLEET_URL" /* the fleet URL, may hold a password */
-#define FLEET_CHANNEL_DEFAULT "breakerd"   /* = FLEET_DEFAULT_CHANNEL (fleet_conf.h,
-                                              absent without hiredis) */
 
 struct options {
 	const char *shm_flag;  /* --shm, or NULL */
@@ -73,14 +70,7 @@ struct options {
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT, or NULL */
 	const char **health;   /* --health NAMEs (argv's strings) */
 	size_t n_health;
-	const char *fleet_url;      /* --fleet URL (no password), or NULL */
-	const char *fleet_url_file; /* --fleet-url-file FILE, or NULL */
-	const char *fleet_channel;  /* --fleet-channel NAME, or NULL */
-	const char *host_id;        /* --host-id ID, or NULL */
-	char fleet_url_buf[1024];   /* the URL read from the file or the env */
-	int fleet_url_from_argv;    /* 1: the URL came from --fleet */
-	unsigned fleet_url_line;    /* the URL's line in --fleet-url-file */
-	int fleet_env_ignored;      /* $BREAKERD_FLEET_URL set, not used */
+	struct fleet_opts fleet;    /* --fleet, --fleet-url-file, ... */
 };
 
 static const char usage_text[] =
@@ -124,22 +114,7 @@ static const char usage_text[] =
 	"                    serve GET /metrics (what 'bctl metrics' prints) over\n"
 	"                    HTTP: 127.0.0.1:9464, [::1]:9464; port 0: the kernel\n"
 	"                    chooses (the bound port is logged)\n"
-	"  --fleet URL       link this host's fleet-wide breakers and paces\n"
-	"                    (fleet = 1) with other hosts' through the Redis at\n"
-	"                    redis://[USER@]HOST[:PORT][/DB]: their opens, cooling\n"
-	"                    periods, modes and resets are published and the\n"
-	"                    peers' applied here; a password is refused here\n"
-	"                    (ps shows it): use --fleet-url-file or\n"
-	"                    $" FLEET_URL_ENV "\n"
-	"  --fleet-url-file FILE\n"
-	"                    read the URL (may hold USER:PASSWORD@) from FILE's\n"
-	"                    first line not blank nor '#'; refused if others\n"
-	"                    may read FILE\n"
-	"  --fleet-channel NAME\n"
-	"                    the Redis pub/sub channel and key prefix (default\n"
-	"                    " FLEET_CHANNEL_DEFAULT "; 1-63 of A-Z a-z 0-9 . _ -)\n"
-	"  --host-id ID      this host's id on the link (default: the host\n"
-	"                    name; 1-63 of A-Z a-z 0-9 . _ -)\n"
+	FLEET_OPTS_HELP
 	"  -h, --help        show this help and exit\n"
 	"      --version     show the version and exit\n"
 	"\n"
@@ -150,154 +125,6 @@ static const char usage_text[] =
  * (cli_usage_error() of the shared CLI helpers prints both). */
 #define USAGE_HINT "Try 'breakerd --help' for more information."
 #define usage_error(...) exit(cli_usage_error(__VA_ARGS__))
-
-/* The URL of --fleet-url-file FILE into o->fleet_url_buf: the first line
- * that is not blank nor a '#' comment, without the whitespace around it
- * (its number in o->fleet_url_line, for the errors: FILE:LINE:); refused
- * (usage error) if others than its owner and group may read it. */
-static void read_url_file(struct options *o)
-{
-	const char *f = o->fleet_url_file;
-	char line[sizeof(o->fleet_url_buf)], *p, *e;
-	struct stat stt;
-	unsigned lineno = 0;
-	FILE *fp;
-	int fd;
-
-	/* O_NONBLOCK: a FIFO (or a device) must not hang the start before
-	 * fstat() refuses it; a regular file's reads ignore the flag */
-	fd = open(f, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		usage_error("--fleet-url-file: %s: %s", f, strerror(errno));
-	if (fstat(fd, &stt) != 0 || !S_ISREG(stt.st_mode)) {
-		close(fd);
-		usage_error("--fleet-url-file: %s: not a regular file", f);
-	}
-	if (stt.st_mode & 007) {
-		close(fd);
-		usage_error("--fleet-url-file: %s: mode %04o lets every user "
-			    "of this host read the password: chmod o-rwx %s",
-			    f, (unsigned)(stt.st_mode & 07777), f);
-	}
-	fp = fdopen(fd, "r");
-	if (!fp) {
-		close(fd);
-		usage_error("--fleet-url-file: %s: %s", f, strerror(errno));
-	}
-	o->fleet_url_buf[0] = '\0';
-	while (fgets(line, sizeof(line), fp)) {
-		lineno++;
-		if (!strchr(line, '\n') && !feof(fp)) {
-			fclose(fp);
-			usage_error("--fleet-url-file: %s:%u: line longer than "
-				    "%zu bytes", f, lineno, sizeof(line) - 2);
-		}
-		for (p = line; *p == ' ' || *p == '\t'; p++)
-			;
-		e = p + strlen(p);
-		while (e > p && (e[-1] == ' ' || e[-1] == '\t' ||
-				 e[-1] == '\r' || e[-1] == '\n'))
-			e--;
-		*e = '\0';
-		if (*p == '\0' || *p == '#')
-			continue;
-		memcpy(o->fleet_url_buf, p, (size_t)(e - p) + 1);
-		o->fleet_url_line = lineno;
-		break;
-	}
-	explicit_bzero(line, sizeof(line));
-	fclose(fp);
-	if (o->fleet_url_buf[0] == '\0')
-		usage_error("--fleet-url-file: %s: no URL (only blank and '#' "
-			    "lines)", f);
-}
-
-/* Where the fleet URL comes from: --fleet, --fleet-url-file, or
- * $BREAKERD_FLEET_URL (in that order; the first two exclude each other). */
-static void fleet_options(struct options *o)
-{
-	const char *env = getenv(FLEET_URL_ENV);
-
-	if (o->fleet_url && o->fleet_url_file)
-		usage_error("--fleet and --fleet-url-file: give one of them");
-	if (o->fleet_url) {
-		o->fleet_url_from_argv = 1;
-	} else if (o->fleet_url_file) {
-		read_url_file(o);
-		o->fleet_url = o->fleet_url_buf;
-	}
-	if (o->fleet_url) {
-		o->fleet_env_ignored = env && *env;
-	} else if (env && *env) {
-		snprintf(o->fleet_url_buf, sizeof(o->fleet_url_buf), "%s", env);
-		o->fleet_url = o->fleet_url_buf;
-	}
-	if (!o->fleet_url && (o->fleet_channel || o->host_id))
-		usage_error("%s needs --fleet URL (or --fleet-url-file, $"
-			    FLEET_URL_ENV ")", o->host_id ? "--host-id"
-			    : "--fleet-channel");
-#ifndef BREAKERD_HAVE_HIREDIS
-	if (o->fleet_url)
-		usage_error("%s: this breakerd was built without hiredis, so it "
-			    "has no fleet link (install libhiredis-dev and "
-			    "rebuild with -Dfleet=enabled)",
-			    o->fleet_url_from_argv ? "--fleet" : o->fleet_url_file
-			    ? "--fleet-url-file" : "$" FLEET_URL_ENV);
-#endif
-}
-
-#ifdef BREAKERD_HAVE_HIREDIS
-/* The link's settings from the options; a usage error exits 2. */
-static void fleet_conf_of(const struct options *o, const char *shm,
-			  struct fleet_conf *fc)
-{
-	char err[512], host[256], src[4200];
-
-	if (o->fleet_url_from_argv)
-		snprintf(src, sizeof(src), "--fleet");
-	else if (o->fleet_url_file)
-		snprintf(src, sizeof(src), "--fleet-url-file: %s:%u",
-			 o->fleet_url_file, o->fleet_url_line);
-	else
-		snprintf(src, sizeof(src), "$" FLEET_URL_ENV);
-
-	memset(fc, 0, sizeof(*fc));
-	err[0] = '\0';
-	/* parsed as if from a file first, so a password on the command line
-	 * gets its own message saying where to put it */
-	if (fleet_url_parse(o->fleet_url, 0, fc, err, sizeof(err)) != 0)
-		usage_error("%s: %s", src, err);
-	if (o->fleet_url_from_argv && fc->password[0])
-		usage_error("--fleet: the URL holds a password, and ps shows the "
-			    "command line to every user of this host: put the URL "
-			    "in --fleet-url-file FILE (mode 0600 or 0640) or in $"
-			    FLEET_URL_ENV " instead");
-	if (o->fleet_url_from_argv &&
-	    fleet_url_parse(o->fleet_url, 1, fc, err, sizeof(err)) != 0)
-		usage_error("%s: %s", src, err);
-	if (o->host_id) {
-		snprintf(fc->host_id, sizeof(fc->host_id), "%s", o->host_id);
-	} else {
-		if (gethostname(host, sizeof(host)) != 0)
-			host[0] = '\0';
-		host[sizeof(host) - 1] = '\0';
-		if (brk_host_id_validate(host) != 0)
-			usage_error("the host name '%s' is not a fleet host id "
-				    "(1-%d bytes of A-Z a-z 0-9 . _ -): give "
-				    "--host-id ID", host, BRK_HOST_ID_MAX);
-		memcpy(fc->host_id, host, strlen(host) + 1); /* <= 63 bytes */
-	}
-	snprintf(fc->channel, sizeof(fc->channel), "%s",
-		 o->fleet_channel ? o->fleet_channel : FLEET_DEFAULT_CHANNEL);
-	fc->shm_name = shm;
-	if (o->fleet_url_file)
-		snprintf(fc->url_src, sizeof(fc->url_src),
-			 "--fleet-url-file %.280s", o->fleet_url_file);
-	else
-		snprintf(fc->url_src, sizeof(fc->url_src), "%s",
-			 o->fleet_url_from_argv ? "--fleet" : "$" FLEET_URL_ENV);
-}
-#endif
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
@@ -312,10 +139,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "health", required_argument, NULL, 'H' },
 		{ "breakers", required_argument, NULL, 'B' },
 		{ "metrics-listen", required_argument, NULL, 'M' },
-		{ "fleet", required_argument, NULL, 'F' },
-		{ "fleet-url-file", required_argument, NULL, 'U' },
-		{ "fleet-channel", required_argument, NULL, 'C' },
-		{ "host-id", required_argument, NULL, 'I' },
+		FLEET_OPTS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -390,28 +214,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'M':
 			o->metrics_listen = optarg;
 			break;
-		case 'F':
-			o->fleet_url = optarg;
-			break;
-		case 'U':
-			if (!*optarg)
-				usage_error("--fleet-url-file: empty file name");
-			o->fleet_url_file = optarg;
-			break;
-		case 'C':
-			if (brk_host_id_validate(optarg) != 0)
-				usage_error("--fleet-channel: '%s' is not a channel "
-					    "name (1-%d bytes of A-Z a-z 0-9 . _ -)",
-					    optarg, BRK_HOST_ID_MAX);
-			o->fleet_channel = optarg;
-			break;
-		case 'I':
-			if (brk_host_id_validate(optarg) != 0)
-				usage_error("--host-id: '%s' is not a host id "
-					    "(1-%d bytes of A-Z a-z 0-9 . _ -)",
-					    optarg, BRK_HOST_ID_MAX);
-			o->host_id = optarg;
-			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(cli_flush_stdout() ? CLI_EXIT_ERROR : 0);
@@ -422,12 +224,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 				    argv[optind - 1]);
 			break;
 		default:
+			if (fleet_opts_arg(&o->fleet, c, optarg))
+				break;
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	fleet_options(o);
+	fleet_opts_finish(&o->fleet);
 	if (!o->breakers) {
 		const char *env = getenv(BF_ENV);
 
@@ -569,8 +373,8 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 #ifdef BREAKERD_HAVE_HIREDIS
-	if (o.fleet_url)
-		fleet_conf_of(&o, shm, &fc); /* a usage error exits 2 here */
+	if (o.fleet.url)
+		fleet_opts_conf(&o.fleet, shm, &fc); /* a usage error exits 2 here */
 #endif
 	/* Bound before the attach: a bad or busy address is a usage error
 	 * that leaves the segment alone. */
@@ -623,18 +427,8 @@ int main(int argc, char **argv)
 #ifdef BREAKERD_HAVE_HIREDIS
 	/* after supervise_signals_init() as the HTTP thread; Redis being
 	 * down is not an error here: the link retries on its own */
-	if (o.fleet_url) {
-		/* --fleet and --fleet-url-file exclude each other; either
-		 * wins over the environment: say so, it may surprise */
-		ll_begin(&l, o.fleet_env_ignored ? "warn" : "info",
-			 o.fleet_url_from_argv ? "fleet URL from --fleet"
-			 : o.fleet_url_file ? "fleet URL from --fleet-url-file"
-			 : "fleet URL from $" FLEET_URL_ENV);
-		if (o.fleet_url_file)
-			ll_str(&l, "file", o.fleet_url_file);
-		if (o.fleet_env_ignored)
-			ll_str(&l, "ignored", "$" FLEET_URL_ENV);
-		ll_end(&l);
+	if (o.fleet.url) {
+		fleet_opts_log(&o.fleet);
 		fl = fleet_start(&fc);
 		if (!fl) {
 			metrics_http_stop(mh);

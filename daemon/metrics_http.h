@@ -1,7 +1,7 @@
 /*
  * metrics_http.h - breakerd --metrics-listen ADDR:PORT: GET/HEAD /metrics
  * serves the segment in the Prometheus text format, rendered by the same
- * code as `bctl metrics` (tools/metrics_render.h), with libmicrohttpd
+ * code as `bctl metrics` (cli/metrics_render.h), with libmicrohttpd
  * (Debian: libmicrohttpd-dev; meson feature option 'metrics_http').
  *
  * ADDR is a numeric IPv4 address (127.0.0.1:9464) or a bracketed IPv6

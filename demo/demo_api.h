@@ -151,7 +151,7 @@ int worker_main(const struct demo_opts *o, const struct schedule *s,
 		const struct upstream *up, const struct breaker_target *bt,
 		unsigned idx, struct worker_stats *st);
 
-/* fleet.c: fork, reap and add up the workers of one run */
+/* demo_fleet.c: fork, reap and add up the workers of one run */
 int workers_run(const struct demo_opts *o, const struct schedule *s,
 		const struct upstream *up, const struct breaker_target *bt,
 		struct run_result *res);
@@ -161,7 +161,7 @@ void demo_breaker_config(struct brk_config *cfg);
 int breaker_segment_open(const char *shm_name, brk_segment **seg);
 void breaker_collect(brk_segment *seg, struct run_result *res);
 
-/* report.c: text for people */
+/* demo_report.c: text for people */
 double demo_rel_s(const struct run_result *r, uint64_t ns);
 double demo_recovery_s(const struct run_result *r);
 void report_header(const struct demo_opts *o, const struct upstream *up,

@@ -61,9 +61,10 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
 run_suite "plain -Werror" build-ci --num-processes 2 -- \
 	-Dwerror=true
-# The spin model (suite model) checks a Promela model, not our C: once is
-# enough. The python suite skips itself in sanitizer builds.
-run_suite "ASan+UBSan" build-asan --num-processes 2 --timeout-multiplier 3 --no-suite model -- \
+# The spin model (suite model) checks a Promela model, and the layers
+# test (suite layout) the source tree's includes, not our C as it runs:
+# once is enough. The python suite skips itself in sanitizer builds.
+run_suite "ASan+UBSan" build-asan --num-processes 2 --timeout-multiplier 3 --no-suite model --no-suite layout -- \
 	-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 TSAN_OPTIONS=halt_on_error=1 run_suite "TSan (suite threads)" build-tsan \
 	--suite threads --timeout-multiplier 3 -- \

@@ -44,7 +44,7 @@ enum {
 	{ "verbose", no_argument, NULL, BCTL_OPT_VERBOSE },         \
 	{ "version", no_argument, NULL, BCTL_OPT_VERSION }
 
-#define BCTL_CONTINUE (-1)
+#define BCTL_CONTINUE CLI_CONTINUE /* cli_util.h */
 
 /*
  * A command (or a subcommand of one): the one table bctl dispatches on, and

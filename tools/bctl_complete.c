@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bctl.h"
-#include "bctl_filter.h"
+#include "record_filter.h"
 
 /* A name that starts with "__" is hidden (not offered). */
 static int hidden(const char *name)
@@ -119,7 +119,7 @@ static int print_values(struct bctl *g, const char *opt, const char *prefix)
 	if (strcmp(opt, "--kind") == 0) {
 		for (k = BRK_KIND_BREAKER; k <= BRK_KIND_BUDGET; k++)
 			puts(brk_kind_name(k));
-		puts("pace"); /* a bucket in paced mode (bctl_filter.c) */
+		puts("pace"); /* a bucket in paced mode (record_filter.c) */
 		return 0;
 	}
 	if (strcmp(opt, "--state") == 0) {

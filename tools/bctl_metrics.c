@@ -3,7 +3,7 @@
  * exposition format, version 0.0.4, rendered by metrics_render.c (the
  * renderer breakerd --metrics-listen serves too; the families, labels and
  * the --by-level grouping are described there). This file is the
- * command: its options (the filters of bctl_filter.h and --by-level), the
+ * command: its options (the filters of record_filter.h and --by-level), the
  * read-only attach (read permission on the segment is enough) and the
  * output on stdout.
  */
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bctl.h"
-#include "bctl_filter.h"
+#include "record_filter.h"
 #include "metrics_render.h"
 
 enum { M_OPT_BY_LEVEL = BCTL_OPT_FIRST_CMD };

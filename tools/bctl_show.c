@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "bctl.h"
-#include "bctl_filter.h"
+#include "record_filter.h"
 #include "bctl_out.h"
 
 

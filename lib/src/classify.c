@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "breaker.h"
-#include "classify.h"
+#include "http_answer.h"
 
 #define SIGN_ALL (BRK_HTTP_SIGN_RATE_LIMITED | BRK_HTTP_SIGN_OVERLOADED | \
 		  BRK_HTTP_SIGN_RETRY_AFTER)

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "breaker.h"
-#include "classify.h"
+#include "http_answer.h"
 
 static const char *const day_short[7] = { "mon", "tue", "wed", "thu",
 					  "fri", "sat", "sun" };

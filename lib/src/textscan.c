@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "breaker.h"
-#include "classify.h"
+#include "http_answer.h"
 
 /* One line, without its '\n'. */
 struct line {

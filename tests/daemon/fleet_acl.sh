@@ -3,7 +3,7 @@
 # least-privilege Redis ACL docs/guide/fleet.md gives (read from the
 # guide's "ACL SETUSER" line, as written): everything the link writes is under one prefix <channel>:
 # (catch-up keys <channel>:state:*, probe keys <channel>:probe:*), and the
-# user may run only the commands daemon/fleet*.c send.
+# user may run only the commands daemon/fleet/*.c send.
 # Two hosts (segments /brk-fleetacl-{a,b}-$$, breakerd --fleet-url-file
 # with user breakerd and its password, --fleet-channel acl1) with a
 # fleet_probe breaker and a worker each go through a trip, an election

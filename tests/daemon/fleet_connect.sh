@@ -1,5 +1,5 @@
 #!/bin/bash
-# fleet_connect.sh PROBE HARNESS - fleet_connect() (daemon/fleet_conf.c)
+# fleet_connect.sh PROBE HARNESS - fleet_connect() (daemon/fleet/fleet_conf.c)
 # against a real redis-server with requirepass and ACL users: AUTH as an
 # ACL user and as the default user, SELECT db; a wrong password, a
 # missing password and an unknown database are refused with a message

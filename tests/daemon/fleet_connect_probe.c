@@ -1,6 +1,6 @@
 /*
  * fleet_connect_probe.c - test helper: fleet_url_parse() + fleet_connect()
- * (daemon/fleet_conf.c) against a real server, for fleet_connect.sh.
+ * (daemon/fleet/fleet_conf.c) against a real server, for fleet_connect.sh.
  *
  *   fleet_connect_probe URL           connect to URL
  *   fleet_connect_probe --silent      a loopback listener that completes

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fleet_cool_reset.sh BREAKERD BCTL PEEK - a reset of a breaker that is
 # closed but cooling (a peer's cool_until applied here) is a newer local
-# decision for the staleness rule (daemon/fleet_apply.c, docs/design/fleet.md
-# "Fleet link"): a cool_until catch-up key sent before the reset is skipped, on
+# decision for the staleness rule (daemon/fleet/fleet_apply.c,
+# docs/design/fleet.md "Fleet link"): a cool_until catch-up key sent before
+# the reset is skipped, on
 # the reconnect's catch-up and on the periodic one, and one sent after it
 # is applied. Before the fix the reset moved no state (closed -> closed),
 # so last_change_age_ms did not see it and the old key cooled the breaker

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleet_link.sh BREAKERD BCTL PEEK - breakerd's fleet link (daemon/fleet*.c)
+# fleet_link.sh BREAKERD BCTL PEEK - breakerd's fleet link (daemon/fleet/)
 # against a real redis-server on loopback: two hosts (segments
 # /brk-fleet-a-$$ and /brk-fleet-b-$$, each with breakerd --fleet URL
 # --host-id a|b) share the fleet breaker "pay"; "solo" is not fleet-wide.

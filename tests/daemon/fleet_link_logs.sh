@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleet_link_logs.sh BREAKERD BCTL PEEK CASE - what breakerd's fleet link
-# logs and publishes in the cases a new user met (daemon/fleet*.c), each
+# logs and publishes in the cases a new user met (daemon/fleet/), each
 # against a throwaway redis-server on loopback (but "notes"):
 #   notes      breakerd --breakers FILE (fleet sections), with --fleet or
 #              without, prints no bctl note ("no breakerd --fleet link

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleet_link_outage.sh BREAKERD BCTL PEEK - the fleet link across an
-# outage and after it (daemon/fleet_pub.c, fleet_sub.c, fleet_apply.c),
+# outage and after it (daemon/fleet/fleet_pub.c, fleet_sub.c, fleet_apply.c),
 # against a real redis-server on loopback whose ACL user "fl" the two
 # breakerd (hosts a, b; $BREAKERD_FLEET_URL) log in as: the link is cut by
 # ACL SETUSER fl off + CLIENT KILL USER fl, and back by ACL SETUSER fl on.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleet_probe.sh BREAKERD BCTL WORKER - one probe for the fleet
-# (fleet_probe = 1; daemon/fleet_probe.c) against a real redis-server:
+# (fleet_probe = 1; daemon/fleet/fleet_probe.c) against a real redis-server:
 # three hosts (segments /brk-fleetprobe-{a,b,c}-$$, each with
 # breakerd --fleet URL --host-id a|b|c and a worker process calling
 # brk_acquire() every 2 ms) open one fleet_probe breaker at once.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fleet_probe_bound.sh BREAKERD BCTL WORKER - a fleet probe loser's hold is
 # bounded by the verdict wait when the winner never probes
-# (daemon/fleet_probe.h fleet_probe_verdict_wait_ms()): host a wins the
+# (daemon/fleet/fleet_probe.h fleet_probe_verdict_wait_ms()): host a wins the
 # election but has no workers (its breaker exists, nobody calls it), host
 # b has a worker, a cooling period of 300 ms and the default-like
 # probe_timeout_ms of 30 s. b loses to a and is held at most

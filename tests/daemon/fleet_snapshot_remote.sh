@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fleet_snapshot_remote.sh BREAKERD BCTL PEEK - a state a peer's message
 # put on this host is not republished as this host's own after a
-# reconnect (daemon/fleet_pub.c snapshot): A forces "pay" open, B applies
+# reconnect (daemon/fleet/fleet_pub.c snapshot): A forces "pay" open, B applies
 # it; redis-server is killed, A's operator resets pay during the outage;
 # once redis-server is back, B's snapshot must not send the stale
 # forced_open (as host b) that would force A open again, and B's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleet_url_file.sh BREAKERD - how breakerd reads --fleet-url-file FILE
-# (daemon/main.c): blank lines and '#' lines are skipped and the URL is
+# (daemon/fleet/fleet_opts.c): blank lines and '#' lines are skipped and the URL is
 # trimmed; every error names FILE:LINE:; with both --fleet and
 # $BREAKERD_FLEET_URL the log says which one is used. Redis at 127.0.0.1:1
 # is unreachable: breakerd keeps retrying and is stopped by timeout.

@@ -1,5 +1,5 @@
 /*
- * test_fleet_msg.c - the fleet link's JSON v1 codec (daemon/fleet_msg.c):
+ * test_fleet_msg.c - the fleet link's JSON v1 codec (daemon/fleet/fleet_msg.c):
  * every kind round-trips; every refusal has its cause (malformed,
  * oversize, future, expired) and a reason that repeats no input byte;
  * the size limit is exact; unknown and duplicate keys, deep nesting, NUL

@@ -1,5 +1,5 @@
 /*
- * test_fleet_url.c - fleet_url_parse (daemon/fleet_conf.c): the forms of
+ * test_fleet_url.c - fleet_url_parse (daemon/fleet/fleet_conf.c): the forms of
  * redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] it takes, and each refusal
  * with its message (scheme, host, port range, db range, user and
  * password rules, a password on the command line). A refusal leaves the

@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "bctl_filter.h"
+#include "record_filter.h"
 #include "breaker.h"
 
 /* Names have at most this many levels ("a/b/..." of 1-byte levels): the
@@ -21,7 +21,7 @@
 
 /* Which records, and how grouped. */
 struct metrics_opts {
-	struct bctl_filter filter; /* bctl_filter.h: --prefix, --state, ... */
+	struct bctl_filter filter; /* record_filter.h: --prefix, --state, ... */
 	unsigned by_level;         /* 0: one series per record; N: summed per
 	                              first N name levels (label prefix=) */
 	const atomic_int *cancel;  /* NULL, or set non-zero by another thread

@@ -1,13 +1,13 @@
 /*
- * fleet_status.h - the fleet link's process-local status (struct
+ * fleet_report.h - the fleet link's process-local status (struct
  * brk_fleet_status): counters bumped by the publisher, the subscriber and
  * the fleet probe threads (atomics), the link state derived from the
  * connections' ups and downs, and its copy into the segment header
  * (brk_fleet_report()) on each state change and at most every
  * FLEET_REPORT_MS while counters move. One instance per process.
  */
-#ifndef BREAKERD_FLEET_STATUS_H
-#define BREAKERD_FLEET_STATUS_H
+#ifndef BREAKERD_FLEET_REPORT_H
+#define BREAKERD_FLEET_REPORT_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * fleet.c - fork the worker processes of one run, wait for every one of
+ * demo_fleet.c - fork the worker processes of one run, wait for every one of
  * them, and add up their figures from the MAP_SHARED page.
  */
 #include <errno.h>

@@ -32,10 +32,10 @@
  * one record come from one read of it: the families are grouped, so the
  * output cannot stream like `bctl list`'s (breakerd renders into an
  * open_memstream() buffer, bctl to stdout). Cardinality limits: the
- * filters of bctl_filter.h (--prefix, --state, --kind, --not-closed,
+ * filters of record_filter.h (--prefix, --state, --kind, --not-closed,
  * --changed-within) keep only some records; --by-level N sums the
- * counters of the records sharing the first N levels of their names into
- * one series per prefix (label prefix="..."), with breakerd_breakers
+ * counters of the records sharing the first N levels of their names
+ * (metrics_level.c) into one series per prefix (label prefix="..."), with breakerd_breakers
  * {prefix,state} counting the breakers and only counters and the
  * in-flight gauges summed (a sum of tokens, rates or remaining seconds
  * means nothing).
@@ -51,25 +51,10 @@
 #include <string.h>
 
 #include "metrics_fleet.h"
+#include "metrics_level.h"
 #include "metrics_render.h"
 #include "record_out.h"
 
-
-/* The numbers printed for one breaker (struct brk_info is ~2 KiB). */
-struct m_snap {
-	char name[BRK_NAME_MAX + 1]; /* printable ASCII (bctl_safe_name) */
-	int state, mode;
-	uint64_t consecutive_failures, cooling_level;
-	uint64_t open_remaining_ms, cool_until_remaining_ms;
-	uint64_t probes_in_flight, in_flight;
-	uint64_t window_calls, window_failures, window_slow, distinct_failing;
-	uint64_t arrivals, completions, oldest_in_flight_ms; /* signals */
-	uint64_t max_concurrent, half_open_probes;
-	struct brk_counters c;
-	uint64_t n_state[BRK_HALF_OPEN + 1]; /* --by-level: breakers per state */
-	struct brk_hold_info hold;   /* permit hold time (m_hold()) */
-	int hold_on;                 /* config.hold_histogram */
-};
 
 enum m_type { M_COUNTER, M_GAUGE };
 
@@ -553,32 +538,6 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->hold_on = in->config.hold_histogram != 0;
 }
 
-/* A growing array of records of @size bytes. */
-struct m_vec {
-	void *v;
-	size_t n, cap, size;
-};
-
-/* The snapshots, by kind: struct m_snap, brk_bucket_info, brk_budget_info. */
-struct m_recs {
-	struct m_vec brk, bkt, bud, pace; /* pace: the paced buckets again */
-};
-
-/* A new slot at the end of @a, or NULL (out of memory). */
-static void *m_push(struct m_vec *a)
-{
-	if (a->n == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 64;
-		void *p = realloc(a->v, ncap * a->size);
-
-		if (!p)
-			return NULL;
-		a->v = p;
-		a->cap = ncap;
-	}
-	return (char *)a->v + a->n++ * a->size;
-}
-
 static void m_recs_free(struct m_recs *r)
 {
 	free(r->brk.v);
@@ -625,177 +584,9 @@ static int m_keep(struct m_recs *r, const struct brk_info *in)
 	}
 }
 
-/* ---- --by-level: records summed per name prefix ----------------------- */
-
-/* The records of one prefix, summed. */
-struct m_group {
-	struct m_snap brk;            /* name = the prefix; counters and the
-	                                 in-flight gauges summed */
-	struct brk_bucket_info bkt;   /* counters summed */
-	struct brk_budget_info bud;   /* counters summed */
-	uint64_t n_brk, n_bkt, n_bud; /* records of each kind */
-};
-
-/* prefix -> group: open addressing over indices into a growing array. */
-struct m_groups {
-	struct m_vec v;               /* struct m_group */
-	uint32_t *slot;               /* group index + 1; 0: empty */
-	size_t mask;
-	unsigned levels;
-};
-
-/* The first @levels '/'-separated levels of @name (all of it if it has
- * fewer), into @out. */
-static void m_prefix(const char *name, unsigned levels, char *out)
-{
-	size_t i;
-
-	for (i = 0; name[i]; i++)
-		if (name[i] == '/' && --levels == 0)
-			break;
-	memcpy(out, name, i);
-	out[i] = '\0';
-}
-
-static size_t m_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
-}
-
-static int m_groups_rehash(struct m_groups *g, size_t slots)
-{
-	uint32_t *ns = calloc(slots, sizeof(*ns));
-	size_t i;
-
-	if (!ns)
-		return -ENOMEM;
-	for (i = 0; i < g->v.n; i++) {
-		const struct m_group *x = (const struct m_group *)g->v.v + i;
-		size_t pos = m_hash(x->brk.name) & (slots - 1);
-
-		while (ns[pos])
-			pos = (pos + 1) & (slots - 1);
-		ns[pos] = (uint32_t)i + 1;
-	}
-	free(g->slot);
-	g->slot = ns;
-	g->mask = slots - 1;
-	return 0;
-}
-
-/* The group of @name, created (zeroed, named) if new; NULL: no memory. */
-static struct m_group *m_group_of(struct m_groups *g, const char *name)
-{
-	char prefix[BRK_NAME_MAX + 1];
-	struct m_group *x;
-	size_t pos;
-
-	m_prefix(name, g->levels, prefix);
-	if ((g->v.n + 1) * 2 > g->mask + 1 &&
-	    m_groups_rehash(g, g->mask ? (g->mask + 1) * 2 : 64) < 0)
-		return NULL;
-	for (pos = m_hash(prefix) & g->mask; g->slot[pos]; pos = (pos + 1) & g->mask) {
-		x = (struct m_group *)g->v.v + (g->slot[pos] - 1);
-		if (strcmp(x->brk.name, prefix) == 0)
-			return x;
-	}
-	x = m_push(&g->v);
-	if (!x)
-		return NULL;
-	memset(x, 0, sizeof(*x));
-	memcpy(x->brk.name, prefix, strlen(prefix) + 1);
-	g->slot[pos] = (uint32_t)g->v.n;
-	return x;
-}
-
-static void m_add_counters(struct brk_counters *sum, const struct brk_counters *c)
-{
-	uint64_t *d = (uint64_t *)sum;
-	const uint64_t *a = (const uint64_t *)c;
-	size_t i;
-
-	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
-		d[i] += a[i];
-}
-_Static_assert(sizeof(struct brk_counters) % sizeof(uint64_t) == 0,
-	       "struct brk_counters is all uint64_t");
-
-/* Add the record @in to its group. 0 or -ENOMEM. */
-static int m_group_add(struct m_groups *g, const struct brk_info *in)
-{
-	char name[BRK_NAME_MAX + 1];
-	struct m_group *x;
-
-	bctl_safe_name(in->name, sizeof(in->name), name);
-	x = m_group_of(g, name);
-	if (!x)
-		return -ENOMEM;
-	switch (in->kind) {
-	case BRK_KIND_BREAKER:
-		x->n_brk++;
-		x->brk.n_state[in->state >= BRK_CLOSED && in->state <= BRK_HALF_OPEN
-			       ? in->state : BRK_OPEN]++;
-		m_add_counters(&x->brk.c, &in->counters);
-		x->brk.in_flight += in->in_flight;
-		x->brk.probes_in_flight += in->probes_in_flight;
-		x->brk.arrivals += in->arrivals;
-		x->brk.completions += in->completions;
-		break;
-	case BRK_KIND_BUCKET:
-		x->n_bkt++;
-		x->bkt.taken += in->bucket.taken;
-		x->bkt.denied += in->bucket.denied;
-		x->bkt.tokens_taken += in->bucket.tokens_taken;
-		break;
-	case BRK_KIND_BUDGET:
-		x->n_bud++;
-		x->bud.deposits += in->budget.deposits;
-		x->bud.retries += in->budget.retries;
-		x->bud.retries_floor += in->budget.retries_floor;
-		x->bud.deferred += in->budget.deferred;
-		break;
-	}
-	return 0;
-}
-
-/* The groups as the arrays m_print_levels() prints, by kind. */
-static int m_groups_out(const struct m_groups *g, struct m_recs *r)
-{
-	size_t i;
-
-	for (i = 0; i < g->v.n; i++) {
-		const struct m_group *x = (const struct m_group *)g->v.v + i;
-		void *p;
-
-		if (x->n_brk && !(p = m_push(&r->brk)))
-			return -ENOMEM;
-		if (x->n_brk)
-			memcpy(p, &x->brk, sizeof(x->brk));
-		if (x->n_bkt && !(p = m_push(&r->bkt)))
-			return -ENOMEM;
-		if (x->n_bkt) {
-			memcpy(p, &x->bkt, sizeof(x->bkt));
-			memcpy(((struct brk_bucket_info *)p)->name, x->brk.name,
-			       sizeof(x->brk.name));
-		}
-		if (x->n_bud && !(p = m_push(&r->bud)))
-			return -ENOMEM;
-		if (x->n_bud) {
-			memcpy(p, &x->bud, sizeof(x->bud));
-			memcpy(((struct brk_budget_info *)p)->name, x->brk.name,
-			       sizeof(x->brk.name));
-		}
-	}
-	return 0;
-}
-
 /* Snapshot every record that passes the filters into @r (which the
  * caller frees with m_recs_free() on success), or, with --by-level, sum
- * them per prefix first. Records are read through the name index
+ * them per prefix first (metrics_level.c). Records are read through the name index
  * (bctl_filter_next()); a corrupt one is reported (or counted in
  * *@o->left_out) and left out.
  * Returns 0 or -ENOMEM. */
@@ -809,13 +600,11 @@ static int m_collect(const char *shm, brk_segment *seg,
 	int err = 0, bad = 0;
 
 	memset(r, 0, sizeof(*r));
-	memset(&grp, 0, sizeof(grp));
+	metrics_level_init(&grp, o->by_level);
 	r->brk.size = sizeof(struct m_snap);
 	r->bkt.size = sizeof(struct brk_bucket_info);
 	r->bud.size = sizeof(struct brk_budget_info);
 	r->pace.size = sizeof(struct brk_bucket_info);
-	grp.v.size = sizeof(struct m_group);
-	grp.levels = o->by_level;
 	if (!in)
 		return -ENOMEM;
 	flt.corrupt = o->left_out;
@@ -823,12 +612,11 @@ static int m_collect(const char *shm, brk_segment *seg,
 		*o->left_out = 0;
 	while (!err && !m_stopped() &&
 	       bctl_filter_next(shm, seg, &cur, &flt, in, &bad))
-		err = o->by_level ? m_group_add(&grp, in) : m_keep(r, in);
+		err = o->by_level ? metrics_level_add(&grp, in) : m_keep(r, in);
 	if (!err && o->by_level)
-		err = m_groups_out(&grp, r);
+		err = metrics_level_out(&grp, r);
 	free(in);
-	free(grp.v.v);
-	free(grp.slot);
+	metrics_level_free(&grp);
 	if (err) {
 		m_recs_free(r);
 		return -ENOMEM;

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "fleet_apply.h"
-#include "fleet_status.h"
+#include "fleet_report.h"
 #include "fleet_wait.h"
 #include "logfmt.h"
 

@@ -1,5 +1,5 @@
 /*
- * report.c - statistics over runs, the table, the goal lines and the
+ * bench_report.c - statistics over runs, the table, the goal lines and the
  * memory section. Printing only: no measuring here.
  */
 #include <stdio.h>

@@ -1,18 +1,20 @@
 /*
- * bctl_filter.h - the record filters `bctl list` and `bctl metrics` share:
+ * record_filter.h - the record filters `bctl list` and `bctl metrics` share
+ * (and breakerd's /metrics, through metrics_render.h):
  * --prefix P, --state STATE, --kind KIND (breaker, bucket, pace: the
  * paced buckets, or budget), --not-closed, --changed-within
  * DUR. They are decided on a struct brk_record_brief (name and state
  * only), so a record that does not match costs no full snapshot.
  */
-#ifndef BCTL_FILTER_H
-#define BCTL_FILTER_H
+#ifndef RECORD_FILTER_H
+#define RECORD_FILTER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bctl.h"
+#include "breaker.h"
+#include "cli_util.h"
 
 /* Option codes (out of the commands' own ranges). */
 enum {
@@ -53,7 +55,7 @@ void bctl_filter_init(struct bctl_filter *f);
 
 /**
  * bctl_filter_opt - handle filter option @c with argument @arg. Returns
- * BCTL_CONTINUE (taken), CLI_EXIT_USAGE after a message naming the option,
+ * CLI_CONTINUE (taken), CLI_EXIT_USAGE after a message naming the option,
  * or 0 if @c is not a filter option.
  */
 int bctl_filter_opt(struct bctl_filter *f, int c, const char *arg);
@@ -77,4 +79,4 @@ int bctl_filter_next(const char *shm, brk_segment *seg, uint64_t *cur,
 /** bctl_filter_any - is any filter set? */
 bool bctl_filter_any(const struct bctl_filter *f);
 
-#endif /* BCTL_FILTER_H */
+#endif /* RECORD_FILTER_H */

@@ -1,8 +1,8 @@
 /*
- * fleet_status.c - the fleet link's status: atomics for the counters
+ * fleet_report.c - the fleet link's status: atomics for the counters
  * (several threads), a mutex for the state and the copy into the segment.
  */
-#include "fleet_status.h"
+#include "fleet_report.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fleet_status.h" /* fleet_status_probe(): the link's status counters */
+#include "fleet_report.h" /* fleet_status_probe(): the link's status counters */
 #include "logfmt.h"
 
 #define FP_EV_BATCH 64

@@ -1,7 +1,7 @@
 /*
- * fleet.c - start and stop the fleet link's two threads.
+ * fleet_link.c - start and stop the fleet link's two threads.
  */
-#include "fleet.h"
+#include "fleet_link.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fleet_pub.h"
-#include "fleet_status.h"
+#include "fleet_report.h"
 #include "fleet_sub.h"
 #include "logfmt.h"
 

@@ -1,5 +1,5 @@
 /*
- * pace.c - the pacing benchmark (issue 11): N forked worker processes call
+ * pace_bench.c - the pacing benchmark (issue 11): N forked worker processes call
  * a rate-limited nginx (limit_req RATE r/s, burst BURST, nodelay, 429 with
  * Retry-After: 1; bench/pace.sh starts it) for SECONDS per strategy, the
  * strategies one after another, each on a zone of its own (URL/zN/: fresh

@@ -1,14 +1,14 @@
 /*
- * fleet.h - breakerd's fleet link through Redis (docs/design.md "Fleet
+ * fleet_link.h - breakerd's fleet link through Redis (docs/design.md "Fleet
  * link"): a publisher thread (fleet_pub.h) sends this host's decisions on
  * fleet-wide records, a subscriber thread (fleet_sub.h) applies the peers'
  * (fleet_apply.h); each thread has its own Redis connection and its own
- * attach of the segment. The link's status (fleet_status.h) is reported
+ * attach of the segment. The link's status (fleet_report.h) is reported
  * in the segment header. Redis being down never stops breakerd nor its
  * scan loop: the threads reconnect with jittered backoff.
  */
-#ifndef BREAKERD_FLEET_H
-#define BREAKERD_FLEET_H
+#ifndef BREAKERD_FLEET_LINK_H
+#define BREAKERD_FLEET_LINK_H
 
 #include "fleet_conf.h"
 

@@ -1,5 +1,5 @@
 /*
- * main.c - breakerd-bench: options, the order of the runs, the goals.
+ * bench_main.c - breakerd-bench: options, the order of the runs, the goals.
  *
  *   breakerd-bench [--runs N] [--redis-port PORT] [--bctl PATH]
  *   breakerd-bench --callgrind-op N     (see fastpath.c)

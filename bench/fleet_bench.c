@@ -1,5 +1,5 @@
 /*
- * fleet.c - the fleet link's acceptance figures (issue 13); bench/fleet.sh
+ * fleet_bench.c - the fleet link's acceptance figures (issue 13); bench/fleet.sh
  * starts a loopback redis-server (tests/common/redis_harness.sh) and runs
  * it. Every "host" is one segment /brk-fleetbench-<part><X>-<pid> served by
  * its own real breakerd from the build tree:

@@ -1,5 +1,5 @@
 /*
- * report.c - the demo's figures as text: the set-up, one table with both
+ * demo_report.c - the demo's figures as text: the set-up, one table with both
  * runs side by side, the breaker's time line and the comparison.
  */
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /*
- * bctl_filter.c - the record filters of `bctl list` and `bctl metrics`
- * (see bctl_filter.h).
+ * record_filter.c - the record filters of `bctl list` and `bctl metrics`
+ * (see record_filter.h).
  */
-#include "bctl_filter.h"
+#include "record_filter.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -51,14 +51,14 @@ int bctl_filter_opt(struct bctl_filter *f, int c, const char *arg)
 					       "A-Z a-z 0-9 . _ : / -", cli_q(arg), BRK_NAME_MAX);
 		f->prefix = arg;
 		f->prefix_len = strlen(arg);
-		return BCTL_CONTINUE;
+		return CLI_CONTINUE;
 	case BCTL_OPT_STATE:
 		f->state = word_of(arg, brk_state_name, BRK_CLOSED,
 				   BRK_HALF_OPEN - BRK_CLOSED + 1);
 		if (f->state < 0)
 			return cli_usage_error("--state: unknown state '%s' (closed, open or half_open)",
 					       cli_q(arg));
-		return BCTL_CONTINUE;
+		return CLI_CONTINUE;
 	case BCTL_OPT_KIND:
 		/* "pace" is no kind of its own: a bucket in paced mode */
 		f->paced = strcmp(arg, "pace") == 0;
@@ -70,15 +70,15 @@ int bctl_filter_opt(struct bctl_filter *f, int c, const char *arg)
 			return cli_usage_error("--kind: unknown kind '%s' (breaker, bucket, "
 					       "pace or budget)", cli_q(arg));
 		}
-		return BCTL_CONTINUE;
+		return CLI_CONTINUE;
 	case BCTL_OPT_NOT_CLOSED:
 		f->not_closed = true;
-		return BCTL_CONTINUE;
+		return CLI_CONTINUE;
 	case BCTL_OPT_CHANGED_WITHIN:
 		if (cli_opt_duration("--changed-within", arg, &f->within_ms))
 			return CLI_EXIT_USAGE;
 		f->within = true;
-		return BCTL_CONTINUE;
+		return CLI_CONTINUE;
 	default:
 		return 0;
 	}

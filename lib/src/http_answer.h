@@ -1,10 +1,12 @@
 /*
- * classify.h - private declarations of the HTTP classification files:
- * httpdate.c (HTTP-date), textscan.c (signs in free text) and classify.c
- * (the public brk_http_* functions and the status table).
+ * http_answer.h - what the three files that read an HTTP answer share
+ * (private): the wall clock read once, the HTTP-date parser and the
+ * free-text scan, used by httpdate.c (HTTP-date), textscan.c (signs in
+ * free text) and classify.c (the public brk_http_* functions and the
+ * status table).
  */
-#ifndef BRK_CLASSIFY_H
-#define BRK_CLASSIFY_H
+#ifndef BRK_HTTP_ANSWER_H
+#define BRK_HTTP_ANSWER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,4 +47,4 @@ uint64_t brk__date_wait_ms(int64_t unix_s, struct brk__wall *w);
 unsigned brk__scan_text(const char *p, size_t n, struct brk__wall *w,
 			uint64_t *wait_ms);
 
-#endif /* BRK_CLASSIFY_H */
+#endif /* BRK_HTTP_ANSWER_H */

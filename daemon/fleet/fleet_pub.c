@@ -14,7 +14,7 @@
 #include "fleet_own.h"
 #include "fleet_record.h"
 #include "fleet_self.h"
-#include "fleet_status.h"
+#include "fleet_report.h"
 #include "fleet_wait.h"
 #include "logfmt.h"
 

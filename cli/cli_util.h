@@ -19,6 +19,10 @@
 #define CLI_EXIT_ERROR 1   /* segment or system error */
 #define CLI_EXIT_USAGE 2   /* bad command line */
 
+/* An option handler's "taken, go on": not an exit status (bctl's
+ * commands, as BCTL_CONTINUE, and the record filters of record_filter.h). */
+#define CLI_CONTINUE (-1)
+
 #define CLI_CODE_SET_BYTES 32 /* a bitmap of exit codes 0..255 */
 
 /** cli_set_prog - the program name used as the prefix of every message. */

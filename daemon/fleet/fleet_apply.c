@@ -10,7 +10,7 @@
 #include "fleet_msg.h"
 #include "fleet_record.h"
 #include "fleet_self.h"
-#include "fleet_status.h"
+#include "fleet_report.h"
 #include "logfmt.h"
 
 /* Refusals are logged at most once a second per cause; the next line

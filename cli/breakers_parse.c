@@ -1,0 +1,466 @@
+/*
+ * breakers_parse.c - the breakers file read and parsed (libinih): its
+ * sections, keys and values, every error kept with its line. Checked
+ * against the segment and applied by breakers_apply.c. See
+ * breakers_file.h.
+ */
+#include "breakers_parse.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+
+#include "cli_util.h"
+
+const char *const bf_kind_words[BF_NKINDS] = {
+	"breaker", "bucket", "budget", "pace"
+};
+
+static void (*bf_sink)(void *ctx, const struct bf_diag *d);
+static void *bf_sink_ctx;
+
+void bf_set_diag(void (*fn)(void *ctx, const struct bf_diag *d), void *ctx)
+{
+	bf_sink = fn;
+	bf_sink_ctx = ctx;
+}
+
+int bf_has_sink(void)
+{
+	return bf_sink != NULL;
+}
+
+void bf_emit(const char *file, int line, const char *sec, const char *key,
+	     const char *msg, int summary, int bare)
+{
+	struct bf_diag d = { file, line, sec, key, msg, summary };
+	char where[24] = "";
+
+	if (bf_sink) {
+		bf_sink(bf_sink_ctx, &d);
+		return;
+	}
+	if (bare) {
+		fprintf(stderr, "%s: %s\n", cli_prog(), msg);
+		return;
+	}
+	if (line > 0)
+		snprintf(where, sizeof(where), ":%d", line);
+	fprintf(stderr, "%s: %s%s: %s%s%s%s%s\n", cli_prog(), file, where,
+		sec ? sec : "", sec ? " " : "", key ? key : "", key ? ": " : "",
+		msg);
+}
+
+static char *bf_dup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void bf_msgs_add(struct bf_msgs *m, const char *file, int line,
+		 const char *sec, const char *key, const char *text)
+{
+	struct bf_msg *e;
+
+	if (m->n == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+		void *p = realloc(m->v, (size_t)cap * sizeof(*e));
+
+		if (!p) {
+			bf_emit(file, line, sec, key, text, 0, 0);
+			return;
+		}
+		m->v = p;
+		m->cap = cap;
+	}
+	e = &m->v[m->n];
+	e->line = line;
+	e->seq = m->n;
+	e->section = bf_dup(sec);
+	e->key = bf_dup(key);
+	e->text = strdup(text);
+	if ((sec && !e->section) || (key && !e->key) || !e->text) {
+		free(e->section);
+		free(e->key);
+		free(e->text);
+		bf_emit(file, line, sec, key, text, 0, 0);
+		return;
+	}
+	m->n++;
+}
+
+void bf_msgs_free(struct bf_msgs *m)
+{
+	int i;
+
+	for (i = 0; i < m->n; i++) {
+		free(m->v[i].section);
+		free(m->v[i].key);
+		free(m->v[i].text);
+	}
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* no "--help" hint after a value's error: the summary line follows */
+static const char bf_hint[] = "";
+
+/* The shared parsers' message ("KEY: why"), caught (cli_set_msg_sink()). */
+struct bf_cap {
+	char text[512];
+	int n;
+};
+
+static void bf_cap_fn(void *ctx, const char *msg)
+{
+	struct bf_cap *c = ctx;
+
+	if (c->n++ == 0)
+		snprintf(c->text, sizeof(c->text), "%s", msg);
+}
+
+/* @c's message without its leading "@label: ". */
+static const char *bf_cap_text(const struct bf_cap *c, const char *label)
+{
+	size_t n = strlen(label);
+
+	if (strncmp(c->text, label, n) == 0 && c->text[n] == ':' &&
+	    c->text[n + 1] == ' ')
+		return c->text + n + 2;
+	return c->text;
+}
+
+struct bf_reader {
+	FILE *f;
+	struct bf_file *bf;
+	struct bf_section *cur;
+	int line;
+	int errors;
+	int read_errno;
+	struct bf_cap cap;
+};
+
+static void bf_errk(struct bf_reader *r, int line, const char *sec,
+		    const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void bf_errk(struct bf_reader *r, int line, const char *sec,
+		    const char *key, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	bf_msgs_add(&r->bf->msgs, r->bf->path, line, sec, key, msg);
+	r->errors++;
+}
+
+#define bf_err(r, line, ...) bf_errk(r, line, NULL, NULL, __VA_ARGS__)
+
+/* "[kind NAME]" at @line: a new section. */
+static void bf_section_begin(struct bf_reader *r, const char *text, int line)
+{
+	char kind[16], name[256], extra[2];
+	struct bf_section *s;
+	int k, i, n;
+
+	r->cur = NULL;
+	if (r->bf->n == r->bf->cap) {
+		int cap = r->bf->cap ? r->bf->cap * 2 : 16;
+		void *p = realloc(r->bf->sec, (size_t)cap * sizeof(*s));
+
+		if (!p) {
+			bf_err(r, line, "out of memory");
+			return;
+		}
+		r->bf->sec = p;
+		r->bf->cap = cap;
+	}
+	s = &r->bf->sec[r->bf->n];
+	memset(s, 0, sizeof(*s));
+	s->line = line;
+	s->bad = 1;
+	brk_pace_config_init(&s->pace.c);
+	r->cur = s;
+	r->bf->n++;
+	n = sscanf(text, "%15s %255s %1s", kind, name, extra);
+	for (k = 0; k < BF_NKINDS && n >= 1; k++)
+		if (strcmp(kind, bf_kind_words[k]) == 0)
+			break;
+	if (n < 1 || k == BF_NKINDS) {
+		bf_err(r, line, "[%s]: unknown section: use [breaker NAME], "
+		       "[bucket NAME], [budget NAME] or [pace NAME]", cli_q(text));
+		return;
+	}
+	if (n < 2) {
+		bf_err(r, line, "[%s]: missing NAME", cli_q(text));
+		return;
+	}
+	if (n > 2) {
+		bf_err(r, line, "[%s]: unexpected text after the name", cli_q(text));
+		return;
+	}
+	if (brk_name_validate(name) != 0) {
+		bf_err(r, line, "[%s]: invalid name '%s': use 1-%d bytes of "
+		       "A-Z a-z 0-9 . _ : / - with no empty '/' level",
+		       cli_q(text), cli_q(name), BRK_NAME_MAX);
+		return;
+	}
+	s->kind = k;
+	memcpy(s->name, name, strlen(name) + 1); /* validated: fits */
+	snprintf(s->header, sizeof(s->header), "[%s %s]", bf_kind_words[k], s->name);
+	for (i = 0; i < r->bf->n - 1; i++)
+		if (!r->bf->sec[i].bad && strcmp(r->bf->sec[i].name, name) == 0) {
+			bf_err(r, line, "%s: '%s' is already declared at line %d "
+			       "(one section per record name)", s->header, name,
+			       r->bf->sec[i].line);
+			return;
+		}
+	s->bad = 0;
+}
+
+/* The reader counts lines and sees every section header, including one
+ * with no keys (for which inih calls no handler). */
+static char *bf_read(char *str, int num, void *stream)
+{
+	struct bf_reader *r = stream;
+	char *p, *end;
+	size_t len;
+	int c;
+
+	errno = 0;
+	if (!fgets(str, num, r->f)) {
+		if (ferror(r->f))
+			r->read_errno = errno ? errno : EIO;
+		return NULL;
+	}
+	r->line++;
+	len = strlen(str);
+	if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(r->f)) {
+		bf_err(r, r->line, "line longer than %d bytes", num - 2);
+		if (r->cur)
+			r->cur->unchecked = 1;
+		while ((c = fgetc(r->f)) != EOF && c != '\n')
+			;
+		str[0] = '\0'; /* the rest is skipped: a blank line to inih */
+		return str;
+	}
+	for (p = str; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p == '[') {
+		end = strchr(p, ']');
+		if (!end) {
+			bf_err(r, r->line, "section header without ']'");
+			r->cur = NULL;
+			str[0] = '\0';
+			return str;
+		}
+		*end = '\0';
+		bf_section_begin(r, p + 1, r->line);
+		*end = ']';
+	} else if (*p && !strchr(";#\r\n", *p) && !strpbrk(p, "=:")) {
+		/* neither section, key nor comment: said here, so every such
+		 * line is reported (inih tells only the first) */
+		bf_err(r, r->line, "syntax error: expected [kind NAME], key = value, "
+		       "or a comment");
+		if (r->cur)
+			r->cur->unchecked = 1;
+		str[0] = '\0';
+	}
+	return str;
+}
+
+static int bf_handler(void *user, const char *section, const char *key,
+		      const char *value)
+{
+	struct bf_reader *r = user;
+	struct bf_section *s = r->cur;
+	char opt[BF_KEY_MAX];
+	size_t i;
+	int rc;
+
+	(void)section;
+	if (!s) {
+		bf_err(r, r->line, "%s: a key outside a section (begin with "
+		       "[breaker NAME], [bucket NAME], [budget NAME] or [pace NAME])",
+		       cli_q(key));
+		return 1;
+	}
+	if (s->bad)
+		return 1; /* its header's error was printed */
+	if (strlen(key) >= sizeof(opt)) {
+		bf_errk(r, r->line, s->header, cli_q(key), "no such setting");
+		s->unchecked = 1;
+		return 1;
+	}
+	for (i = 0; key[i]; i++)
+		opt[i] = key[i] == '_' ? '-' : key[i];
+	opt[i] = '\0';
+	for (i = 0; i < (size_t)s->nkeys; i++)
+		if (strcmp(s->keys[i].name, key) == 0) {
+			bf_errk(r, r->line, s->header, key, "set twice (first at "
+				"line %d)", s->keys[i].line);
+			s->unchecked = 1;
+			return 1;
+		}
+	if (s->nkeys < BF_MAX_KEYS) {
+		snprintf(s->keys[s->nkeys].name, BF_KEY_MAX, "%s", key);
+		snprintf(s->keys[s->nkeys].val, BF_VAL_MAX, "%s", value);
+		s->keys[s->nkeys++].line = r->line;
+	}
+	r->cap.n = 0; /* the parser's message, "KEY: why", is caught */
+	switch (s->kind) {
+	case BF_BREAKER:
+		rc = cfg_opt(opt, key, value, &s->cfg);
+		break;
+	case BF_BUCKET:
+		rc = bucket_opt(opt, key, value, &s->bucket);
+		break;
+	case BF_BUDGET:
+		rc = budget_opt(opt, key, value, &s->budget);
+		break;
+	default:
+		rc = pace_opt(opt, key, value, &s->pace);
+		break;
+	}
+	if (rc == -ENOENT) {
+		bf_errk(r, r->line, s->header, cli_q(key), "no such setting of a %s "
+			"(the keys are 'bctl %s' options with '_' for '-')",
+			bf_kind_words[s->kind],
+			s->kind == BF_BREAKER ? "config" : bf_kind_words[s->kind]);
+		s->unchecked = 1;
+	} else if (rc) {
+		bf_errk(r, r->line, s->header, key, "%s", r->cap.n ?
+			bf_cap_text(&r->cap, key) : "invalid value");
+		s->unchecked = 1;
+	}
+	return 1;
+}
+
+int bf_key_line(const struct bf_section *s, const char *key)
+{
+	int i;
+
+	for (i = 0; i < s->nkeys; i++)
+		if (strcmp(s->keys[i].name, key) == 0)
+			return s->keys[i].line;
+	return s->line;
+}
+
+const char *bf_key_val(const struct bf_section *s, const char *key)
+{
+	int i;
+
+	for (i = 0; i < s->nkeys; i++)
+		if (strcmp(s->keys[i].name, key) == 0)
+			return s->keys[i].val;
+	return NULL;
+}
+
+/* A pace's floor above its ceiling, both declared. */
+static void bf_check_paces(struct bf_reader *r)
+{
+	char cl[64];
+	struct bf_section *s;
+	int i;
+
+	for (i = 0; i < r->bf->n; i++) {
+		s = &r->bf->sec[i];
+		if (s->bad || s->unchecked || s->kind != BF_PACE)
+			continue;
+		snprintf(cl, sizeof(cl), "ceiling (line %d)", bf_key_line(s, "ceiling"));
+		r->cap.n = 0;
+		if (pace_check(&s->pace, "floor", cl) != 0) {
+			bf_errk(r, bf_key_line(s, "floor"), s->header, "floor", "%s",
+				bf_cap_text(&r->cap, "floor"));
+			s->unchecked = 1;
+		}
+	}
+}
+
+/* "cannot read PATH: why": nothing of it is applied. */
+static int bf_unreadable(struct bf_file *bf, int err)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "cannot read %s: %s", bf->path, strerror(err));
+	bf_emit(bf->path, 0, NULL, NULL, msg, 0, 1);
+	bf_emit(bf->path, 0, NULL, NULL, "1 error, nothing was applied", 1, 0);
+	bf_free(bf);
+	return CLI_EXIT_USAGE;
+}
+
+int bf_load(const char *path, struct bf_file **out)
+{
+	struct bf_reader r;
+	struct bf_file *bf;
+	struct stat st;
+	int i, rc, err;
+
+	*out = NULL;
+	bf = calloc(1, sizeof(*bf));
+	if (!bf || !(bf->path = strdup(path))) {
+		free(bf);
+		return cli_error("%s: out of memory", path);
+	}
+	memset(&r, 0, sizeof(r));
+	r.bf = bf;
+	r.f = fopen(path, "r");
+	if (!r.f)
+		return bf_unreadable(bf, errno);
+	if (fstat(fileno(r.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(r.f);
+		return bf_unreadable(bf, EISDIR);
+	}
+	cli_set_usage_hint(bf_hint);
+	cli_set_msg_sink(bf_cap_fn, &r.cap); /* each shared parser's message */
+	rc = ini_parse_stream(bf_read, &r, bf_handler, &r);
+	if (r.read_errno || ferror(r.f)) {
+		err = r.read_errno ? r.read_errno : EIO;
+		cli_set_msg_sink(NULL, NULL);
+		cli_set_usage_hint(NULL);
+		fclose(r.f);
+		return bf_unreadable(bf, err);
+	}
+	fclose(r.f);
+	if (rc > 0) { /* inih's first line that is neither, if not said yet */
+		for (i = 0; i < bf->msgs.n && bf->msgs.v[i].line != rc; i++)
+			;
+		if (i == bf->msgs.n)
+			bf_err(&r, rc, "syntax error: expected [kind NAME], key = "
+			       "value, or a comment");
+	}
+	bf_check_paces(&r);
+	cli_set_msg_sink(NULL, NULL);
+	cli_set_usage_hint(NULL);
+	if (rc < 0)
+		bf_err(&r, r.line, "out of memory");
+	bf->errors = r.errors;
+	*out = bf;
+	return 0;
+}
+
+int bf_errors(const struct bf_file *f)
+{
+	return f ? f->errors : 0;
+}
+
+void bf_free(struct bf_file *f)
+{
+	if (!f)
+		return;
+	bf_msgs_free(&f->msgs);
+	free(f->sec);
+	free(f->path);
+	free(f);
+}
+
+int bf_count(const struct bf_file *f)
+{
+	return f ? f->n : 0;
+}

@@ -1,0 +1,87 @@
+/*
+ * breakers_parse.h - the breakers file as its parser (breakers_parse.c)
+ * hands it to its applier (breakers_apply.c): the sections with their
+ * declared settings and the keys as written, and the errors kept to be
+ * reported in the order of lines. Private to the two; the interface is
+ * breakers_file.h.
+ */
+#ifndef BREAKERS_PARSE_H
+#define BREAKERS_PARSE_H
+
+#include "breakers_file.h"
+#include "limit_opts.h"
+
+enum bf_kind { BF_BREAKER, BF_BUCKET, BF_BUDGET, BF_PACE, BF_NKINDS };
+
+/* "breaker", "bucket", "budget", "pace": the section words, by kind. */
+extern const char *const bf_kind_words[BF_NKINDS];
+
+#define BF_MAX_KEYS 32
+#define BF_KEY_MAX 40
+
+#define BF_VAL_MAX 64
+
+struct bf_key {
+	char name[BF_KEY_MAX]; /* as written ('_') */
+	char val[BF_VAL_MAX];  /* as written, for messages */
+	int line;
+};
+
+struct bf_section {
+	int kind;
+	char name[BRK_NAME_MAX + 1];
+	char header[BRK_NAME_MAX + 16]; /* "[breaker NAME]" for messages */
+	int line;
+	int bad;               /* the header was refused: its keys are skipped */
+	int unchecked;         /* a key or line of it had an error: not checked
+				* against the segment */
+	struct bf_key keys[BF_MAX_KEYS];
+	int nkeys;
+	struct cfg_set cfg;
+	struct bucket_set bucket;
+	struct budget_set budget;
+	struct pace_set pace;
+};
+
+/* An error kept to be reported with the others, in the order of lines. */
+struct bf_msg {
+	int line, seq;
+	char *section, *key, *text;
+};
+
+struct bf_msgs {
+	struct bf_msg *v;
+	int n, cap;
+};
+
+struct bf_file {
+	char *path;
+	struct bf_section *sec;
+	int n, cap;
+	int errors;          /* bf_load()'s, kept in msgs */
+	struct bf_msgs msgs;
+};
+
+/**
+ * bf_emit - one error out: to the diag sink (bf_set_diag()), else "PROG:
+ * FILE:LINE: [kind NAME] key: why" on stderr (@bare: "PROG: why", the
+ * message names the file). @summary: the last line, "N errors, ...".
+ */
+void bf_emit(const char *file, int line, const char *sec, const char *key,
+	     const char *msg, int summary, int bare);
+/** bf_has_sink - is a diag sink set (breakerd), not stderr (bctl)? */
+int bf_has_sink(void);
+
+/** bf_msgs_add - keep an error to report later; printed at once if out
+ * of memory. */
+void bf_msgs_add(struct bf_msgs *m, const char *file, int line,
+		 const char *sec, const char *key, const char *text);
+void bf_msgs_free(struct bf_msgs *m);
+
+/** bf_key_line - the line of @key in @s, else the header's. */
+int bf_key_line(const struct bf_section *s, const char *key);
+/** bf_key_val - the value of @key in @s as written, or NULL if it is not
+ * declared. */
+const char *bf_key_val(const struct bf_section *s, const char *key);
+
+#endif /* BREAKERS_PARSE_H */
