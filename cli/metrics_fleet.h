@@ -1,7 +1,7 @@
 /*
  * metrics_fleet.h - the breakerd_fleet_* families of the Prometheus
  * rendering (metrics_render.c calls it after the segment's families):
- * the fleet link's status (brk_fleet_status(), docs/design.md "Fleet
+ * the fleet link's status (brk_fleet_status(), docs/design/fleet.md "Fleet
  * link"). metrics_fleet.c.
  */
 #ifndef METRICS_FLEET_H

@@ -11,7 +11,7 @@
  * wired"). Counters end in _total; the one label every per-breaker series
  * carries is name="...", escaped as the format asks (\\, \" and \n).
  *
- * The signals of docs/design.md "Signals" are families of their own
+ * The signals of docs/design/cli.md "Signals" are families of their own
  * (breakerd_arrivals_total, _completions_total, _oldest_in_flight_seconds,
  * _max_concurrent, _half_open_probes) or, for budgets, the existing
  * breakerd_budget_deposits_total (first attempts), _retries_total and

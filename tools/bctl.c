@@ -3,7 +3,7 @@
  *
  *   bctl [--shm NAME] [-v] COMMAND [ARGS...]
  *
- * See bctl_help.c for the commands and docs/design.md for the contract.
+ * See bctl_help.c for the commands and docs/design/index.md for the contract.
  */
 #include <string.h>
 

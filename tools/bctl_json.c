@@ -1,6 +1,6 @@
 /*
  * bctl_json.c - JSON forms of a breaker snapshot, the segment header and an
- * event, with the field names docs/design.md promises (durations in _ms).
+ * event, with the field names docs/design/cli.md promises (durations in _ms).
  */
 #include <stdint.h>
 
@@ -125,7 +125,7 @@ static json_t *json_window(const struct brk_info *in)
 }
 
 /* "signals": what an admission controller or a dashboard reads off a
- * breaker (docs/design.md "Signals"). in_flight: every lease out
+ * breaker (docs/design/cli.md "Signals"). in_flight: every lease out
  * (bulkhead permits and half-open probes); remaining_concurrent: bulkhead
  * permits still free, null without a bulkhead (max_concurrent 0). */
 static json_t *json_signals(const struct brk_info *in)

@@ -115,7 +115,7 @@ static uint64_t ago(uint64_t now_ms, uint64_t age_ms)
 
 /* 1 if the catch-up key @m is older than what this host decided since,
  * so applying it
- * would undo a newer local decision (design.md "Fleet link", staleness):
+ * would undo a newer local decision (docs/design/fleet.md "Fleet link", staleness):
  * an open, cool_until or forced (not normal) for a breaker that is
  * closed and normal here and changed state after m->sent_ms (a reset or
  * a close since); a pace_cut for a pace cut here at or after

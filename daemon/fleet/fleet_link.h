@@ -1,5 +1,5 @@
 /*
- * fleet_link.h - breakerd's fleet link through Redis (docs/design.md "Fleet
+ * fleet_link.h - breakerd's fleet link through Redis (docs/design/fleet.md "Fleet
  * link"): a publisher thread (fleet_pub.h) sends this host's decisions on
  * fleet-wide records, a subscriber thread (fleet_sub.h) applies the peers'
  * (fleet_apply.h); each thread has its own Redis connection and its own

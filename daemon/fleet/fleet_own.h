@@ -4,7 +4,7 @@
  * the previous one) undone here while the link could not say so, e.g. a
  * `bctl reset` made while breakerd was stopped (the ring's events from
  * before the link starts are not sent). The publisher sends what holds
- * now in their place (design.md "Fleet link", own stale keys).
+ * now in their place (docs/design/fleet.md "Fleet link", own stale keys).
  */
 #ifndef BREAKERD_FLEET_OWN_H
 #define BREAKERD_FLEET_OWN_H

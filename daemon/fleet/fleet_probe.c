@@ -1,6 +1,6 @@
 /*
  * fleet_probe.c - one probe for the whole fleet: the election thread
- * (fleet_probe.h; docs/design.md "One probe for the fleet").
+ * (fleet_probe.h; docs/design/fleet.md "One probe for the fleet").
  *
  * The table entry of a breaker knows whether this cooling period's
  * election ran (elected). A new period is an open event of that breaker

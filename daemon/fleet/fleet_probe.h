@@ -18,7 +18,7 @@
  * the link ("close" or "open"); without a verdict by then its own cooling
  * ends and it probes itself. A Redis error: no election this period (each
  * host probes on its own: local protection), reconnect with jitter.
- * docs/design.md "Fleet link" / "One probe for the fleet".
+ * docs/design/fleet.md "Fleet link" / "One probe for the fleet".
  */
 #ifndef BREAKERD_FLEET_PROBE_H
 #define BREAKERD_FLEET_PROBE_H

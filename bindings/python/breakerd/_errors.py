@@ -4,7 +4,7 @@ __all__ = ["Error", "Refused", "CircuitOpen", "Cooling", "BulkheadFull",
            "RetryDeferred", "NoTokens", "DeadlineExpired"]
 
 # Refused.code of each cause: the library's stable admission codes
-# (brk_admit_code_name(); docs/design.md "Admission").
+# (brk_admit_code_name(); docs/design/limits.md "Admission").
 CODES = {
     "open": "BREAKER_OPEN", "probes_busy": "BREAKER_OPEN", "forced_open": "BREAKER_OPEN",
     "cooling": "COOLING", "bulkhead_full": "BULKHEAD_FULL", "deferred": "DEFERRED",

@@ -100,7 +100,7 @@ class Segment:
     def admit(self, *, breaker=None, pace=None, budget=None, attempt="first",
               priority="normal", deadline=None, max_wait=0):
         """Let a job through every gate in one fixed order (brk_admit(),
-        docs/design.md "Admission"): (1) EXPIRED if the wait it faces now
+        docs/design/limits.md "Admission"): (1) EXPIRED if the wait it faces now
         would end after ``deadline``; (2) the breaker (open, cooling,
         bulkhead); (3) the pace (a slot at the learned rate); (4) the
         retry budget (``attempt="retry"`` spends a retry, "first" deposits).

@@ -82,7 +82,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 		goto fail;
 	if (brkpy_put(d, "counters", x))
 		goto fail_nox;
-	/* the "signals" of `bctl inspect --json` (docs/design.md "Signals") */
+	/* the "signals" of `bctl inspect --json` (docs/design/cli.md "Signals") */
 	if (!(x = PyDict_New()) || PUTU(x, "arrivals", in->arrivals) ||
 	    PUTU(x, "completions", in->completions) ||
 	    PUTU(x, "in_flight", (uint64_t)in->in_flight + in->probes_in_flight) ||
