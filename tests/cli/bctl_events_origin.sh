@@ -19,12 +19,13 @@ cleanup() {
 trap cleanup EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run
 
 if ! "$MKORIGIN" "$SHM" host-b >"$TMP/mk" 2>&1; then
 	bad "mkorigin" "$(cat "$TMP/mk")"
 	exit 1
 fi
-if ! "$BCTL" --shm "$SHM" events >"$TMP/out" 2>"$TMP/err"; then
+if ! run events; then
 	bad "bctl events" "$(cat "$TMP/err")"
 	exit 1
 fi

@@ -32,7 +32,7 @@ trap cleanup EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
-b() { "$BCTL" --shm "$SHM" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 json_get() { # FILE PYTHON-EXPR-ON-d
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }

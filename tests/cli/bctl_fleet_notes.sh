@@ -29,9 +29,7 @@ trap cleanup EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
-b() { "$BCTL" --shm "$SHM" "$@"; }
-# run bctl ARGS: exit status must be 0; stdout in $TMP/out, stderr in $TMP/err
-run() { b "$@" >"$TMP/out" 2>"$TMP/err"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b, run
 setting() { b inspect "$1" | awk -v k="$2:" '$1 == k { print $2; exit }'; }
 
 # --- config -------------------------------------------------------------------

@@ -53,7 +53,7 @@ trap cleanup EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
-b() { "$BCTL" --shm "$SHM" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 bl() { "$BCTL" --shm "$SHM-l" "$@"; }
 
 # checker DESC ARGS...: run check_prom.py ARGS on $TMP/m

@@ -42,7 +42,7 @@ trap cleanup EXIT
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
-b() { "$BCTL" --shm "$SHM" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 
 # js NAME EXPR: evaluate the Python expression EXPR over j = the JSON of
 # `bctl inspect NAME --json` (s = j["signals"], c = j.get("counters"))
