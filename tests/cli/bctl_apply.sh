@@ -10,18 +10,8 @@
 set -u
 
 BCTL=${1:?usage: bctl_apply.sh PATH_TO_BCTL}
-SHM=/brkapply-$$
-TMP=$(mktemp -d /tmp/brkapply.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-absent"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkapply
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, stored
 
@@ -68,7 +58,6 @@ rejected() {
 		ok "$desc"
 	fi
 }
-
 
 # --- a good file ---------------------------------------------------------------
 file good <<'EOF'

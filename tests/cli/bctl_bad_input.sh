@@ -7,20 +7,10 @@
 set -u
 
 BCTL=${1:?usage: bctl_bad_input.sh PATH_TO_BCTL}
-SHM=/brktest-cli-$$
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brktest-cli
 PERM_SHM=$SHM-perm
 MAGIC_SHM=$SHM-magic
-TMP=$(mktemp -d /tmp/brktest-cli.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM" "/dev/shm$PERM_SHM" "/dev/shm$MAGIC_SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, check, expect
 

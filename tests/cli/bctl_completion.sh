@@ -15,16 +15,8 @@ set -u
 BCTL=${1:?usage: bctl_completion.sh PATH_TO_BCTL COMPLETION_FILE}
 COMPLETION=${2:?usage: bctl_completion.sh PATH_TO_BCTL COMPLETION_FILE}
 LIB=/usr/share/bash-completion/bash_completion
-SHM=/brkcomp-$$
-TMP=$(mktemp -d /tmp/brkcomp.XXXXXX)
-
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkcomp
 
 if [[ ! -r $LIB ]]; then
 	echo "SKIP: $LIB not found (Debian: bash-completion)"

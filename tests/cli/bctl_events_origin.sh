@@ -9,16 +9,9 @@ set -u
 
 BCTL=${1:?usage: bctl_events_origin.sh BCTL MKORIGIN}
 MKORIGIN=${2:?usage: bctl_events_origin.sh BCTL MKORIGIN}
-SHM=/brkorigin-$$
-TMP=$(mktemp -d /tmp/brkorigin.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkorigin
 
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run
 
 if ! "$MKORIGIN" "$SHM" host-b >"$TMP/mk" 2>&1; then

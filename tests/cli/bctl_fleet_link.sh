@@ -19,18 +19,9 @@ FLEETSTAT=${2:?}
 PY=${3:?}
 CHECK_PROM=${4:?}
 PROMTOOL=${5:-}
-SHM=/brk-fleetcfg-$$
-TMP=$(mktemp -d /tmp/brk-fleetcfg.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brk-fleetcfg
 writer=
-
-cleanup() {
-	[ -n "$writer" ] && kill "$writer" 2>/dev/null && wait "$writer" 2>/dev/null
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 json_get() { # FILE PYTHON-EXPR-ON-d

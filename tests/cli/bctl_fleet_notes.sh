@@ -14,20 +14,11 @@ set -u
 
 BCTL=${1:?usage: bctl_fleet_notes.sh BCTL FLEETSTAT}
 FLEETSTAT=${2:?}
-SHM=/brk-fleetnote-$$
-TMP=$(mktemp -d /tmp/brk-fleetnote.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brk-fleetnote
 writer=
 PROBE_NOTE="fleet_probe acts only with fleet on"
 LINK_NOTE="no breakerd --fleet link on this segment now (fleet link: off): the setting takes effect when one runs"
-
-cleanup() {
-	[ -n "$writer" ] && kill "$writer" 2>/dev/null && wait "$writer" 2>/dev/null
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b, run
 setting() { b inspect "$1" | awk -v k="$2:" '$1 == k { print $2; exit }'; }

@@ -9,18 +9,8 @@ set -u
 BCTL=${1:?usage: bctl_health.sh PATH_TO_BCTL PYTHON3}
 PY=${2:-/usr/bin/python3}
 BREAKERD=${3:-} # optional: the arena-full check
-SHM=/brkhl-$$
-TMP=$(mktemp -d /tmp/brkhl.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkhl
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, check_both
 

@@ -38,20 +38,9 @@ BCTL=${1:?usage: bctl_metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD]}
 PY=${2:?python3}
 CHECK=${3:?check_prom.py}
 BREAKERD=${4:-}
-SHM=/brkft-metrics-$$
-TMP=$(mktemp -d /tmp/brkft-metrics.XXXXXX)
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkft-metrics
 dpid=
-
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-d" "/dev/shm$SHM-l"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 bl() { "$BCTL" --shm "$SHM-l" "$@"; }

@@ -7,18 +7,8 @@
 set -u
 
 BCTL=${1:?usage: bctl_retire.sh PATH_TO_BCTL}
-SHM=/brkret-$$
-TMP=$(mktemp -d /tmp/brkret.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkret
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, check_both
 

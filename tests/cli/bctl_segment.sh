@@ -9,21 +9,8 @@ set -u
 
 BCTL=${1:?usage: bctl_segment.sh PATH_TO_BCTL PATH_TO_BREAKERD}
 BREAKERD=${2:?usage: bctl_segment.sh PATH_TO_BCTL PATH_TO_BREAKERD}
-SHM=/brkseg-$$
-TMP=$(mktemp -d /tmp/brkseg.XXXXXX)
-pass=0
-fail=0
-pids=()
-
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-junk"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkseg
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, check_both
 
@@ -96,7 +83,6 @@ for k in ("arena_bytes", "size", "layout", "owner", "group", "creator_pid",
 # --- remove refuses while in use -----------------------------------------
 "$BCTL" --shm "$SHM" exec a -- sleep 30 </dev/null >/dev/null 2>&1 &
 holder=$!
-pids+=("$holder")
 for _ in $(seq 100); do
 	"$BCTL" --shm "$SHM" inspect a 2>/dev/null | grep -Eq '^in_flight: +1' && break
 	sleep 0.05
@@ -108,7 +94,6 @@ check_both "remove while a lease is held: refused, saying why" 75 "" \
 kill "$holder"; wait "$holder" 2>/dev/null
 "$BREAKERD" --shm "$SHM" --interval 50ms 2>"$TMP/d.log" &
 daemon=$!
-pids+=("$daemon")
 for _ in $(seq 100); do
 	"$BCTL" --shm "$SHM" segment info 2>/dev/null | grep -q "^breakerd: *pid $daemon" && break
 	sleep 0.05

@@ -24,23 +24,17 @@ set -u
 
 BCTL=${1:?usage: bctl_signals.sh BCTL PYTHON3}
 PY=${2:?python3}
-SHM=/brkft-signals-$$
-TMP=$(mktemp -d /tmp/brkft-signals.XXXXXX)
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkft-signals
 holders=
 
 release() { timeout 5 sh -c "echo > '$1'"; }
 
 cleanup() {
 	for f in "$TMP"/hold*; do [ -p "$f" ] && timeout 1 sh -c "echo > '$f'" 2>/dev/null; done
-	for p in $holders; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
+	scratch_cleanup
 }
 trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 
