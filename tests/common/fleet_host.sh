@@ -24,6 +24,8 @@
 #                        gives a link.
 #   host_connected H [S] wait S (10) seconds for H's link state connected:
 #                        ok, or bad with the log's tail; returns which
+#   hosts_up H...        host_start each H (no ARG), then host_connected each
+#   bctl_all ARG...      bctl ARG... on every host's segment, output dropped
 #   host_probe_connected H [DESC]  the same for the fleet probe thread's
 #                        log line (no PEEK needed)
 #   host_stop H          SIGTERM, wait; returns breakerd's exit status
@@ -95,6 +97,17 @@ host_connected() {
 		bad "host $1 connected" "state $(st "$1" state)" "$(tail -5 "$TMP/breakerd.$1")"
 		return 1
 	fi
+}
+
+hosts_up() {
+	local h
+	for h in "$@"; do host_start "$h"; done
+	for h in "$@"; do host_connected "$h"; done
+}
+
+bctl_all() {
+	local h
+	for h in "${!SHM[@]}"; do "$BCTL" --shm "${SHM[$h]}" "$@" >/dev/null; done
 }
 
 host_probe_connected() {

@@ -14,11 +14,8 @@ BURST=${4:?}
 fleet_init fleetlost
 fleet_redis
 
-for h in a b; do host_start $h; done
-for h in a b; do
-	host_connected $h
-	"$BCTL" --shm "${SHM[$h]}" config pay --fleet on >/dev/null
-done
+hosts_up a b
+bctl_all config pay --fleet on
 "$BCTL" --shm "${SHM[a]}" config solo >/dev/null
 
 "$BURST" "${SHM[a]}" pay solo 50000 || bad "fleet_burst failed"

@@ -23,12 +23,9 @@ PEEK=${3:?}
 fleet_init fleet
 fleet_redis
 
-for h in a b; do host_start $h; done
-for h in a b; do
-	host_connected $h
-	"$BCTL" --shm "${SHM[$h]}" config pay --fleet on >/dev/null
-	"$BCTL" --shm "${SHM[$h]}" config solo >/dev/null
-done
+hosts_up a b
+bctl_all config pay --fleet on
+bctl_all config solo
 
 # 1. trip on A: refused on B, origin remote:a
 "$BCTL" --shm "${SHM[a]}" trip pay --for 30s >/dev/null

@@ -30,15 +30,8 @@ cut() {
 	redis_cli CLIENT KILL USER fl >/dev/null
 }
 
-for h in a b; do
-	BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0" host_start $h
-done
-for h in a b; do
-	host_connected $h
-	for n in pay pay2 pay3; do
-		"$BCTL" --shm "${SHM[$h]}" config $n --fleet on >/dev/null
-	done
-done
+BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0" hosts_up a b
+for n in pay pay2 pay3; do bctl_all config $n --fleet on; done
 
 # 1. trip on A, cut, reset everywhere, back: stays closed
 "$BCTL" --shm "${SHM[a]}" trip pay --for 90s >/dev/null

@@ -16,11 +16,8 @@ PEEK=${3:?}
 fleet_init fleetsnap
 fleet_redis
 
-for h in a b; do host_start $h; done
-for h in a b; do
-	host_connected $h
-	"$BCTL" --shm "${SHM[$h]}" config pay --fleet on >/dev/null
-done
+hosts_up a b
+bctl_all config pay --fleet on
 
 "$BCTL" --shm "${SHM[a]}" force-open pay >/dev/null
 until_s 5 mode_is b pay forced_open && ok "force-open on A forces pay open on B" ||
