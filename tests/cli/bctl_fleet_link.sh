@@ -43,7 +43,7 @@ b metrics >"$TMP/m0" && ! grep -q '^breakerd_fleet_' "$TMP/m0" \
 # --- a link connected ----------------------------------------------------------
 "$FLEETSTAT" "$SHM" connected 60 10 >"$TMP/ready" &
 writer=$!
-for _ in $(seq 100); do grep -q ready "$TMP/ready" 2>/dev/null && break; sleep 0.05; done
+until_s 5 grep -qs ready "$TMP/ready"
 grep -q ready "$TMP/ready" || bad "fleetstat did not report"
 
 b segment info >"$TMP/info"

@@ -75,7 +75,7 @@ diff "$TMP/want" "$TMP/err" >"$TMP/diff" && ok "apply: one note per section that
 # --- a link running: no link note ---------------------------------------------
 "$FLEETSTAT" "$SHM" connected 60 >"$TMP/ready" &
 writer=$!
-for _ in $(seq 100); do grep -q ready "$TMP/ready" 2>/dev/null && break; sleep 0.05; done
+until_s 5 grep -qs ready "$TMP/ready"
 grep -q ready "$TMP/ready" || bad "fleetstat did not report"
 run config f2 --fleet on --fleet-probe on && [ ! -s "$TMP/err" ] &&
 	ok "config --fleet on with a link connected: no note" || bad "config with link" "$(cat "$TMP/err")"

@@ -271,11 +271,11 @@ rc=$?
 if [ -n "$BREAKERD" ] && [ -x "$BREAKERD" ]; then
 	"$BREAKERD" --shm "$SHM-d" --interval 50ms 2>"$TMP/d.err" &
 	dpid=$!
-	for _ in $(seq 100); do
+	daemon_up() {
 		"$BCTL" --shm "$SHM-d" metrics >"$TMP/m" 2>/dev/null &&
-			grep -q '^breakerd_daemon_up 1$' "$TMP/m" && break
-		sleep 0.05
-	done
+			grep -q '^breakerd_daemon_up 1$' "$TMP/m"
+	}
+	until_s 5 daemon_up
 	checker "breakerd's empty segment: valid, no breaker series, heartbeat" \
 		--breakers '' --buckets '' --budgets '' \
 		--expect 'breakerd_daemon_up=1' \

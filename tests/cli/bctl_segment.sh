@@ -83,10 +83,8 @@ for k in ("arena_bytes", "size", "layout", "owner", "group", "creator_pid",
 # --- remove refuses while in use -----------------------------------------
 "$BCTL" --shm "$SHM" exec a -- sleep 30 </dev/null >/dev/null 2>&1 &
 holder=$!
-for _ in $(seq 100); do
-	"$BCTL" --shm "$SHM" inspect a 2>/dev/null | grep -Eq '^in_flight: +1' && break
-	sleep 0.05
-done
+leased() { "$BCTL" --shm "$SHM" inspect a 2>/dev/null | grep -Eq '^in_flight: +1'; }
+until_s 5 leased
 run segment remove
 check_both "remove while a lease is held: refused, saying why" 75 "" \
 	"^bctl: $SHM: not removed: 1 lease is held \\(first: 'a'\\): processes are using it"
@@ -94,10 +92,8 @@ check_both "remove while a lease is held: refused, saying why" 75 "" \
 kill "$holder"; wait "$holder" 2>/dev/null
 "$BREAKERD" --shm "$SHM" --interval 50ms 2>"$TMP/d.log" &
 daemon=$!
-for _ in $(seq 100); do
-	"$BCTL" --shm "$SHM" segment info 2>/dev/null | grep -q "^breakerd: *pid $daemon" && break
-	sleep 0.05
-done
+attached() { "$BCTL" --shm "$SHM" segment info 2>/dev/null | grep -q "^breakerd: *pid $daemon"; }
+until_s 5 attached
 run segment remove
 check_both "remove while breakerd's heartbeat is fresh: refused, saying why" 75 "" \
 	"^bctl: $SHM: not removed: breakerd \\(pid $daemon\\) is attached, heartbeat [0-9]+ ms ago; stop it"

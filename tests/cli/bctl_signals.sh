@@ -75,16 +75,11 @@ mkfifo "$TMP/hold1" "$TMP/hold2" || bad "mkfifo"
 start=$(date +%s%N)
 b exec svc -- sh -c "cat '$TMP/hold1' >/dev/null" &
 holders="$holders $!"
-for _ in $(seq 200); do
-	[ "$(js svc 's["in_flight"]')" = 1 ] && break
-	sleep 0.02
-done
+in_flight() { [ "$(js svc 's["in_flight"]')" = "$1" ]; }
+until_s 4 in_flight 1
 b exec svc -- sh -c "cat '$TMP/hold2' >/dev/null" &
 holders="$holders $!"
-for _ in $(seq 200); do
-	[ "$(js svc 's["in_flight"]')" = 2 ] && break
-	sleep 0.02
-done
+until_s 4 in_flight 2
 b exec svc -- true 2>/dev/null
 rc=$?
 [ "$rc" -eq 75 ] && ok "third exec refused: bulkhead full (75)" || bad "third exec: exit $rc, want 75"
