@@ -10,23 +10,10 @@
 set -u
 
 BCTL=${1:?usage: bctl_apply.sh PATH_TO_BCTL}
-SHM=/brkapply-$$
-TMP=$(mktemp -d /tmp/brkapply.XXXXXX)
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkapply
 
-cleanup() {
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-absent"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-run() {
-	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, stored
 
 # The settings of everything in the segment: bctl list, and each
 # breaker's config block.
@@ -72,15 +59,6 @@ rejected() {
 	fi
 }
 
-# has DESC NAME RE: inspect NAME --json matches RE
-has() {
-	if "$BCTL" --shm "$SHM" inspect "$2" --json 2>&1 | grep -Eq -- "$3"; then
-		ok "$1"
-	else
-		bad "$1" "inspect $2 --json does not match $3"
-	fi
-}
-
 # --- a good file ---------------------------------------------------------------
 file good <<'EOF'
 # the declared breakers
@@ -106,8 +84,7 @@ ceiling = 100
 floor = 5
 EOF
 
-BREAKERD_SHM=bad "$BCTL" apply --dry-run "$TMP/good.conf" >"$TMP/out" 2>"$TMP/err"
-rc=$?
+bctl_run env BREAKERD_SHM=bad -- apply --dry-run "$TMP/good.conf"
 if [ "$rc" -eq 2 ] && grep -q "invalid segment name 'bad' (from \$BREAKERD_SHM)" "$TMP/err"; then
 	ok "a bad \$BREAKERD_SHM: apply says the name came from there, exit 2"
 else
@@ -138,15 +115,15 @@ if grep -qx '\[breaker api\] created: failure_threshold 3, open_ms 10000, max_co
 else
 	bad "created_line_lists_every_declared_setting" "$(cat "$TMP/out")"
 fi
-has "  api: failure_threshold 3" api '"failure_threshold": 3,'
-has "  api: open 10s" api '"open_ms": 10000,'
-has "  api: max_concurrent 8" api '"max_concurrent": 8'
-has "  api: hold_histogram on" api '"hold_histogram": true'
-has "  db: hold_histogram off (the default)" db '"hold_histogram": false'
-has "  db: failure_rate 50" db '"failure_rate_pct": 50,'
-has "  ingest: rate 50, burst 10" ingest '"rate_per_s": 50.0,'
-has "  retries: ratio 0.1, floor the default" retries '"ratio": 0.1,'
-has "  upstream: a pace, ceiling 100" upstream '"ceiling": 100.0,'
+stored "  api: failure_threshold 3" api '"failure_threshold": 3,'
+stored "  api: open 10s" api '"open_ms": 10000,'
+stored "  api: max_concurrent 8" api '"max_concurrent": 8'
+stored "  api: hold_histogram on" api '"hold_histogram": true'
+stored "  db: hold_histogram off (the default)" db '"hold_histogram": false'
+stored "  db: failure_rate 50" db '"failure_rate_pct": 50,'
+stored "  ingest: rate 50, burst 10" ingest '"rate_per_s": 50.0,'
+stored "  retries: ratio 0.1, floor the default" retries '"ratio": 0.1,'
+stored "  upstream: a pace, ceiling 100" upstream '"ceiling": 100.0,'
 
 run apply "$TMP/good.conf"
 if [ "$rc" -eq 0 ] && [ "$(grep -c ' unchanged$' "$TMP/out")" -eq 5 ]; then
@@ -163,7 +140,7 @@ if [ "$rc" -eq 0 ] && grep -qx '\[breaker api\] updated: failure_threshold 9 -> 
 else
 	bad "declared setting put back" "$(cat "$TMP/out" "$TMP/err")"
 fi
-has "  the undeclared success_threshold is kept" api '"success_threshold": 2,'
+stored "  the undeclared success_threshold is kept" api '"success_threshold": 2,'
 
 # --- dry-run changes nothing ---------------------------------------------------
 sed 's/^failure_threshold = 3/failure_threshold = 4/; s/^rate = 50/rate = 60/' \
@@ -213,7 +190,7 @@ else
 	bad "config --hold-histogram on" "rc=$rc" "$(cat "$TMP/err")" \
 		"$("$BCTL" --shm "$SHM" inspect db 2>&1 | grep hold)"
 fi
-has "  db: hold_histogram on (--json)" db '"hold_histogram": true'
+stored "  db: hold_histogram on (--json)" db '"hold_histogram": true'
 run config db --hold-histogram off
 grep -qx 'db: updated: hold_histogram on -> off' "$TMP/out" && ok "  config: hold_histogram on -> off" ||
 	bad "  config: hold_histogram on -> off" "$(cat "$TMP/out" "$TMP/err")"
@@ -223,7 +200,7 @@ grep -qx 'db: unchanged' "$TMP/out" && ok "  config with the stored value: uncha
 run config db
 grep -qx 'db: unchanged' "$TMP/out" && ok "  config with no setting: unchanged" ||
 	bad "  config with no setting: unchanged" "$(cat "$TMP/out" "$TMP/err")"
-has "  db: hold_histogram off again" db '"hold_histogram": false'
+stored "  db: hold_histogram off again" db '"hold_histogram": false'
 run config db --hold-histogram 1
 if [ "$rc" -eq 2 ] && grep -q "^bctl: --hold-histogram: '1' is not on or off" "$TMP/err"; then
 	ok "config --hold-histogram 1: usage error naming the value"
@@ -461,8 +438,8 @@ if [ "$rc" -eq 0 ] && grep -qx '\[breaker fleetapi\] created: fleet on, fleet_pr
 else
 	bad "fleet keys: created" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
 fi
-has "  fleetapi: fleet, fleet_probe stored" fleetapi '"fleet_probe": true'
-has "  fleetpace: fleet stored" fleetpace '"fleet": true'
+stored "  fleetapi: fleet, fleet_probe stored" fleetapi '"fleet_probe": true'
+stored "  fleetpace: fleet stored" fleetpace '"fleet": true'
 file fleet2 <<'EOF'
 [breaker fleetapi]
 fleet_probe = off
@@ -477,7 +454,7 @@ if [ "$rc" -eq 0 ] && grep -qx '\[breaker fleetapi\] updated: fleet_probe on -> 
 else
 	bad "fleet keys: updated" "rc=$rc" "$(cat "$TMP/out" "$TMP/err")"
 fi
-has "  fleetapi: fleet kept on" fleetapi '"fleet": true'
+stored "  fleetapi: fleet kept on" fleetapi '"fleet": true'
 file badfleet <<'EOF'
 [pace fleetpace]
 fleet = maybe

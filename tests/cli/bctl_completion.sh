@@ -15,16 +15,8 @@ set -u
 BCTL=${1:?usage: bctl_completion.sh PATH_TO_BCTL COMPLETION_FILE}
 COMPLETION=${2:?usage: bctl_completion.sh PATH_TO_BCTL COMPLETION_FILE}
 LIB=/usr/share/bash-completion/bash_completion
-SHM=/brkcomp-$$
-TMP=$(mktemp -d /tmp/brkcomp.XXXXXX)
-
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkcomp
 
 if [[ ! -r $LIB ]]; then
 	echo "SKIP: $LIB not found (Debian: bash-completion)"
@@ -56,8 +48,8 @@ comp() {
 	got=${got% }
 }
 
-# expect DESC WANT WORD...: COMPREPLY of WORD... is WANT (sorted words).
-expect() {
+# completes DESC WANT WORD...: COMPREPLY of WORD... is WANT (sorted words).
+completes() {
 	local desc=$1 want
 	want=$(printf '%s\n' $2 | sort | tr '\n' ' ')
 	want=${want% }
@@ -78,34 +70,34 @@ help_cmds=${help_cmds% }
 [[ $help_cmds == *list* && $help_cmds == *segment* && $help_cmds == *help* ]] ||
 	bad "bctl help lists commands" "$help_cmds"
 
-expect "first word: every command of bctl help, nothing else" "$help_cmds" ""
-expect "first word prefix" "inspect" in
-expect "first word after a global option" "metrics metrics-only" --shm "$SHM" me
-expect "global options before the command" "--shm= --help --verbose --version" --
-expect "config NAME --fa: config's settings" \
+completes "first word: every command of bctl help, nothing else" "$help_cmds" ""
+completes "first word prefix" "inspect" in
+completes "first word after a global option" "metrics metrics-only" --shm "$SHM" me
+completes "global options before the command" "--shm= --help --verbose --version" --
+completes "config NAME --fa: config's settings" \
 	"--failure-rate= --failure-threshold=" config api/users --fa
-expect "trip --f: --for" "--for=" trip api --f
+completes "trip --f: --for" "--for=" trip api --f
 if grep -qx -- "-o nospace" "$TMP/compopt"; then
 	ok "an option that takes a value: no space after its '='"
 else
 	bad "--for=: compopt -o nospace" "$(cat "$TMP/compopt")"
 fi
-expect "metrics --not-c: a value-less option" "--not-closed" metrics --not-c
+completes "metrics --not-c: a value-less option" "--not-closed" metrics --not-c
 comp list --json
 [[ ! -s $TMP/compopt ]] && ok "--json: a space after it" || bad "--json: nospace"
-expect "reset offers no --for (it refuses it)" "" reset api --f
-expect "list --kind VALUE: the kinds" "breaker bucket budget pace" list --kind ""
-expect "list --state=h (split at =)" "half_open" list --state=h
-expect "metrics --state VALUE" "closed half_open open" metrics --state ""
-expect "a value-less option is not a value slot" "" list --json ""
-expect "an option with a free value offers nothing" "" config api --open ""
-expect "segment SUB" "create info remove" segment ""
-expect "segment create --c" "--capacity=" segment create --c
-expect "segment remove options" "--force" segment remove --fo
-expect "fallback NAME o: on|off" "off on" fallback api/users o
-expect "fallback NAME on (nothing after)" "" fallback api/users on ""
-expect "exec NAME -- CMD: a command" "truncate" exec api -- truncat
-expect "no segment: no names, no error shown" "" --shm "$SHM" inspect a
+completes "reset offers no --for (it refuses it)" "" reset api --f
+completes "list --kind VALUE: the kinds" "breaker bucket budget pace" list --kind ""
+completes "list --state=h (split at =)" "half_open" list --state=h
+completes "metrics --state VALUE" "closed half_open open" metrics --state ""
+completes "a value-less option is not a value slot" "" list --json ""
+completes "an option with a free value offers nothing" "" config api --open ""
+completes "segment SUB" "create info remove" segment ""
+completes "segment create --c" "--capacity=" segment create --c
+completes "segment remove options" "--force" segment remove --fo
+completes "fallback NAME o: on|off" "off on" fallback api/users o
+completes "fallback NAME on (nothing after)" "" fallback api/users on ""
+completes "exec NAME -- CMD: a command" "truncate" exec api -- truncat
+completes "no segment: no names, no error shown" "" --shm "$SHM" inspect a
 
 # A real segment.
 mk() { "$BCTL" --shm "$SHM" "$@" >/dev/null 2>&1 || bad "setup: bctl $*"; }
@@ -115,32 +107,32 @@ mk config db
 mk bucket api/out --rate 5 --burst 2
 mk pace api/slow --ceiling 10
 mk budget api/retry
-expect "record names by prefix (--shm)" \
+completes "record names by prefix (--shm)" \
 	"api/orders api/out api/retry api/slow api/users" --shm "$SHM" inspect api/
-expect "record names (--shm=VALUE after the command)" \
+completes "record names (--shm=VALUE after the command)" \
 	"api/users" inspect --shm="$SHM" api/u
-BREAKERD_SHM=$SHM expect "record names: BREAKERD_SHM in the environment" \
+BREAKERD_SHM=$SHM completes "record names: BREAKERD_SHM in the environment" \
 	"db" health d
-expect "config NAME: breakers only" "api/orders api/users db" --shm "$SHM" config ""
-expect "take NAME: buckets (paces are buckets)" "api/out api/slow" --shm "$SHM" take ""
-expect "pace NAME: buckets" "api/out api/slow" --shm "$SHM" pace api/
-expect "budget NAME: budgets" "api/retry" --shm "$SHM" budget ""
-expect "take NAME N: nothing for N" "" --shm "$SHM" take api/out ""
-expect "exec --pace VALUE: buckets" "api/out api/slow" --shm "$SHM" exec --pace ""
-expect "exec --retry-budget VALUE" "api/retry" --shm "$SHM" exec api/users --retry-budget a
-expect "retire NAME...: names again" "api/orders api/out" --shm "$SHM" retire api/out api/o
-expect "inspect NAME then nothing" "" --shm "$SHM" inspect db ""
-expect "fallback NAME: breakers" "db" --shm "$SHM" fallback d
+completes "config NAME: breakers only" "api/orders api/users db" --shm "$SHM" config ""
+completes "take NAME: buckets (paces are buckets)" "api/out api/slow" --shm "$SHM" take ""
+completes "pace NAME: buckets" "api/out api/slow" --shm "$SHM" pace api/
+completes "budget NAME: budgets" "api/retry" --shm "$SHM" budget ""
+completes "take NAME N: nothing for N" "" --shm "$SHM" take api/out ""
+completes "exec --pace VALUE: buckets" "api/out api/slow" --shm "$SHM" exec --pace ""
+completes "exec --retry-budget VALUE" "api/retry" --shm "$SHM" exec api/users --retry-budget a
+completes "retire NAME...: names again" "api/orders api/out" --shm "$SHM" retire api/out api/o
+completes "inspect NAME then nothing" "" --shm "$SHM" inspect db ""
+completes "fallback NAME: breakers" "db" --shm "$SHM" fallback d
 # "--" before the command ends bctl's own options (getopt_long): the next
 # word is the command, as bctl runs it ("bctl -- inspect db" works).
-expect "after a leading --, the command's operands" "db" --shm "$SHM" -- inspect d
-expect "after a leading --, the command" "inspect" --shm "$SHM" -- insp
-expect "after a leading --, exec NAME -- CMD" "truncate" -- exec api -- truncat
+completes "after a leading --, the command's operands" "db" --shm "$SHM" -- inspect d
+completes "after a leading --, the command" "inspect" --shm "$SHM" -- insp
+completes "after a leading --, exec NAME -- CMD" "truncate" -- exec api -- truncat
 # bash splits "api:v1/" at ':' into api : v1/; bash-completion rejoins it,
 # and the replies are what follows the last ':' (what bash inserts).
 mk config api:v1/users
 mk config api:v1/orders
-line="$BCTL --shm $SHM inspect api:v1/" expect "names with ':'" \
+line="$BCTL --shm $SHM inspect api:v1/" completes "names with ':'" \
 	"v1/orders v1/users" --shm "$SHM" inspect api : v1/
 
 # apply FILE: files and directories.
@@ -148,10 +140,10 @@ F=$TMP/files
 mkdir -p "$F/conf.d"
 : >"$F/breakers.ini"
 : >"$F/other.txt"
-expect "apply FILE" "$F/breakers.ini" apply "$F/br"
-expect "apply FILE: a directory" "$F/conf.d" apply "$F/co"
-expect "apply --dry-run FILE" "$F/breakers.ini" apply --dry-run "$F/b"
-expect "apply FILE: every file" "$F/breakers.ini $F/conf.d $F/other.txt" apply "$F/"
+completes "apply FILE" "$F/breakers.ini" apply "$F/br"
+completes "apply FILE: a directory" "$F/conf.d" apply "$F/co"
+completes "apply --dry-run FILE" "$F/breakers.ini" apply --dry-run "$F/b"
+completes "apply FILE: every file" "$F/breakers.ini $F/conf.d $F/other.txt" apply "$F/"
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -20,16 +20,9 @@ set -u
 BCTL=${1:?usage: bctl_config_concurrent.sh PATH_TO_BCTL [ROUNDS [SHIM]]}
 ROUNDS=${2:-100}
 SHIM=${3:-}
-SHM=/brktest-cc-$$
-TMP=$(mktemp -d /tmp/brktest-cc.XXXXXX)
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # scratch
+scratch brktest-cc
 lost=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 
 bctl() {
 	"$BCTL" --shm "$SHM" "$@"

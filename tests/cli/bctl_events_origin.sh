@@ -9,22 +9,16 @@ set -u
 
 BCTL=${1:?usage: bctl_events_origin.sh BCTL MKORIGIN}
 MKORIGIN=${2:?usage: bctl_events_origin.sh BCTL MKORIGIN}
-SHM=/brkorigin-$$
-TMP=$(mktemp -d /tmp/brkorigin.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkorigin
 
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run
 
 if ! "$MKORIGIN" "$SHM" host-b >"$TMP/mk" 2>&1; then
 	bad "mkorigin" "$(cat "$TMP/mk")"
 	exit 1
 fi
-if ! "$BCTL" --shm "$SHM" events >"$TMP/out" 2>"$TMP/err"; then
+if ! run events; then
 	bad "bctl events" "$(cat "$TMP/err")"
 	exit 1
 fi

@@ -11,18 +11,8 @@
 set -u
 
 BCTL=${1:?usage: bctl_exec_pace.sh PATH_TO_BCTL}
-SHM=/brkpace-cli-$$
-TMP=$(mktemp -d /tmp/brkpace-cli.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkpace-cli
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, check, expect, stored
 

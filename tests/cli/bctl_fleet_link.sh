@@ -19,20 +19,11 @@ FLEETSTAT=${2:?}
 PY=${3:?}
 CHECK_PROM=${4:?}
 PROMTOOL=${5:-}
-SHM=/brk-fleetcfg-$$
-TMP=$(mktemp -d /tmp/brk-fleetcfg.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brk-fleetcfg
 writer=
 
-cleanup() {
-	[ -n "$writer" ] && kill "$writer" 2>/dev/null && wait "$writer" 2>/dev/null
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-b() { "$BCTL" --shm "$SHM" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 json_get() { # FILE PYTHON-EXPR-ON-d
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
@@ -52,7 +43,7 @@ b metrics >"$TMP/m0" && ! grep -q '^breakerd_fleet_' "$TMP/m0" \
 # --- a link connected ----------------------------------------------------------
 "$FLEETSTAT" "$SHM" connected 60 10 >"$TMP/ready" &
 writer=$!
-for _ in $(seq 100); do grep -q ready "$TMP/ready" 2>/dev/null && break; sleep 0.05; done
+until_s 5 grep -qs ready "$TMP/ready"
 grep -q ready "$TMP/ready" || bad "fleetstat did not report"
 
 b segment info >"$TMP/info"

@@ -14,24 +14,13 @@ set -u
 
 BCTL=${1:?usage: bctl_fleet_notes.sh BCTL FLEETSTAT}
 FLEETSTAT=${2:?}
-SHM=/brk-fleetnote-$$
-TMP=$(mktemp -d /tmp/brk-fleetnote.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brk-fleetnote
 writer=
 PROBE_NOTE="fleet_probe acts only with fleet on"
 LINK_NOTE="no breakerd --fleet link on this segment now (fleet link: off): the setting takes effect when one runs"
 
-cleanup() {
-	[ -n "$writer" ] && kill "$writer" 2>/dev/null && wait "$writer" 2>/dev/null
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-b() { "$BCTL" --shm "$SHM" "$@"; }
-# run bctl ARGS: exit status must be 0; stdout in $TMP/out, stderr in $TMP/err
-run() { b "$@" >"$TMP/out" 2>"$TMP/err"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b, run
 setting() { b inspect "$1" | awk -v k="$2:" '$1 == k { print $2; exit }'; }
 
 # --- config -------------------------------------------------------------------
@@ -86,7 +75,7 @@ diff "$TMP/want" "$TMP/err" >"$TMP/diff" && ok "apply: one note per section that
 # --- a link running: no link note ---------------------------------------------
 "$FLEETSTAT" "$SHM" connected 60 >"$TMP/ready" &
 writer=$!
-for _ in $(seq 100); do grep -q ready "$TMP/ready" 2>/dev/null && break; sleep 0.05; done
+until_s 5 grep -qs ready "$TMP/ready"
 grep -q ready "$TMP/ready" || bad "fleetstat did not report"
 run config f2 --fleet on --fleet-probe on && [ ! -s "$TMP/err" ] &&
 	ok "config --fleet on with a link connected: no note" || bad "config with link" "$(cat "$TMP/err")"

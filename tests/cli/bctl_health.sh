@@ -9,43 +9,10 @@ set -u
 BCTL=${1:?usage: bctl_health.sh PATH_TO_BCTL PYTHON3}
 PY=${2:-/usr/bin/python3}
 BREAKERD=${3:-} # optional: the arena-full check
-SHM=/brkhl-$$
-TMP=$(mktemp -d /tmp/brkhl.XXXXXX)
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkhl
 
-cleanup() {
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-run() {
-	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-}
-
-# expect DESC CODE OUT_REGEX ERR_REGEX (empty: that stream must be empty)
-expect() {
-	local desc=$1 code=$2 ore=$3 ere=$4 err
-	err=$(grep -v "^try 'bctl --help'\$" "$TMP/err")
-	if [ "$rc" -ne "$code" ]; then
-		bad "$desc" "exit status $rc, want $code" "out: $(head -c 300 "$TMP/out")" \
-			"err: $(head -c 300 "$TMP/err")"
-	elif [ -n "$ore" ] && ! grep -Eq -- "$ore" "$TMP/out"; then
-		bad "$desc" "stdout: $(head -c 300 "$TMP/out")" "does not match: $ore"
-	elif [ -z "$ere" ] && [ -n "$err" ]; then
-		bad "$desc" "unexpected stderr: $err"
-	elif [ -n "$ere" ] && ! printf '%s\n' "$err" | grep -Eq -- "$ere"; then
-		bad "$desc" "stderr: $err" "does not match: $ere"
-	elif [ "$code" -eq 2 ] && ! grep -q "^try 'bctl --help'\$" "$TMP/err"; then
-		bad "$desc" "usage error without the --help hint"
-	else
-		ok "$desc"
-	fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, check_both
 
 # json_field KEY: the value of KEY in the --json output (parsed by python)
 json_field() {
@@ -54,38 +21,38 @@ json_field() {
 
 # ---- bad input ---------------------------------------------------------
 run health nope
-expect "health on an absent segment: exit 1" 1 "" "no such segment"
+check_both "health on an absent segment: exit 1" 1 "" "no such segment"
 run config shop; run config shop/cart; run config shop:pay
 run bucket shop/rl --rate 5 --burst 2
 run health
-expect "health without NAME: usage error" 2 "" "health: missing breaker NAME"
+check_both "health without NAME: usage error" 2 "" "health: missing breaker NAME"
 run health "a//b"
-expect "health with a bad name: usage error naming it" 2 "" "invalid breaker name 'a//b'"
+check_both "health with a bad name: usage error naming it" 2 "" "invalid breaker name 'a//b'"
 run health shop extra
-expect "health with two names: usage error naming the extra" 2 "" "unexpected argument 'extra'"
+check_both "health with two names: usage error naming the extra" 2 "" "unexpected argument 'extra'"
 run health shop --bogus
-expect "health with an unknown option: usage error naming it" 2 "" "unknown option '--bogus'"
+check_both "health with an unknown option: usage error naming it" 2 "" "unknown option '--bogus'"
 run health nothing
-expect "health on an unknown name: exit 1" 1 "" "^bctl: nothing: no such breaker, bucket or budget$"
+check_both "health on an unknown name: exit 1" 1 "" "^bctl: nothing: no such breaker, bucket or budget$"
 run health sho
-expect "a prefix is no subtree: exit 1" 1 "" "^bctl: sho: no such breaker, bucket or budget$"
+check_both "a prefix is no subtree: exit 1" 1 "" "^bctl: sho: no such breaker, bucket or budget$"
 run fallback
-expect "fallback without NAME: usage error" 2 "" "fallback: missing breaker NAME"
+check_both "fallback without NAME: usage error" 2 "" "fallback: missing breaker NAME"
 run fallback shop
-expect "fallback without on|off: usage error" 2 "" "missing 'on' or 'off' after shop"
+check_both "fallback without on|off: usage error" 2 "" "missing 'on' or 'off' after shop"
 run fallback shop maybe
-expect "fallback maybe: usage error naming it" 2 "" "'maybe' is not 'on' or 'off'"
+check_both "fallback maybe: usage error naming it" 2 "" "'maybe' is not 'on' or 'off'"
 run fallback shop on now
-expect "fallback with an extra argument: usage error naming it" 2 "" "unexpected argument 'now'"
+check_both "fallback with an extra argument: usage error naming it" 2 "" "unexpected argument 'now'"
 run fallback "bad name" on
-expect "fallback with a bad name: usage error" 2 "" "invalid breaker name 'bad name'"
+check_both "fallback with a bad name: usage error" 2 "" "invalid breaker name 'bad name'"
 run fallback nothing on
-expect "fallback on an unknown name: exit 1" 1 "" "^bctl: nothing: no such breaker, bucket or budget$"
+check_both "fallback on an unknown name: exit 1" 1 "" "^bctl: nothing: no such breaker, bucket or budget$"
 run fallback shop/rl on
-expect "fallback on a bucket: exit 1, names the kind" 1 "" "^bctl: shop/rl: is a bucket, not a breaker"
+check_both "fallback on a bucket: exit 1, names the kind" 1 "" "^bctl: shop/rl: is a bucket, not a breaker"
 run config grp/a
 run fallback grp on
-expect "fallback on a name with no breaker of its own: exit 1, says why" 1 "" \
+check_both "fallback on a name with no breaker of its own: exit 1, says why" 1 "" \
 	"no breaker named 'grp': the fallback flag lives on NAME's own breaker"
 run health shop --json
 [ "$(json_field state)" = live ] && ok "no rejected command changed anything" ||
@@ -93,11 +60,11 @@ run health shop --json
 
 # ---- states --------------------------------------------------------------
 run health shop
-expect "live: text" 0 "^shop: live$" ""
+check_both "live: text" 0 "^shop: live$" ""
 grep -q "^  children: 3 (0 unavailable)$" "$TMP/out" && ok "children counted" ||
 	bad "children counted" "$(cat "$TMP/out")"
 run health shop --json
-expect "live: --json" 0 '"state": "live"' ""
+check_both "live: --json" 0 '"state": "live"' ""
 "$PY" -c 'import json,sys; d=json.load(sys.stdin); assert d["code"]=="GO" and d["by"]=="shop" and d["children"]==3 and isinstance(d["since_age_ms"], int)' <"$TMP/out" &&
 	ok "--json parses with python3: code, by, children, since" ||
 	bad "--json parses with python3" "$(cat "$TMP/out")"
@@ -111,28 +78,28 @@ run health shop/cart --json
 	bad "the sibling is live" "$(cat "$TMP/out")"
 run trip shop --for 1m
 run health shop
-expect "NAME open: unavailable (beats the child's partial)" 0 "^shop: unavailable$" ""
+check_both "NAME open: unavailable (beats the child's partial)" 0 "^shop: unavailable$" ""
 run health shop/cart --json
 [ "$(json_field state)" = unavailable ] && [ "$(json_field code)" = BREAKER_OPEN ] &&
 	[ "$(json_field by)" = shop ] && ok "an ancestor open: unavailable by shop" ||
 	bad "an ancestor open: unavailable" "$(cat "$TMP/out")"
 run fallback shop on
-expect "fallback on: names NAME in the way back" 0 "^shop: fallback on: health is 'fallback' until 'bctl fallback shop off'$" ""
+check_both "fallback on: names NAME in the way back" 0 "^shop: fallback on: health is 'fallback' until 'bctl fallback shop off'$" ""
 run fallback shop on
-expect "fallback on again: a note, exit 0" 0 "" "fallback already on, unchanged"
+check_both "fallback on again: a note, exit 0" 0 "" "fallback already on, unchanged"
 run health shop --json
 [ "$(json_field state)" = fallback ] && [ "$(json_field code)" = FALLBACK ] &&
 	ok "fallback wins over unavailable" || bad "fallback wins" "$(cat "$TMP/out")"
 run fallback shop off
-expect "fallback off" 0 "^shop: fallback off" ""
+check_both "fallback off" 0 "^shop: fallback off" ""
 run health shop
-expect "back to unavailable" 0 "^shop: unavailable$" ""
+check_both "back to unavailable" 0 "^shop: unavailable$" ""
 grep -q "^  by: shop$" "$TMP/out" && ok "by shop" || bad "by shop" "$(cat "$TMP/out")"
 run health grp
-expect "a name with only children: computed, not recorded" 0 \
+check_both "a name with only children: computed, not recorded" 0 \
 	"since: not recorded \\(no breaker named grp\\)" ""
 run events
-expect "the transitions are events with health words" 0 \
+check_both "the transitions are events with health words" 0 \
 	"shop +partial -> unavailable +health .*code BREAKER_OPEN" ""
 grep -Eq "shop +unavailable -> fallback +health" "$TMP/out" &&
 	grep -Eq "shop +fallback -> unavailable +health" "$TMP/out" &&
@@ -140,7 +107,7 @@ grep -Eq "shop +unavailable -> fallback +health" "$TMP/out" &&
 [ "$(grep -c ' health ' "$TMP/out")" -eq 5 ] && ok "five health events in all" ||
 	bad "five health events in all" "$(grep ' health ' "$TMP/out")"
 run --help
-expect "help lists health and fallback" 0 "fallback NAME on\\|off" ""
+check_both "help lists health and fallback" 0 "fallback NAME on\\|off" ""
 
 # A breaker whose health word finds no room (the arena full): computed,
 # not recorded, and not "no breaker named" it. breakerd creates a 1 MiB
@@ -158,9 +125,8 @@ if [ -n "$BREAKERD" ]; then
 	while [ $i -lt 200 ] && "$BCTL" --shm "$SHM2" bucket "k$i" --rate 1 --burst 1 >/dev/null 2>&1; do
 		i=$((i + 1))
 	done
-	"$BCTL" --shm "$SHM2" health target </dev/null >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	expect "arena full: the breaker's health is computed, not recorded, and it is a breaker" 0 \
+	bctl_run -- --shm "$SHM2" health target
+	check_both "arena full: the breaker's health is computed, not recorded, and it is a breaker" 0 \
 		"since: not recorded \\(no room for it: the segment's arena is full" ""
 	rm -f "/dev/shm$SHM2"
 fi

@@ -34,21 +34,17 @@ BCTL=${1:?usage: bctl_inspect_scale.sh BCTL MKRECORDS PYTHON3 CHECK_PROM}
 MK=${2:?mkrecords}
 PY=${3:?python3}
 CHECK=${4:?check_prom.py}
-A=/brkft-inspect-$$-a
-B=/brkft-inspect-$$-b
-TMP=$(mktemp -d /tmp/brkft-inspect.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkft-inspect
+A=$SHM-a
+B=$SHM-b
 lpid=
-pass=0
-fail=0
 
 cleanup() {
-	[ -n "$lpid" ] && kill -CONT "$lpid" 2>/dev/null && kill "$lpid" 2>/dev/null
-	rm -f "/dev/shm$A" "/dev/shm$B"
-	rm -rf "$TMP"
+	[ -n "$lpid" ] && kill -CONT "$lpid" 2>/dev/null
+	scratch_cleanup
 }
 trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 a() { "$BCTL" --shm "$A" "$@"; }
 

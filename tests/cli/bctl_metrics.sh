@@ -38,22 +38,11 @@ BCTL=${1:?usage: bctl_metrics.sh BCTL PYTHON3 CHECK_PROM [BREAKERD]}
 PY=${2:?python3}
 CHECK=${3:?check_prom.py}
 BREAKERD=${4:-}
-SHM=/brkft-metrics-$$
-TMP=$(mktemp -d /tmp/brkft-metrics.XXXXXX)
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkft-metrics
 dpid=
 
-cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-d" "/dev/shm$SHM-l"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-b() { "$BCTL" --shm "$SHM" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 bl() { "$BCTL" --shm "$SHM-l" "$@"; }
 
 # checker DESC ARGS...: run check_prom.py ARGS on $TMP/m
@@ -282,11 +271,11 @@ rc=$?
 if [ -n "$BREAKERD" ] && [ -x "$BREAKERD" ]; then
 	"$BREAKERD" --shm "$SHM-d" --interval 50ms 2>"$TMP/d.err" &
 	dpid=$!
-	for _ in $(seq 100); do
+	daemon_up() {
 		"$BCTL" --shm "$SHM-d" metrics >"$TMP/m" 2>/dev/null &&
-			grep -q '^breakerd_daemon_up 1$' "$TMP/m" && break
-		sleep 0.05
-	done
+			grep -q '^breakerd_daemon_up 1$' "$TMP/m"
+	}
+	until_s 5 daemon_up
 	checker "breakerd's empty segment: valid, no breaker series, heartbeat" \
 		--breakers '' --buckets '' --budgets '' \
 		--expect 'breakerd_daemon_up=1' \

@@ -8,18 +8,8 @@
 set -u
 
 BCTL=${1:?usage: bctl_pace.sh PATH_TO_BCTL}
-SHM=/brkpace-bad-$$
-TMP=$(mktemp -d /tmp/brkpace-bad.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-absent"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkpace-bad
 
 . "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, check, expect, stored
 

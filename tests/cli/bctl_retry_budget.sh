@@ -21,26 +21,14 @@
 set -u
 
 BCTL=${1:?usage: bctl_retry_budget.sh PATH_TO_BCTL}
-SHM=/brkbud-retry-$$
-TMP=$(mktemp -d /tmp/brkbud-retry.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkbud-retry
 WORKERS=8
 RUN_S=3
 RETRIES=5
 FLOOR=10
 RATIO=0.2
 BURST=10
-fail=0
-
-cleanup() {
-	# shellcheck disable=SC2046
-	kill $(jobs -p) 2>/dev/null
-	wait 2>/dev/null
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 # Microseconds on the monotonic-enough wall clock (bash 5: no fork).
 now_us() {

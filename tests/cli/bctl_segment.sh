@@ -9,46 +9,10 @@ set -u
 
 BCTL=${1:?usage: bctl_segment.sh PATH_TO_BCTL PATH_TO_BREAKERD}
 BREAKERD=${2:?usage: bctl_segment.sh PATH_TO_BCTL PATH_TO_BREAKERD}
-SHM=/brkseg-$$
-TMP=$(mktemp -d /tmp/brkseg.XXXXXX)
-pass=0
-fail=0
-pids=()
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkseg
 
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm$SHM" "/dev/shm$SHM-junk"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-run() {
-	"$BCTL" --shm "$SHM" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-}
-
-# expect DESC CODE OUT_REGEX ERR_REGEX (empty: that stream must be empty)
-expect() {
-	local desc=$1 code=$2 ore=$3 ere=$4 err
-	err=$(grep -v "^try 'bctl --help'\$" "$TMP/err")
-	if [ "$rc" -ne "$code" ]; then
-		bad "$desc" "exit status $rc, want $code" "out: $(head -c 300 "$TMP/out")" \
-			"err: $(head -c 300 "$TMP/err")"
-	elif [ -n "$ore" ] && ! grep -Eq -- "$ore" "$TMP/out"; then
-		bad "$desc" "stdout: $(head -c 300 "$TMP/out")" "does not match: $ore"
-	elif [ -z "$ere" ] && [ -n "$err" ]; then
-		bad "$desc" "unexpected stderr: $err"
-	elif [ -n "$ere" ] && ! printf '%s\n' "$err" | grep -Eq -- "$ere"; then
-		bad "$desc" "stderr: $err" "does not match: $ere"
-	elif [ "$code" -eq 2 ] && ! grep -q "^try 'bctl --help'\$" "$TMP/err"; then
-		bad "$desc" "usage error without the --help hint"
-	else
-		ok "$desc"
-	fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # run, bctl_run, check_both
 
 absent() { # DESC: the segment must not exist
 	if [ -e "/dev/shm$SHM" ]; then bad "$1: nothing created" "/dev/shm$SHM exists"
@@ -57,48 +21,48 @@ absent() { # DESC: the segment must not exist
 
 # --- bad input creates nothing -------------------------------------------
 run segment
-expect "no subcommand: usage error" 2 "" "missing subcommand \\(create, info or remove\\)"
+check_both "no subcommand: usage error" 2 "" "missing subcommand \\(create, info or remove\\)"
 run segment grow
-expect "unknown subcommand: usage error" 2 "" "unknown subcommand 'grow'"
+check_both "unknown subcommand: usage error" 2 "" "unknown subcommand 'grow'"
 run segment create
-expect "create without --capacity: usage error" 2 "" "--capacity N is required"
+check_both "create without --capacity: usage error" 2 "" "--capacity N is required"
 absent "create without --capacity"
 run segment create --capacity 0
-expect "--capacity 0: usage error" 2 "" "--capacity: '0' is not a number of records from 1 to 1048576"
+check_both "--capacity 0: usage error" 2 "" "--capacity: '0' is not a number of records from 1 to 1048576"
 run segment create --capacity 2000000
-expect "--capacity above the library's maximum: usage error" 2 "" "from 1 to 1048576"
+check_both "--capacity above the library's maximum: usage error" 2 "" "from 1 to 1048576"
 run segment create --capacity 64 --arena-mb 0
-expect "--arena-mb 0: usage error" 2 "" "--arena-mb: '0' is not a number of MiB from 1 to 1024"
+check_both "--arena-mb 0: usage error" 2 "" "--arena-mb: '0' is not a number of MiB from 1 to 1024"
 run segment create --capacity 64 --mode 0666
-expect "--mode 0666: usage error" 2 "" "--mode: '0666' would make the segment world-writable"
+check_both "--mode 0666: usage error" 2 "" "--mode: '0666' would make the segment world-writable"
 run segment create --capacity 64 --mode 0400
-expect "--mode 0400: usage error" 2 "" "leaves the owner without read and write permission"
+check_both "--mode 0400: usage error" 2 "" "leaves the owner without read and write permission"
 run segment create --capacity 64 --mode 9
-expect "--mode 9: usage error" 2 "" "--mode: '9' is not an octal mode"
+check_both "--mode 9: usage error" 2 "" "--mode: '9' is not an octal mode"
 run segment create --capacity 64 --group no-such-group-$$
-expect "--group unknown: usage error" 2 "" "--group: no such group 'no-such-group-$$'"
+check_both "--group unknown: usage error" 2 "" "--group: no such group 'no-such-group-$$'"
 run segment create --capacity 64 extra
-expect "an operand: usage error" 2 "" "unexpected|operand|argument"
+check_both "an operand: usage error" 2 "" "unexpected|operand|argument"
 absent "bad create input"
 run segment info
-expect "info of an absent segment: error" 1 "" "no such segment"
+check_both "info of an absent segment: error" 1 "" "no such segment"
 run segment remove
-expect "remove of an absent segment: error" 1 "" "^bctl: $SHM: no such segment\$"
+check_both "remove of an absent segment: error" 1 "" "^bctl: $SHM: no such segment\$"
 
 # --- create ----------------------------------------------------------------
 run segment create --capacity 64 --arena-mb 1 --mode 0640 --group 0
-expect "create: created, with its size" 0 \
+check_both "create: created, with its size" 0 \
 	"^$SHM: created, capacity 64 records, arena 1048576 bytes, [0-9]+ bytes in /dev/shm, mode 0640\$" ""
 [ "$(stat -c %a "/dev/shm$SHM")" = 640 ] && ok "the mode is applied" ||
 	bad "the mode is applied" "$(stat -c %a "/dev/shm$SHM")"
 run segment create --capacity 64 --arena-mb 1
-expect "create again, same size: kept" 0 "^$SHM: exists already, capacity 64 records" ""
+check_both "create again, same size: kept" 0 "^$SHM: exists already, capacity 64 records" ""
 run segment create --capacity 128
-expect "create again, another capacity: error saying how to resize" 1 "" \
+check_both "create again, another capacity: error saying how to resize" 1 "" \
 	"exists with capacity 64 records .*fixed when it is created. To resize it: stop every worker using it and breakerd, run 'bctl --shm $SHM segment remove', then create it again"
 run config a --max-concurrent 2
 run segment info
-expect "info: capacity and use" 0 "^segment: +$SHM, 1 of 64 records used\$" ""
+check_both "info: capacity and use" 0 "^segment: +$SHM, 1 of 64 records used\$" ""
 for re in "^arena: +[0-9]+ of 1048576 bytes used" "^breakerd: +not running\$" \
 	"^size: +[0-9]+ bytes\$" "^layout: +[0-9]+\$" "^mode: +0640\$" "^owner: +[^:]+:" \
 	"^created: +20[0-9-]+T.*Z by pid [0-9]+\$" "^pid_namespace: +[0-9]+ \\(ours too\\)\$" \
@@ -119,44 +83,38 @@ for k in ("arena_bytes", "size", "layout", "owner", "group", "creator_pid",
 # --- remove refuses while in use -----------------------------------------
 "$BCTL" --shm "$SHM" exec a -- sleep 30 </dev/null >/dev/null 2>&1 &
 holder=$!
-pids+=("$holder")
-for _ in $(seq 100); do
-	"$BCTL" --shm "$SHM" inspect a 2>/dev/null | grep -Eq '^in_flight: +1' && break
-	sleep 0.05
-done
+leased() { "$BCTL" --shm "$SHM" inspect a 2>/dev/null | grep -Eq '^in_flight: +1'; }
+until_s 5 leased
 run segment remove
-expect "remove while a lease is held: refused, saying why" 75 "" \
+check_both "remove while a lease is held: refused, saying why" 75 "" \
 	"^bctl: $SHM: not removed: 1 lease is held \\(first: 'a'\\): processes are using it"
 [ -e "/dev/shm$SHM" ] && ok "refused remove keeps the segment" || bad "refused remove keeps the segment"
 kill "$holder"; wait "$holder" 2>/dev/null
 "$BREAKERD" --shm "$SHM" --interval 50ms 2>"$TMP/d.log" &
 daemon=$!
-pids+=("$daemon")
-for _ in $(seq 100); do
-	"$BCTL" --shm "$SHM" segment info 2>/dev/null | grep -q "^breakerd: *pid $daemon" && break
-	sleep 0.05
-done
+attached() { "$BCTL" --shm "$SHM" segment info 2>/dev/null | grep -q "^breakerd: *pid $daemon"; }
+until_s 5 attached
 run segment remove
-expect "remove while breakerd's heartbeat is fresh: refused, saying why" 75 "" \
+check_both "remove while breakerd's heartbeat is fresh: refused, saying why" 75 "" \
 	"^bctl: $SHM: not removed: breakerd \\(pid $daemon\\) is attached, heartbeat [0-9]+ ms ago; stop it"
 run segment info
-expect "after the refusals the record is still there" 0 "1 of 64 records used" ""
+check_both "after the refusals the record is still there" 0 "1 of 64 records used" ""
 kill "$daemon"; wait "$daemon" 2>/dev/null
 
 # --- remove -------------------------------------------------------------------
 run segment remove
-expect "remove once nothing uses it" 0 "^$SHM: removed \\(a process that still has it mapped keeps the unlinked copy; the next to attach creates a fresh one\\)\$" ""
+check_both "remove once nothing uses it" 0 "^$SHM: removed \\(a process that still has it mapped keeps the unlinked copy; the next to attach creates a fresh one\\)\$" ""
 [ -e "/dev/shm$SHM" ] && bad "remove unlinks it" || ok "remove unlinks it"
 run segment remove
-expect "remove twice: no such segment" 1 "" "no such segment"
+check_both "remove twice: no such segment" 1 "" "no such segment"
 
 printf 'not a segment' >"/dev/shm$SHM-junk"
-"$BCTL" --shm "$SHM-junk" segment remove </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
-expect "remove of what cannot be checked: refused, naming --force" 1 "" \
+bctl_run -- --shm "$SHM-junk" segment remove
+check_both "remove of what cannot be checked: refused, naming --force" 1 "" \
 	"not removed: it cannot be checked \\(.*truncated.*\\); --force removes it without checking"
 [ -e "/dev/shm$SHM-junk" ] && ok "the unchecked one is kept" || bad "the unchecked one is kept"
-"$BCTL" --shm "$SHM-junk" segment remove --force </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
-expect "remove --force removes it" 0 "removed" ""
+bctl_run -- --shm "$SHM-junk" segment remove --force
+check_both "remove --force removes it" 0 "removed" ""
 [ -e "/dev/shm$SHM-junk" ] && bad "--force unlinks it" || ok "--force unlinks it"
 
 echo "# bctl_segment: $pass passed, $fail failed"

@@ -24,25 +24,19 @@ set -u
 
 BCTL=${1:?usage: bctl_signals.sh BCTL PYTHON3}
 PY=${2:?python3}
-SHM=/brkft-signals-$$
-TMP=$(mktemp -d /tmp/brkft-signals.XXXXXX)
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad, scratch
+scratch brkft-signals
 holders=
 
 release() { timeout 5 sh -c "echo > '$1'"; }
 
 cleanup() {
 	for f in "$TMP"/hold*; do [ -p "$f" ] && timeout 1 sh -c "echo > '$f'" 2>/dev/null; done
-	for p in $holders; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
+	scratch_cleanup
 }
 trap cleanup EXIT
 
-. "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
-
-b() { "$BCTL" --shm "$SHM" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/bctl_expect.sh" # b
 
 # js NAME EXPR: evaluate the Python expression EXPR over j = the JSON of
 # `bctl inspect NAME --json` (s = j["signals"], c = j.get("counters"))
@@ -81,16 +75,11 @@ mkfifo "$TMP/hold1" "$TMP/hold2" || bad "mkfifo"
 start=$(date +%s%N)
 b exec svc -- sh -c "cat '$TMP/hold1' >/dev/null" &
 holders="$holders $!"
-for _ in $(seq 200); do
-	[ "$(js svc 's["in_flight"]')" = 1 ] && break
-	sleep 0.02
-done
+in_flight() { [ "$(js svc 's["in_flight"]')" = "$1" ]; }
+until_s 4 in_flight 1
 b exec svc -- sh -c "cat '$TMP/hold2' >/dev/null" &
 holders="$holders $!"
-for _ in $(seq 200); do
-	[ "$(js svc 's["in_flight"]')" = 2 ] && break
-	sleep 0.02
-done
+until_s 4 in_flight 2
 b exec svc -- true 2>/dev/null
 rc=$?
 [ "$rc" -eq 75 ] && ok "third exec refused: bulkhead full (75)" || bad "third exec: exit $rc, want 75"

@@ -31,14 +31,8 @@ trap cleanup EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../common/check.sh" # ok, bad
 
 # wait_log N RE: until RE matches at least N lines of the log (10 s at most).
-wait_log() {
-	local i
-	for i in $(seq 200); do
-		[ "$(grep -Ec -- "$2" "$LOG" 2>/dev/null)" -ge "$1" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+log_count_ge() { [ "$(grep -Ec -- "$2" "$LOG" 2>/dev/null)" -ge "$1" ]; }
+wait_log() { until_s 10 log_count_ge "$@"; }
 
 # seen: the failure_threshold the worker sees now.
 seen() {

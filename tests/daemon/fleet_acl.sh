@@ -15,19 +15,14 @@ set -u
 BREAKERD=${1:?usage: fleet_acl.sh BREAKERD BCTL WORKER}
 BCTL=${2:?}
 WORKER=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
 HOSTS="a b"
 NAME=api
 CH=acl1
 PASS=fleet-acl-pw-$$
-TMP=$(mktemp -d /tmp/brk-fleetacl.XXXXXX)
-VERDICT=$TMP/verdict
-declare -A SHM DPID WPID
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-. "$HERE/../common/check.sh"       # ok, bad, until_s
-. "$HERE/../common/redis_harness.sh"
+fleet_init fleetacl
+VERDICT=$TMP/verdict
 
 # The guide's ACL, word for word (with <channel> = acl1 and PASS the
 # password), as a redis.conf line (the same rules as ACL SETUSER).
@@ -42,28 +37,8 @@ ACL=${ACL//>PASS/>$PASS}
 ACL=${ACL//<channel>/$CH}
 echo "ACL from $GUIDE: ${ACL//$PASS/PASS}"
 
-cleanup() {
-	local h
-	for h in $HOSTS; do
-		[ -n "${WPID[$h]:-}" ] && kill "${WPID[$h]}" 2>/dev/null
-		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null
-	done
-	for h in $HOSTS; do wait ${WPID[$h]:-} ${DPID[$h]:-} 2>/dev/null; done
-	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
-	redis_stop
-	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
-}
+fleet_redis "$ACL"
 
-redis_need
-redis_start "$ACL" || exit 1
-trap cleanup EXIT INT TERM
-
-probes() { local n; n=$(grep -c '^probe' "$TMP/probes.$1" 2>/dev/null); echo "${n:-0}"; }
-total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
-total_at_least() { [ "$(total_probes)" -ge "$1" ]; }
-state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
-all_state() { local h; for h in $HOSTS; do [ "$(state $h)" = "$1" ] || return 1; done; }
-log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
 elections() { "$WORKER" "${SHM[$1]}" status | awk '{ print $2 + $4 }'; }
 
 echo "redis://breakerd:$PASS@127.0.0.1:$REDIS_PORT/0" >"$TMP/url"
@@ -77,29 +52,21 @@ redis_cli ACL LOG RESET >/dev/null # that refusal was ours
 
 echo fail >"$VERDICT"
 for h in $HOSTS; do
-	SHM[$h]=/brk-fleetacl-$h-$$
-	"$BREAKERD" --shm "${SHM[$h]}" --fleet-url-file "$TMP/url" --fleet-channel "$CH" \
-		--host-id "$h" >"$TMP/breakerd.$h" 2>&1 &
-	DPID[$h]=$!
+	host_start $h --fleet-url-file "$TMP/url" --fleet-channel "$CH"
 done
 for h in $HOSTS; do
-	until_s 10 log_has $h 'msg="fleet probe" fleet=connected' &&
-		ok "host $h: the fleet probe thread connected as user breakerd" ||
-		bad "host $h: fleet probe connected" "$(tail -5 "$TMP/breakerd.$h")"
-	until_s 10 test -e "/dev/shm${SHM[$h]}"
-	"$WORKER" "${SHM[$h]}" "$NAME" "$VERDICT" 60 >"$TMP/probes.$h" 2>&1 &
-	WPID[$h]=$!
-	until_s 10 grep -q ready "$TMP/probes.$h" || bad "worker $h ready" "$(cat "$TMP/probes.$h")"
+	host_probe_connected $h "the fleet probe thread connected as user breakerd"
+	worker_start $h "$NAME" "$VERDICT" 60
 done
 for h in $HOSTS; do
-	until_s 10 log_has $h 'fleet=connected' || bad "host $h: link connected"
+	until_s 10 logged $h 'fleet=connected' || bad "host $h: link connected"
 done
 sleep 0.5 # both links subscribed
 
 # a trip on a reaches b (PUBLISH, SET acl1:state:api)
 "$BCTL" --shm "${SHM[a]}" trip "$NAME" --for 1500ms >/dev/null
-until_s 5 all_state open && ok "the trip on a opened b" ||
-	bad "trip crossed" "a=$(state a) b=$(state b)"
+until_s 5 all_state "$NAME" open && ok "the trip on a opened b" ||
+	bad "trip crossed" "a=$(state a "$NAME") b=$(state b "$NAME")"
 # the election at the cooling end: one host probes (SET NX, GET acl1:probe:api)
 until_s 10 total_at_least 1 && ok "a host admitted the probe" || bad "no probe"
 sleep 1
@@ -110,10 +77,10 @@ for h in $HOSTS; do
 		bad "host $h: no election counted" "$("$WORKER" "${SHM[$h]}" status)"
 done
 # a reset on a closes b (PUBLISH, DEL acl1:state:api)
-until_s 5 all_state open
+until_s 5 all_state "$NAME" open
 "$BCTL" --shm "${SHM[a]}" reset "$NAME" >/dev/null
-until_s 5 all_state closed && ok "the reset on a closed b" ||
-	bad "reset crossed" "a=$(state a) b=$(state b)"
+until_s 5 all_state "$NAME" closed && ok "the reset on a closed b" ||
+	bad "reset crossed" "a=$(state a "$NAME") b=$(state b "$NAME")"
 
 for h in $HOSTS; do
 	if grep -qi 'noperm\|no permissions' "$TMP/breakerd.$h"; then
@@ -121,7 +88,7 @@ for h in $HOSTS; do
 	else
 		ok "host $h: no NOPERM in breakerd's log"
 	fi
-	kill -0 "${DPID[$h]}" 2>/dev/null && ok "breakerd $h still running" || bad "breakerd $h exited"
+	host_alive $h && ok "breakerd $h still running" || bad "breakerd $h exited"
 done
 acl_log=$(redis_cli ACL LOG)
 [ -z "$acl_log" ] && ok "ACL LOG is empty: nothing was refused" || bad "ACL LOG" "$acl_log"

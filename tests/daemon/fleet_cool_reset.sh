@@ -14,44 +14,23 @@ set -u
 BREAKERD=${1:?usage: fleet_cool_reset.sh BREAKERD BCTL PEEK}
 BCTL=${2:?}
 PEEK=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleetcool.XXXXXX)
-SHM=/brk-fleetcool-$$
-DPID=
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-. "$HERE/../common/check.sh"
-. "$HERE/../common/redis_harness.sh"
+fleet_init fleetcool
+fleet_redis
 
-cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	rm -f "/dev/shm$SHM"
-	redis_stop
-	rm -rf "$TMP"
-}
-
-redis_need
-redis_start || exit 1
-trap cleanup EXIT INT TERM
-
-st() { "$PEEK" "$SHM" status | sed -n "s/^$1=//p"; }
-st_is() { [ "$(st "$1")" = "$2" ]; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # the cool-until ms left on NAME (0: not cooling)
-cool() { "$BCTL" --shm "$SHM" inspect "$1" --json | /usr/bin/python3 -c \
+cool() { "$BCTL" --shm "${SHM[b]}" inspect "$1" --json | /usr/bin/python3 -c \
 	'import json,sys; print(json.load(sys.stdin).get("cool_until_remaining_ms", "?"))'; }
 cooling() { [ "$(cool "$1")" != 0 ]; }
 msg() { # SEQ SENT_MS NAME
 	echo "{\"v\":1,\"host\":\"x\",\"seq\":$1,\"sent_ms\":$2,\"kind\":\"cool_until\",\"name\":\"$3\",\"remaining_ms\":60000}"
 }
 
-"$BREAKERD" --shm "$SHM" --host-id b --fleet "$REDIS_URL" >"$TMP/breakerd" 2>&1 &
-DPID=$!
-until_s 10 test -e "/dev/shm$SHM"
-until_s 10 st_is state connected && ok "link connected" || bad "connected" "$(tail -5 "$TMP/breakerd")"
+host_start b
+host_connected b
 for n in c1 c2; do
-	"$BCTL" --shm "$SHM" config $n --fleet on --max-open 10m >/dev/null
+	"$BCTL" --shm "${SHM[b]}" config $n --fleet on --max-open 10m >/dev/null
 done
 
 # x's cool_until reaches b live; the operator resets on b
@@ -59,14 +38,14 @@ t0=$(now_ms)
 redis_cli PUBLISH breakerd "$(msg 1 "$t0" c1)" >/dev/null
 until_s 3 cooling c1 && ok "x's cool_until cools c1 on b" || bad "c1 cool $(cool c1)"
 sleep 0.2
-"$BCTL" --shm "$SHM" reset c1 >/dev/null
+"$BCTL" --shm "${SHM[b]}" reset c1 >/dev/null
 cooling c1 && bad "reset left c1 cooling $(cool c1)" || ok "the reset ends c1's cooling"
 # x's key from before the reset (its DEL lost in an outage), then a reconnect
 redis_cli SET breakerd:state:c1 "$(msg 1 "$t0" c1)" PX 60000 >/dev/null
 redis_cli CLIENT KILL TYPE pubsub >/dev/null
 sleep 1.5
 cooling c1 && bad "a cool_until key sent before the reset here cooled c1 again ($(cool c1) ms)" \
-	"$(grep 'name=c1' "$TMP/breakerd" | tail -3)" ||
+	"$(grep 'name=c1' "$TMP/breakerd.b" | tail -3)" ||
 	ok "a cool_until key sent before the reset here is skipped (reconnect catch-up)"
 sleep 5.5 # a periodic catch-up too
 cooling c1 && bad "the periodic catch-up cooled c1 again ($(cool c1) ms)" ||
@@ -76,8 +55,7 @@ cooling c1 && bad "the periodic catch-up cooled c1 again ($(cool c1) ms)" ||
 redis_cli SET breakerd:state:c1 "$(msg 2 "$(now_ms)" c1)" PX 60000 >/dev/null
 until_s 8 cooling c1 && ok "a cool_until key sent after the reset is applied" || bad "c1 cool $(cool c1)"
 
-kill "$DPID"; wait "$DPID"; rc=$?
-DPID=
+host_stop b; rc=$?
 [ $rc -eq 0 ] && ok "breakerd stops with exit 0" || bad "exit $rc"
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

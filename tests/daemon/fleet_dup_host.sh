@@ -8,42 +8,16 @@ set -u
 BREAKERD=${1:?usage: fleet_dup_host.sh BREAKERD BCTL PEEK}
 BCTL=${2:?}
 PEEK=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleetdup.XXXXXX)
-declare -A SHM DPID
-pass=0
-fail=0
-. "$HERE/../common/check.sh"
-. "$HERE/../common/redis_harness.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-cleanup() {
-	local h
-	for h in one two; do
-		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null &&
-			wait "${DPID[$h]}" 2>/dev/null
-		rm -f "/dev/shm${SHM[$h]:-/none}"
-	done
-	redis_stop
-	rm -rf "$TMP"
-}
-if ! redis_have; then
-	echo "SKIP: no redis-server"
-	exit 77
-fi
-redis_start || exit 1
-trap cleanup EXIT INT TERM
-st_is() { [ "$("$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p")" = "$3" ]; }
+fleet_init fleetdup
+fleet_redis
 start() {
-	"$BREAKERD" --shm "${SHM[$1]}" --fleet "$REDIS_URL" --host-id same \
-		>>"$TMP/breakerd.$1" 2>&1 &
-	DPID[$1]=$!
-	until_s 10 test -e "/dev/shm${SHM[$1]}"
-	until_s 10 st_is $1 state connected || bad "$1 connected" "$(tail -5 "$TMP/breakerd.$1")"
+	host_start $1 --fleet "$REDIS_URL" --host-id same
+	host_connected $1
 }
-dup() { grep -q 'fleet=duplicate_host_id' "$TMP/breakerd.$1"; }
+dup() { logged $1 'fleet=duplicate_host_id'; }
 
-SHM[one]=/brk-fleetdup-1-$$
-SHM[two]=/brk-fleetdup-2-$$
 start one
 "$BCTL" --shm "${SHM[one]}" config pay --fleet on >/dev/null
 "$BCTL" --shm "${SHM[one]}" trip pay --for 30s >/dev/null
@@ -53,7 +27,7 @@ sleep 1
 dup one && bad "a lone host's own echoes read as a duplicate" "$(grep duplicate "$TMP/breakerd.one")" ||
 	ok "a lone host's own echoes are not a duplicate"
 # restart: its own catch-up key (forced_open, host same) is read back
-kill "${DPID[one]}" && wait "${DPID[one]}" 2>/dev/null
+host_stop one
 start one
 sleep 1
 dup one && bad "its own catch-up key after a restart read as a duplicate" ||

@@ -18,52 +18,14 @@ set -u
 BREAKERD=${1:?usage: fleet_link.sh BREAKERD BCTL PEEK}
 BCTL=${2:?}
 PEEK=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleetlink.XXXXXX)
-declare -A SHM DPID
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-. "$HERE/../common/check.sh"
-. "$HERE/../common/redis_harness.sh"
+fleet_init fleet
+fleet_redis
 
-cleanup() {
-	[ -n "${KEEP:-}" ] && cp "$TMP"/breakerd.* /tmp/fl/ 2>/dev/null
-	local h
-	for h in a b; do
-		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null &&
-			wait "${DPID[$h]}" 2>/dev/null
-	done
-	for h in a b; do rm -f "/dev/shm${SHM[$h]:-/none}"; done
-	redis_stop
-	rm -rf "$TMP"
-}
-
-redis_need
-redis_start || exit 1
-trap cleanup EXIT INT TERM
-
-st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
-st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
-st_ge() { [ "$(st "$1" "$2")" -ge "$3" ] 2>/dev/null; }
-state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
-state_is() { [ "$(state "$1" "$2")" = "$3" ]; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-pub() { redis_cli PUBLISH breakerd "$1" >/dev/null; }
-
-for h in a b; do
-	SHM[$h]=/brk-fleet-$h-$$
-	"$BREAKERD" --shm "${SHM[$h]}" --fleet "$REDIS_URL" --host-id "$h" \
-		>"$TMP/breakerd.$h" 2>&1 &
-	DPID[$h]=$!
-done
-for h in a b; do
-	until_s 10 test -e "/dev/shm${SHM[$h]}"
-	until_s 10 st_is $h state connected && ok "host $h: link connected" ||
-		bad "host $h connected" "$(tail -5 "$TMP/breakerd.$h")"
-	"$BCTL" --shm "${SHM[$h]}" config pay --fleet on >/dev/null
-	"$BCTL" --shm "${SHM[$h]}" config solo >/dev/null
-done
+hosts_up a b
+bctl_all config pay --fleet on
+bctl_all config solo
 
 # 1. trip on A: refused on B, origin remote:a
 "$BCTL" --shm "${SHM[a]}" trip pay --for 30s >/dev/null
@@ -84,13 +46,10 @@ until_s 3 st_ge a published 1 && ok "A counts the decision published" || bad "A 
 # 2. reset on A closes B
 "$BCTL" --shm "${SHM[a]}" reset pay >/dev/null
 until_s 5 state_is b pay closed && ok "a reset on A closes pay on B" || bad "B closed" "$(state b pay)"
-key_gone() { [ "$(redis_cli EXISTS breakerd:state:pay)" = 0 ]; }
-until_s 3 key_gone && ok "the reset deletes the catch-up key" ||
+until_s 3 key_gone pay && ok "the reset deletes the catch-up key" ||
 	bad "catch-up key after reset"
 
 # 2b. a forced mode crosses, and a reset returns it to normal
-mode() { "$BCTL" --shm "${SHM[$1]}" inspect "$2" | awk '$1 == "mode:" { print $2; exit }'; }
-mode_is() { [ "$(mode "$1" "$2")" = "$3" ]; }
 "$BCTL" --shm "${SHM[a]}" force-open pay >/dev/null
 until_s 5 mode_is b pay forced_open && ok "force-open on A forces pay open on B" ||
 	bad "B mode" "$("$BCTL" --shm "${SHM[b]}" inspect pay | head -20)"
@@ -101,7 +60,7 @@ until_s 5 state_is b pay closed || bad "B closed after the reset"
 
 # 2c. a peer's period is capped at the record's max_open_ms here
 "$BCTL" --shm "${SHM[b]}" config pay --max-open 2m >/dev/null
-pub "{\"v\":1,\"host\":\"x\",\"seq\":9,\"sent_ms\":$(now_ms),\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":3600000}"
+fleet_pub "{\"v\":1,\"host\":\"x\",\"seq\":9,\"sent_ms\":$(now_ms),\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":3600000}"
 until_s 5 state_is b pay open && ok "a peer's open (1 h) opens B" || bad "B open for x"
 left=$("$BCTL" --shm "${SHM[b]}" list | awk '$1 == "pay" { print $5 }')
 [ "${left:-0}" -gt 0 ] && [ "${left:-0}" -le 120000 ] && ok "capped at B's max_open 2m (open_ms left $left)" ||
@@ -120,11 +79,11 @@ state_is b solo closed && ok "a trip of the non-fleet solo on A leaves B closed"
 
 # 4. refused messages: counted by cause, not applied, breakerd lives on
 now=$(now_ms)
-pub 'not json at all'
-pub "{\"v\":1,\"host\":\"x\",\"seq\":1,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":30000,\"pad\":\"$(head -c 2000 /dev/zero | tr '\0' x)\"}"
-pub "{\"v\":1,\"host\":\"x\",\"seq\":2,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"nosuch\",\"remaining_ms\":30000}"
-pub "{\"v\":1,\"host\":\"x\",\"seq\":3,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"solo\",\"remaining_ms\":30000}"
-pub "{\"v\":1,\"host\":\"x\",\"seq\":4,\"sent_ms\":$((now + 3600000)),\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":30000}"
+fleet_pub 'not json at all'
+fleet_pub "{\"v\":1,\"host\":\"x\",\"seq\":1,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":30000,\"pad\":\"$(head -c 2000 /dev/zero | tr '\0' x)\"}"
+fleet_pub "{\"v\":1,\"host\":\"x\",\"seq\":2,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"nosuch\",\"remaining_ms\":30000}"
+fleet_pub "{\"v\":1,\"host\":\"x\",\"seq\":3,\"sent_ms\":$now,\"kind\":\"open\",\"name\":\"solo\",\"remaining_ms\":30000}"
+fleet_pub "{\"v\":1,\"host\":\"x\",\"seq\":4,\"sent_ms\":$((now + 3600000)),\"kind\":\"open\",\"name\":\"pay\",\"remaining_ms\":30000}"
 "$BCTL" --shm "${SHM[a]}" reset solo >/dev/null
 for c in malformed oversize unknown not_fleet future; do
 	until_s 3 st_ge b drop_$c 1 && ok "B counts a $c message" ||
@@ -138,11 +97,11 @@ grep -q 'fleet=refused cause=not_fleet host=x name=solo' "$TMP/breakerd.b" &&
 grep -q 'fleet=refused cause=future host=x name=pay' "$TMP/breakerd.b" &&
 	ok "B's future refusal names the sender: host=x name=pay" || bad "future log" "$(grep cause=future "$TMP/breakerd.b")"
 # a flood of one cause logs one line a second, with the count left out
-for i in $(seq 1 20); do pub "junk $i"; done
+for i in $(seq 1 20); do fleet_pub "junk $i"; done
 until_s 3 st_ge b drop_malformed 21
 n=$(grep -c 'cause=malformed' "$TMP/breakerd.b")
 [ "$n" -le 2 ] && ok "a flood of refusals is rate-limited in the log ($n lines)" || bad "refusal lines $n"
-kill -0 "${DPID[b]}" 2>/dev/null && ok "breakerd B keeps running" || bad "breakerd B exited"
+host_alive b && ok "breakerd B keeps running" || bad "breakerd B exited"
 
 # 5. redis-server killed: down; local protection; catch-up after restart
 redis_kill
@@ -169,14 +128,13 @@ done
 until_s 5 state_is b pay open && ok "the trip made on A during the outage reaches B (catch-up)" ||
 	bad "catch-up" "$(state b pay)" "$(tail -5 "$TMP/breakerd.b")"
 for h in a b; do
-	kill -0 "${DPID[$h]}" 2>/dev/null && ok "breakerd $h survived the outage" || bad "breakerd $h exited"
+	host_alive $h && ok "breakerd $h survived the outage" || bad "breakerd $h exited"
 done
 
 # stop: the link reports off
 for h in a b; do
-	kill "${DPID[$h]}"; wait "${DPID[$h]}"; rc=$?
+	host_stop $h; rc=$?
 	[ $rc -eq 0 ] && ok "breakerd $h stops with exit 0" || bad "$h exit $rc"
-	DPID[$h]=
 	st_is $h state off && ok "$h's link reads off after the stop" || bad "$h state $(st $h state)"
 done
 

@@ -27,69 +27,16 @@ BREAKERD=${1:?usage: fleet_link_logs.sh BREAKERD BCTL PEEK CASE}
 BCTL=${2:?}
 PEEK=${3:?}
 CASE=${4:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleetlogs.XXXXXX)
-declare -A SHM DPID
-pass=0
-fail=0
-RPID_STOPPED=
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-. "$HERE/../common/check.sh"
-. "$HERE/../common/redis_harness.sh"
-
-cleanup() {
-	local h
-	[ -n "$RPID_STOPPED" ] && kill -CONT "$RPID_STOPPED" 2>/dev/null
-	for h in "${!DPID[@]}"; do
-		[ -n "${DPID[$h]}" ] && kill "${DPID[$h]}" 2>/dev/null &&
-			wait "${DPID[$h]}" 2>/dev/null
-	done
-	for h in "${!SHM[@]}"; do rm -f "/dev/shm${SHM[$h]}"; done
-	redis_stop
-	[ -n "${KEEPLOG:-}" ] && cp "$TMP"/breakerd.* /tmp/fx2logs/ 2>/dev/null; rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-# redis_start sets its own EXIT trap (redis_stop): put ours back
-rstart() {
-	redis_start || exit 1
-	trap cleanup EXIT INT TERM
-}
-
-st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
-st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
-dropped_ge() { [ "$(st "$1" dropped)" -ge "$2" ] 2>/dev/null; }
-state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
-state_is() { [ "$(state "$1" "$2")" = "$3" ]; }
-logged() { grep -q -- "$2" "$TMP/breakerd.$1"; }
-
-# start HOST [ARGS...]: breakerd --fleet $URL (or $BREAKERD_FLEET_URL)
-start() {
-	local h=$1
-	shift
-	SHM[$h]=${SHM[$h]:-/brk-fxlink2-$h-$$}
-	local id=(--host-id "$h")
-	[[ " $* " == *" --fleet "* ]] || [ -n "${BREAKERD_FLEET_URL:-}" ] || id=()
-	"$BREAKERD" --shm "${SHM[$h]}" "${id[@]}" "$@" >>"$TMP/breakerd.$h" 2>&1 &
-	DPID[$h]=$!
-	until_s 10 test -e "/dev/shm${SHM[$h]}"
-}
-stop() {
-	kill -TERM "${DPID[$1]}" 2>/dev/null
-	wait "${DPID[$1]}" 2>/dev/null
-	DPID[$1]=
-}
-connected() {
-	until_s 10 st_is "$1" state connected && ok "host $1: link connected" ||
-		bad "host $1 connected" "$(tail -5 "$TMP/breakerd.$1")"
-}
-
+fleet_init fxlink2
 case $CASE in
 notes)
 	printf '[breaker filebrk]\nfleet = on\n\n[breaker other]\nfleet = on\nfleet_probe = on\n' >"$TMP/b.conf"
-	start n --breakers "$TMP/b.conf" --fleet redis://127.0.0.1:1/0
+	host_start n --breakers "$TMP/b.conf" --fleet redis://127.0.0.1:1/0
 	until_s 5 logged n "breakers file applied" || bad "file not applied" "$(cat "$TMP/breakerd.n")"
 	sleep 0.3
-	stop n
+	host_stop n
 	if grep -q "no breakerd --fleet link" "$TMP/breakerd.n"; then
 		bad "breakerd printed bctl's fleet note" "$(grep -- 'fleet link' "$TMP/breakerd.n")"
 	else
@@ -100,20 +47,19 @@ notes)
 		bad "lines that are not logfmt" "$other"
 	# without --fleet: nothing either (decided: docs/design/fleet.md "Fleet
 	# link")
-	start m --breakers "$TMP/b.conf"
+	host_start m --breakers "$TMP/b.conf"
 	until_s 5 logged m "breakers file applied" || bad "file not applied (no --fleet)"
-	stop m
+	host_stop m
 	other=$(grep -v '^ts=' "$TMP/breakerd.m")
 	[ -z "$other" ] && ok "without --fleet: logfmt only, no note" ||
 		bad "without --fleet: lines that are not logfmt" "$other"
 	;;
 unknown)
-	redis_need
-	rstart
-	start a --fleet "$REDIS_URL"
-	start b --fleet "$REDIS_URL"
-	connected a
-	connected b
+	fleet_redis
+	host_start a --fleet "$REDIS_URL"
+	host_start b --fleet "$REDIS_URL"
+	host_connected a
+	host_connected b
 	"$BCTL" --shm "${SHM[a]}" config onlya --fleet on >/dev/null
 	"$BCTL" --shm "${SHM[a]}" trip onlya --for 60s >/dev/null
 	until_s 5 logged b 'cause=unknown' || bad "b did not refuse onlya" "$(tail -5 "$TMP/breakerd.b")"
@@ -121,7 +67,7 @@ unknown)
 	[[ $line == *"level=info"* ]] && ok "a message about a record not made here is logged at info" ||
 		bad "cause=unknown not at info" "$line"
 	# the status reaches the segment at most FLEET_REPORT_MS after the log line
-	until_s 5 dropped_ge b 1 && ok "and still counted (dropped=$(st b dropped))" ||
+	until_s 5 st_ge b dropped 1 && ok "and still counted (dropped=$(st b dropped))" ||
 		bad "not counted: dropped=$(st b dropped)"
 	redis_cli PUBLISH breakerd '{"v":1,"host":"x","seq":1,"kind":"nonsense"' >/dev/null
 	until_s 5 logged b 'cause=malformed' || bad "b did not refuse the malformed message"
@@ -130,16 +76,13 @@ unknown)
 		bad "cause=malformed not at warn" "$line"
 	;;
 errors)
-	redis_need
-	rstart
-	start a --fleet "$REDIS_URL"
-	connected a
-	kill -STOP "$REDIS_PID"
-	RPID_STOPPED=$REDIS_PID
+	fleet_redis
+	host_start a --fleet "$REDIS_URL"
+	host_connected a
+	kill -STOP "$REDIS_PID" # fleet_cleanup continues it
 	until_s 15 logged a 'fleet=down' || bad "no fleet=down while Redis is frozen" "$(tail -5 "$TMP/breakerd.a")"
 	sleep 2 # the publisher and the subscriber both see it
 	kill -CONT "$REDIS_PID"
-	RPID_STOPPED=
 	n=0
 	while read -r line; do
 		n=$((n + 1))
@@ -155,12 +98,11 @@ errors)
 		bad "no 'no answer within' in the log" "$(grep -E 'fleet=' "$TMP/breakerd.a" | tail -4)"
 	;;
 reconnect)
-	redis_need
-	rstart
+	fleet_redis
 	redis_cli ACL SETUSER fl on '>flpw' '~*' '&*' '+@all' >/dev/null
 	export BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0"
-	start a
-	connected a
+	host_start a
+	host_connected a
 	redis_cli ACL DELUSER fl >/dev/null
 	redis_cli CLIENT KILL USER fl >/dev/null 2>&1
 	until_s 5 st_is a state down || bad "a not down"
@@ -184,21 +126,20 @@ reconnect)
 		bad "not connected again" "$(tail -3 "$TMP/breakerd.a")"
 	;;
 reset_down)
-	redis_need
-	rstart
+	fleet_redis
 	printf '[breaker filebrk]\nfleet = on\n' >"$TMP/b.conf"
-	for h in a b c; do start $h --fleet "$REDIS_URL" --breakers "$TMP/b.conf"; done
-	for h in a b c; do connected $h; done
+	for h in a b c; do host_start $h --fleet "$REDIS_URL" --breakers "$TMP/b.conf"; done
+	for h in a b c; do host_connected $h; done
 	"$BCTL" --shm "${SHM[b]}" trip filebrk --for 90s >/dev/null
 	for h in a c; do
 		until_s 5 state_is $h filebrk open || bad "the trip on b did not open filebrk on $h"
 	done
-	stop b
+	host_stop b
 	key=$(redis_cli GET breakerd:state:filebrk)
 	[[ $key == *'"host":"b"'* ]] || bad "no catch-up key of b's" "$key"
 	"$BCTL" --shm "${SHM[b]}" reset filebrk >/dev/null
-	start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
-	connected b
+	host_start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	host_connected b
 	for h in a b c; do
 		until_s 5 state_is $h filebrk closed &&
 			ok "host $h: the reset b made while stopped holds here" ||
@@ -208,8 +149,8 @@ reset_down)
 	key=$(redis_cli GET breakerd:state:filebrk)
 	[[ $key != *'"host":"b"'* ]] && ok "b's stale catch-up key is gone" || bad "b's key stays" "$key"
 	# a later joiner is not re-opened
-	start d --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
-	connected d
+	host_start d --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	host_connected d
 	sleep 1
 	state_is d filebrk closed && ok "a host joining later stays closed" ||
 		bad "d: filebrk $(state d filebrk)"
@@ -225,7 +166,7 @@ reset_down)
 	# applies a's newer trip
 	"$BCTL" --shm "${SHM[b]}" trip filebrk --for 90s >/dev/null
 	until_s 5 state_is a filebrk open || bad "b's second trip did not reach a"
-	stop b
+	host_stop b
 	"$BCTL" --shm "${SHM[b]}" reset filebrk >/dev/null
 	sleep 0.2
 	# (a trip of an open breaker is no event: a resets, then trips)
@@ -233,8 +174,8 @@ reset_down)
 	"$BCTL" --shm "${SHM[a]}" trip filebrk --for 90s >/dev/null
 	until_s 5 eval '[[ $(redis_cli GET breakerd:state:filebrk) == *\"host\":\"a\"* ]]' ||
 		bad "a's trip did not take the key" "$(redis_cli GET breakerd:state:filebrk)"
-	start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
-	connected b
+	host_start b --fleet "$REDIS_URL" --breakers "$TMP/b.conf"
+	host_connected b
 	sleep 1
 	for h in a b c d; do
 		state_is $h filebrk open && ok "host $h: a peer's newer trip stands (open)" ||
@@ -245,14 +186,13 @@ recheck)
 	# a bad catch-up key written between subscribes is first seen by the
 	# periodic re-read (FLEET_CATCHUP_MS): counted and logged once, then
 	# retried quietly
-	redis_need
-	rstart
-	start b --fleet "$REDIS_URL"
-	connected b
+	fleet_redis
+	host_start b --fleet "$REDIS_URL"
+	host_connected b
 	redis_cli SET breakerd:state:junk 'not json' >/dev/null
 	until_s 12 logged b 'cause=malformed' && ok "the re-read logs a bad key it is the first to see" ||
 		bad "no cause=malformed logged" "$(tail -5 "$TMP/breakerd.b")"
-	until_s 5 dropped_ge b 1 && ok "and counts it (dropped=$(st b dropped))" ||
+	until_s 5 st_ge b dropped 1 && ok "and counts it (dropped=$(st b dropped))" ||
 		bad "not counted: dropped=$(st b dropped)"
 	d1=$(st b dropped)
 	sleep 6 # one more periodic pass
@@ -263,10 +203,9 @@ order)
 	# a peer's reset and then its trip, sent in the same millisecond, both
 	# apply: the staleness rule is for stored catch-up keys only (it took
 	# the reset applied here as newer than the trip and dropped the trip)
-	redis_need
-	rstart
-	start b --fleet "$REDIS_URL"
-	connected b
+	fleet_redis
+	host_start b --fleet "$REDIS_URL"
+	host_connected b
 	"$BCTL" --shm "${SHM[b]}" config ord --fleet on >/dev/null
 	now=$(date +%s%3N)
 	msg() { printf '{"v":1,"host":"x","seq":%s,"sent_ms":%s,"kind":"%s","name":"ord"%s}' "$1" "$now" "$2" "$3"; }

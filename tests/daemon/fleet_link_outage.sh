@@ -19,57 +19,19 @@ set -u
 BREAKERD=${1:?usage: fleet_link_outage.sh BREAKERD BCTL PEEK}
 BCTL=${2:?}
 PEEK=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleetout.XXXXXX)
-declare -A SHM DPID
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-. "$HERE/../common/check.sh"
-. "$HERE/../common/redis_harness.sh"
-
-cleanup() {
-	[ -n "${KEEP:-}" ] && cp "$TMP"/breakerd.* /tmp/fl/ 2>/dev/null
-	local h
-	for h in a b; do
-		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null &&
-			wait "${DPID[$h]}" 2>/dev/null
-	done
-	for h in a b; do rm -f "/dev/shm${SHM[$h]:-/none}"; done
-	redis_stop
-	rm -rf "$TMP"
-}
-
-redis_need
-redis_start || exit 1
-trap cleanup EXIT INT TERM
+fleet_init fleetout
+fleet_redis
 redis_cli ACL SETUSER fl on '>flpw' '~*' '&*' '+@all' >/dev/null
 
-st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
-st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
-state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
-state_is() { [ "$(state "$1" "$2")" = "$3" ]; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-key_gone() { [ "$(redis_cli EXISTS "breakerd:state:$1")" = 0 ]; }
 cut() {
 	redis_cli ACL SETUSER fl off >/dev/null
 	redis_cli CLIENT KILL USER fl >/dev/null
 }
 
-for h in a b; do
-	SHM[$h]=/brk-fleetout-$h-$$
-	BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0" \
-		"$BREAKERD" --shm "${SHM[$h]}" --host-id "$h" >"$TMP/breakerd.$h" 2>&1 &
-	DPID[$h]=$!
-done
-for h in a b; do
-	until_s 10 test -e "/dev/shm${SHM[$h]}"
-	until_s 10 st_is $h state connected && ok "host $h: link connected" ||
-		bad "host $h connected" "$(tail -5 "$TMP/breakerd.$h")"
-	for n in pay pay2 pay3; do
-		"$BCTL" --shm "${SHM[$h]}" config $n --fleet on >/dev/null
-	done
-done
+BREAKERD_FLEET_URL="redis://fl:flpw@127.0.0.1:$REDIS_PORT/0" hosts_up a b
+for n in pay pay2 pay3; do bctl_all config $n --fleet on; done
 
 # 1. trip on A, cut, reset everywhere, back: stays closed
 "$BCTL" --shm "${SHM[a]}" trip pay --for 90s >/dev/null
@@ -147,9 +109,8 @@ grep -c 'fleet=duplicate_host_id' "$TMP/breakerd.a" | grep -qx 1 &&
 	ok "A's own echoes are not taken for a duplicate" || bad "duplicate lines $(grep -c duplicate_host_id "$TMP/breakerd.a")"
 
 for h in a b; do
-	kill "${DPID[$h]}"; wait "${DPID[$h]}"; rc=$?
+	host_stop $h; rc=$?
 	[ $rc -eq 0 ] && ok "breakerd $h stops with exit 0" || bad "$h exit $rc"
-	DPID[$h]=
 done
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

@@ -16,38 +16,14 @@ set -u
 BREAKERD=${1:?usage: fleet_probe.sh BREAKERD BCTL WORKER}
 BCTL=${2:?}
 WORKER=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
 HOSTS="a b c"
 NAME=api
-TMP=$(mktemp -d /tmp/brk-fleetprobe.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
+
+fleet_init fleetprobe
 VERDICT=$TMP/verdict
-declare -A SHM DPID WPID
-pass=0
-fail=0
+fleet_redis
 
-. "$HERE/../common/check.sh"       # ok, bad
-. "$HERE/../common/redis_harness.sh"
-
-cleanup() {
-	local h
-	for h in $HOSTS; do
-		[ -n "${WPID[$h]:-}" ] && kill "${WPID[$h]}" 2>/dev/null
-		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null
-	done
-	wait 2>/dev/null
-	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
-	redis_stop
-	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
-}
-
-redis_need
-redis_start || exit 1
-trap cleanup EXIT INT TERM
-
-probes() { local n; n=$(grep -c '^probe' "$TMP/probes.$1" 2>/dev/null); echo "${n:-0}"; }
-total_probes() { local h n=0; for h in $HOSTS; do n=$((n + $(probes $h))); done; echo $n; }
-state() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$NAME" '$1 == n { print $2 }'; }
-all_state() { local h; for h in $HOSTS; do [ "$(state $h)" = "$1" ] || return 1; done; }
 events() { "$WORKER" "${SHM[$1]}" events; } # SEQ NAME REASON VALUE ORIGIN
 nevents() { events $1 | wc -l; }
 # events of host $1 after line $2 with reason $3 from peer $4 and a value
@@ -57,24 +33,12 @@ remote_events() { events $1 | tail -n +$(($2 + 1)) |
 		'$3 == r && $5 == o && $4 >= m { n++ } END { print n + 0 }'; }
 remote_trips() { remote_events $1 $2 trip $3; }
 status() { "$WORKER" "${SHM[$1]}" status; }
-log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
-total_at_least() { [ "$(total_probes)" -ge "$1" ]; }
 
 echo fail >"$VERDICT"
+for h in $HOSTS; do host_start $h; done
 for h in $HOSTS; do
-	SHM[$h]=/brk-fleetprobe-$h-$$
-	"$BREAKERD" --shm "${SHM[$h]}" --fleet "$REDIS_URL" --host-id "$h" \
-		>"$TMP/breakerd.$h" 2>&1 &
-	DPID[$h]=$!
-done
-for h in $HOSTS; do
-	until_s 10 log_has $h 'msg="fleet probe" fleet=connected' &&
-		ok "host $h: the fleet probe thread connected" ||
-		bad "host $h: fleet probe connected" "$(tail -5 "$TMP/breakerd.$h")"
-	until_s 10 test -e "/dev/shm${SHM[$h]}"
-	"$WORKER" "${SHM[$h]}" "$NAME" "$VERDICT" 60 >"$TMP/probes.$h" 2>&1 &
-	WPID[$h]=$!
-	until_s 10 grep -q ready "$TMP/probes.$h" || bad "worker $h ready" "$(cat "$TMP/probes.$h")"
+	host_probe_connected $h
+	worker_start $h "$NAME" "$VERDICT" 60
 done
 sleep 0.5 # every link subscribed
 
@@ -95,17 +59,17 @@ for h in $HOSTS; do
 		ok "period 1: loser $h was held open as remote:$W1" ||
 		bad "period 1: loser $h trip origin remote:$W1" \
 			"$(events $h | tail -n +$((${MARK[$h]} + 1)))"
-	log_has $h "fleet=lost.*holder=$W1" && ok "host $h logged fleet=lost holder=$W1" ||
+	logged $h "fleet=lost.*holder=$W1" && ok "host $h logged fleet=lost holder=$W1" ||
 		bad "host $h fleet=lost" "$(grep fleet "$TMP/breakerd.$h")"
 done
-log_has "${W1:-a}" "fleet=won" && ok "winner $W1 logged fleet=won" || bad "winner fleet=won"
+logged "${W1:-a}" "fleet=won" && ok "winner $W1 logged fleet=won" || bad "winner fleet=won"
 
 # 2. the winner's probe failed: every host is open again, the losers by
 #    the winner's "open" (its doubled cooling period, 3 s: longer than
 #    their hold of at most 200 + 1000 + 400 ms: the verdict wait is
 #    min(probe_timeout 1000, max(1500, 1000))).
-until_s 5 all_state open && ok "period 1: the failed probe re-opened every host" ||
-	bad "re-open everywhere" "a=$(state a) b=$(state b) c=$(state c)"
+until_s 5 all_state "$NAME" open && ok "period 1: the failed probe re-opened every host" ||
+	bad "re-open everywhere" "a=$(state a "$NAME") b=$(state b "$NAME") c=$(state c "$NAME")"
 for h in $HOSTS; do
 	[ "$h" = "$W1" ] && continue
 	[ "$(remote_trips $h "${MARK[$h]}" "$W1" 2000)" -ge 1 ] &&
@@ -125,8 +89,8 @@ until_s 10 total_at_least 2
 sleep 1
 [ "$(total_probes)" -eq 2 ] && ok "period 2: exactly one host admitted a probe" ||
 	bad "period 2: one probe" "probes: a=$(probes a) b=$(probes b) c=$(probes c)"
-until_s 5 all_state closed && ok "period 2: the successful probe closed every host" ||
-	bad "closed everywhere" "a=$(state a) b=$(state b) c=$(state c)"
+until_s 5 all_state "$NAME" closed && ok "period 2: the successful probe closed every host" ||
+	bad "closed everywhere" "a=$(state a "$NAME") b=$(state b "$NAME") c=$(state c "$NAME")"
 W2=
 for h in $HOSTS; do [ "$(probes $h)" -gt "$( [ "$h" = "$W1" ] && echo 1 || echo 0)" ] && W2=$h; done
 for h in $HOSTS; do
@@ -153,7 +117,7 @@ for h in $HOSTS; do
 		bad "redis down: host $h probe" "probes before ${BEFORE[$h]} now $(probes $h)"
 done
 for h in $HOSTS; do
-	kill -0 "${DPID[$h]}" 2>/dev/null && ok "breakerd $h still running" || bad "breakerd $h exited"
+	host_alive $h && ok "breakerd $h still running" || bad "breakerd $h exited"
 done
 
 echo "passed $pass, failed $fail"

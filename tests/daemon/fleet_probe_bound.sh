@@ -14,50 +14,22 @@ set -u
 BREAKERD=${1:?usage: fleet_probe_bound.sh BREAKERD BCTL WORKER}
 BCTL=${2:?}
 WORKER=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
 HOSTS="a b"
 NAME=api
 PT=30000     # probe_timeout_ms of both hosts' breaker
 COOL=300     # b's cooling period (bctl trip --for)
 BOUND=1600   # LEAD + min(PT, max(COOL, 1000)) + 2 x LEAD
-TMP=$(mktemp -d /tmp/brk-fleetbound.XXXXXX)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
+
+fleet_init fleetbound
 VERDICT=$TMP/verdict
-declare -A SHM DPID
-WPID=
-pass=0
-fail=0
-
-. "$HERE/../common/check.sh"       # ok, bad, until_s
-. "$HERE/../common/redis_harness.sh"
-
-cleanup() {
-	local h
-	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
-	for h in $HOSTS; do [ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null; done
-	wait $WPID ${DPID[a]:-} ${DPID[b]:-} 2>/dev/null
-	for h in $HOSTS; do rm -f "/dev/shm${SHM[$h]}"; done
-	redis_stop
-	[ -n "${KEEP:-}" ] && echo "kept $TMP" || rm -rf "$TMP"
-}
-
-redis_need
-redis_start || exit 1
-trap cleanup EXIT INT TERM
-
-log_has() { grep -q -- "$2" "$TMP/breakerd.$1" 2>/dev/null; }
-probes() { local n; n=$(grep -c '^probe' "$TMP/probes.b" 2>/dev/null); echo "${n:-0}"; }
-ms() { date +%s%3N; }
+fleet_redis
 
 echo ok >"$VERDICT"
+for h in $HOSTS; do host_start $h; done
 for h in $HOSTS; do
-	SHM[$h]=/brk-fleetbound-$h-$$
-	"$BREAKERD" --shm "${SHM[$h]}" --fleet "$REDIS_URL" --host-id "$h" \
-		>"$TMP/breakerd.$h" 2>&1 &
-	DPID[$h]=$!
-done
-for h in $HOSTS; do
-	until_s 10 log_has $h 'msg="fleet probe" fleet=connected' &&
-		until_s 10 log_has $h 'fleet=connected' ||
+	until_s 10 logged $h 'msg="fleet probe" fleet=connected' &&
+		until_s 10 logged $h 'fleet=connected' ||
 		bad "host $h: link and probe connected" "$(tail -5 "$TMP/breakerd.$h")"
 done
 sleep 0.5 # both links subscribed
@@ -67,16 +39,14 @@ sleep 0.5 # both links subscribed
 	bad "host a: breaker made"
 # a wins the election alone (b has no such breaker yet: the link drops it)
 "$BCTL" --shm "${SHM[a]}" trip "$NAME" --for 1500ms >/dev/null
-until_s 5 log_has a 'fleet=won' && ok "host a won the election (no workers: it never probes)" ||
+until_s 5 logged a 'fleet=won' && ok "host a won the election (no workers: it never probes)" ||
 	bad "host a fleet=won" "$(grep fleet "$TMP/breakerd.a")"
 
 # b: a worker, then a short cooling period that ends while a holds the key
-"$WORKER" "${SHM[b]}" "$NAME" "$VERDICT" 60 $PT >"$TMP/probes.b" 2>&1 &
-WPID=$!
-until_s 10 grep -q ready "$TMP/probes.b" || bad "worker b ready" "$(cat "$TMP/probes.b")"
-t0=$(ms)
+worker_start b "$NAME" "$VERDICT" 60 $PT
+t0=$(now_ms)
 "$BCTL" --shm "${SHM[b]}" trip "$NAME" --for ${COOL}ms >/dev/null
-until_s 3 log_has b 'fleet=lost.*holder=a' && ok "host b lost the election to a" ||
+until_s 3 logged b 'fleet=lost.*holder=a' && ok "host b lost the election to a" ||
 	bad "host b fleet=lost holder=a" "$(grep fleet "$TMP/breakerd.b")"
 # every hold b took is bounded by the rule
 holds=$(grep 'fleet=lost' "$TMP/breakerd.b" | sed -n 's/.*hold_ms=\([0-9]*\).*/\1/p')
@@ -86,16 +56,16 @@ for h in $holds; do
 done
 [ -n "$holds" ] || bad "host b logged no hold_ms"
 # after the hold b elects again (a's key is gone: a never renewed it) and probes
-has_probe() { [ "$(probes)" -ge 1 ]; }
+has_probe() { [ "$(probes b)" -ge 1 ]; }
 until_s 8 has_probe
-t1=$(ms)
-if [ "$(probes)" -ge 1 ]; then
+t1=$(now_ms)
+if [ "$(probes b)" -ge 1 ]; then
 	# two holds at most (b's period, then possibly one more after a
 	# renewal) plus scheduling: well below probe_timeout_ms
 	[ $((t1 - t0)) -le $((COOL + 2 * BOUND + 1500)) ] &&
 		ok "host b probed $((t1 - t0)) ms after its trip" ||
 		bad "host b probed only $((t1 - t0)) ms after its trip"
-	log_has b 'fleet=won' && ok "host b won the next election" ||
+	logged b 'fleet=won' && ok "host b won the next election" ||
 		bad "host b fleet=won" "$(grep fleet "$TMP/breakerd.b")"
 else
 	bad "host b never probed within 8 s (held for probe_timeout_ms?)" \

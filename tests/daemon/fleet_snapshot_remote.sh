@@ -11,53 +11,13 @@ set -u
 BREAKERD=${1:?usage: fleet_snapshot_remote.sh BREAKERD BCTL PEEK}
 BCTL=${2:?}
 PEEK=${3:?}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleetsnap.XXXXXX)
-declare -A SHM DPID
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
 
-. "$HERE/../common/check.sh"
-. "$HERE/../common/redis_harness.sh"
+fleet_init fleetsnap
+fleet_redis
 
-cleanup() {
-	local h
-	[ -n "${MON:-}" ] && kill "$MON" 2>/dev/null
-	for h in a b; do
-		[ -n "${DPID[$h]:-}" ] && kill "${DPID[$h]}" 2>/dev/null &&
-			wait "${DPID[$h]}" 2>/dev/null
-	done
-	for h in a b; do rm -f "/dev/shm${SHM[$h]:-/none}"; done
-	redis_stop
-	rm -rf "$TMP"
-}
-
-if ! redis_have; then
-	echo "SKIP: no redis-server"
-	exit 77
-fi
-redis_start || exit 1
-trap cleanup EXIT INT TERM
-
-st() { "$PEEK" "${SHM[$1]}" status | sed -n "s/^$2=//p"; }
-st_is() { [ "$(st "$1" "$2")" = "$3" ]; }
-mode() { "$BCTL" --shm "${SHM[$1]}" inspect "$2" | awk '$1 == "mode:" { print $2; exit }'; }
-mode_is() { [ "$(mode "$1" "$2")" = "$3" ]; }
-start() {
-	"$BREAKERD" --shm "${SHM[$1]}" --fleet "$REDIS_URL" --host-id "$1" \
-		>>"$TMP/breakerd.$1" 2>&1 &
-	DPID[$1]=$!
-}
-
-for h in a b; do
-	SHM[$h]=/brk-fleetsnap-$h-$$
-	start $h
-done
-for h in a b; do
-	until_s 10 test -e "/dev/shm${SHM[$h]}"
-	until_s 10 st_is $h state connected || bad "host $h connected" "$(tail -5 "$TMP/breakerd.$h")"
-	"$BCTL" --shm "${SHM[$h]}" config pay --fleet on >/dev/null
-done
+hosts_up a b
+bctl_all config pay --fleet on
 
 "$BCTL" --shm "${SHM[a]}" force-open pay >/dev/null
 until_s 5 mode_is b pay forced_open && ok "force-open on A forces pay open on B" ||
@@ -69,10 +29,8 @@ until_s 5 st_is a state down || bad "A down"
 mode_is a pay normal && ok "A reset during the outage" || bad "A mode $(mode a pay)"
 redis_restart || exit 1
 redis_cli MONITOR >"$TMP/monitor" 2>/dev/null &
-MON=$!
-for h in a b; do
-	until_s 15 st_is $h state connected || bad "host $h connected again" "$(tail -5 "$TMP/breakerd.$h")"
-done
+fleet_track $!
+for h in a b; do host_connected $h 15; done
 sleep 1.5
 mode_is a pay normal && ok "A stays normal after the reconnect" ||
 	bad "A forced again by a peer's republished state: $(mode a pay)" \
@@ -82,10 +40,10 @@ grep -q 'PUBLISH.*\\"host\\":\\"b\\".*forced_open' "$TMP/monitor" &&
 	ok "B did not republish A's decision"
 
 # B restarted: its snapshot must not send A's old decision either
-kill "${DPID[b]}" && wait "${DPID[b]}" 2>/dev/null
+host_stop b
 : >"$TMP/monitor"
-start b
-until_s 10 st_is b state connected || bad "B connected after its restart"
+host_start b
+host_connected b
 sleep 1
 mode_is a pay normal && ok "A stays normal after B's restart" || bad "A mode after B's restart: $(mode a pay)"
 grep -q 'PUBLISH.*\\"host\\":\\"b\\"' "$TMP/monitor" &&
@@ -96,12 +54,11 @@ grep -q 'PUBLISH.*\\"host\\":\\"b\\"' "$TMP/monitor" &&
 "$BCTL" --shm "${SHM[b]}" reset pay >/dev/null
 "$BCTL" --shm "${SHM[b]}" trip pay --for 30s >/dev/null
 until_s 5 mode_is a pay normal
-kill "${DPID[b]}" && wait "${DPID[b]}" 2>/dev/null
+host_stop b
 "$BCTL" --shm "${SHM[a]}" reset pay >/dev/null
-start b
-lst() { "$BCTL" --shm "${SHM[$1]}" list | awk -v n="$2" '$1 == n { print $2 }'; }
-until_s 10 eval '[ "$(lst a pay)" = open ]' && ok "B's own open is sent again at its restart" ||
-	bad "A pay $(lst a pay) after B's snapshot"
+host_start b
+until_s 10 state_is a pay open && ok "B's own open is sent again at its restart" ||
+	bad "A pay $(state a pay) after B's snapshot"
 
 echo "pass=$pass fail=$fail"
 [ "$fail" -eq 0 ]

@@ -6,20 +6,16 @@
 # is unreachable: breakerd keeps retrying and is stopped by timeout.
 set -u
 BREAKERD=${1:?usage: fleet_url_file.sh BREAKERD}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleeturlfile.XXXXXX)
-SHM=/brk-fleeturlfile-$$
-pass=0
-fail=0
-. "$HERE/../common/check.sh"
-trap 'rm -rf "$TMP"; rm -f "/dev/shm$SHM"' EXIT INT TERM
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
+fleet_init fleeturlfile
+host_shm t
 unset BREAKERD_FLEET_URL
 
 run() { # run FILE: breakerd for 1.5 s, output in $TMP/out, rc in $rc
-	timeout -s TERM 1.5 "$BREAKERD" --shm "$SHM" --host-id t \
+	timeout -s TERM 1.5 "$BREAKERD" --shm "${SHM[t]}" --host-id t \
 		--fleet-url-file "$1" >"$TMP/out" 2>&1
 	rc=$?
-	rm -f "/dev/shm$SHM"
+	rm -f "/dev/shm${SHM[t]}"
 }
 
 f=$TMP/url
@@ -46,9 +42,9 @@ run "$f"
 	ok "a file of only comments and blanks says no URL, with its name" ||
 	bad "empty: rc $rc" "$(cat "$TMP/out")"
 
-BREAKERD_FLEET_URL=redis://127.0.0.1:2 timeout -s TERM 1.5 "$BREAKERD" --shm "$SHM" \
+BREAKERD_FLEET_URL=redis://127.0.0.1:2 timeout -s TERM 1.5 "$BREAKERD" --shm "${SHM[t]}" \
 	--host-id t --fleet redis://127.0.0.1:1 >"$TMP/out" 2>&1
-rm -f "/dev/shm$SHM"
+rm -f "/dev/shm${SHM[t]}"
 grep -q 'fleet URL from --fleet' "$TMP/out" && grep -q 'ignored=\$BREAKERD_FLEET_URL' "$TMP/out" &&
 	ok "with --fleet and \$BREAKERD_FLEET_URL the log says --fleet is used" ||
 	bad "source log" "$(cat "$TMP/out")"

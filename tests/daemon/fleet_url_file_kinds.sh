@@ -8,24 +8,20 @@
 #    parsed, and reported as a bad port or database).
 set -u
 BREAKERD=${1:?usage: fleet_url_file_kinds.sh BREAKERD}
-HERE=$(dirname "${BASH_SOURCE[0]}")
-TMP=$(mktemp -d /tmp/brk-fleeturl.XXXXXX)
-SHM=/brk-fleeturl-$$
-pass=0
-fail=0
-. "$HERE/../common/check.sh"
-trap 'rm -rf "$TMP"; rm -f /dev/shm$SHM' EXIT INT TERM
+. "$(dirname "${BASH_SOURCE[0]}")/../common/fleet_host.sh"
+fleet_init fleeturl
+host_shm t
 
 try() { # DESC FILE PATTERN
 	local out rc
-	out=$(timeout -s KILL 5 "$BREAKERD" --shm "$SHM" --fleet-url-file "$2" --host-id t 2>&1)
+	out=$(timeout -s KILL 5 "$BREAKERD" --shm "${SHM[t]}" --fleet-url-file "$2" --host-id t 2>&1)
 	rc=$?
-	if [ $rc -eq 2 ] && [[ $out == *"$3"* ]] && [ ! -e "/dev/shm$SHM" ]; then
+	if [ $rc -eq 2 ] && [[ $out == *"$3"* ]] && [ ! -e "/dev/shm${SHM[t]}" ]; then
 		ok "$1: exit 2, says \"$3\""
 	else
 		bad "$1: rc=$rc (137 = hung, killed)" "$out"
 	fi
-	rm -f "/dev/shm$SHM"
+	rm -f "/dev/shm${SHM[t]}"
 }
 
 mkfifo -m 0600 "$TMP/fifo"
