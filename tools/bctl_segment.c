@@ -173,7 +173,7 @@ static void print_ns(const char *key, uint64_t creator, uint64_t own, int differ
 		bctl_kv(stdout, 0, key, "unknown");
 	else if (differ)
 		bctl_kv(stdout, 0, key, "%" PRIu64 " (ours: %" PRIu64 ": differs, "
-			"workers here cannot attach; see README \"Containers\")",
+			"workers here cannot attach; see docs/guide/operating.md \"Containers\")",
 			creator, own);
 	else
 		bctl_kv(stdout, 0, key, "%" PRIu64 " (ours too)", creator);

@@ -97,7 +97,7 @@ else
 	bad "breakerd from another pid namespace" "exit $rc" "err: $(cat "$TMP/err")"
 fi
 in_other_ns "$BCTL" --shm "$SHM" segment info
-if [ "$rc" -eq 0 ] && grep -Eq "^pid_namespace: +[0-9]+ \\(ours: [0-9]+: differs, workers here cannot attach; see README \"Containers\"\\)\$" "$TMP/out"; then
+if [ "$rc" -eq 0 ] && grep -Eq "^pid_namespace: +[0-9]+ \\(ours: [0-9]+: differs, workers here cannot attach; see docs/guide/operating.md \"Containers\"\\)\$" "$TMP/out"; then
 	ok "bctl segment info from another pid namespace: works, says they differ"
 else
 	bad "bctl segment info from another pid namespace" "exit $rc" "out: $(cat "$TMP/out")" \

@@ -66,7 +66,7 @@ import breakerd
 
 __all__ = ["BreakerAdapter", "host_breaker_name", "NAME_MAX"]
 
-#: longest breaker name the library accepts, in bytes (README: names are
+#: longest breaker name the library accepts, in bytes (docs/guide/c.md "States and settings": names are
 #: 1-63 bytes of [A-Za-z0-9._:/-])
 NAME_MAX = 63
 _NAME_CHARS = frozenset(
