@@ -53,6 +53,16 @@ class TestBreaker < Minitest::Test
     assert_equal :ok, br.acquire { |_p| :ok }
   end
 
+  def test_break_and_throw_out_of_call_are_successes
+    br = @seg.breaker("t/q", max_concurrent: 1)
+    [1, 2].each { |i| br.call { break i } }
+    catch(:done) { br.call { throw :done } }
+    c = br.info
+    assert_equal [3, 0], [c["counters"]["successes"], c["in_flight"]]
+    assert_raises(LocalJumpError) { br.call }
+    assert_raises(LocalJumpError) { br.call(exclude: IOError) }
+  end
+
   def test_a_permit_is_counted_once
     br = @seg.breaker("t/f")
     p = br.acquire

@@ -97,6 +97,56 @@ static VALUE br_acquire(VALUE self)
 	rbk_raise(rc, brk_breaker_name(x->b));
 }
 
+static VALUE yield_block(VALUE unused)
+{
+	return rb_yield_values(0);
+}
+
+/* Breaker#call { } -> the block's value. The fast path of the Ruby idiom:
+ * acquire, run the block under rb_protect, release success (the permit
+ * never leaves the C stack, no object is allocated). A refusal raises
+ * before the block runs. An exception is handed to Ruby
+ * (#_report_exception, with a Permit object for it) to be classified by
+ * the breaker's failure/exclude/ignore, then re-raised; a non-local exit
+ * that is not an exception (break, throw, return) is a success. With
+ * keywords (exclude:, ignore:) the Ruby version (#_call_slow) runs. */
+static VALUE br_call(int argc, VALUE *argv, VALUE self)
+{
+	struct rbk_breaker *x;
+	struct brk_refusal why;
+	brk_permit p;
+	VALUE result, err;
+	int rc, state = 0;
+
+	rb_need_block();
+	if (argc > 0)
+		return rb_funcall_with_block_kw(self, rb_intern("_call_slow"), argc, argv,
+						rb_block_proc(), RB_PASS_CALLED_KEYWORDS);
+	x = br_of(self);
+	rc = brk_acquire(x->b, &p, &why);
+	if (rc) {
+		if (brk_is_refusal(rc))
+			rbk_raise_refused(rc, (double)why.wait_ms / 1000.0,
+					  brk_cause_name(why.cause), why.by);
+		rbk_raise(rc, brk_breaker_name(x->b));
+	}
+	result = rb_protect(yield_block, Qnil, &state);
+	if (!state) {
+		brk_release(&p, BRK_SUCCESS, BRK_REASON_NONE, 0);
+		return result;
+	}
+	err = rb_errinfo();
+	if (rb_obj_is_kind_of(err, rb_eException)) {
+		/* released by _report_exception, or cancelled when collected */
+		VALUE permit = rbk_permit_new(self, x->s, &p);
+
+		rb_funcall(self, rb_intern("_report_exception"), 2, permit, err);
+	} else {
+		brk_release(&p, BRK_SUCCESS, BRK_REASON_NONE, 0);
+	}
+	rb_jump_tag(state);
+}
+
 static VALUE br_info(VALUE self)
 {
 	struct rbk_breaker *x = br_of(self);
@@ -191,6 +241,7 @@ void rbk_init_breaker(void)
 	rb_define_private_method(rbk_cSegment, "_breaker", seg_breaker, 2);
 	rb_define_method(rbk_cBreaker, "name", br_name, 0);
 	rb_define_private_method(rbk_cBreaker, "_acquire", br_acquire, 0);
+	rb_define_method(rbk_cBreaker, "call", br_call, -1);
 	rb_define_method(rbk_cBreaker, "info", br_info, 0);
 	rb_define_method(rbk_cBreaker, "state", br_state, 0);
 	rb_define_method(rbk_cBreaker, "reset", br_reset, 0);

@@ -9,11 +9,15 @@ module Breakerd
   class Breaker
     attr_reader :segment
 
-    # Run the block under a permit and report it on every path: a return is
-    # a success, an exception is classified (Classify.outcome_of) by
-    # +exclude:+ / +ignore:+ (this call's, else the breaker's) and
-    # re-raised. Raises a Refused subclass without running the block.
-    def call(exclude: nil, ignore: nil)
+    # call(exclude: nil, ignore: nil) { ... } -> the block's value.
+    # Run the block under a permit and report it on every path: a return
+    # (break, throw, a return from the method) is a success, an exception
+    # is classified (Classify.outcome_of) by +exclude:+ / +ignore:+ (this
+    # call's, else the breaker's) and re-raised. Raises a Refused subclass
+    # without running the block. Without keywords it is C (breaker.c): the
+    # permit stays on the C stack; only an exception comes back to Ruby
+    # (#_report_exception) to be classified.
+    def _call_slow(exclude: nil, ignore: nil)
       permit = _acquire
       guard(permit, exclude, ignore) { yield }
     end
@@ -79,19 +83,22 @@ module Breakerd
     end
 
     def guard(permit, exclude, ignore)
-      begin
-        result = yield
-      rescue Exception => e # rubocop:disable Lint/RescueException
-        unless permit.released?
-          o, r = Classify.outcome_of(e, @failure,
-                                     exclude.nil? ? @exclude : Classify.matcher(exclude, "exclude"),
-                                     ignore.nil? ? @ignore : Classify.matcher(ignore, "ignore"))
-          permit.__send__(:_release, o, r, 0)
-        end
-        raise
-      end
+      yield
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      _report_exception(permit, e, exclude, ignore)
+      raise
+    ensure
       permit.__send__(:_release, SUCCESS, REASON_NONE, 0) unless permit.released?
-      result
+    end
+
+    # Report +permit+ of a block left by +exc+ (unless the block did).
+    def _report_exception(permit, exc, exclude = nil, ignore = nil)
+      return if permit.released?
+
+      o, r = Classify.outcome_of(exc, @failure,
+                                 exclude.nil? ? @exclude : Classify.matcher(exclude, "exclude"),
+                                 ignore.nil? ? @ignore : Classify.matcher(ignore, "ignore"))
+      permit.__send__(:_release, o, r, 0)
     end
   end
 end
