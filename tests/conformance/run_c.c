@@ -37,6 +37,8 @@ struct rec {
 struct held {
 	const char *as;
 	int is_token;          /* 1: a pace token, 0: a breaker permit */
+	int is_admission;      /* 1: a brk_admit() GO (adm) */
+	struct brk_admission adm;
 	brk_permit p;
 	brk_bucket *k;
 	uint64_t taken_at_ns;
@@ -382,6 +384,9 @@ static int check_answer(struct run *r, json_t *st, const char *what, int rc,
 	return 0;
 }
 
+static int release_any(struct run *r, json_t *st, brk_permit *p, struct brk_admission *adm,
+		       int *counted);
+
 static int outcome_code(const char *s)
 {
 	static const char *const names[] = { "", "success", "failure", "healthy_error",
@@ -403,10 +408,16 @@ static int reason_code(const char *s)
 	return -1;
 }
 
-/* Release @p as the step says: "http" (status + "retry_after" header
- * through brk_http_classify()), or "outcome" / "reason" /
- * "retry_after_ms". */
+/* Release @p (or, with @adm, an admission) as the step says: "http"
+ * (status + "retry_after" header through brk_http_classify()), or
+ * "outcome" / "reason" / "retry_after_ms". */
 static int release_as(struct run *r, json_t *st, brk_permit *p, int *counted)
+{
+	return release_any(r, st, p, NULL, counted);
+}
+
+static int release_any(struct run *r, json_t *st, brk_permit *p, struct brk_admission *adm,
+		       int *counted)
 {
 	json_t *http = json_object_get(st, "http");
 	int outcome, reason, rc;
@@ -434,7 +445,7 @@ static int release_as(struct run *r, json_t *st, brk_permit *p, int *counted)
 		if (outcome == BRK_FAILURE && reason == BRK_REASON_NONE)
 			reason = BRK_REASON_SERVER_ERROR; /* the bindings' default */
 	}
-	rc = brk_release(p, outcome, reason, ra);
+	rc = adm ? brk_admit_release(adm, outcome, reason, ra) : brk_release(p, outcome, reason, ra);
 	if (rc && rc != -BRK_ESTALE)
 		return fail(r, "release: %s", brk_strerror(rc));
 	*counted = rc == 0;
@@ -501,10 +512,48 @@ static int step_release(struct run *r, json_t *st)
 
 	if (!h || h->is_token)
 		return fail(r, "release: no such permit");
-	if (release_as(r, st, &h->p, &counted))
+	if (release_any(r, st, &h->p, h->is_admission ? &h->adm : NULL, &counted))
 		return -1;
 	if (want && json_is_true(want) != counted)
 		return fail(r, "release %s: counted %d, want %d", h->as, counted, json_is_true(want));
+	return 0;
+}
+
+/* brk_admit() of one breaker with a priority ("normal" or "high"); a GO
+ * is kept as "as" (else released cancelled). */
+static int step_admit(struct run *r, json_t *st)
+{
+	struct rec *x = rec_of(r, json_string_value(json_object_get(st, "admit")));
+	const char *prio = json_string_value(json_object_get(st, "priority"));
+	const char *as = json_string_value(json_object_get(st, "as"));
+	struct brk_admit_req req;
+	struct held *h;
+	int rc;
+
+	if (!x || x->kind != BRK_KIND_BREAKER)
+		return fail(r, "admit: no such breaker");
+	if (r->nheld == MAX_HELD)
+		return fail(r, "too many held permits");
+	h = &r->held[r->nheld];
+	memset(h, 0, sizeof(*h));
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.breaker = x->b;
+	req.attempt = BRK_FIRST_ATTEMPT;
+	req.priority = prio && !strcmp(prio, "high") ? BRK_PRIORITY_HIGH : BRK_PRIORITY_NORMAL;
+	rc = brk_admit(&req, &h->adm);
+	if (rc && !brk_is_refusal(rc))
+		return fail(r, "admit: %s", brk_strerror(rc));
+	if (check_answer(r, st, "admit", rc, rc ? brk_cause_name(h->adm.cause) : NULL,
+			 rc ? h->adm.by : NULL, rc ? (double)h->adm.wait_ms : 0))
+		return -1;
+	if (rc)
+		return 0;
+	if (!as)
+		return brk_admit_release(&h->adm, BRK_CANCELLED, 0, 0) ? fail(r, "admit release") : 0;
+	h->as = as;
+	h->is_admission = 1;
+	r->nheld++;
 	return 0;
 }
 
@@ -651,6 +700,8 @@ static int run_step(struct run *r, json_t *st)
 		return step_release(r, st);
 	if (json_object_get(st, "op"))
 		return step_op(r, st);
+	if (json_object_get(st, "admit"))
+		return step_admit(r, st);
 	if (json_object_get(st, "take"))
 		return step_take(r, st);
 	if (json_object_get(st, "pace_take"))

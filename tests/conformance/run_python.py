@@ -118,6 +118,15 @@ class Run:
             counted = self.release(st, self.held[st["release"]])
             if "counted" in st and bool(counted) != st["counted"]:
                 raise Mismatch(f"release {st['release']}: counted {counted}, want {st['counted']}")
+        elif "admit" in st:
+            br = self.recs[st["admit"]]
+            a = self.answer(st, "admit", lambda: self.seg.admit(
+                breaker=br, priority=st.get("priority", "normal")))
+            if a is not None:
+                if "as" in st:
+                    self.held[st["as"]] = a
+                else:
+                    a.cancel()
         elif "op" in st:
             br = self.recs[st["breaker"]]
             op = st["op"]
