@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# tests/ruby/bench_smoke.sh SRCDIR BUILDDIR - bench/ruby at its smallest size:
-# every row printed, the 8-process no-lost-update check must hold; speed
-# goals are not judged here (exit 3 of a missed one is accepted).
+# tests/ruby/bench_smoke.sh SRCDIR BUILDDIR SANITIZE - bench/ruby at its
+# smallest size: every row printed, the 8-process no-lost-update check must
+# hold; speed goals are not judged here (exit 3 of a missed one is
+# accepted). Skipped (77) in a sanitizer build, as the Ruby tests are.
 set -u
-src=$1 build=$2
+src=$1 build=$2 sanitize=${3:-none}
+if [ -n "$sanitize" ] && [ "$sanitize" != none ]; then
+	echo "SKIP: a sanitizer build ($sanitize)"
+	exit 77
+fi
 out=$(bash "$src/bench/ruby/run.sh" "$build" --quick --runs 1 2>&1); rc=$?
 echo "$out"
 [ "$rc" -eq 77 ] && exit 77
