@@ -73,12 +73,23 @@ class TestBreaker < Minitest::Test
     assert_equal 1, br.info["counters"]["successes"]
   end
 
+  def drop_a_permit(br)
+    br.acquire
+    nil
+  end
+
   def test_a_lost_permit_is_released_cancelled_when_collected
     br = @seg.breaker("t/g", max_concurrent: 1)
-    br.acquire
-    br.instance_variable_set(:@x, nil)
-    4.times { GC.start(full_mark: true, immediate_sweep: true) }
+    drop_a_permit(br)
+    assert_equal 1, br.info["in_flight"]
+    deep = ->(n) { n.zero? ? 0 : deep.call(n - 1) + 1 } # overwrite the stack the permit was on
+    10.times do
+      deep.call(300)
+      GC.start(full_mark: true, immediate_sweep: true)
+      break if br.info["in_flight"].zero?
+    end
     assert_equal 0, br.info["in_flight"]
+    assert_equal 1, br.info["counters"]["cancelled"]
   end
 
   def test_refusals_by_class
