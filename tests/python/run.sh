@@ -29,6 +29,10 @@ if [ -n "$version" ] && [ "$pyver" != "$version" ]; then
 fi
 
 venv=$build/python-venv
+# One installer at a time (tests/conformance/run_python.sh uses this venv
+# too, and may run alongside): the lock is held until the install is done.
+exec 9>"$build/python-venv.lock"
+flock 9
 vpy=$venv/bin/python
 if ! [ -x "$vpy" ]; then
 	rm -rf "$venv"
@@ -55,6 +59,10 @@ if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
 	fi
 	echo "$stamp" >"$venv/.breakerd-stamp"
 fi
+exec 9>&-
+# BRKPY_INSTALL_ONLY=1: only make sure the venv holds this tree's package
+# (tests/conformance/run_python.sh), run no test.
+[ "${BRKPY_INSTALL_ONLY:-}" = 1 ] && exit 0
 
 export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src BRKPY_BUILDDIR=$build
 cd "$build" || exit 1

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench/ruby/run.sh [BUILD_DIR] [bench.rb options...]
+#
+# The Ruby benchmark (issue 23): br.call { } on a closed breaker from the
+# breakerd gem against a Semian-design in-process breaker and a
+# circuitbox-design Redis breaker, in one run; see bench.rb.
+#   meson setup build-bench -Dbuildtype=release && ninja -C build-bench &&
+#   bench/ruby/run.sh build-bench
+# The gem's extension is built against BUILD_DIR's libbreaker by
+# tests/ruby/run.sh (into BUILD_DIR/ruby-ext, only when a source changed).
+# With Debian's redis-server and ruby-redis a private redis-server is
+# started on a free 127.0.0.1 port with no persistence and stopped by its
+# PID at the end; without them the Redis row is skipped.
+# Exit status: bench.rb's (0 every goal met, 3 a goal missed, 1 error), 2 on
+# a set-up error.
+set -u
+build=${1:-./build}
+[ $# -gt 0 ] && shift
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+if [ -z "$(find "$build/lib" -maxdepth 1 -name 'libbreaker*' 2>/dev/null)" ]; then
+	echo "run.sh: no built libbreaker in $build; build first:" >&2
+	echo "  meson setup $build -Dbuildtype=release && ninja -C $build" >&2
+	exit 2
+fi
+build=$(cd "$build" && pwd)
+
+redis_args=()
+redis_pid=
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/breakerd-rbbench.XXXXXX")
+cleanup() {
+	if [ -n "$redis_pid" ]; then
+		kill "$redis_pid" 2>/dev/null
+		wait "$redis_pid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if command -v redis-server >/dev/null 2>&1 && /usr/bin/ruby -e 'require "redis"' 2>/dev/null; then
+	port=$(/usr/bin/ruby -rsocket -e 's = TCPServer.new("127.0.0.1", 0); puts s.addr[1]; s.close')
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$tmp" --logfile "$tmp/redis.log" --daemonize no &
+	redis_pid=$!
+	for _ in $(seq 100); do
+		redis-cli -p "$port" ping >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	redis_args=(--redis-port "$port")
+	echo "run.sh: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') pid $redis_pid on 127.0.0.1:$port" >&2
+else
+	echo "run.sh: redis-server or ruby-redis not installed: the Redis row is skipped" >&2
+fi
+
+bash "$src/tests/ruby/run.sh" "$src" "$build" none "$here/bench.rb" "${redis_args[@]}" "$@"

@@ -1,0 +1,82 @@
+/*
+ * core.h - what the files of the breakerd Ruby extension share: the
+ * reference-counted segment every object holds, and the helpers that turn
+ * library codes into Ruby exceptions.
+ *
+ * The extension holds no rule of its own: every decision is libbreaker's.
+ * The GVL stays held around acquire/release/take/deposit/info (a few
+ * atomics, tens of ns: cheaper than releasing and re-taking it, and it
+ * keeps Segment#close in another thread from unmapping the segment under
+ * a call); it is released only in Breakerd.attach, which may wait up to
+ * init_wait_ms for another process that is creating the segment.
+ */
+#ifndef RBK_CORE_H
+#define RBK_CORE_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ruby.h>
+
+#include <breaker.h>
+
+/* The segment handle, shared by the Segment object and every object made
+ * from it (breakers, permits, buckets...): the last one to go detaches, so
+ * a permit collected after its Segment never touches an unmapped segment.
+ * Refcounts change under the GVL only. */
+struct rbk_seg {
+	brk_segment *seg;
+	long refs;
+	int closed;       /* Segment#close called: calls raise, detach at 0 refs */
+	VALUE clock;      /* the FakeClock, marked so it outlives the segment */
+};
+
+struct rbk_seg *rbk_seg_ref(struct rbk_seg *s);
+void rbk_seg_unref(struct rbk_seg *s);
+/* The live handle, or raise Breakerd::Error "segment closed". */
+brk_segment *rbk_seg_get(struct rbk_seg *s);
+/* The shared handle of a Breakerd::Segment object (segment.c). */
+struct rbk_seg *rbk_seg_of(VALUE segment);
+
+/* The pid of this process, refreshed in a fork()ed child (pthread_atfork). */
+extern pid_t rbk_pid;
+
+extern VALUE rbk_mBreakerd, rbk_cSegment, rbk_cBreaker, rbk_cPermit, rbk_cBucket,
+	rbk_cPace, rbk_cBudget, rbk_cFakeClock;
+extern VALUE rbk_eError, rbk_eRefused, rbk_eCircuitOpen, rbk_eCooling, rbk_eBulkheadFull,
+	rbk_eNoTokens, rbk_eRetryDeferred;
+
+/* Raise Breakerd::Error for a library code, naming @what. */
+NORETURN(void rbk_raise(int code, const char *what));
+/* Raise the Refused subclass of @code with the wait (s), cause and name. */
+NORETURN(void rbk_raise_refused(int code, double wait_s, const char *cause, const char *by));
+
+/* Arguments: an Integer in 0..max, else TypeError/ArgumentError naming @name. */
+uint64_t rbk_u64(VALUE v, const char *name, uint64_t max);
+double rbk_num(VALUE v, const char *name);
+/* A String argument, NUL-free, or TypeError/ArgumentError naming @name. */
+const char *rbk_cstr(VALUE v, const char *name);
+
+/* A brk_config: the defaults plus {"open_ms" => 2000, ...} (breakerd.c). */
+void rbk_config_from_hash(VALUE h, struct brk_config *c);
+
+VALUE rbk_breaker_info_hash(const struct brk_info *in);
+VALUE rbk_bucket_info_hash(const struct brk_bucket_info *b);
+VALUE rbk_budget_info_hash(const struct brk_budget_info *g);
+
+uint64_t rbk_fake_clock_read(void *ctx);
+uint64_t *rbk_fake_clock_ptr(VALUE clock);
+
+void rbk_init_segment(void);
+void rbk_init_breaker(void);
+void rbk_init_permit(void);
+void rbk_init_bucket(void);
+void rbk_init_budget(void);
+void rbk_init_fakeclock(void);
+
+/* Make a Permit object for a permit admitted by @b (breaker.c -> permit.c). */
+VALUE rbk_permit_new(VALUE breaker, struct rbk_seg *s, const brk_permit *p);
+
+#endif
