@@ -11,6 +11,7 @@
 #                            its reason
 #   ```c       (unmarked)    tests/readme/readme_example.sh builds it
 #   ```python  (unmarked)    tests/python/test_readme.py runs it
+#   ```ruby    (unmarked)    tests/ruby/test_guide.rb runs it (docs/guide/ruby.md)
 #   ```sh      (unmarked)    only bctl lines (and '.' FILE) allowed; run
 #                            here: the whole block under bash -e, with
 #                            BCTL first on PATH, a private segment in
@@ -51,6 +52,9 @@ grep -q '"docs", "guide"' tests/python/test_readme.py &&
 	grep -q 'README.md' tests/python/test_readme.py &&
 	ok "tests/python/test_readme.py reads README.md and docs/guide/*.md" ||
 	bad "tests/python/test_readme.py does not read README.md and docs/guide/*.md"
+grep -q 'docs/guide/ruby.md' tests/ruby/test_guide.rb &&
+	ok "tests/ruby/test_guide.rb reads docs/guide/ruby.md" ||
+	bad "tests/ruby/test_guide.rb does not read docs/guide/ruby.md"
 
 # The manifest: one line per block, FILE LINE LANG MARKER; its body in
 # $TMP/N.body, de-indented by the fence's indent.
@@ -180,6 +184,7 @@ while IFS=$'\t' read -r n file line lang marker; do
 	case $lang in
 	c) ok "$where: c block, built by tests/readme/readme_example.sh" ;;
 	python) ok "$where: python block, run by tests/python/test_readme.py" ;;
+	ruby) ok "$where: ruby block, run by tests/ruby/test_guide.rb" ;;
 	sh) run_sh "$n" "$where" ;;
 	ini) run_ini "$n" "$where" ;;
 	yaml) run_yaml "$n" "$where" ;;

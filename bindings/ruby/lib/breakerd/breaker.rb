@@ -14,7 +14,7 @@ module Breakerd
     # (break, throw, a return from the method) is a success, an exception
     # is classified (Classify.outcome_of) by +exclude:+ / +ignore:+ (this
     # call's, else the breaker's) and re-raised. Raises a Refused subclass
-    # without running the block. Without keywords it is C (breaker.c): the
+    # without running the block. Without keywords it is C (rb_breaker.c): the
     # permit stays on the C stack; only an exception comes back to Ruby
     # (#_report_exception) to be classified.
     def _call_slow(exclude: nil, ignore: nil)

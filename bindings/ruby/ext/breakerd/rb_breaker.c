@@ -1,8 +1,8 @@
 /*
- * breaker.c - Breakerd::Breaker: get-or-create, acquire, inspection and
+ * rb_breaker.c - Breakerd::Breaker: get-or-create, acquire, inspection and
  * the operator actions, each one libbreaker call.
  */
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_cBreaker;
 

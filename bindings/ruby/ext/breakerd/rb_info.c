@@ -1,8 +1,8 @@
 /*
- * info.c - snapshots as Hashes with the fields (String keys) and shape of
+ * rb_info.c - snapshots as Hashes with the fields (String keys) and shape of
  * `bctl inspect --json`.
  */
-#include "core.h"
+#include "rb_core.h"
 
 #define PUT(h, k, v) rb_hash_aset((h), rb_str_new_cstr(k), (v))
 #define PUTU(h, k, v) PUT(h, k, ULL2NUM((unsigned long long)(v)))

@@ -1,5 +1,5 @@
 /*
- * permit.c - Breakerd::Permit: one admitted call, released exactly once.
+ * rb_permit.c - Breakerd::Permit: one admitted call, released exactly once.
  *
  * Fork: a permit belongs to the process that was admitted (the library's
  * lease owner). A child fork()ed while it was out (Puma's preload_app!,
@@ -11,7 +11,7 @@
  * as cancelled (no verdict), so a lost permit never holds a probe slot or
  * a bulkhead permit until probe_timeout.
  */
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_cPermit;
 

@@ -1,9 +1,9 @@
 /*
- * bucket.c - Breakerd::Bucket (a GCRA rate limit) and Breakerd::Pace (a
+ * rb_bucket.c - Breakerd::Bucket (a GCRA rate limit) and Breakerd::Pace (a
  * learned rate: the same record in paced mode), over brk_bucket_*() and
  * brk_pace_*().
  */
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_cBucket, rbk_cPace;
 

@@ -1,12 +1,12 @@
 /*
- * breakerd.c - the extension's entry point: module functions (durations,
+ * rb_breakerd.c - the extension's entry point: module functions (durations,
  * HTTP classification, config checks), constants, exceptions, argument
  * helpers, and the pid that fork() refreshes.
  */
 #include <math.h>
 #include <pthread.h>
 
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_mBreakerd, rbk_eError, rbk_eRefused, rbk_eCircuitOpen, rbk_eCooling,
 	rbk_eBulkheadFull, rbk_eNoTokens, rbk_eRetryDeferred;

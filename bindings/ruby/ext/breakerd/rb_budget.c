@@ -1,8 +1,8 @@
 /*
- * budget.c - Breakerd::Budget: a host-wide retry budget (Finagle's), over
+ * rb_budget.c - Breakerd::Budget: a host-wide retry budget (Finagle's), over
  * brk_budget_*().
  */
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_cBudget;
 

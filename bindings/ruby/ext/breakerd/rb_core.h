@@ -1,5 +1,5 @@
 /*
- * core.h - what the files of the breakerd Ruby extension share: the
+ * rb_core.h - what the files of the breakerd Ruby extension share: the
  * reference-counted segment every object holds, and the helpers that turn
  * library codes into Ruby exceptions.
  *
@@ -37,7 +37,7 @@ struct rbk_seg *rbk_seg_ref(struct rbk_seg *s);
 void rbk_seg_unref(struct rbk_seg *s);
 /* The live handle, or raise Breakerd::Error "segment closed". */
 brk_segment *rbk_seg_get(struct rbk_seg *s);
-/* The shared handle of a Breakerd::Segment object (segment.c). */
+/* The shared handle of a Breakerd::Segment object (rb_segment.c). */
 struct rbk_seg *rbk_seg_of(VALUE segment);
 
 /* The pid of this process, refreshed in a fork()ed child (pthread_atfork). */
@@ -59,7 +59,7 @@ double rbk_num(VALUE v, const char *name);
 /* A String argument, NUL-free, or TypeError/ArgumentError naming @name. */
 const char *rbk_cstr(VALUE v, const char *name);
 
-/* A brk_config: the defaults plus {"open_ms" => 2000, ...} (breakerd.c). */
+/* A brk_config: the defaults plus {"open_ms" => 2000, ...} (rb_breakerd.c). */
 void rbk_config_from_hash(VALUE h, struct brk_config *c);
 
 VALUE rbk_breaker_info_hash(const struct brk_info *in);
@@ -76,7 +76,7 @@ void rbk_init_bucket(void);
 void rbk_init_budget(void);
 void rbk_init_fakeclock(void);
 
-/* Make a Permit object for a permit admitted by @b (breaker.c -> permit.c). */
+/* Make a Permit object for a permit admitted by @b (rb_breaker.c -> rb_permit.c). */
 VALUE rbk_permit_new(VALUE breaker, struct rbk_seg *s, const brk_permit *p);
 
 #endif

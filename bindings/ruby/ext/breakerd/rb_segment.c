@@ -1,10 +1,10 @@
 /*
- * segment.c - Breakerd::Segment: attach, close, get-or-create records,
+ * rb_segment.c - Breakerd::Segment: attach, close, get-or-create records,
  * events; and the reference-counted handle every object shares.
  */
 #include <ruby/thread.h>
 
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_cSegment;
 

@@ -1,9 +1,9 @@
 /*
- * fakeclock.c - Breakerd::Testing::FakeClock: a test clock whose time is a
+ * rb_fakeclock.c - Breakerd::Testing::FakeClock: a test clock whose time is a
  * uint64 in this object, read by the library (brk_clock_fn) with no Ruby
  * call and no GVL.
  */
-#include "core.h"
+#include "rb_core.h"
 
 VALUE rbk_cFakeClock;
 
