@@ -675,14 +675,12 @@ int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
 	return 0;
 }
 
+/* Does @f declare @s's record (its name, its kind)? Constant time. */
 static int bf_has(const struct bf_file *f, const struct bf_section *s)
 {
-	int i;
+	int i = bf_find(f, s->name);
 
-	for (i = 0; f && i < f->n; i++)
-		if (f->sec[i].kind == s->kind && strcmp(f->sec[i].name, s->name) == 0)
-			return 1;
-	return 0;
+	return i >= 0 && f->sec[i].kind == s->kind;
 }
 
 int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
@@ -691,7 +689,7 @@ int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
 	int i, n = 0;
 
 	for (i = 0; old && i < old->n; i++) {
-		if (bf_has(cur, &old->sec[i]))
+		if (old->sec[i].bad || bf_has(cur, &old->sec[i]))
 			continue;
 		fprintf(out, "%s removed from the file: the record is kept as it "
 			"is and no longer managed\n", old->sec[i].header);

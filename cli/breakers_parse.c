@@ -162,6 +162,63 @@ static void bf_errk(struct bf_reader *r, int line, const char *sec,
 
 #define bf_err(r, line, ...) bf_errk(r, line, NULL, NULL, __VA_ARGS__)
 
+/* FNV-1a of a section's name: its first slot in bf_file.names. */
+static uint32_t bf_name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h;
+}
+
+int bf_find(const struct bf_file *f, const char *name)
+{
+	uint32_t mask, at;
+
+	if (!f || !f->names_cap)
+		return -1;
+	mask = (uint32_t)f->names_cap - 1;
+	for (at = bf_name_hash(name) & mask; f->names[at]; at = (at + 1) & mask)
+		if (strcmp(f->sec[f->names[at] - 1].name, name) == 0)
+			return f->names[at] - 1;
+	return -1;
+}
+
+static void bf_name_put(int *names, int cap, const struct bf_section *sec,
+			int i)
+{
+	uint32_t mask = (uint32_t)cap - 1, at;
+
+	for (at = bf_name_hash(sec[i].name) & mask; names[at]; at = (at + 1) & mask)
+		;
+	names[at] = i + 1;
+}
+
+/* Section @i's name into the index (at most half full: grown by
+ * doubling). 0 or -ENOMEM. */
+static int bf_name_add(struct bf_file *f, int i)
+{
+	int j, cap, *v;
+
+	if (2 * (f->n + 1) > f->names_cap) {
+		cap = f->names_cap ? f->names_cap * 2 : 64;
+		while (2 * (f->n + 1) > cap)
+			cap *= 2;
+		v = calloc((size_t)cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (j = 0; j < f->names_cap; j++)
+			if (f->names[j])
+				bf_name_put(v, cap, f->sec, f->names[j] - 1);
+		free(f->names);
+		f->names = v;
+		f->names_cap = cap;
+	}
+	bf_name_put(f->names, f->names_cap, f->sec, i);
+	return 0;
+}
+
 /* "[kind NAME]" at @line: a new section. */
 static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 {
@@ -183,6 +240,7 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 	}
 	s = &r->bf->sec[r->bf->n];
 	memset(s, 0, sizeof(*s));
+	s->key0 = r->bf->nkeys;
 	s->line = line;
 	s->bad = 1;
 	brk_pace_config_init(&s->pace.c);
@@ -214,13 +272,17 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 	s->kind = k;
 	memcpy(s->name, name, strlen(name) + 1); /* validated: fits */
 	snprintf(s->header, sizeof(s->header), "[%s %s]", bf_kind_words[k], s->name);
-	for (i = 0; i < r->bf->n - 1; i++)
-		if (!r->bf->sec[i].bad && strcmp(r->bf->sec[i].name, name) == 0) {
-			bf_err(r, line, "%s: '%s' is already declared at line %d "
-			       "(one section per record name)", s->header, name,
-			       r->bf->sec[i].line);
-			return;
-		}
+	i = bf_find(r->bf, name);
+	if (i >= 0) {
+		bf_err(r, line, "%s: '%s' is already declared at line %d "
+		       "(one section per record name)", s->header, name,
+		       r->bf->sec[i].line);
+		return;
+	}
+	if (bf_name_add(r->bf, r->bf->n - 1) != 0) {
+		bf_err(r, line, "out of memory");
+		return;
+	}
 	s->bad = 0;
 }
 
@@ -275,11 +337,30 @@ static char *bf_read(char *str, int num, void *stream)
 	return str;
 }
 
+/* Room for one more key in the pool (grown by doubling): 0 or -ENOMEM.
+ * The sections' keys pointers are set once the file is read. */
+static int bf_key_room(struct bf_file *f)
+{
+	int cap;
+	void *p;
+
+	if (f->nkeys < f->capkeys)
+		return 0;
+	cap = f->capkeys ? f->capkeys * 2 : 64;
+	p = realloc(f->keys, (size_t)cap * sizeof(*f->keys));
+	if (!p)
+		return -ENOMEM;
+	f->keys = p;
+	f->capkeys = cap;
+	return 0;
+}
+
 static int bf_handler(void *user, const char *section, const char *key,
 		      const char *value)
 {
 	struct bf_reader *r = user;
 	struct bf_section *s = r->cur;
+	struct bf_key *kv;
 	char opt[BF_KEY_MAX];
 	size_t i;
 	int rc;
@@ -301,17 +382,20 @@ static int bf_handler(void *user, const char *section, const char *key,
 	for (i = 0; key[i]; i++)
 		opt[i] = key[i] == '_' ? '-' : key[i];
 	opt[i] = '\0';
+	kv = r->bf->keys + s->key0;
 	for (i = 0; i < (size_t)s->nkeys; i++)
-		if (strcmp(s->keys[i].name, key) == 0) {
+		if (strcmp(kv[i].name, key) == 0) {
 			bf_errk(r, r->line, s->header, key, "set twice (first at "
-				"line %d)", s->keys[i].line);
+				"line %d)", kv[i].line);
 			s->unchecked = 1;
 			return 1;
 		}
-	if (s->nkeys < BF_MAX_KEYS) {
-		snprintf(s->keys[s->nkeys].name, BF_KEY_MAX, "%s", key);
-		snprintf(s->keys[s->nkeys].val, BF_VAL_MAX, "%s", value);
-		s->keys[s->nkeys++].line = r->line;
+	if (s->nkeys < BF_MAX_KEYS && bf_key_room(r->bf) == 0) {
+		kv = &r->bf->keys[r->bf->nkeys++];
+		snprintf(kv->name, BF_KEY_MAX, "%s", key);
+		snprintf(kv->val, BF_VAL_MAX, "%s", value);
+		kv->line = r->line;
+		s->nkeys++;
 	}
 	r->cap.n = 0; /* the parser's message, "KEY: why", is caught */
 	switch (s->kind) {
@@ -435,6 +519,8 @@ int bf_load(const char *path, struct bf_file **out)
 			bf_err(&r, rc, "syntax error: expected [kind NAME], key = "
 			       "value, or a comment");
 	}
+	for (i = 0; i < bf->n; i++) /* the pool moves no more */
+		bf->sec[i].keys = bf->keys + bf->sec[i].key0;
 	bf_check_paces(&r);
 	cli_set_msg_sink(NULL, NULL);
 	cli_set_usage_hint(NULL);
@@ -455,6 +541,8 @@ void bf_free(struct bf_file *f)
 	if (!f)
 		return;
 	bf_msgs_free(&f->msgs);
+	free(f->names);
+	free(f->keys);
 	free(f->sec);
 	free(f->path);
 	free(f);

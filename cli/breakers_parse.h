@@ -35,8 +35,9 @@ struct bf_section {
 	int bad;               /* the header was refused: its keys are skipped */
 	int unchecked;         /* a key or line of it had an error: not checked
 				* against the segment */
-	struct bf_key keys[BF_MAX_KEYS];
-	int nkeys;
+	struct bf_key *keys;   /* its keys in the file's pool (struct bf_file
+				* keys), set when the file is read */
+	int key0, nkeys;       /* their first index in the pool, how many */
 	struct cfg_set cfg;
 	struct bucket_set bucket;
 	struct budget_set budget;
@@ -58,6 +59,13 @@ struct bf_file {
 	char *path;
 	struct bf_section *sec;
 	int n, cap;
+	struct bf_key *keys; /* every section's keys, a section's together */
+	int nkeys, capkeys;
+	int *names;          /* open addressing over the names of the sections
+			      * not refused (index + 1; 0: empty), so that a
+			      * name is found in constant time: a file of 100k
+			      * sections is read in linear time */
+	int names_cap;       /* slots (a power of two, or 0) */
 	int errors;          /* bf_load()'s, kept in msgs */
 	struct bf_msgs msgs;
 };
@@ -77,6 +85,10 @@ int bf_has_sink(void);
 void bf_msgs_add(struct bf_msgs *m, const char *file, int line,
 		 const char *sec, const char *key, const char *text);
 void bf_msgs_free(struct bf_msgs *m);
+
+/** bf_find - the index of the section named @name (any kind; not one
+ * whose header was refused), or -1. Constant time. */
+int bf_find(const struct bf_file *f, const char *name);
 
 /** bf_key_line - the line of @key in @s, else the header's. */
 int bf_key_line(const struct bf_section *s, const char *key);
