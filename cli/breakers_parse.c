@@ -34,10 +34,29 @@ int bf_has_sink(void)
 	return bf_sink != NULL;
 }
 
+static void bf_emit_d(const struct bf_diag *dp, int bare);
+
 void bf_emit(const char *file, int line, const char *sec, const char *key,
 	     const char *msg, int summary, int bare)
 {
-	struct bf_diag d = { file, line, sec, key, msg, summary };
+	struct bf_diag d = { file, line, sec, key, msg, summary, 0 };
+
+	bf_emit_d(&d, bare);
+}
+
+void bf_emit_room(const char *file, int line, const char *sec,
+		  const char *msg)
+{
+	struct bf_diag d = { file, line, sec, NULL, msg, 0, 1 };
+
+	bf_emit_d(&d, 0);
+}
+
+static void bf_emit_d(const struct bf_diag *dp, int bare)
+{
+	struct bf_diag d = *dp;
+	const char *file = d.file, *sec = d.section, *key = d.key, *msg = d.msg;
+	int line = d.line;
 	char where[24] = "";
 
 	if (bf_sink) {
@@ -77,6 +96,7 @@ void bf_msgs_add(struct bf_msgs *m, const char *file, int line,
 		m->cap = cap;
 	}
 	e = &m->v[m->n];
+	e->room = 0;
 	e->line = line;
 	e->seq = m->n;
 	e->section = bf_dup(sec);

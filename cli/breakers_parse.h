@@ -47,6 +47,7 @@ struct bf_section {
 /* An error kept to be reported with the others, in the order of lines. */
 struct bf_msg {
 	int line, seq;
+	int room;            /* a lack of room (struct bf_diag room) */
 	char *section, *key, *text;
 };
 
@@ -77,6 +78,10 @@ struct bf_file {
  */
 void bf_emit(const char *file, int line, const char *sec, const char *key,
 	     const char *msg, int summary, int bare);
+/** bf_emit_room - bf_emit() of an error that is a lack of room in the
+ * segment (struct bf_diag room). */
+void bf_emit_room(const char *file, int line, const char *sec,
+		  const char *msg);
 /** bf_has_sink - is a diag sink set (breakerd), not stderr (bctl)? */
 int bf_has_sink(void);
 
