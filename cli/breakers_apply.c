@@ -18,20 +18,23 @@
 /* CHECK: print errors only; DRY: say what would change; WRITE: change. */
 enum bf_pass { BF_CHECK, BF_DRY, BF_WRITE };
 
-/* What a written section was before (BF_WRITE), to put it back if a
- * later one cannot be written. */
+/* What an updated section's declared settings were before (BF_WRITE),
+ * to put them back if a later section cannot be written. */
+union bf_old {
+	struct brk_config c;         /* breaker */
+	struct { double rate; uint32_t burst; } bucket;
+	struct { double floor, ratio; } budget;
+	struct brk_pace_config pace;
+};
+
+/* One written section: created (retired again on a rollback) or updated
+ * (its old settings in bf_ctx.olds[old]). */
 struct bf_undo {
 	const struct bf_section *s;
-	int is_new;                  /* created: retired again */
-	brk_breaker *b;              /* updated: its record, and what the */
-	brk_bucket *k;               /* declared settings were before */
-	brk_budget *u;
-	union {
-		struct brk_config c;         /* breaker */
-		struct { double rate; uint32_t burst; } bucket;
-		struct { double floor, ratio; } budget;
-		struct brk_pace_config pace;
-	} old;
+	void *h;                     /* updated: its handle (brk_breaker,
+				      * brk_bucket or brk_budget by kind) */
+	int is_new;
+	int old;
 };
 
 struct bf_ctx {
@@ -51,6 +54,8 @@ struct bf_ctx {
 	/* BF_WRITE: what was written, in order */
 	struct bf_undo *undo;
 	int nundo, capundo;
+	union bf_old *olds;
+	int nolds, capolds;
 };
 
 static int bf_failk(struct bf_ctx *x, const struct bf_section *s, int line,
@@ -256,7 +261,7 @@ struct bf_plan {
 	brk_budget *u;
 	struct brk_config c;  /* breaker: the settings to write */
 	double floor, ratio;  /* budget: the values to write */
-	struct bf_undo was;   /* a record that is there: its settings now */
+	union bf_old was;     /* a record that is there: its settings now */
 };
 
 /*
@@ -311,7 +316,7 @@ static int breaker_plan_old(struct bf_ctx *x, const struct bf_section *s,
 
 	if (rc < 0)
 		return bf_lib_fail(x, s, rc);
-	old = p->c = p->was.old.c = in.config;
+	old = p->c = p->was.c = in.config;
 	if (cfg_apply(&p->c, &s->cfg) == 0)
 		return 0; /* unchanged */
 	if (brk_config_validate(&p->c, &what) != 0)
@@ -390,8 +395,8 @@ static int bucket_plan_old(struct bf_ctx *x, const struct bf_section *s,
 		return bf_fail(x, s, s->line, "'%s' is a pace (learned rate), not "
 			       "a plain bucket: declare it as [pace %s]", s->name,
 			       s->name);
-	p->was.old.bucket.rate = in.rate_per_s;
-	p->was.old.bucket.burst = in.burst;
+	p->was.bucket.rate = in.rate_per_s;
+	p->was.bucket.burst = in.burst;
 	rate = a->has_rate ? a->rate : in.rate_per_s;
 	burst = a->has_burst ? (uint32_t)a->burst : in.burst;
 	p->changed = bucket_interval_ns(rate) != in.interval_ns ||
@@ -456,8 +461,8 @@ static int budget_plan_old(struct bf_ctx *x, const struct bf_section *s,
 		rc = -EAGAIN;
 	if (rc < 0)
 		return bf_lib_fail(x, s, rc);
-	p->was.old.budget.floor = in.floor_per_s;
-	p->was.old.budget.ratio = in.ratio;
+	p->was.budget.floor = in.floor_per_s;
+	p->was.budget.ratio = in.ratio;
 	p->floor = a->has_floor ? a->floor : in.floor_per_s;
 	p->ratio = a->has_ratio ? a->ratio : in.ratio;
 	p->changed = !budget_milli_eq(p->floor, in.floor_per_s) ||
@@ -526,12 +531,12 @@ static int pace_plan_old(struct bf_ctx *x, const struct bf_section *s,
 		return bf_fail(x, s, s->line, "'%s' is a plain bucket (fixed rate), "
 			       "not a pace: declare it as [bucket %s]", s->name,
 			       s->name);
-	brk_pace_config_init(&p->was.old.pace);
-	p->was.old.pace.ceiling_per_s = in.ceiling_per_s;
-	p->was.old.pace.floor_per_s = in.floor_per_s;
-	p->was.old.pace.burst = in.burst;
-	p->was.old.pace.reserve_pct = in.reserve_pct;
-	p->was.old.pace.fleet = in.fleet;
+	brk_pace_config_init(&p->was.pace);
+	p->was.pace.ceiling_per_s = in.ceiling_per_s;
+	p->was.pace.floor_per_s = in.floor_per_s;
+	p->was.pace.burst = in.burst;
+	p->was.pace.reserve_pct = in.reserve_pct;
+	p->was.pace.fleet = in.fleet;
 	if ((a->fields & BRK_PACE_F_FLOOR) && !(a->fields & BRK_PACE_F_CEILING) &&
 	    a->c.floor_per_s > in.ceiling_per_s)
 		return bf_failk(x, s, bf_key_line(s, "floor"), "floor", "%g is above "
@@ -654,28 +659,43 @@ static void bf_room_check(struct bf_ctx *x)
 	x->room_err = 0;
 }
 
+/* Grow @*v (of @*cap elements of @size) to hold @n + 1. 0 or -ENOMEM. */
+static int bf_grow(void **v, int *cap, int n, size_t size)
+{
+	int c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	p = realloc(*v, (size_t)c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
 /* BF_WRITE: remember what @s was, to put it back (bf_rollback()). */
 static int bf_undo_push(struct bf_ctx *x, const struct bf_section *s,
 			const struct bf_plan *p)
 {
 	struct bf_undo *e;
 
-	if (x->nundo == x->capundo) {
-		int cap = x->capundo ? x->capundo * 2 : 64;
-		void *v = realloc(x->undo, (size_t)cap * sizeof(*x->undo));
-
-		if (!v)
-			return -ENOMEM;
-		x->undo = v;
-		x->capundo = cap;
-	}
+	if (bf_grow((void **)&x->undo, &x->capundo, x->nundo, sizeof(*x->undo)) ||
+	    (!p->is_new && bf_grow((void **)&x->olds, &x->capolds, x->nolds,
+				   sizeof(*x->olds))))
+		return -ENOMEM;
 	e = &x->undo[x->nundo++];
-	*e = p->was;
 	e->s = s;
 	e->is_new = p->is_new;
-	e->b = p->b;
-	e->k = p->k;
-	e->u = p->u;
+	e->h = s->kind == BF_BREAKER ? (void *)p->b : s->kind == BF_BUDGET
+		? (void *)p->u : (void *)p->k;
+	e->old = -1;
+	if (!p->is_new) {
+		e->old = x->nolds;
+		x->olds[x->nolds++] = p->was;
+	}
 	return 0;
 }
 
@@ -718,7 +738,8 @@ static int bf_section_apply(struct bf_ctx *x, const struct bf_section *s)
 			return bf_fail(x, s, s->line, "out of memory");
 		rc = k->write(x, s, &p);
 		if (rc < 0) {
-			x->nundo--; /* nothing written */
+			if (!x->undo[--x->nundo].is_new) /* nothing written */
+				x->nolds--;
 			return rc;
 		}
 	}
@@ -754,23 +775,24 @@ static int bf_pass_run(struct bf_ctx *x)
 static int bf_undo_one(struct bf_ctx *x, const struct bf_undo *e)
 {
 	const struct bf_section *s = e->s;
+	const union bf_old *o = &x->olds[e->old < 0 ? 0 : e->old];
 	const char *what = NULL;
 
 	if (e->is_new)
 		return brk_retire(x->seg, s->name, 0);
 	switch (s->kind) {
 	case BF_BREAKER:
-		return brk_breaker_update(e->b, &e->old.c, cfg_bits(&s->cfg), &what);
+		return brk_breaker_update(e->h, &o->c, cfg_bits(&s->cfg), &what);
 	case BF_BUCKET:
-		return brk_bucket_update(e->k, e->old.bucket.rate, e->old.bucket.burst,
+		return brk_bucket_update(e->h, o->bucket.rate, o->bucket.burst,
 					 (s->bucket.has_rate ? BRK_BUCKET_RATE : 0) |
 					 (s->bucket.has_burst ? BRK_BUCKET_BURST : 0));
 	case BF_BUDGET:
-		return brk_budget_update(e->u, e->old.budget.floor, e->old.budget.ratio,
+		return brk_budget_update(e->h, o->budget.floor, o->budget.ratio,
 					 (s->budget.has_floor ? BRK_BUDGET_FLOOR : 0) |
 					 (s->budget.has_ratio ? BRK_BUDGET_RATIO : 0));
 	default:
-		return brk_pace_update(e->k, &e->old.pace, s->pace.fields);
+		return brk_pace_update(e->h, &o->pace, s->pace.fields);
 	}
 }
 
@@ -907,6 +929,7 @@ int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
 		fwrite(buf, 1, len, out);
 		free(buf);
 		free(x.undo);
+		free(x.olds);
 		return 0;
 	}
 	fclose(mem);
@@ -926,27 +949,39 @@ int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
 			 x.nundo == 1 ? "" : "s", x.nundo == 1 ? "it" : "each");
 	bf_emit(f->path, 0, NULL, NULL, note, 1, 0);
 	free(x.undo);
+	free(x.olds);
 	return CLI_EXIT_ERROR;
 }
 
-/* Does @f declare @s's record (its name, its kind)? Constant time. */
-static int bf_has(const struct bf_file *f, const struct bf_section *s)
+/* Does @f declare a record of @kind and @name? Constant time. */
+static int bf_has(const struct bf_file *f, int kind, const char *name)
 {
-	int i = bf_find(f, s->name);
+	int i = bf_find(f, name);
 
-	return i >= 0 && f->sec[i].kind == s->kind;
+	return i >= 0 && f->sec[i].kind == kind;
 }
 
 int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
 		      FILE *out)
 {
-	int i, n = 0;
+	int i, n = 0, kind;
+	const char *name;
 
-	for (i = 0; old && i < old->n; i++) {
-		if (old->sec[i].bad || bf_has(cur, &old->sec[i]))
+	for (i = 0; old && i < (old->kept ? old->nkept : old->n); i++) {
+		if (old->kept) {
+			kind = old->kept[i].kind;
+			name = old->kept[i].name;
+		} else if (old->sec[i].bad) {
 			continue;
-		fprintf(out, "%s removed from the file: the record is kept as it "
-			"is and no longer managed\n", old->sec[i].header);
+		} else {
+			kind = old->sec[i].kind;
+			name = old->sec[i].name;
+		}
+		if (bf_has(cur, kind, name))
+			continue;
+		fprintf(out, "[%s %s] removed from the file: the record is kept "
+			"as it is and no longer managed\n", bf_kind_words[kind],
+			name);
 		n++;
 	}
 	return n;

@@ -112,6 +112,16 @@ int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
 /** bf_count - the number of sections. */
 int bf_count(const struct bf_file *f);
 
+/**
+ * bf_compact - keep of @f only what bf_report_removed() needs of an old
+ * file (each section's kind and name; about 30 bytes a section), freeing
+ * the rest: breakerd keeps the file it applied until the next SIGHUP, and
+ * two whole files of 100k sections would double its memory. @f can then
+ * be only bf_report_removed()'s @old, bf_count() and bf_free(). Returns
+ * 0, or -ENOMEM (@f is left whole).
+ */
+int bf_compact(struct bf_file *f);
+
 void bf_free(struct bf_file *f);
 
 #endif /* BREAKERS_FILE_H */

@@ -263,7 +263,6 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 	s->key0 = r->bf->nkeys;
 	s->line = line;
 	s->bad = 1;
-	brk_pace_config_init(&s->pace.c);
 	r->cur = s;
 	r->bf->n++;
 	n = sscanf(text, "%15s %255s %1s", kind, name, extra);
@@ -290,6 +289,8 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 		return;
 	}
 	s->kind = k;
+	if (k == BF_PACE)
+		brk_pace_config_init(&s->pace.c);
 	memcpy(s->name, name, strlen(name) + 1); /* validated: fits */
 	snprintf(s->header, sizeof(s->header), "[%s %s]", bf_kind_words[k], s->name);
 	i = bf_find(r->bf, name);
@@ -357,13 +358,24 @@ static char *bf_read(char *str, int num, void *stream)
 	return str;
 }
 
-/* Room for one more key in the pool (grown by doubling): 0 or -ENOMEM.
- * The sections' keys pointers are set once the file is read. */
-static int bf_key_room(struct bf_file *f)
+/* Room for one more key in the pool and @text bytes of its text (grown
+ * by doubling): 0 or -ENOMEM. The sections' keys pointers are set once
+ * the file is read. */
+static int bf_key_room(struct bf_file *f, size_t text)
 {
+	size_t cc;
 	int cap;
 	void *p;
 
+	if (f->nkchars + text > f->capkchars) {
+		cc = f->capkchars ? f->capkchars : 1024;
+		while (f->nkchars + text > cc)
+			cc *= 2;
+		if (cc > UINT32_MAX || !(p = realloc(f->kchars, cc)))
+			return -ENOMEM;
+		f->kchars = p;
+		f->capkchars = cc;
+	}
 	if (f->nkeys < f->capkeys)
 		return 0;
 	cap = f->capkeys ? f->capkeys * 2 : 64;
@@ -373,6 +385,19 @@ static int bf_key_room(struct bf_file *f)
 	f->keys = p;
 	f->capkeys = cap;
 	return 0;
+}
+
+/* Append @str (at most @max - 1 bytes of it) to the key text pool, which
+ * has room (bf_key_room()). Returns its offset. */
+static uint32_t bf_kput(struct bf_file *f, const char *str, size_t max)
+{
+	size_t n = strnlen(str, max - 1);
+	uint32_t at = (uint32_t)f->nkchars;
+
+	memcpy(f->kchars + at, str, n);
+	f->kchars[at + n] = '\0';
+	f->nkchars += n + 1;
+	return at;
 }
 
 static int bf_handler(void *user, const char *section, const char *key,
@@ -404,16 +429,17 @@ static int bf_handler(void *user, const char *section, const char *key,
 	opt[i] = '\0';
 	kv = r->bf->keys + s->key0;
 	for (i = 0; i < (size_t)s->nkeys; i++)
-		if (strcmp(kv[i].name, key) == 0) {
+		if (strcmp(r->bf->kchars + kv[i].name, key) == 0) {
 			bf_errk(r, r->line, s->header, key, "set twice (first at "
 				"line %d)", kv[i].line);
 			s->unchecked = 1;
 			return 1;
 		}
-	if (s->nkeys < BF_MAX_KEYS && bf_key_room(r->bf) == 0) {
+	if (s->nkeys < BF_MAX_KEYS &&
+	    bf_key_room(r->bf, BF_KEY_MAX + BF_VAL_MAX) == 0) {
 		kv = &r->bf->keys[r->bf->nkeys++];
-		snprintf(kv->name, BF_KEY_MAX, "%s", key);
-		snprintf(kv->val, BF_VAL_MAX, "%s", value);
+		kv->name = bf_kput(r->bf, key, BF_KEY_MAX);
+		kv->val = bf_kput(r->bf, value, BF_VAL_MAX);
 		kv->line = r->line;
 		s->nkeys++;
 	}
@@ -451,7 +477,7 @@ int bf_key_line(const struct bf_section *s, const char *key)
 	int i;
 
 	for (i = 0; i < s->nkeys; i++)
-		if (strcmp(s->keys[i].name, key) == 0)
+		if (strcmp(s->kchars + s->keys[i].name, key) == 0)
 			return s->keys[i].line;
 	return s->line;
 }
@@ -461,8 +487,8 @@ const char *bf_key_val(const struct bf_section *s, const char *key)
 	int i;
 
 	for (i = 0; i < s->nkeys; i++)
-		if (strcmp(s->keys[i].name, key) == 0)
-			return s->keys[i].val;
+		if (strcmp(s->kchars + s->keys[i].name, key) == 0)
+			return s->kchars + s->keys[i].val;
 	return NULL;
 }
 
@@ -539,8 +565,10 @@ int bf_load(const char *path, struct bf_file **out)
 			bf_err(&r, rc, "syntax error: expected [kind NAME], key = "
 			       "value, or a comment");
 	}
-	for (i = 0; i < bf->n; i++) /* the pool moves no more */
+	for (i = 0; i < bf->n; i++) { /* the pools move no more */
 		bf->sec[i].keys = bf->keys + bf->sec[i].key0;
+		bf->sec[i].kchars = bf->kchars;
+	}
 	bf_check_paces(&r);
 	cli_set_msg_sink(NULL, NULL);
 	cli_set_usage_hint(NULL);
@@ -561,8 +589,11 @@ void bf_free(struct bf_file *f)
 	if (!f)
 		return;
 	bf_msgs_free(&f->msgs);
+	free(f->kept);
+	free(f->kept_names);
 	free(f->names);
 	free(f->keys);
+	free(f->kchars);
 	free(f->sec);
 	free(f->path);
 	free(f);
@@ -570,5 +601,50 @@ void bf_free(struct bf_file *f)
 
 int bf_count(const struct bf_file *f)
 {
-	return f ? f->n : 0;
+	return f ? (f->kept ? f->nkept : f->n) : 0;
+}
+
+int bf_compact(struct bf_file *f)
+{
+	size_t len = 0, at = 0;
+	int i, n = 0;
+
+	if (!f || f->kept)
+		return 0;
+	for (i = 0; i < f->n; i++)
+		if (!f->sec[i].bad)
+			len += strlen(f->sec[i].name) + 1;
+	f->kept = malloc((size_t)(f->n ? f->n : 1) * sizeof(*f->kept));
+	f->kept_names = malloc(len ? len : 1);
+	if (!f->kept || !f->kept_names) {
+		free(f->kept);
+		free(f->kept_names);
+		f->kept = NULL;
+		f->kept_names = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < f->n; i++) {
+		size_t l;
+
+		if (f->sec[i].bad)
+			continue;
+		l = strlen(f->sec[i].name) + 1;
+		memcpy(f->kept_names + at, f->sec[i].name, l);
+		f->kept[n].kind = f->sec[i].kind;
+		f->kept[n++].name = f->kept_names + at;
+		at += l;
+	}
+	f->nkept = n;
+	bf_msgs_free(&f->msgs);
+	free(f->names);
+	free(f->keys);
+	free(f->kchars);
+	free(f->sec);
+	f->names = NULL;
+	f->keys = NULL;
+	f->kchars = NULL;
+	f->nkchars = f->capkchars = 0;
+	f->sec = NULL;
+	f->names_cap = f->nkeys = f->capkeys = f->n = f->cap = 0;
+	return 0;
 }

@@ -21,9 +21,12 @@ extern const char *const bf_kind_words[BF_NKINDS];
 
 #define BF_VAL_MAX 64
 
+/* A key of a section: its name and value in the file's key text pool
+ * (struct bf_file kchars: offsets, the pool grows while the file is
+ * read), each at most BF_KEY_MAX - 1 and BF_VAL_MAX - 1 bytes. */
 struct bf_key {
-	char name[BF_KEY_MAX]; /* as written ('_') */
-	char val[BF_VAL_MAX];  /* as written, for messages */
+	uint32_t name;         /* as written ('_') */
+	uint32_t val;          /* as written, for messages */
 	int line;
 };
 
@@ -37,11 +40,14 @@ struct bf_section {
 				* against the segment */
 	struct bf_key *keys;   /* its keys in the file's pool (struct bf_file
 				* keys), set when the file is read */
+	const char *kchars;    /* and the pool of their text (the same) */
 	int key0, nkeys;       /* their first index in the pool, how many */
-	struct cfg_set cfg;
-	struct bucket_set bucket;
-	struct budget_set budget;
-	struct pace_set pace;
+	union {                /* by kind: one set a section */
+		struct cfg_set cfg;
+		struct bucket_set bucket;
+		struct budget_set budget;
+		struct pace_set pace;
+	};
 };
 
 /* An error kept to be reported with the others, in the order of lines. */
@@ -62,11 +68,18 @@ struct bf_file {
 	int n, cap;
 	struct bf_key *keys; /* every section's keys, a section's together */
 	int nkeys, capkeys;
+	char *kchars;        /* their names and values, '\0' after each */
+	size_t nkchars, capkchars;
 	int *names;          /* open addressing over the names of the sections
 			      * not refused (index + 1; 0: empty), so that a
 			      * name is found in constant time: a file of 100k
 			      * sections is read in linear time */
 	int names_cap;       /* slots (a power of two, or 0) */
+	/* bf_compact(): only the kinds and names are kept, for
+	 * bf_report_removed() at the next reload (sec, keys and msgs freed) */
+	struct bf_kept { int kind; const char *name; } *kept;
+	char *kept_names;
+	int nkept;
 	int errors;          /* bf_load()'s, kept in msgs */
 	struct bf_msgs msgs;
 };

@@ -120,6 +120,7 @@ static int apply(struct breakers *b, int reload)
 		return rc;
 	}
 	bf_free(b->cur);
+	(void)bf_compact(f); /* out of memory: kept whole */
 	b->cur = f;
 	return rc;
 }
