@@ -904,6 +904,15 @@ int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
 	x.pass = BF_CHECK;
 	x.out = out;
 	x.room = seg && brk_segment_info(seg, &x.si) == 0;
+	if (!seg) { /* the segment the real apply would create: bctl's
+		     * defaults (brk_attach_opts), unit 0 never handed out */
+		x.room = 1;
+		x.si.capacity = BRK_DEFAULT_CAPACITY;
+		x.si.arena_bytes = (uint64_t)BRK_DEFAULT_CAPACITY * 448u +
+			(uint64_t)(BRK_DEFAULT_CAPACITY / 8 > 1024 ?
+				   BRK_DEFAULT_CAPACITY / 8 : 1024) * 64u;
+		x.si.arena_used_bytes = 64;
+	}
 	if (bf_pass_run(&x) == 0 && f->errors == 0)
 		bf_room_check(&x); /* counted only when every section was */
 	total = x.errors + f->errors;

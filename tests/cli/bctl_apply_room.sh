@@ -74,6 +74,25 @@ run apply "$F"
 	bad "16 sections into 16 records" "exit $rc" "$(cat "$TMP/err")"
 rm -f "/dev/shm$SHM"
 
+# --- no segment yet: --dry-run checks against the one apply would create -----
+F=$TMP/big.conf
+: >"$F"
+sections "$F" 1 1030 s
+want="^bctl: $F:3073: \[breaker s-1025\] no room for the record: 1030 new records needed, 1024 free \(capacity 1024, 0 used\)"
+run apply --dry-run "$F"
+if [ "$rc" -eq 2 ] && grep -Eq -- "$want" "$TMP/err" && [ ! -e "/dev/shm$SHM" ]; then
+	ok "no segment: --dry-run of 1030 sections refused against the default 1024 records, no segment created"
+else
+	bad "no segment: --dry-run against the default capacity" "exit $rc" "$(head -c 400 "$TMP/err")"
+fi
+run apply "$F"
+if [ "$rc" -eq 2 ] && grep -Eq -- "$want" "$TMP/err" && [ -z "$(names)" ]; then
+	ok "  and the real apply (which creates the segment) refuses it the same way"
+else
+	bad "  the real apply with no segment" "exit $rc" "$(head -c 400 "$TMP/err")"
+fi
+rm -f "/dev/shm$SHM"
+
 # --- a write fails after the check: everything before it rolled back --------
 b segment create --capacity 16 >/dev/null || bad "segment create"
 b config old --failure-threshold 9 >/dev/null
