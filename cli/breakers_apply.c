@@ -18,6 +18,25 @@
 /* CHECK: print errors only; DRY: say what would change; WRITE: change. */
 enum bf_pass { BF_CHECK, BF_DRY, BF_WRITE };
 
+/* What an updated section's declared settings were before (BF_WRITE),
+ * to put them back if a later section cannot be written. */
+union bf_old {
+	struct brk_config c;         /* breaker */
+	struct { double rate; uint32_t burst; } bucket;
+	struct { double floor, ratio; } budget;
+	struct brk_pace_config pace;
+};
+
+/* One written section: created (retired again on a rollback) or updated
+ * (its old settings in bf_ctx.olds[old]). */
+struct bf_undo {
+	const struct bf_section *s;
+	void *h;                     /* updated: its handle (brk_breaker,
+				      * brk_bucket or brk_budget by kind) */
+	int is_new;
+	int old;
+};
+
 struct bf_ctx {
 	brk_segment *seg;
 	const struct bf_file *f;
@@ -25,6 +44,18 @@ struct bf_ctx {
 	FILE *out;
 	int errors;
 	struct bf_msgs msgs; /* BF_CHECK's errors, reported with bf_load()'s */
+	/* room (BF_CHECK with a segment): what the segment has free, what
+	 * the file needs, and the first section that does not fit */
+	int room;
+	struct brk_segment_info si;
+	uint64_t new_recs, arena_need;
+	const struct bf_section *short_rec, *short_arena;
+	int room_err;        /* the error being said is a lack of room */
+	/* BF_WRITE: what was written, in order */
+	struct bf_undo *undo;
+	int nundo, capundo;
+	union bf_old *olds;
+	int nolds, capolds;
 };
 
 static int bf_failk(struct bf_ctx *x, const struct bf_section *s, int line,
@@ -40,10 +71,17 @@ static int bf_failk(struct bf_ctx *x, const struct bf_section *s, int line,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (x->pass == BF_CHECK)
+	if (x->pass == BF_CHECK) {
+		int n = x->msgs.n;
+
 		bf_msgs_add(&x->msgs, x->f->path, line, s->header, key, msg);
-	else /* a concurrent change: said at once, for its record */
+		if (x->msgs.n > n)
+			x->msgs.v[n].room = x->room_err;
+	} else if (x->room_err) { /* a concurrent change: said at once */
+		bf_emit_room(x->f->path, line, s->header, msg);
+	} else {
 		bf_emit(x->f->path, line, s->header, key, msg, 0, 0);
+	}
 	x->errors++;
 	return -1;
 }
@@ -74,6 +112,20 @@ static int bf_wrong_kind(struct bf_ctx *x, const struct bf_section *s)
 
 static int bf_lib_fail(struct bf_ctx *x, const struct bf_section *s, int rc)
 {
+	struct brk_segment_info si;
+
+	if (x->pass == BF_WRITE && rc == -ENOSPC &&
+	    brk_segment_info(x->seg, &si) == 0) {
+		x->room_err = 1;
+		rc = bf_fail(x, s, s->line, "no room for the record: another "
+			     "process took the room the check counted (%" PRIu32
+			     " of %" PRIu32 " records free now, %" PRIu64 " arena "
+			     "bytes)", si.capacity > si.used ? si.capacity - si.used
+			     : 0, si.capacity, si.arena_bytes > si.arena_used_bytes
+			     ? si.arena_bytes - si.arena_used_bytes : 0);
+		x->room_err = 0;
+		return rc;
+	}
 	return bf_fail(x, s, s->line, "%s", brk_strerror(rc));
 }
 
@@ -209,6 +261,7 @@ struct bf_plan {
 	brk_budget *u;
 	struct brk_config c;  /* breaker: the settings to write */
 	double floor, ratio;  /* budget: the values to write */
+	union bf_old was;     /* a record that is there: its settings now */
 };
 
 /*
@@ -263,7 +316,7 @@ static int breaker_plan_old(struct bf_ctx *x, const struct bf_section *s,
 
 	if (rc < 0)
 		return bf_lib_fail(x, s, rc);
-	old = p->c = in.config;
+	old = p->c = p->was.c = in.config;
 	if (cfg_apply(&p->c, &s->cfg) == 0)
 		return 0; /* unchanged */
 	if (brk_config_validate(&p->c, &what) != 0)
@@ -342,6 +395,8 @@ static int bucket_plan_old(struct bf_ctx *x, const struct bf_section *s,
 		return bf_fail(x, s, s->line, "'%s' is a pace (learned rate), not "
 			       "a plain bucket: declare it as [pace %s]", s->name,
 			       s->name);
+	p->was.bucket.rate = in.rate_per_s;
+	p->was.bucket.burst = in.burst;
 	rate = a->has_rate ? a->rate : in.rate_per_s;
 	burst = a->has_burst ? (uint32_t)a->burst : in.burst;
 	p->changed = bucket_interval_ns(rate) != in.interval_ns ||
@@ -406,6 +461,8 @@ static int budget_plan_old(struct bf_ctx *x, const struct bf_section *s,
 		rc = -EAGAIN;
 	if (rc < 0)
 		return bf_lib_fail(x, s, rc);
+	p->was.budget.floor = in.floor_per_s;
+	p->was.budget.ratio = in.ratio;
 	p->floor = a->has_floor ? a->floor : in.floor_per_s;
 	p->ratio = a->has_ratio ? a->ratio : in.ratio;
 	p->changed = !budget_milli_eq(p->floor, in.floor_per_s) ||
@@ -474,6 +531,12 @@ static int pace_plan_old(struct bf_ctx *x, const struct bf_section *s,
 		return bf_fail(x, s, s->line, "'%s' is a plain bucket (fixed rate), "
 			       "not a pace: declare it as [bucket %s]", s->name,
 			       s->name);
+	brk_pace_config_init(&p->was.pace);
+	p->was.pace.ceiling_per_s = in.ceiling_per_s;
+	p->was.pace.floor_per_s = in.floor_per_s;
+	p->was.pace.burst = in.burst;
+	p->was.pace.reserve_pct = in.reserve_pct;
+	p->was.pace.fleet = in.fleet;
 	if ((a->fields & BRK_PACE_F_FLOOR) && !(a->fields & BRK_PACE_F_CEILING) &&
 	    a->c.floor_per_s > in.ceiling_per_s)
 		return bf_failk(x, s, bf_key_line(s, "floor"), "floor", "%g is above "
@@ -533,12 +596,116 @@ static const struct bf_steps bf_kinds[BF_NKINDS] = {
 		      NULL },
 };
 
+/* The library's kind of @s's record (a pace is a bucket). */
+static int bf_lib_kind(const struct bf_section *s)
+{
+	return s->kind == BF_BREAKER ? BRK_KIND_BREAKER :
+	       s->kind == BF_BUDGET ? BRK_KIND_BUDGET : BRK_KIND_BUCKET;
+}
+
+/*
+ * BF_CHECK: add what the section takes from the segment (a record if it
+ * is created; arena bytes for its record and a breaker's extension
+ * blocks, brk_arena_cost()) to the file's need, and note the first
+ * section that no longer fits. The sum is compared with the room once
+ * every section is planned (bf_room_check()).
+ */
+static void bf_room_add(struct bf_ctx *x, const struct bf_section *s,
+			const struct bf_plan *p)
+{
+	uint64_t bytes = 0;
+	uint64_t free_recs, free_arena;
+
+	if (!x->room || (!p->is_new && !p->changed))
+		return;
+	if (brk_arena_cost(bf_lib_kind(s), s->kind == BF_BREAKER ? &p->c : NULL,
+			   p->is_new ? NULL : p->b, &bytes) < 0)
+		bytes = 0; /* checked by the plan already: not reached */
+	free_recs = x->si.capacity > x->si.used ? x->si.capacity - x->si.used : 0;
+	free_arena = x->si.arena_bytes > x->si.arena_used_bytes
+		? x->si.arena_bytes - x->si.arena_used_bytes : 0;
+	if (p->is_new && ++x->new_recs > free_recs && !x->short_rec)
+		x->short_rec = s;
+	x->arena_need += bytes;
+	if (x->arena_need > free_arena && !x->short_arena)
+		x->short_arena = s;
+}
+
+/* After the check's pass: the file's need against the room; an error at
+ * the first section that does not fit. */
+static void bf_room_check(struct bf_ctx *x)
+{
+	uint64_t free_recs, free_arena;
+
+	if (!x->room)
+		return;
+	free_recs = x->si.capacity > x->si.used ? x->si.capacity - x->si.used : 0;
+	free_arena = x->si.arena_bytes > x->si.arena_used_bytes
+		? x->si.arena_bytes - x->si.arena_used_bytes : 0;
+	x->room_err = 1;
+	if (x->short_rec)
+		(void)bf_fail(x, x->short_rec, x->short_rec->line, "no room for "
+			      "the record: %" PRIu64 " new records needed, %" PRIu64
+			      " free (capacity %" PRIu32 ", %" PRIu32 " used); a "
+			      "larger --capacity (breakerd, bctl segment create) "
+			      "or retire records first (bctl retire)",
+			      x->new_recs, free_recs, x->si.capacity, x->si.used);
+	if (x->short_arena)
+		(void)bf_fail(x, x->short_arena, x->short_arena->line, "no room "
+			      "in the arena: %" PRIu64 " bytes needed, %" PRIu64
+			      " free (of %" PRIu64 "); a larger --arena-mb (breakerd, "
+			      "bctl segment create)", x->arena_need, free_arena,
+			      x->si.arena_bytes);
+	x->room_err = 0;
+}
+
+/* Grow @*v (of @*cap elements of @size) to hold @n + 1. 0 or -ENOMEM. */
+static int bf_grow(void **v, int *cap, int n, size_t size)
+{
+	int c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	p = realloc(*v, (size_t)c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* BF_WRITE: remember what @s was, to put it back (bf_rollback()). */
+static int bf_undo_push(struct bf_ctx *x, const struct bf_section *s,
+			const struct bf_plan *p)
+{
+	struct bf_undo *e;
+
+	if (bf_grow((void **)&x->undo, &x->capundo, x->nundo, sizeof(*x->undo)) ||
+	    (!p->is_new && bf_grow((void **)&x->olds, &x->capolds, x->nolds,
+				   sizeof(*x->olds))))
+		return -ENOMEM;
+	e = &x->undo[x->nundo++];
+	e->s = s;
+	e->is_new = p->is_new;
+	e->h = s->kind == BF_BREAKER ? (void *)p->b : s->kind == BF_BUDGET
+		? (void *)p->u : (void *)p->k;
+	e->old = -1;
+	if (!p->is_new) {
+		e->old = x->nolds;
+		x->olds[x->nolds++] = p->was;
+	}
+	return 0;
+}
+
 /*
  * The one applier of the four kinds: find the section's record, check
  * the section against it (or against none: created), and in the pass's
- * way say nothing (BF_CHECK), say what would change (BF_DRY), or write
- * and say it (BF_WRITE): "[kind NAME] created: ...", "... updated: KEY
- * OLD -> NEW, ...", "... unchanged".
+ * way say nothing (BF_CHECK: add up the room it takes), say what would
+ * change (BF_DRY), or write and say it (BF_WRITE): "[kind NAME] created:
+ * ...", "... updated: KEY OLD -> NEW, ...", "... unchanged". BF_WRITE
+ * keeps what it changed in the undo log before it writes.
  */
 static int bf_section_apply(struct bf_ctx *x, const struct bf_section *s)
 {
@@ -556,6 +723,8 @@ static int bf_section_apply(struct bf_ctx *x, const struct bf_section *s)
 	rc = p.is_new ? k->plan_new(x, s, &p) : k->plan_old(x, s, &p);
 	if (rc < 0)
 		return rc;
+	if (x->pass == BF_CHECK)
+		bf_room_add(x, s, &p);
 	if (!p.is_new && !p.changed) {
 		if (x->pass != BF_CHECK) {
 			fprintf(x->out, "%s unchanged\n", s->header);
@@ -565,9 +734,14 @@ static int bf_section_apply(struct bf_ctx *x, const struct bf_section *s)
 		return 0;
 	}
 	if (x->pass == BF_WRITE) {
+		if (bf_undo_push(x, s, &p) < 0)
+			return bf_fail(x, s, s->line, "out of memory");
 		rc = k->write(x, s, &p);
-		if (rc < 0)
+		if (rc < 0) {
+			if (!x->undo[--x->nundo].is_new) /* nothing written */
+				x->nolds--;
 			return rc;
+		}
 	}
 	if (x->pass != BF_CHECK) {
 		fprintf(x->out, "%s %s%s%s\n", s->header,
@@ -579,15 +753,68 @@ static int bf_section_apply(struct bf_ctx *x, const struct bf_section *s)
 	return 0;
 }
 
+/* The sections in order; BF_WRITE stops at the first that fails (the
+ * ones before are rolled back). */
 static int bf_pass_run(struct bf_ctx *x)
 {
 	int i;
 
 	x->errors = 0;
-	for (i = 0; i < x->f->n; i++)
-		if (!x->f->sec[i].bad && !x->f->sec[i].unchecked)
-			(void)bf_section_apply(x, &x->f->sec[i]);
+	for (i = 0; i < x->f->n; i++) {
+		if (x->f->sec[i].bad || x->f->sec[i].unchecked)
+			continue;
+		if (bf_section_apply(x, &x->f->sec[i]) < 0 && x->pass == BF_WRITE)
+			break;
+	}
 	return x->errors;
+}
+
+/* Put one written section back as it was: a created record retired (its
+ * name is free again), an updated one given its declared settings' old
+ * values. 0, or the library's error. */
+static int bf_undo_one(struct bf_ctx *x, const struct bf_undo *e)
+{
+	const struct bf_section *s = e->s;
+	const union bf_old *o = &x->olds[e->old < 0 ? 0 : e->old];
+	const char *what = NULL;
+
+	if (e->is_new)
+		return brk_retire(x->seg, s->name, 0);
+	switch (s->kind) {
+	case BF_BREAKER:
+		return brk_breaker_update(e->h, &o->c, cfg_bits(&s->cfg), &what);
+	case BF_BUCKET:
+		return brk_bucket_update(e->h, o->bucket.rate, o->bucket.burst,
+					 (s->bucket.has_rate ? BRK_BUCKET_RATE : 0) |
+					 (s->bucket.has_burst ? BRK_BUCKET_BURST : 0));
+	case BF_BUDGET:
+		return brk_budget_update(e->h, o->budget.floor, o->budget.ratio,
+					 (s->budget.has_floor ? BRK_BUDGET_FLOOR : 0) |
+					 (s->budget.has_ratio ? BRK_BUDGET_RATIO : 0));
+	default:
+		return brk_pace_update(e->h, &o->pace, s->pace.fields);
+	}
+}
+
+/* A write failed: every section written before it is put back, the
+ * last first. Returns how many could not be (each said, for its record). */
+static int bf_rollback(struct bf_ctx *x)
+{
+	int i, rc, left = 0;
+
+	for (i = x->nundo - 1; i >= 0; i--) {
+		rc = bf_undo_one(x, &x->undo[i]);
+		if (rc < 0) {
+			bf_emit(x->f->path, x->undo[i].s->line, x->undo[i].s->header,
+				NULL, x->undo[i].is_new ? "created, and could not be "
+				"retired again: it stays" : "updated, and could not "
+				"be put back: the new settings stay", 0, 0);
+			bf_emit(x->f->path, x->undo[i].s->line, x->undo[i].s->header,
+				NULL, brk_strerror(rc), 0, 0);
+			left++;
+		}
+	}
+	return left;
 }
 
 static int bf_msg_cmp(const void *pa, const void *pb)
@@ -619,8 +846,12 @@ static void bf_report(struct bf_ctx *x, int total)
 	if (v) {
 		qsort(v, (size_t)n, sizeof(*v), bf_msg_cmp);
 		for (i = 0; i < n; i++)
-			bf_emit(f->path, v[i]->line, v[i]->section, v[i]->key,
-				v[i]->text, 0, 0);
+			if (v[i]->room)
+				bf_emit_room(f->path, v[i]->line, v[i]->section,
+					     v[i]->text);
+			else
+				bf_emit(f->path, v[i]->line, v[i]->section,
+					v[i]->key, v[i]->text, 0, 0);
 		free(v);
 	} else { /* out of memory: unsorted */
 		for (i = 0; i < f->msgs.n; i++)
@@ -655,46 +886,111 @@ static void bf_report(struct bf_ctx *x, int total)
 }
 
 int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
-	     FILE *out)
+	     FILE *out, int *in_part)
 {
-	struct bf_ctx x = { seg, f, BF_CHECK, out, 0, { NULL, 0, 0 } };
-	int total;
+	struct bf_ctx x;
+	char *buf = NULL, note[256];
+	size_t len = 0;
+	FILE *mem;
+	int total, left;
 
+	if (in_part)
+		*in_part = 0;
 	if (!seg && mode == BF_APPLY)
 		return cli_error("%s: no segment to apply it to", f->path);
-	total = bf_pass_run(&x) + f->errors;
+	memset(&x, 0, sizeof(x));
+	x.seg = seg;
+	x.f = f;
+	x.pass = BF_CHECK;
+	x.out = out;
+	x.room = seg && brk_segment_info(seg, &x.si) == 0;
+	if (!seg) { /* the segment the real apply would create: bctl's
+		     * defaults (brk_attach_opts), unit 0 never handed out */
+		x.room = 1;
+		x.si.capacity = BRK_DEFAULT_CAPACITY;
+		x.si.arena_bytes = (uint64_t)BRK_DEFAULT_CAPACITY * 448u +
+			(uint64_t)(BRK_DEFAULT_CAPACITY / 8 > 1024 ?
+				   BRK_DEFAULT_CAPACITY / 8 : 1024) * 64u;
+		x.si.arena_used_bytes = 64;
+	}
+	if (bf_pass_run(&x) == 0 && f->errors == 0)
+		bf_room_check(&x); /* counted only when every section was */
+	total = x.errors + f->errors;
 	if (total) {
 		bf_report(&x, total);
 		bf_msgs_free(&x.msgs);
 		return CLI_EXIT_USAGE;
 	}
 	bf_msgs_free(&x.msgs);
-	x.pass = mode == BF_APPLY ? BF_WRITE : BF_DRY;
-	if (bf_pass_run(&x))
-		return CLI_EXIT_ERROR; /* a concurrent change: said per record */
-	return 0;
+	if (mode != BF_APPLY) {
+		x.pass = BF_DRY;
+		return bf_pass_run(&x) ? CLI_EXIT_ERROR : 0;
+	}
+	/* the lines are said once every section is written: a rolled-back
+	 * apply says only what failed */
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return cli_error("%s: out of memory", f->path);
+	x.pass = BF_WRITE;
+	x.out = mem;
+	if (bf_pass_run(&x) == 0) {
+		fclose(mem);
+		fwrite(buf, 1, len, out);
+		free(buf);
+		free(x.undo);
+		free(x.olds);
+		return 0;
+	}
+	fclose(mem);
+	free(buf);
+	/* a concurrent change (most likely another process took the room
+	 * the check counted): nothing of the file stays */
+	left = bf_rollback(&x);
+	if (left && in_part)
+		*in_part = 1;
+	if (left)
+		snprintf(note, sizeof(note), "applied in part: %d of the %d "
+			 "sections written before the error could not be put "
+			 "back (above)", left, x.nundo);
+	else
+		snprintf(note, sizeof(note), "1 error, nothing was applied (%d "
+			 "section%s written before it put back as %s was)", x.nundo,
+			 x.nundo == 1 ? "" : "s", x.nundo == 1 ? "it" : "each");
+	bf_emit(f->path, 0, NULL, NULL, note, 1, 0);
+	free(x.undo);
+	free(x.olds);
+	return CLI_EXIT_ERROR;
 }
 
-static int bf_has(const struct bf_file *f, const struct bf_section *s)
+/* Does @f declare a record of @kind and @name? Constant time. */
+static int bf_has(const struct bf_file *f, int kind, const char *name)
 {
-	int i;
+	int i = bf_find(f, name);
 
-	for (i = 0; f && i < f->n; i++)
-		if (f->sec[i].kind == s->kind && strcmp(f->sec[i].name, s->name) == 0)
-			return 1;
-	return 0;
+	return i >= 0 && f->sec[i].kind == kind;
 }
 
 int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
 		      FILE *out)
 {
-	int i, n = 0;
+	int i, n = 0, kind;
+	const char *name;
 
-	for (i = 0; old && i < old->n; i++) {
-		if (bf_has(cur, &old->sec[i]))
+	for (i = 0; old && i < (old->kept ? old->nkept : old->n); i++) {
+		if (old->kept) {
+			kind = old->kept[i].kind;
+			name = old->kept[i].name;
+		} else if (old->sec[i].bad) {
 			continue;
-		fprintf(out, "%s removed from the file: the record is kept as it "
-			"is and no longer managed\n", old->sec[i].header);
+		} else {
+			kind = old->sec[i].kind;
+			name = old->sec[i].name;
+		}
+		if (bf_has(cur, kind, name))
+			continue;
+		fprintf(out, "[%s %s] removed from the file: the record is kept "
+			"as it is and no longer managed\n", bf_kind_words[kind],
+			name);
 		n++;
 	}
 	return n;

@@ -17,14 +17,18 @@
  *
  * Nothing is applied partly: the whole file is parsed and then checked
  * against the segment (kinds, settings needed to create, combinations the
- * library refuses) before the first write; any error applies nothing.
+ * library refuses, free records and arena room) before the first write;
+ * any error applies nothing.
  * Every error of the file is reported in one run, in the order of its
  * lines, each as "PROG: FILE:LINE: [kind NAME] key: why" in the file's
  * words (its keys and values as written); a section with a syntax or
  * value error is not checked against the segment, and the report says so.
  * A file that cannot be read is "PROG: cannot read FILE: why". A
- * concurrent writer between the check and the write can still make a
- * write fail; that is reported for the record it concerns.
+ * concurrent writer between the check and the write (a worker creating
+ * records takes the room the check counted) can still make a write fail:
+ * that is reported for its section, and the sections written before it
+ * are rolled back (bf_apply()). Both passes are linear in the sections
+ * (a name index, bf_find()).
  */
 #ifndef BREAKERS_FILE_H
 #define BREAKERS_FILE_H
@@ -50,6 +54,9 @@ struct bf_diag {
 	const char *key;
 	const char *msg;
 	int summary; /* the last line: "N errors, nothing was applied" */
+	int room;    /* a lack of room in the segment (free records, arena),
+		      * not a mistake in the file: the same file fits a
+		      * segment with more room */
 };
 
 /**
@@ -79,11 +86,20 @@ enum bf_mode { BF_APPLY, BF_DRY_RUN };
  * is new; BF_DRY_RUN only) and, if all of it can be applied, apply it
  * (BF_APPLY) or say what would change (BF_DRY_RUN): one line per section
  * on @out ("breaker NAME: created|updated: KEY OLD -> NEW, ...|unchanged").
- * Returns 0, CLI_EXIT_USAGE (nothing applied; errors on stderr) or
- * CLI_EXIT_ERROR (a write failed; the line says which).
+ * The check counts the records and arena bytes the file needs against
+ * what the segment has free (one error at the first section that does
+ * not fit: "N new records needed, M free"), the same in both modes.
+ * BF_APPLY writes the sections in order, each one's old settings kept;
+ * if a write fails (another process took the room meanwhile), every
+ * section written before it is put back (created records retired,
+ * updated ones given their old values) and the lines are not printed.
+ * Returns 0, CLI_EXIT_USAGE (the check refused: nothing applied; errors
+ * on stderr) or CLI_EXIT_ERROR (a write failed and was rolled back, or
+ * a dry-run's read failed; said on stderr). *@in_part (may be NULL) is
+ * set to 1 when a rollback could not put everything back.
  */
 int bf_apply(brk_segment *seg, const struct bf_file *f, enum bf_mode mode,
-	     FILE *out);
+	     FILE *out, int *in_part);
 
 /**
  * bf_report_removed - one line on @out for each section of @old that
@@ -95,6 +111,16 @@ int bf_report_removed(const struct bf_file *old, const struct bf_file *cur,
 
 /** bf_count - the number of sections. */
 int bf_count(const struct bf_file *f);
+
+/**
+ * bf_compact - keep of @f only what bf_report_removed() needs of an old
+ * file (each section's kind and name; about 30 bytes a section), freeing
+ * the rest: breakerd keeps the file it applied until the next SIGHUP, and
+ * two whole files of 100k sections would double its memory. @f can then
+ * be only bf_report_removed()'s @old, bf_count() and bf_free(). Returns
+ * 0, or -ENOMEM (@f is left whole).
+ */
+int bf_compact(struct bf_file *f);
 
 void bf_free(struct bf_file *f);
 

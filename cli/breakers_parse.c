@@ -34,10 +34,29 @@ int bf_has_sink(void)
 	return bf_sink != NULL;
 }
 
+static void bf_emit_d(const struct bf_diag *dp, int bare);
+
 void bf_emit(const char *file, int line, const char *sec, const char *key,
 	     const char *msg, int summary, int bare)
 {
-	struct bf_diag d = { file, line, sec, key, msg, summary };
+	struct bf_diag d = { file, line, sec, key, msg, summary, 0 };
+
+	bf_emit_d(&d, bare);
+}
+
+void bf_emit_room(const char *file, int line, const char *sec,
+		  const char *msg)
+{
+	struct bf_diag d = { file, line, sec, NULL, msg, 0, 1 };
+
+	bf_emit_d(&d, 0);
+}
+
+static void bf_emit_d(const struct bf_diag *dp, int bare)
+{
+	struct bf_diag d = *dp;
+	const char *file = d.file, *sec = d.section, *key = d.key, *msg = d.msg;
+	int line = d.line;
 	char where[24] = "";
 
 	if (bf_sink) {
@@ -77,6 +96,7 @@ void bf_msgs_add(struct bf_msgs *m, const char *file, int line,
 		m->cap = cap;
 	}
 	e = &m->v[m->n];
+	e->room = 0;
 	e->line = line;
 	e->seq = m->n;
 	e->section = bf_dup(sec);
@@ -162,6 +182,63 @@ static void bf_errk(struct bf_reader *r, int line, const char *sec,
 
 #define bf_err(r, line, ...) bf_errk(r, line, NULL, NULL, __VA_ARGS__)
 
+/* FNV-1a of a section's name: its first slot in bf_file.names. */
+static uint32_t bf_name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h;
+}
+
+int bf_find(const struct bf_file *f, const char *name)
+{
+	uint32_t mask, at;
+
+	if (!f || !f->names_cap)
+		return -1;
+	mask = (uint32_t)f->names_cap - 1;
+	for (at = bf_name_hash(name) & mask; f->names[at]; at = (at + 1) & mask)
+		if (strcmp(f->sec[f->names[at] - 1].name, name) == 0)
+			return f->names[at] - 1;
+	return -1;
+}
+
+static void bf_name_put(int *names, int cap, const struct bf_section *sec,
+			int i)
+{
+	uint32_t mask = (uint32_t)cap - 1, at;
+
+	for (at = bf_name_hash(sec[i].name) & mask; names[at]; at = (at + 1) & mask)
+		;
+	names[at] = i + 1;
+}
+
+/* Section @i's name into the index (at most half full: grown by
+ * doubling). 0 or -ENOMEM. */
+static int bf_name_add(struct bf_file *f, int i)
+{
+	int j, cap, *v;
+
+	if (2 * (f->n + 1) > f->names_cap) {
+		cap = f->names_cap ? f->names_cap * 2 : 64;
+		while (2 * (f->n + 1) > cap)
+			cap *= 2;
+		v = calloc((size_t)cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (j = 0; j < f->names_cap; j++)
+			if (f->names[j])
+				bf_name_put(v, cap, f->sec, f->names[j] - 1);
+		free(f->names);
+		f->names = v;
+		f->names_cap = cap;
+	}
+	bf_name_put(f->names, f->names_cap, f->sec, i);
+	return 0;
+}
+
 /* "[kind NAME]" at @line: a new section. */
 static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 {
@@ -183,9 +260,9 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 	}
 	s = &r->bf->sec[r->bf->n];
 	memset(s, 0, sizeof(*s));
+	s->key0 = r->bf->nkeys;
 	s->line = line;
 	s->bad = 1;
-	brk_pace_config_init(&s->pace.c);
 	r->cur = s;
 	r->bf->n++;
 	n = sscanf(text, "%15s %255s %1s", kind, name, extra);
@@ -212,15 +289,21 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 		return;
 	}
 	s->kind = k;
+	if (k == BF_PACE)
+		brk_pace_config_init(&s->pace.c);
 	memcpy(s->name, name, strlen(name) + 1); /* validated: fits */
 	snprintf(s->header, sizeof(s->header), "[%s %s]", bf_kind_words[k], s->name);
-	for (i = 0; i < r->bf->n - 1; i++)
-		if (!r->bf->sec[i].bad && strcmp(r->bf->sec[i].name, name) == 0) {
-			bf_err(r, line, "%s: '%s' is already declared at line %d "
-			       "(one section per record name)", s->header, name,
-			       r->bf->sec[i].line);
-			return;
-		}
+	i = bf_find(r->bf, name);
+	if (i >= 0) {
+		bf_err(r, line, "%s: '%s' is already declared at line %d "
+		       "(one section per record name)", s->header, name,
+		       r->bf->sec[i].line);
+		return;
+	}
+	if (bf_name_add(r->bf, r->bf->n - 1) != 0) {
+		bf_err(r, line, "out of memory");
+		return;
+	}
 	s->bad = 0;
 }
 
@@ -275,11 +358,54 @@ static char *bf_read(char *str, int num, void *stream)
 	return str;
 }
 
+/* Room for one more key in the pool and @text bytes of its text (grown
+ * by doubling): 0 or -ENOMEM. The sections' keys pointers are set once
+ * the file is read. */
+static int bf_key_room(struct bf_file *f, size_t text)
+{
+	size_t cc;
+	int cap;
+	void *p;
+
+	if (f->nkchars + text > f->capkchars) {
+		cc = f->capkchars ? f->capkchars : 1024;
+		while (f->nkchars + text > cc)
+			cc *= 2;
+		if (cc > UINT32_MAX || !(p = realloc(f->kchars, cc)))
+			return -ENOMEM;
+		f->kchars = p;
+		f->capkchars = cc;
+	}
+	if (f->nkeys < f->capkeys)
+		return 0;
+	cap = f->capkeys ? f->capkeys * 2 : 64;
+	p = realloc(f->keys, (size_t)cap * sizeof(*f->keys));
+	if (!p)
+		return -ENOMEM;
+	f->keys = p;
+	f->capkeys = cap;
+	return 0;
+}
+
+/* Append @str (at most @max - 1 bytes of it) to the key text pool, which
+ * has room (bf_key_room()). Returns its offset. */
+static uint32_t bf_kput(struct bf_file *f, const char *str, size_t max)
+{
+	size_t n = strnlen(str, max - 1);
+	uint32_t at = (uint32_t)f->nkchars;
+
+	memcpy(f->kchars + at, str, n);
+	f->kchars[at + n] = '\0';
+	f->nkchars += n + 1;
+	return at;
+}
+
 static int bf_handler(void *user, const char *section, const char *key,
 		      const char *value)
 {
 	struct bf_reader *r = user;
 	struct bf_section *s = r->cur;
+	struct bf_key *kv;
 	char opt[BF_KEY_MAX];
 	size_t i;
 	int rc;
@@ -301,17 +427,21 @@ static int bf_handler(void *user, const char *section, const char *key,
 	for (i = 0; key[i]; i++)
 		opt[i] = key[i] == '_' ? '-' : key[i];
 	opt[i] = '\0';
+	kv = r->bf->keys + s->key0;
 	for (i = 0; i < (size_t)s->nkeys; i++)
-		if (strcmp(s->keys[i].name, key) == 0) {
+		if (strcmp(r->bf->kchars + kv[i].name, key) == 0) {
 			bf_errk(r, r->line, s->header, key, "set twice (first at "
-				"line %d)", s->keys[i].line);
+				"line %d)", kv[i].line);
 			s->unchecked = 1;
 			return 1;
 		}
-	if (s->nkeys < BF_MAX_KEYS) {
-		snprintf(s->keys[s->nkeys].name, BF_KEY_MAX, "%s", key);
-		snprintf(s->keys[s->nkeys].val, BF_VAL_MAX, "%s", value);
-		s->keys[s->nkeys++].line = r->line;
+	if (s->nkeys < BF_MAX_KEYS &&
+	    bf_key_room(r->bf, BF_KEY_MAX + BF_VAL_MAX) == 0) {
+		kv = &r->bf->keys[r->bf->nkeys++];
+		kv->name = bf_kput(r->bf, key, BF_KEY_MAX);
+		kv->val = bf_kput(r->bf, value, BF_VAL_MAX);
+		kv->line = r->line;
+		s->nkeys++;
 	}
 	r->cap.n = 0; /* the parser's message, "KEY: why", is caught */
 	switch (s->kind) {
@@ -347,7 +477,7 @@ int bf_key_line(const struct bf_section *s, const char *key)
 	int i;
 
 	for (i = 0; i < s->nkeys; i++)
-		if (strcmp(s->keys[i].name, key) == 0)
+		if (strcmp(s->kchars + s->keys[i].name, key) == 0)
 			return s->keys[i].line;
 	return s->line;
 }
@@ -357,8 +487,8 @@ const char *bf_key_val(const struct bf_section *s, const char *key)
 	int i;
 
 	for (i = 0; i < s->nkeys; i++)
-		if (strcmp(s->keys[i].name, key) == 0)
-			return s->keys[i].val;
+		if (strcmp(s->kchars + s->keys[i].name, key) == 0)
+			return s->kchars + s->keys[i].val;
 	return NULL;
 }
 
@@ -435,6 +565,10 @@ int bf_load(const char *path, struct bf_file **out)
 			bf_err(&r, rc, "syntax error: expected [kind NAME], key = "
 			       "value, or a comment");
 	}
+	for (i = 0; i < bf->n; i++) { /* the pools move no more */
+		bf->sec[i].keys = bf->keys + bf->sec[i].key0;
+		bf->sec[i].kchars = bf->kchars;
+	}
 	bf_check_paces(&r);
 	cli_set_msg_sink(NULL, NULL);
 	cli_set_usage_hint(NULL);
@@ -455,6 +589,11 @@ void bf_free(struct bf_file *f)
 	if (!f)
 		return;
 	bf_msgs_free(&f->msgs);
+	free(f->kept);
+	free(f->kept_names);
+	free(f->names);
+	free(f->keys);
+	free(f->kchars);
 	free(f->sec);
 	free(f->path);
 	free(f);
@@ -462,5 +601,50 @@ void bf_free(struct bf_file *f)
 
 int bf_count(const struct bf_file *f)
 {
-	return f ? f->n : 0;
+	return f ? (f->kept ? f->nkept : f->n) : 0;
+}
+
+int bf_compact(struct bf_file *f)
+{
+	size_t len = 0, at = 0;
+	int i, n = 0;
+
+	if (!f || f->kept)
+		return 0;
+	for (i = 0; i < f->n; i++)
+		if (!f->sec[i].bad)
+			len += strlen(f->sec[i].name) + 1;
+	f->kept = malloc((size_t)(f->n ? f->n : 1) * sizeof(*f->kept));
+	f->kept_names = malloc(len ? len : 1);
+	if (!f->kept || !f->kept_names) {
+		free(f->kept);
+		free(f->kept_names);
+		f->kept = NULL;
+		f->kept_names = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < f->n; i++) {
+		size_t l;
+
+		if (f->sec[i].bad)
+			continue;
+		l = strlen(f->sec[i].name) + 1;
+		memcpy(f->kept_names + at, f->sec[i].name, l);
+		f->kept[n].kind = f->sec[i].kind;
+		f->kept[n++].name = f->kept_names + at;
+		at += l;
+	}
+	f->nkept = n;
+	bf_msgs_free(&f->msgs);
+	free(f->names);
+	free(f->keys);
+	free(f->kchars);
+	free(f->sec);
+	f->names = NULL;
+	f->keys = NULL;
+	f->kchars = NULL;
+	f->nkchars = f->capkchars = 0;
+	f->sec = NULL;
+	f->names_cap = f->nkeys = f->capkeys = f->n = f->cap = 0;
+	return 0;
 }

@@ -74,7 +74,8 @@ int bctl_cmd_apply(struct bctl *g, int argc, char **argv)
 		bf_free(f);
 		return rc;
 	}
-	rc = bf_apply(seg, f, dry || bf_errors(f) ? BF_DRY_RUN : BF_APPLY, stdout);
+	rc = bf_apply(seg, f, dry || bf_errors(f) ? BF_DRY_RUN : BF_APPLY, stdout,
+		      NULL);
 	if (seg)
 		brk_detach(seg);
 	bf_free(f);

@@ -523,6 +523,31 @@ BRK_API int brk_breaker_get(brk_segment *seg, const char *name,
 BRK_API int brk_breaker_find(brk_segment *seg, const char *name, brk_breaker **out);
 
 /**
+ * brk_arena_cost - the bytes of the segment's arena a write would take,
+ * for a caller that must know before it writes anything whether a batch
+ * of creates and changes fits (bctl apply: compare the sum with
+ * brk_segment_info's arena_bytes - arena_used_bytes).
+ * @kind:  enum brk_kind of the record.
+ * @cfg:   a breaker's settings after the write (NULL: the defaults);
+ *         ignored for other kinds.
+ * @b:     NULL: the cost of creating the record (its core run and, for a
+ *         breaker, the extension blocks @cfg needs: more than one probe,
+ *         a failure rate, slow calls or distinct processes, a bulkhead);
+ *         else the existing breaker whose settings become @cfg: the
+ *         blocks @cfg needs that it has not linked yet (0 if none; 0 for
+ *         every change of a bucket, pace or budget, which allocate
+ *         nothing).
+ * An upper bound: a create that reuses a retired record past its
+ * quarantine (brk_retire()) takes nothing from the arena. Reads only
+ * @b's link words; thread- and process-safe, works on a read-only
+ * attach. Returns 0 (*@bytes set), -EINVAL (NULL @bytes, an unknown
+ * kind, @b not a breaker, an invalid @cfg), -E2BIG (@cfg from a newer
+ * breaker.h with settings this library lacks).
+ */
+BRK_API int brk_arena_cost(int kind, const struct brk_config *cfg,
+			   brk_breaker *b, uint64_t *bytes);
+
+/**
  * brk_breaker_configure - replace every setting of an existing breaker:
  * brk_breaker_update(b, cfg, BRK_CFG_ALL, NULL). State and counters are
  * kept. A lowered max_concurrent counts the permits already out: new
