@@ -760,8 +760,11 @@ enum brk_reason {
  *           (every process is told to wait) - except with BRK_THROTTLED,
  *           where a pace's cut does the slowing down and no cool-until is
  *           set; above max_wait_ms the breaker opens for that long
- *           instead (any outcome, BRK_THROTTLED included). Values are clamped to
- *           BRK_MAX_DURATION_MS, never overflowed. A Retry-After is a
+ *           instead (any outcome, BRK_THROTTLED included). Either way the
+ *           period is capped at the breaker's max_open_ms (as every
+ *           cooling period is: trip, a fleet peer's decision), so no one
+ *           answer can open it longer than its own doubling could; values
+ *           are never overflowed. A Retry-After is a
  *           fact about the upstream and is applied even from a stale
  *           permit, but only as a cool-until.
  *
@@ -871,7 +874,8 @@ BRK_API int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
 BRK_API int brk_reset(brk_breaker *b);
 
 /**
- * brk_trip - force OPEN for @for_ms ms (clamped to BRK_MAX_DURATION_MS).
+ * brk_trip - force OPEN for @for_ms ms (capped at the breaker's
+ * max_open_ms, as every cooling period is).
  * An already-open breaker is left as it is (its open period is not
  * extended, no second transition is recorded): returns -EALREADY.
  * Returns 0, -EALREADY, -EINVAL (0 ms), -EROFS, -BRK_ECONTENDED.
@@ -2615,8 +2619,8 @@ BRK_API int brk_set_origin(brk_segment *seg, const char *host_id);
 #define BRK_FLEET_PEERS 32u
 
 /**
- * brk_trip_extend - open for at least @for_ms ms from now (clamped to
- * BRK_MAX_DURATION_MS): a closed or half-open breaker opens as by
+ * brk_trip_extend - open for at least @for_ms ms from now (capped at the
+ * breaker's max_open_ms, as every cooling period is): a closed or half-open breaker opens as by
  * brk_trip(); an open one whose cooling period ends sooner is extended to
  * now + @for_ms (one transition OPEN -> OPEN, gen + 1, an event "trip"
  * with value @for_ms); one that stays open at least that long is left as
@@ -2635,8 +2639,8 @@ BRK_API int brk_trip_extend(brk_breaker *b, uint64_t for_ms);
 
 /**
  * brk_cool_for - raise the breaker's shared cool-until (as a Retry-After
- * up to max_wait_ms does in brk_release()) to now + @ms (ms; clamped to
- * the breaker's max_open_ms and BRK_MAX_DURATION_MS): until then every
+ * up to max_wait_ms does in brk_release()) to now + @ms (ms; capped at
+ * the breaker's max_open_ms, as every cooling period is): until then every
  * brk_acquire() in every process is refused with -BRK_ECOOLING and the
  * wait. The breaker's state is not changed. Never lowers the cool-until
  * (-EALREADY, no event). Event "cool_until" (value: the ms, after the

@@ -183,6 +183,7 @@ static void deadlines_hold_at_age(struct ut *u, uint64_t age_ns)
 
 	ut_clock_set(&u->clk, UT_CLOCK_START_NS + age_ns);
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_rc(0, brk_trip(b, 60 * SEC));
 	ut_rc(-EALREADY, brk_trip(b, 60 * SEC));
