@@ -174,9 +174,20 @@ enum {
 	                        extreme contention); nothing was changed */
 	BRK_ENOTOKENS = 911, /* refused: the GCRA bucket has too few tokens
 	                        now; brk_bucket_take() says when it will */
-	BRK_EEXPIRED = 912   /* refused (brk_admit()): the job's deadline
+	BRK_EEXPIRED = 912,  /* refused (brk_admit()): the job's deadline
 	                        would pass before the wait ends */
+	BRK_EUNTRUSTED = 913, /* brk_attach(): the segment's owner is not
+	                        trusted (not root, not us, not the system
+	                        user breakerd, not named in
+	                        $BREAKERD_TRUSTED_OWNERS); not used */
+	BRK_ETRUNCATED = 914 /* brk_attach(): the segment is shorter than its
+	                        header says (or emptied to 0 bytes after it
+	                        was made): never re-initialised silently */
 };
+
+/* The environment variable naming more trusted segment owners (user
+ * names or uids, comma-separated): see brk_attach(). */
+#define BRK_TRUSTED_OWNERS_ENV "BREAKERD_TRUSTED_OWNERS"
 
 /**
  * brk_strerror - describe any code returned by this library.
@@ -279,8 +290,14 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  * The first process creates the segment (O_CREAT|O_EXCL, fchmod/fchown,
  * ftruncate, posix_fallocate, initialise, publish the magic last with
  * release ordering); every later one validates it (fstat: regular file,
- * our uid or root's, not world-writable, final size; then magic, layout
+ * a trusted owner, not world-writable, final size; then magic, layout
  * version, geometry) and waits up to init_wait_ms for the magic.
+ * Trusted owners, for read-write and read-only attaches alike: root, the
+ * caller's effective uid, the system user "breakerd" when it exists (the
+ * systemd unit's user), and the users named in $BREAKERD_TRUSTED_OWNERS
+ * (BRK_TRUSTED_OWNERS_ENV: user names or uids, comma-separated; an
+ * unknown name is ignored). Any other owner could have planted the
+ * segment to steer (or truncate) everyone's breakers: -BRK_EUNTRUSTED.
  * Nothing on this path is a fast path: it makes syscalls.
  *
  * Returns 0, or:
@@ -291,11 +308,19 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  *  -E2BIG   o->size is larger than this library's struct and a field it
  *           does not know is not zero (built against a newer breaker.h);
  *  -ENOENT  absent and READONLY or NOCREATE was asked;
- *  -EACCES  / -EPERM: no permission to open it, or owned by another user
- *           or world-writable (errbuf names the owner);
+ *  -EACCES  / -EPERM: no permission to open it, or world-writable for a
+ *           read-write attach (errbuf names the owner);
+ *  -BRK_EUNTRUSTED owned by a user who is not trusted (above; errbuf
+ *           names the owner and $BREAKERD_TRUSTED_OWNERS);
+ *  -BRK_ETRUNCATED shorter than its header says, 0 bytes included
+ *           (truncated after it was made: its records are lost; errbuf
+ *           says how many bytes and what to do); never re-initialised,
+ *           BRK_ATTACH_REPAIR included;
  *  -EPROTO  wrong magic, layout version or size: not our segment, or a
  *           different release of breakerd;
- *  -ETIMEDOUT the creator did not finish initialising in time;
+ *  -ETIMEDOUT the creator did not finish initialising in time (its
+ *           init-in-progress marker is still set: see -BRK_ETRUNCATED
+ *           for a segment emptied later);
  *  -EXDEV   created in another pid or time namespace (errbuf says
  *           which and what to do: run this process in the creator's
  *           namespaces - docker --pid=container:X --ipc=container:X,
