@@ -149,7 +149,7 @@ static int cfg_create(const struct bctl *g, brk_segment *seg, const char *name,
 	rc = brk_breaker_get(seg, name, &c, b);
 	if (rc == -EMEDIUMTYPE)
 		return bctl_wrong_kind(g, seg, name, BRK_KIND_BREAKER);
-	return rc < 0 ? bctl_fail(g, name, rc) : 0;
+	return rc < 0 ? bctl_create_fail(g, seg, name, rc) : 0;
 }
 
 /*

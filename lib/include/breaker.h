@@ -392,11 +392,17 @@ struct brk_segment_info {
 	uint64_t creator_timens;   /* the creator's time namespace */
 	uint64_t own_pidns;        /* this process's pid namespace */
 	uint64_t own_timens;       /* this process's time namespace */
+	/* since BRK_SEGMENT_INFO_SIZE_VER3 */
+	int32_t index_lock_pid;    /* the holder of the index lock (taken to
+	                              create or retire a record), in the
+	                              creator's pid namespace; 0: free */
+	uint32_t reserved0_;       /* 0 */
 };
 
 #define BRK_SEGMENT_INFO_SIZE_VER0 328u /* sizeof in BREAKER_0 */
 #define BRK_SEGMENT_INFO_SIZE_VER1 352u /* + the arena fields */
 #define BRK_SEGMENT_INFO_SIZE_VER2 400u /* + mode, owner, namespaces */
+#define BRK_SEGMENT_INFO_SIZE_VER3 408u /* + index_lock_pid */
 
 /* brk_segment_info.ns_differ bits */
 #define BRK_NS_PID 1u
@@ -1150,6 +1156,10 @@ struct brk_info {
 	                               configure; the same value in two
 	                               snapshots: the settings did not change
 	                               in between. 0 for other kinds */
+	/* since BRK_INFO_SIZE_VER5 */
+	uint64_t generation_full;   /* breakers: the state's generation, all
+	                               56 bits (generation above is its low
+	                               32, kept for callers built before) */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -1158,6 +1168,7 @@ struct brk_info {
                                     oldest_in_flight_ms */
 #define BRK_INFO_SIZE_VER3 2888u /* + hold (permit hold-time histogram) */
 #define BRK_INFO_SIZE_VER4 2896u /* + config_seq (and config VER3: fleet) */
+#define BRK_INFO_SIZE_VER5 2904u /* + generation_full */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read

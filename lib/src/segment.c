@@ -692,6 +692,11 @@ int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 	if (out->creator_timens && out->own_timens &&
 	    out->creator_timens != out->own_timens)
 		out->ns_differ |= BRK_NS_TIME;
+	{ /* the index lock's holder (a token's pid; 0: free) */
+		uint64_t lk = uatomic_read(&s->hdr->index_lock);
+
+		out->index_lock_pid = lk ? (int32_t)BRK__TOK_PID(lk) : 0;
+	}
 	return 0;
 }
 
