@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/run-all.sh - the whole test suite, as the README's second command and
-# CI run it: a -Werror build, a release build (-O2, NDEBUG: suites unit,
+# CI run it: a -Werror build, a release build (meson release: -O3, NDEBUG; suites unit,
 # cli, integration, python), the same suite under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the in-process concurrency tests (suite
 # 'threads') under ThreadSanitizer, and a short libFuzzer smoke run of
@@ -62,10 +62,10 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
 run_suite "plain -Werror" build-ci --num-processes 2 -- \
 	-Dwerror=true
-# What packagers build (-O2, assertions off): the suites a user's build
+# What packagers build (optimised, assertions off): the suites a user's build
 # would show failing (issue 22: a struct compared with its padding failed
 # only here).
-run_suite "release -O2 -DNDEBUG" build-release --num-processes 2 \
+run_suite "release (-O3, NDEBUG)" build-release --num-processes 2 \
 	--suite unit --suite cli --suite integration --suite python -- \
 	-Dwerror=true -Dbuildtype=release -Db_ndebug=true
 # The spin model (suite model) checks a Promela model, not our C: once is
