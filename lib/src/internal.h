@@ -518,6 +518,13 @@ static inline void *brk__block(const brk_segment *s, uint32_t ref, uint32_t unit
 }
 
 /* ---- lease slot sets: probes and permits (blocks.c) ------------------- */
+/* The ref (first unit) of the record at @r. */
+uint32_t brk__ref_of(const brk_segment *s, const struct brk__record *r);
+/* The block of @units at @ref if it carries @r's owner tag of kind @what
+ * (layout.h BRK__BTAG), else NULL: the only way to follow a link of
+ * ext_refs or permit_refs. */
+uint64_t *brk__tagged_block(const brk_segment *s, const struct brk__record *r,
+			    uint32_t ref, uint32_t units, unsigned what);
 /* Up to two runs of slots, numbered 0 .. n[0] + n[1] - 1. */
 struct brk__slots {
 	struct brk__lease *part[2];
