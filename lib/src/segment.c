@@ -506,6 +506,13 @@ static int attach_existing(brk_segment *s, struct attach_ctx *c, int fd)
 		rc = validate_header(c, s);
 	if (rc == 0)
 		rc = check_namespaces(c, s);
+	/* made, but its creator died before clearing the init marker: clear
+	 * it (the owner can), so a later truncation is not taken for a
+	 * half-made segment and re-made */
+	if (rc == 0 && !s->readonly && (st.st_mode & BRK__INIT_MARK) &&
+	    st.st_uid == geteuid() &&
+	    fchmod(fd, st.st_mode & 0777 & ~(mode_t)BRK__INIT_MARK) == 0)
+		s->mode = (uint32_t)(st.st_mode & 0777 & ~(mode_t)BRK__INIT_MARK);
 	return rc;
 }
 

@@ -104,5 +104,16 @@ mode=$(stat -c %a "$F")
 [ "$mode" = 600 ] && ok "a made segment has no init marker (mode 600)" ||
 	bad "a made segment has no init marker" "mode $mode"
 
+# --- made, but the marker left set (creator died right after the magic) ---------
+fresh
+chmod 0700 "$F"
+"$BCTL" --shm "$SHM" config pay >/dev/null 2>&1
+mode=$(stat -c %a "$F")
+[ "$mode" = 600 ] && ok "a read-write attach clears a marker left on a made segment" ||
+	bad "a read-write attach clears a marker left on a made segment" "mode $mode"
+truncate -s 0 "$F"
+expect "... so a later truncation is reported as one" 1 "truncated: 0 bytes" \
+	"died half-way" -- "$BCTL" --shm "$SHM" inspect pay
+
 echo "# bctl_segment_truncated: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
