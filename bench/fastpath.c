@@ -42,6 +42,7 @@ int bench_fastpath(const char *shm_name, uint64_t ops)
 	struct brk_attach_opts o;
 	struct brk_config c;
 	const char *hold = getenv("BENCH_HOLD_HISTOGRAM");
+	const char *mc = getenv("BENCH_MAX_CONCURRENT"); /* a bulkhead of N */
 	brk_segment *seg;
 	brk_breaker *b;
 	int rc, bad;
@@ -57,6 +58,7 @@ int bench_fastpath(const char *shm_name, uint64_t ops)
 	}
 	brk_config_init(&c);
 	c.hold_histogram = hold && strcmp(hold, "1") == 0;
+	c.max_concurrent = mc ? (uint32_t)strtoul(mc, NULL, 10) : 0;
 	rc = brk_breaker_get(seg, "bench/fast", &c, &b);
 	if (rc) {
 		fprintf(stderr, "breakerd-bench: breaker: %s\n", brk_strerror(rc));
@@ -68,8 +70,9 @@ int bench_fastpath(const char *shm_name, uint64_t ops)
 	bad += pairs(b, ops);
 	brk_detach(seg);
 	brk_segment_unlink(shm_name);
-	printf("fastpath: %llu acquire+release after %u warm-up, %d failed%s\n",
+	printf("fastpath: %llu acquire+release after %u warm-up, %d failed%s%s\n",
 	       (unsigned long long)ops, BENCH_FAST_WARMUP, bad,
-	       c.hold_histogram ? " (hold_histogram on)" : "");
+	       c.hold_histogram ? " (hold_histogram on)" : "",
+	       c.max_concurrent ? " (bulkhead)" : "");
 	return bad ? 1 : 0;
 }

@@ -290,6 +290,18 @@ static int attach(const struct options *o, const char *shm, brk_segment **seg)
 	ao.errbuf = errbuf;
 	ao.errbuf_len = sizeof(errbuf);
 	rc = brk_attach(&ao, seg);
+	if (rc == -BRK_ETRUNCATED || rc == -BRK_EUNTRUSTED) {
+		/* a segment someone else emptied or planted: warn, say what
+		 * to do (errbuf), never re-make it (issue 22) */
+		struct logline l;
+
+		ll_begin(&l, "warn", rc == -BRK_ETRUNCATED ? "segment truncated"
+							   : "segment owner not trusted");
+		ll_str(&l, "shm", shm);
+		ll_str(&l, "err", errbuf[0] ? errbuf : brk_strerror(rc));
+		ll_end(&l);
+		return rc;
+	}
 	if (rc < 0) {
 		if (errbuf[0])
 			fprintf(stderr, "breakerd: %s\n", errbuf);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/run-all.sh - the whole test suite, as the README's second command and
-# CI run it: a -Werror build, the same suite under AddressSanitizer +
+# CI run it: a -Werror build, a release build (meson release: -O3, NDEBUG; suites unit,
+# cli, integration, python), the same suite under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the in-process concurrency tests (suite
 # 'threads') under ThreadSanitizer, and a short libFuzzer smoke run of
 # each fuzz target (suite 'fuzz', clang, tests/fuzz/). Prints meson's summaries and a final line
@@ -61,9 +62,16 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
 run_suite "plain -Werror" build-ci --num-processes 2 -- \
 	-Dwerror=true
+# What packagers build (optimised, assertions off): the suites a user's build
+# would show failing (issue 22: a struct compared with its padding failed
+# only here).
+run_suite "release (-O3, NDEBUG)" build-release --num-processes 2 \
+	--suite unit --suite cli --suite integration --suite python -- \
+	-Dwerror=true -Dbuildtype=release -Db_ndebug=true
 # The spin model (suite model) checks a Promela model, and the layers
 # test (suite layout) the source tree's includes, not our C as it runs:
-# once is enough. The python suite skips itself in sanitizer builds.
+# once is enough. The python suite runs with libasan preloaded into the
+# interpreter (tests/python/run.sh, tests/python/lsan.supp).
 run_suite "ASan+UBSan" build-asan --num-processes 2 --timeout-multiplier 3 --no-suite model --no-suite layout -- \
 	-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 TSAN_OPTIONS=halt_on_error=1 run_suite "TSan (suite threads)" build-tsan \

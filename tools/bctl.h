@@ -121,6 +121,10 @@ int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
 	      brk_breaker **b);
 /** bctl_fail - print "bctl: SHM: NAME: cause" for @rc. Returns 1. */
 int bctl_fail(const struct bctl *g, const char *name, int rc);
+/** bctl_create_fail - bctl_fail() for a creation of @name on @seg; one
+ * that gave up on the index lock names the lock and its holder's pid. */
+int bctl_create_fail(const struct bctl *g, brk_segment *seg, const char *name,
+		     int rc);
 /** bctl_kind_of - the enum brk_kind of the record @name, or -ENOENT or
  * another negative code. */
 int bctl_kind_of(brk_segment *seg, const char *name);

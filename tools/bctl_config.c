@@ -58,12 +58,62 @@ static int cfg_parse(struct bctl *g, int argc, char **argv, struct cfg_set *set)
 	return BCTL_CONTINUE;
 }
 
-/* "invalid setting KEY = VALUE" for the setting @what of @c. */
-static int cfg_invalid(const char *name, const struct brk_config *c,
-		       const char *what)
+/* @ms as an option value: "10m", "30s", "250ms". */
+static const char *cfg_ms(uint64_t ms, char *buf, size_t len)
+{
+	if (ms && ms % 86400000 == 0)
+		snprintf(buf, len, "%llud", (unsigned long long)(ms / 86400000));
+	else if (ms && ms % 3600000 == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ms / 3600000));
+	else if (ms && ms % 60000 == 0)
+		snprintf(buf, len, "%llum", (unsigned long long)(ms / 60000));
+	else if (ms && ms % 1000 == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, len, "%llums", (unsigned long long)ms);
+	return buf;
+}
+
+static int cfg_given(const struct cfg_set *set, const char *key)
 {
 	size_t i;
 
+	for (i = 0; set && i < CFG_N; i++)
+		if (strcmp(cfg_fields[i].key, key) == 0)
+			return !!(set->mask & (1u << i));
+	return 0;
+}
+
+/* open above max_open: the library names max_open_ms whichever was given;
+ * say the option the user gave (issue 22: `--open 10d` blamed
+ * max_open_ms). */
+static int cfg_open_above_max(const char *name, const struct brk_config *c,
+			      const struct cfg_set *set)
+{
+	int o = cfg_given(set, "open_ms"), m = cfg_given(set, "max_open_ms");
+	char a[32], b[32];
+
+	cfg_ms(c->open_ms, a, sizeof(a));
+	cfg_ms(c->max_open_ms, b, sizeof(b));
+	if (o && m)
+		return cli_usage_error("config %s: --max-open %s is less than "
+				       "--open %s", cli_q(name), b, a);
+	if (o)
+		return cli_usage_error("config %s: --open %s is more than "
+				       "max-open (%s); raise --max-open too",
+				       cli_q(name), a, b);
+	return cli_usage_error("config %s: --max-open %s is less than open "
+			       "(%s); lower --open too", cli_q(name), b, a);
+}
+
+/* "invalid setting KEY = VALUE" for the setting @what of @c. */
+static int cfg_invalid(const char *name, const struct brk_config *c,
+		       const char *what, const struct cfg_set *set)
+{
+	size_t i;
+
+	if (what && strcmp(what, "max_open_ms") == 0 && c->max_open_ms < c->open_ms)
+		return cfg_open_above_max(name, c, set);
 	for (i = 0; what && i < CFG_N; i++)
 		if (strcmp(cfg_fields[i].key, what) == 0)
 			return cli_usage_error("config %s: invalid setting %s = %llu%s",
@@ -74,13 +124,14 @@ static int cfg_invalid(const char *name, const struct brk_config *c,
 			       what ? what : "(unknown)");
 }
 
-static int cfg_validate(const char *name, const struct brk_config *c)
+static int cfg_validate(const char *name, const struct brk_config *c,
+			const struct cfg_set *set)
 {
 	const char *what = NULL;
 
 	if (brk_config_validate(c, &what) == 0)
 		return 0;
-	return cfg_invalid(name, c, what);
+	return cfg_invalid(name, c, what, set);
 }
 
 /* Create @name with the defaults plus @set. */
@@ -92,13 +143,13 @@ static int cfg_create(const struct bctl *g, brk_segment *seg, const char *name,
 
 	brk_config_init(&c);
 	cfg_apply(&c, set);
-	rc = cfg_validate(name, &c);
+	rc = cfg_validate(name, &c, set);
 	if (rc)
 		return rc;
 	rc = brk_breaker_get(seg, name, &c, b);
 	if (rc == -EMEDIUMTYPE)
 		return bctl_wrong_kind(g, seg, name, BRK_KIND_BREAKER);
-	return rc < 0 ? bctl_fail(g, name, rc) : 0;
+	return rc < 0 ? bctl_create_fail(g, seg, name, rc) : 0;
 }
 
 /*
@@ -140,7 +191,7 @@ static int cfg_run(const struct bctl *g, brk_segment *seg, const char *name,
 	}
 	rc = brk_breaker_update(b, &c, cfg_bits(set), &what);
 	if (rc == -EINVAL)
-		return cfg_invalid(name, &c, what);
+		return cfg_invalid(name, &c, what, set);
 	if (rc == -BRK_ECONTENDED && what)
 		return cli_error("config %s: a concurrent change of another setting "
 				 "conflicts with this one (%s%s); nothing was "

@@ -464,7 +464,7 @@ static int exec_with(const struct bctl *g, const struct exec_opts *o,
 	rc = o->name ? brk_breaker_get(seg, o->name, NULL, &b) : 0;
 	if (rc < 0) {
 		rc = rc == -EMEDIUMTYPE ? bctl_find(g, seg, o->name, &b) :
-		     bctl_fail(g, o->name, rc);
+		     bctl_create_fail(g, seg, o->name, rc);
 		brk_detach(seg);
 		return rc;
 	}

@@ -194,7 +194,7 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "kind", json_string("breaker"));
 	set(o, "state", json_string(brk_state_name(in->state)));
 	set(o, "mode", json_string(brk_mode_name(in->mode)));
-	set(o, "generation", ju(in->generation));
+	set(o, "generation", ju(in->generation_full));
 	set(o, "consecutive_failures", ju(in->consecutive_failures));
 	set(o, "cooling_level", ju(in->cooling_level));
 	set(o, "open_remaining_ms", ju(in->open_remaining_ms));

@@ -139,7 +139,7 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "name", "%s", name);
 	bctl_kv(f, 0, "state", "%s", brk_state_name(in->state));
 	bctl_kv(f, 0, "mode", "%s", brk_mode_name(in->mode));
-	bctl_kv(f, 0, "generation", "%" PRIu32, in->generation);
+	bctl_kv(f, 0, "generation", "%" PRIu64, in->generation_full);
 	bctl_kv(f, 0, "consecutive_failures", "%" PRIu64, in->consecutive_failures);
 	bctl_kv(f, 0, "cooling_level", "%" PRIu32, in->cooling_level);
 	bctl_kv(f, 0, "open_remaining_ms", "%" PRIu64, in->open_remaining_ms);

@@ -84,6 +84,26 @@ int bctl_fail(const struct bctl *g, const char *name, int rc)
 			 brk_strerror(rc));
 }
 
+/* A creation that gave up because the index lock was not let go (issue
+ * 22): name the lock and its holder, and what to do. */
+int bctl_create_fail(const struct bctl *g, brk_segment *seg, const char *name,
+		     int rc)
+{
+	struct brk_segment_info si;
+
+	if (rc == -BRK_ECONTENDED && seg && brk_segment_info(seg, &si) == 0 &&
+	    si.index_lock_pid > 0)
+		return cli_error("%s: %s: not created: the segment's index lock "
+				 "(taken to create or retire a record) is held "
+				 "by pid %d and was not let go in 2 s; if that "
+				 "process is stopped (SIGSTOP, a debugger), "
+				 "resume or end it (a dead holder's lock is "
+				 "taken over). Existing records work meanwhile",
+				 cli_q(bctl_shm(g)), cli_q(name),
+				 (int)si.index_lock_pid);
+	return bctl_fail(g, name, rc);
+}
+
 int bctl_find(const struct bctl *g, brk_segment *seg, const char *name,
 	      brk_breaker **b)
 {

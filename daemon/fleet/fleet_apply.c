@@ -67,10 +67,10 @@ static int failed(const struct fleet_msg *m, int rc)
 	return FLEET_FAILED;
 }
 
-static uint64_t cap(uint64_t ms, uint64_t max_ms)
+/* A peer's period as it came (at least 1 ms): the library caps it at this
+ * host's max_open_ms, in the one place every cooling goes through. */
+static uint64_t period(uint64_t ms)
 {
-	if (max_ms && ms > max_ms)
-		ms = max_ms;
 	return ms ? ms : 1;
 }
 
@@ -79,11 +79,9 @@ static int apply_breaker(brk_breaker *b, const struct brk_info *in,
 {
 	switch (m->kind) {
 	case FLEET_OPEN:
-		return brk_trip_extend(b, cap(m->remaining_ms,
-					      in->config.max_open_ms));
+		return brk_trip_extend(b, period(m->remaining_ms));
 	case FLEET_COOL_UNTIL:
-		return brk_cool_for(b, cap(m->remaining_ms,
-					   in->config.max_open_ms));
+		return brk_cool_for(b, period(m->remaining_ms));
 	case FLEET_FORCED:
 		if (in->mode == m->mode)
 			return -EALREADY;

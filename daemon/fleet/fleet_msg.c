@@ -261,7 +261,7 @@ static int msg_fields(json_t *o, struct fleet_msg *m, char *why, size_t cap)
 {
 	const char *key, *s;
 	json_t *val;
-	uint64_t u;
+	uint64_t u = 0; /* -O3 cannot see get_uint() sets it (release -Werror, issue 22) */
 	int rc, r;
 
 	json_object_foreach(o, key, val) {

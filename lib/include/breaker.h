@@ -175,9 +175,20 @@ enum {
 	                        extreme contention); nothing was changed */
 	BRK_ENOTOKENS = 911, /* refused: the GCRA bucket has too few tokens
 	                        now; brk_bucket_take() says when it will */
-	BRK_EEXPIRED = 912   /* refused (brk_admit()): the job's deadline
+	BRK_EEXPIRED = 912,  /* refused (brk_admit()): the job's deadline
 	                        would pass before the wait ends */
+	BRK_EUNTRUSTED = 913, /* brk_attach(): the segment's owner is not
+	                        trusted (not root, not us, not the system
+	                        user breakerd, not named in
+	                        $BREAKERD_TRUSTED_OWNERS); not used */
+	BRK_ETRUNCATED = 914 /* brk_attach(): the segment is shorter than its
+	                        header says (or emptied to 0 bytes after it
+	                        was made): never re-initialised silently */
 };
+
+/* The environment variable naming more trusted segment owners (user
+ * names or uids, comma-separated): see brk_attach(). */
+#define BRK_TRUSTED_OWNERS_ENV "BREAKERD_TRUSTED_OWNERS"
 
 /**
  * brk_strerror - describe any code returned by this library.
@@ -280,8 +291,14 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  * The first process creates the segment (O_CREAT|O_EXCL, fchmod/fchown,
  * ftruncate, posix_fallocate, initialise, publish the magic last with
  * release ordering); every later one validates it (fstat: regular file,
- * our uid or root's, not world-writable, final size; then magic, layout
+ * a trusted owner, not world-writable, final size; then magic, layout
  * version, geometry) and waits up to init_wait_ms for the magic.
+ * Trusted owners, for read-write and read-only attaches alike: root, the
+ * caller's effective uid, the system user "breakerd" when it exists (the
+ * systemd unit's user), and the users named in $BREAKERD_TRUSTED_OWNERS
+ * (BRK_TRUSTED_OWNERS_ENV: user names or uids, comma-separated; an
+ * unknown name is ignored). Any other owner could have planted the
+ * segment to steer (or truncate) everyone's breakers: -BRK_EUNTRUSTED.
  * Nothing on this path is a fast path: it makes syscalls.
  *
  * Returns 0, or:
@@ -292,11 +309,19 @@ BRK_API const char *brk_resolve_shm_name(const char *flag);
  *  -E2BIG   o->size is larger than this library's struct and a field it
  *           does not know is not zero (built against a newer breaker.h);
  *  -ENOENT  absent and READONLY or NOCREATE was asked;
- *  -EACCES  / -EPERM: no permission to open it, or owned by another user
- *           or world-writable (errbuf names the owner);
+ *  -EACCES  / -EPERM: no permission to open it, or world-writable for a
+ *           read-write attach (errbuf names the owner);
+ *  -BRK_EUNTRUSTED owned by a user who is not trusted (above; errbuf
+ *           names the owner and $BREAKERD_TRUSTED_OWNERS);
+ *  -BRK_ETRUNCATED shorter than its header says, 0 bytes included
+ *           (truncated after it was made: its records are lost; errbuf
+ *           says how many bytes and what to do); never re-initialised,
+ *           BRK_ATTACH_REPAIR included;
  *  -EPROTO  wrong magic, layout version or size: not our segment, or a
  *           different release of breakerd;
- *  -ETIMEDOUT the creator did not finish initialising in time;
+ *  -ETIMEDOUT the creator did not finish initialising in time (its
+ *           init-in-progress marker is still set: see -BRK_ETRUNCATED
+ *           for a segment emptied later);
  *  -EXDEV   created in another pid or time namespace (errbuf says
  *           which and what to do: run this process in the creator's
  *           namespaces - docker --pid=container:X --ipc=container:X,
@@ -369,11 +394,17 @@ struct brk_segment_info {
 	uint64_t creator_timens;   /* the creator's time namespace */
 	uint64_t own_pidns;        /* this process's pid namespace */
 	uint64_t own_timens;       /* this process's time namespace */
+	/* since BRK_SEGMENT_INFO_SIZE_VER3 */
+	int32_t index_lock_pid;    /* the holder of the index lock (taken to
+	                              create or retire a record), in the
+	                              creator's pid namespace; 0: free */
+	uint32_t reserved0_;       /* 0 */
 };
 
 #define BRK_SEGMENT_INFO_SIZE_VER0 328u /* sizeof in BREAKER_0 */
 #define BRK_SEGMENT_INFO_SIZE_VER1 352u /* + the arena fields */
 #define BRK_SEGMENT_INFO_SIZE_VER2 400u /* + mode, owner, namespaces */
+#define BRK_SEGMENT_INFO_SIZE_VER3 408u /* + index_lock_pid */
 
 /* brk_segment_info.ns_differ bits */
 #define BRK_NS_PID 1u
@@ -789,8 +820,11 @@ enum brk_reason {
  *           (every process is told to wait) - except with BRK_THROTTLED,
  *           where a pace's cut does the slowing down and no cool-until is
  *           set; above max_wait_ms the breaker opens for that long
- *           instead (any outcome, BRK_THROTTLED included). Values are clamped to
- *           BRK_MAX_DURATION_MS, never overflowed. A Retry-After is a
+ *           instead (any outcome, BRK_THROTTLED included). Either way the
+ *           period is capped at the breaker's max_open_ms (as every
+ *           cooling period is: trip, a fleet peer's decision), so no one
+ *           answer can open it longer than its own doubling could; values
+ *           are never overflowed. A Retry-After is a
  *           fact about the upstream and is applied even from a stale
  *           permit, but only as a cool-until.
  *
@@ -900,7 +934,8 @@ BRK_API int brk_call(brk_breaker *b, brk_call_fn fn, void *ctx,
 BRK_API int brk_reset(brk_breaker *b);
 
 /**
- * brk_trip - force OPEN for @for_ms ms (clamped to BRK_MAX_DURATION_MS).
+ * brk_trip - force OPEN for @for_ms ms (capped at the breaker's
+ * max_open_ms, as every cooling period is).
  * An already-open breaker is left as it is (its open period is not
  * extended, no second transition is recorded): returns -EALREADY.
  * Returns 0, -EALREADY, -EINVAL (0 ms), -EROFS, -BRK_ECONTENDED.
@@ -1150,6 +1185,10 @@ struct brk_info {
 	                               configure; the same value in two
 	                               snapshots: the settings did not change
 	                               in between. 0 for other kinds */
+	/* since BRK_INFO_SIZE_VER5 */
+	uint64_t generation_full;   /* breakers: the state's generation, all
+	                               56 bits (generation above is its low
+	                               32, kept for callers built before) */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -1158,6 +1197,7 @@ struct brk_info {
                                     oldest_in_flight_ms */
 #define BRK_INFO_SIZE_VER3 2888u /* + hold (permit hold-time histogram) */
 #define BRK_INFO_SIZE_VER4 2896u /* + config_seq (and config VER3: fleet) */
+#define BRK_INFO_SIZE_VER5 2904u /* + generation_full */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read
@@ -2645,8 +2685,8 @@ BRK_API int brk_set_origin(brk_segment *seg, const char *host_id);
 #define BRK_FLEET_PEERS 32u
 
 /**
- * brk_trip_extend - open for at least @for_ms ms from now (clamped to
- * BRK_MAX_DURATION_MS): a closed or half-open breaker opens as by
+ * brk_trip_extend - open for at least @for_ms ms from now (capped at the
+ * breaker's max_open_ms, as every cooling period is): a closed or half-open breaker opens as by
  * brk_trip(); an open one whose cooling period ends sooner is extended to
  * now + @for_ms (one transition OPEN -> OPEN, gen + 1, an event "trip"
  * with value @for_ms); one that stays open at least that long is left as
@@ -2665,8 +2705,8 @@ BRK_API int brk_trip_extend(brk_breaker *b, uint64_t for_ms);
 
 /**
  * brk_cool_for - raise the breaker's shared cool-until (as a Retry-After
- * up to max_wait_ms does in brk_release()) to now + @ms (ms; clamped to
- * the breaker's max_open_ms and BRK_MAX_DURATION_MS): until then every
+ * up to max_wait_ms does in brk_release()) to now + @ms (ms; capped at
+ * the breaker's max_open_ms, as every cooling period is): until then every
  * brk_acquire() in every process is refused with -BRK_ECOOLING and the
  * wait. The breaker's state is not changed. Never lowers the cool-until
  * (-EALREADY, no event). Event "cool_until" (value: the ms, after the

@@ -25,9 +25,13 @@ _Static_assert(offsetof(struct brk_config, fleet) == BRK_CONFIG_SIZE_VER2,
 	       "brk_config grew at the end (fleet)");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
 	       "brk_attach_opts");
-_Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER2,
+_Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER3,
 	       "brk_segment_info");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER4, "brk_info");
+_Static_assert(offsetof(struct brk_segment_info, index_lock_pid) ==
+	       BRK_SEGMENT_INFO_SIZE_VER2, "brk_segment_info grew at the end (index_lock_pid)");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER5, "brk_info");
+_Static_assert(offsetof(struct brk_info, generation_full) == BRK_INFO_SIZE_VER4,
+	       "brk_info grew at the end (generation_full)");
 _Static_assert(offsetof(struct brk_info, config_seq) == BRK_INFO_SIZE_VER3,
 	       "brk_info grew at the end (config_seq)");
 /* ... and they grew only at the end */

@@ -48,8 +48,7 @@ static int trip(brk_breaker *b, uint64_t for_ms, int extend)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
 	r = brk__brec(b);
-	if (for_ms > BRK_MAX_DURATION_MS)
-		for_ms = BRK_MAX_DURATION_MS;
+	for_ms = brk__cooling_cap(r, for_ms); /* as brk__open_for() will */
 	now = brk__now(b->seg);
 	rel = brk__rel_ms(b->seg, now);
 	until = extend ? brk__until_add(rel, for_ms) : rel + 1u;

@@ -7,9 +7,27 @@
  * setting) and linked by one CAS of the record's link word that keeps the
  * other fields; a loser of that race frees its block. Blocks never move
  * and are never unlinked while the record lives. Every link read from shm
- * is bounds-checked (brk__block()): a corrupt one reads as "no block".
+ * is bounds-checked (brk__block()) and followed only to a block that
+ * carries this record's owner tag (layout.h, BRK__BTAG; issue 22): a
+ * corrupt one reads as "no block", so nothing is ever written through it.
  */
 #include "internal.h"
+
+uint32_t brk__ref_of(const brk_segment *s, const struct brk__record *r)
+{
+	return (uint32_t)(((const uint8_t *)r - s->arena) / BRK__UNIT);
+}
+
+uint64_t *brk__tagged_block(const brk_segment *s, const struct brk__record *r,
+			    uint32_t ref, uint32_t units, unsigned what)
+{
+	uint64_t *w = brk__block(s, ref, units);
+
+	if (!w || uatomic_read(&w[BRK__BTAG_WORD(units)]) !=
+		  BRK__BTAG(brk__ref_of(s, r), what))
+		return NULL;
+	return w;
+}
 
 void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set)
 {
@@ -17,7 +35,9 @@ void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *
 
 	set->part[0] = &r->probe0;
 	set->n[0] = 1;
-	set->part[1] = brk__block(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS);
+	set->part[1] = (struct brk__lease *)brk__tagged_block(s, r, BRK__XR_PROBE(x),
+							      BRK__PROBE_EXT_UNITS,
+							      BRK__BT_PROBE);
 	set->n[1] = set->part[1] ? BRK__PROBE_EXT_SLOTS : 0;
 }
 
@@ -35,9 +55,11 @@ void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots 
 	uint32_t pn = sane_slots(BRK__PR_P_SLOTS(p), BRK__PERMIT_SLOTS);
 	uint32_t on = sane_slots(BRK__PR_O_SLOTS(p), BRK__PERMIT_SLOTS - pn);
 
-	set->part[0] = pn ? brk__block(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn)) : NULL;
+	set->part[0] = pn ? (struct brk__lease *)brk__tagged_block(s, r,
+			BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn), BRK__BT_PERMIT) : NULL;
 	set->n[0] = set->part[0] ? pn : 0;
-	set->part[1] = on ? brk__block(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(on)) : NULL;
+	set->part[1] = on ? (struct brk__lease *)brk__tagged_block(s, r,
+			BRK__PR_O_REF(p), BRK__PERMIT_UNITS(on), BRK__BT_PERMIT) : NULL;
 	set->n[1] = set->part[1] ? on : 0;
 	if (!set->part[0]) { /* a lone overflow block is the first run */
 		set->part[0] = set->part[1];
@@ -67,8 +89,8 @@ struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_
 
 uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r)
 {
-	return brk__block(s, BRK__XR_WINDOW(uatomic_read(&r->ext_refs)),
-			  BRK__WIN_EXT_UNITS);
+	return brk__tagged_block(s, r, BRK__XR_WINDOW(uatomic_read(&r->ext_refs)),
+				 BRK__WIN_EXT_UNITS, BRK__BT_WINDOW);
 }
 
 uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r)
@@ -77,9 +99,11 @@ uint32_t brk__ext_units(brk_segment *s, const struct brk__record *r)
 	uint64_t x = uatomic_read(&r->ext_refs);
 	uint32_t n = 0;
 
-	if (brk__block(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS))
+	if (brk__tagged_block(s, r, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS,
+			      BRK__BT_PROBE))
 		n += BRK__PROBE_EXT_UNITS;
-	if (brk__block(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS))
+	if (brk__tagged_block(s, r, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS,
+			      BRK__BT_WINDOW))
 		n += BRK__WIN_EXT_UNITS;
 	if (brk__hold_words(s, r))
 		n += BRK__HOLD_UNITS;
@@ -99,9 +123,11 @@ static int needs_window(const struct brk_config *c)
 	       c->min_distinct_processes >= 2;
 }
 
-/* Allocate a zeroed block of @units (a fresh run is zero: the segment is
- * zero-filled and runs are not reused yet; a reused one is cleared). */
-static int alloc_block(brk_segment *s, uint32_t units, uint32_t *ref)
+/* Allocate a zeroed block of @units for @r, tagged as its block of kind
+ * @what (a fresh run is zero: the segment is zero-filled; a reused one is
+ * cleared), the tag written before the link that publishes it. */
+static int alloc_block(brk_segment *s, struct brk__record *r, uint32_t units,
+		       unsigned what, uint32_t *ref)
 {
 	int rc = brk__alloc(s, units, ref);
 	uint64_t *w;
@@ -110,9 +136,10 @@ static int alloc_block(brk_segment *s, uint32_t units, uint32_t *ref)
 	if (rc)
 		return rc;
 	w = brk__block(s, *ref, units);
-	for (i = 0; i < units * BRK__UNIT_WORDS; i++)
+	for (i = 0; i < BRK__BTAG_WORD(units); i++)
 		if (uatomic_read(&w[i]))
 			uatomic_set(&w[i], 0);
+	uatomic_set(&w[BRK__BTAG_WORD(units)], BRK__BTAG(brk__ref_of(s, r), what));
 	cmm_smp_wmb();
 	return 0;
 }
@@ -126,7 +153,7 @@ static int link_ext(brk_segment *s, struct brk__record *r, unsigned shift,
 
 	if ((uint32_t)(uatomic_read(&r->ext_refs) >> shift) != 0)
 		return 0;
-	rc = alloc_block(s, units, &ref);
+	rc = alloc_block(s, r, units, shift ? BRK__BT_WINDOW : BRK__BT_PROBE, &ref);
 	if (rc)
 		return rc;
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
@@ -157,7 +184,7 @@ static int link_permits(brk_segment *s, struct brk__record *r, uint32_t mc)
 			return 0;
 		n = pn ? BRK__PERMIT_SLOTS - pn : (mc + 1u) & ~1u;
 		units = BRK__PERMIT_UNITS(n);
-		rc = alloc_block(s, units, &ref);
+		rc = alloc_block(s, r, units, BRK__BT_PERMIT, &ref);
 		if (rc)
 			return rc;
 		want = pn ? BRK__PR_MAKE(BRK__PR_P_REF(p), pn, ref, n)
@@ -195,15 +222,19 @@ int brk__ensure_window(brk_segment *s, struct brk__record *r)
 void brk__free_blocks(brk_segment *s, struct brk__record *r)
 {
 	uint64_t x = uatomic_read(&r->ext_refs), p = uatomic_read(&r->permit_refs);
+	uint32_t pn = BRK__PR_P_SLOTS(p), on = BRK__PR_O_SLOTS(p);
 
-	if (BRK__XR_PROBE(x))
+	/* only our own blocks: a garbage link frees nobody else's */
+	if (brk__tagged_block(s, r, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS, BRK__BT_PROBE))
 		brk__free(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS);
-	if (BRK__XR_WINDOW(x))
+	if (brk__tagged_block(s, r, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS, BRK__BT_WINDOW))
 		brk__free(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS);
-	if (BRK__PR_P_SLOTS(p))
-		brk__free(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(BRK__PR_P_SLOTS(p)));
-	if (BRK__PR_O_SLOTS(p))
-		brk__free(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(BRK__PR_O_SLOTS(p)));
+	if (pn && brk__tagged_block(s, r, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn),
+				    BRK__BT_PERMIT))
+		brk__free(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn));
+	if (on && brk__tagged_block(s, r, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(on),
+				    BRK__BT_PERMIT))
+		brk__free(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(on));
 	uatomic_set(&r->ext_refs, 0);
 	uatomic_set(&r->permit_refs, 0);
 }

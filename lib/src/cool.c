@@ -9,9 +9,13 @@
 #include "ident.h"
 
 int brk__raise_cool_until(brk_segment *s, struct brk__record *r,
-			  uint64_t target, uint64_t now, uint64_t ms)
+			  uint64_t ms, uint64_t now)
 {
+	uint64_t target;
 	int tries;
+
+	ms = brk__cooling_cap(r, ms);
+	target = brk__sat_add(now, brk__ms_to_ns(ms));
 
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		uint64_t cu = uatomic_read(&r->cool_until_ns), w;
@@ -32,7 +36,7 @@ int brk__raise_cool_until(brk_segment *s, struct brk__record *r,
 int brk_cool_for(brk_breaker *b, uint64_t ms)
 {
 	struct brk__record *r;
-	uint64_t now, max;
+	uint64_t now;
 	int rc;
 
 	if (!b || ms == 0)
@@ -41,13 +45,7 @@ int brk_cool_for(brk_breaker *b, uint64_t ms)
 		return -EROFS;
 	BRK__FRESH_OR_RETURN(b);
 	r = brk__brec(b);
-	max = brk__cfg_ms(r, BRK__CFG_MAX_OPEN_MS);
-	if (max && ms > max)
-		ms = max;
-	if (ms > BRK_MAX_DURATION_MS)
-		ms = BRK_MAX_DURATION_MS;
 	now = brk__now(b->seg);
-	rc = brk__raise_cool_until(b->seg, r, brk__sat_add(now, brk__ms_to_ns(ms)),
-				   now, ms);
+	rc = brk__raise_cool_until(b->seg, r, ms, now);
 	return rc == 0 ? -EALREADY : rc < 0 ? rc : 0;
 }

@@ -10,11 +10,12 @@
 
 #include "internal.h"
 
-/* Raise @r's cool_until_ns to @target (monotonic ns) if it is lower; a
- * new cooling (the old one over at @now) writes the event "cool_until"
- * with value @ms. Returns 1 (raised), 0 (already at or above @target),
- * -BRK_ECONTENDED (bounded CAS tries). */
+/* Raise @r's cool_until_ns to @now + @ms (monotonic ns; @ms capped at
+ * max_open_ms: brk__cooling_cap()) if it is lower; a new cooling (the old
+ * one over at @now) writes the event "cool_until" with the capped @ms.
+ * Returns 1 (raised), 0 (already at or above it), -BRK_ECONTENDED (bounded
+ * CAS tries). */
 int brk__raise_cool_until(brk_segment *s, struct brk__record *r,
-			  uint64_t target, uint64_t now, uint64_t ms);
+			  uint64_t ms, uint64_t now);
 
 #endif /* BRK_COOL_H */

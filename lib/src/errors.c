@@ -32,6 +32,14 @@ const char *brk_strerror(int code)
 		return "refused: rate limit, not enough tokens in the bucket now";
 	case BRK_EEXPIRED:
 		return "refused: the deadline would pass before the wait ends";
+	case BRK_EUNTRUSTED:
+		return "segment owned by an untrusted user (trusted: root, "
+		       "our own uid, the system user breakerd, the users in "
+		       "$BREAKERD_TRUSTED_OWNERS)";
+	case BRK_ETRUNCATED:
+		return "segment truncated: shorter than its header says, its "
+		       "records are lost (stop its users, bctl segment remove, "
+		       "restart breakerd)";
 	case EPROTO:
 		return "not a breakerd segment of this layout version";
 	case ENOSPC:

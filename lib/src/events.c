@@ -30,7 +30,9 @@ void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,
 	seq = uatomic_add_return(&s->hdr->event_head, 1);
 	e = &s->events[(seq - 1) % s->event_slots];
 	memset(nm, 0, sizeof(nm));
-	strncpy((char *)nm, name, sizeof(nm) - 1);
+	/* at most 63 bytes, NUL-padded by the memset (not strncpy: -O3's
+	 * -Wstringop-truncation fails the release build, issue 22) */
+	memcpy(nm, name, strnlen(name, sizeof(nm) - 1));
 	uatomic_set(&e->seq, seq | BRK__EV_BUSY);
 	cmm_smp_wmb();
 	uatomic_set(&e->mono_ns, now);

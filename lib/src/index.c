@@ -221,18 +221,23 @@ static void clear_words(uint64_t *w, size_t n)
 static void clear_blocks(brk_segment *s, struct brk__record *r)
 {
 	uint64_t x = uatomic_read(&r->ext_refs), p = uatomic_read(&r->permit_refs);
+	uint32_t pn = BRK__PR_P_SLOTS(p), on = BRK__PR_O_SLOTS(p);
 	uint64_t *w;
 
-	if ((w = brk__block(s, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS)))
-		clear_words(w, (size_t)BRK__PROBE_EXT_UNITS * BRK__UNIT_WORDS);
-	if ((w = brk__block(s, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS)))
-		clear_words(w, (size_t)BRK__WIN_EXT_UNITS * BRK__UNIT_WORDS);
-	if (BRK__PR_P_SLOTS(p) &&
-	    (w = brk__block(s, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(BRK__PR_P_SLOTS(p)))))
-		clear_words(w, (size_t)BRK__PERMIT_UNITS(BRK__PR_P_SLOTS(p)) * BRK__UNIT_WORDS);
-	if (BRK__PR_O_SLOTS(p) &&
-	    (w = brk__block(s, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(BRK__PR_O_SLOTS(p)))))
-		clear_words(w, (size_t)BRK__PERMIT_UNITS(BRK__PR_O_SLOTS(p)) * BRK__UNIT_WORDS);
+	/* only blocks with this record's owner tag, all but the tag (the run
+	 * is reused whole: same owner); a garbage link writes nowhere */
+	if ((w = brk__tagged_block(s, r, BRK__XR_PROBE(x), BRK__PROBE_EXT_UNITS,
+				   BRK__BT_PROBE)))
+		clear_words(w, BRK__BTAG_WORD(BRK__PROBE_EXT_UNITS));
+	if ((w = brk__tagged_block(s, r, BRK__XR_WINDOW(x), BRK__WIN_EXT_UNITS,
+				   BRK__BT_WINDOW)))
+		clear_words(w, BRK__BTAG_WORD(BRK__WIN_EXT_UNITS));
+	if (pn && (w = brk__tagged_block(s, r, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn),
+					 BRK__BT_PERMIT)))
+		clear_words(w, BRK__BTAG_WORD(BRK__PERMIT_UNITS(pn)));
+	if (on && (w = brk__tagged_block(s, r, BRK__PR_O_REF(p), BRK__PERMIT_UNITS(on),
+					 BRK__BT_PERMIT)))
+		clear_words(w, BRK__BTAG_WORD(BRK__PERMIT_UNITS(on)));
 }
 
 /* Initialise the run at @r (nobody else refers to it) and write its head

@@ -91,6 +91,7 @@ static void fill_state(brk_segment *s, struct brk__record *r,
 	if (out->state > BRK_HALF_OPEN)
 		out->state = BRK_OPEN; /* unknown states are treated as open */
 	out->generation = (uint32_t)g; /* low 32 bits of the 56 */
+	out->generation_full = g;
 	out->cooling_level = BRK__ST_LEVEL(w);
 	out->consecutive_failures = BRK__GC_FOR(f, g) ? BRK__GC_COUNT(f) : 0;
 	out->half_open_successes = BRK__GC_FOR(hs, g) ? (uint32_t)BRK__GC_COUNT(hs) : 0;

@@ -421,6 +421,13 @@ int brk__caller_reclaim(brk_breaker *b);
 
 /* ---- the state word and its transitions (state.c) -------------------- */
 uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level);
+/* @ms capped at @r's max_open_ms (issue 22): the one cap of every cooling
+ * period, whatever its source (the doubling rule, a Retry-After in seconds
+ * or as a date, a "try again in N seconds" text, trip, a fleet peer's open
+ * or cool_until). brk__open_for() and brk__raise_cool_until() apply it,
+ * and nothing else writes a deadline, so no source can bypass it; callers
+ * that compare against a deadline first call it themselves. */
+uint64_t brk__cooling_cap(const struct brk__record *r, uint64_t ms);
 /* The open-until deadline (ms since the segment epoch) of the OPEN state
  * word @w of @r; 0 (expired) if its slot does not hold it (the state has
  * moved on, or a corrupt segment). */
@@ -430,7 +437,8 @@ uint64_t brk__open_until(const struct brk__record *r, uint64_t w);
 int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 		    int to, uint32_t level, uint64_t until, int reason,
 		    uint64_t value);
-/* Open from @old for @ms from @now (ns). 1 if we did it. */
+/* Open from @old for @ms (capped: brk__cooling_cap()) from @now (ns); the
+ * event's value is the capped ms. 1 if we did it. */
 int brk__open_for(brk_segment *s, struct brk__record *r, uint64_t old,
 		  uint32_t level, uint64_t ms, uint64_t now, int reason);
 /* A failed (or reclaimed) probe of HALF_OPEN state @w: re-open with the
@@ -510,6 +518,13 @@ static inline void *brk__block(const brk_segment *s, uint32_t ref, uint32_t unit
 }
 
 /* ---- lease slot sets: probes and permits (blocks.c) ------------------- */
+/* The ref (first unit) of the record at @r. */
+uint32_t brk__ref_of(const brk_segment *s, const struct brk__record *r);
+/* The block of @units at @ref if it carries @r's owner tag of kind @what
+ * (layout.h BRK__BTAG), else NULL: the only way to follow a link of
+ * ext_refs or permit_refs. */
+uint64_t *brk__tagged_block(const brk_segment *s, const struct brk__record *r,
+			    uint32_t ref, uint32_t units, unsigned what);
 /* Up to two runs of slots, numbered 0 .. n[0] + n[1] - 1. */
 struct brk__slots {
 	struct brk__lease *part[2];

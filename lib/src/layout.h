@@ -29,8 +29,11 @@
  * bulkhead costs 464 bytes, not 4 KiB); the lease map (a bitmap of the
  * records that may hold a lease) and the sweep cursor (breakerd's cost
  * follows the leases); the index lock, tombstones and free lists of
- * retired records (retirement). */
-#define BRK__LAYOUT_VERSION 3u
+ * retired records (retirement).
+ * 4: every extension block carries its owner's tag in its last word, and
+ * a permit block has one unit more for it (issue 22: a garbage link into
+ * another record was followed and written through). */
+#define BRK__LAYOUT_VERSION 4u
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
 #define BRK__UNIT 64u            /* arena allocation unit, bytes */
@@ -532,6 +535,22 @@ _Static_assert(BRK__CFG_WORDS < BRK__CFG_SEQ + 1 && BRK__CFG_SEQ < 8, "cfg words
 _Static_assert(offsetof(struct brk__record, state) == BRK__ID_WORDS * 8, "identity words");
 
 /* ---- extension blocks -------------------------------------------------- */
+/*
+ * Owner tag (layout 4, issue 22): the last word of every probe, window and
+ * permit block holds BRK__BTAG(owner, what): a fixed mark, the block's
+ * kind and the ref of the record it belongs to (the record's first unit:
+ * a retired record is reused whole with its blocks, so its ref stays).
+ * Written before the block is linked, kept when a reused record's blocks
+ * are cleared. A link is followed (read or written through) only if the
+ * block it names carries the tag of this record and this kind: a garbage
+ * link into another record's blocks or core reads as "no block".
+ */
+#define BRK__BTAG_MARK 0xb10cULL
+enum { BRK__BT_PROBE = 1, BRK__BT_WINDOW = 2, BRK__BT_PERMIT = 3 };
+#define BRK__BTAG(owner, what) \
+	((BRK__BTAG_MARK << 48) | ((uint64_t)((what) & 0xffu) << 32) | (uint32_t)(owner))
+/* the tag word of a block of @units units: its last */
+#define BRK__BTAG_WORD(units) ((units) * BRK__UNIT_WORDS - 1u)
 /* ext_refs: probe_ref:32 (low) | window_ref:32 */
 #define BRK__XR_PROBE(w) ((uint32_t)((w) & 0xffffffffu))
 #define BRK__XR_WINDOW(w) ((uint32_t)((w) >> 32))
@@ -573,8 +592,11 @@ _Static_assert(BRK__WIN_EXT_WORDS == 29 && BRK__WIN_EXT_UNITS == 4, "window exte
 #define BRK__FB_MAKE(on, since1) \
 	(((on) ? BRK__FB_ON : 0) | ((uint64_t)(since1) & BRK__HW_SINCE_MASK))
 _Static_assert(BRK__WIN_HEALTH == 29 && BRK__WIN_FALLBACK == 30 &&
-	       BRK__WIN_FALLBACK < BRK__WIN_EXT_UNITS * BRK__UNIT_WORDS,
+	       BRK__WIN_FALLBACK < BRK__BTAG_WORD(BRK__WIN_EXT_UNITS),
 	       "health words are spare words of the window extension");
+_Static_assert(BRK__PROBE_EXT_SLOTS * sizeof(struct brk__lease) <=
+	       BRK__BTAG_WORD(BRK__PROBE_EXT_UNITS) * 8u,
+	       "the probe block's tag word is after its slots");
 /* every ms since the epoch of a 64-bit ns clock (2^44.1 ms), + 1, fits */
 _Static_assert(UINT64_MAX / 1000000u + 1u <= BRK__HW_SINCE_MASK, "since field");
 
@@ -592,7 +614,9 @@ _Static_assert(UINT64_MAX / 1000000u + 1u <= BRK__HW_SINCE_MASK, "since field");
 	 ((uint64_t)((pslots) & 0x7fu) << 24) | \
 	 ((uint64_t)((oref) & BRK__PR_REF_MASK) << 31) | \
 	 ((uint64_t)((oslots) & 0x7fu) << 55))
-#define BRK__PERMIT_UNITS(slots) (((slots) + 1u) / BRK__LEASES_PER_UNIT)
+/* n slots, and one unit more for the owner tag (layout 4) */
+#define BRK__PERMIT_UNITS(slots) \
+	((slots) ? ((slots) + 1u) / BRK__LEASES_PER_UNIT + 1u : 0u)
 _Static_assert(BRK__ARENA_MAX_UNITS - 1u <= BRK__PR_REF_MASK, "refs fit the permit fields");
 _Static_assert(BRK__PERMIT_SLOTS <= 0x7fu, "slots fit 7 bits");
 

@@ -109,12 +109,12 @@ static void retry_after(brk_breaker *b, int64_t ra, int counted, int outcome,
 	if (ms <= brk__cfg_ms(r, BRK__CFG_MAX_WAIT_MS)) {
 		if (outcome == BRK_THROTTLED)
 			return;
-		(void)brk__raise_cool_until(b->seg, r, brk__sat_add(now, brk__ms_to_ns(ms)),
-					    now, ms);
+		(void)brk__raise_cool_until(b->seg, r, ms, now);
 		return;
 	}
 	if (!counted)
 		return;
+	ms = brk__cooling_cap(r, ms);
 	until = brk__until_add(brk__rel_ms(b->seg, now), ms);
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		w = uatomic_read(&r->state);

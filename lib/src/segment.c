@@ -5,9 +5,18 @@
  * without the daemon): shm_open(O_CREAT|O_EXCL) -> fchmod/fchown ->
  * ftruncate -> posix_fallocate (a full /dev/shm fails now, not as SIGBUS
  * later) -> initialise -> cmm_smp_wmb() -> publish the magic last.
- * Attachers fstat (regular file, owner, not world-writable, final size),
- * wait with a deadline for the magic, then validate every geometry field
- * against what they compute themselves: the segment is untrusted.
+ * Attachers fstat (regular file, a trusted owner, not world-writable,
+ * final size), wait with a deadline for the magic, then validate every
+ * geometry field against what they compute themselves: the segment is
+ * untrusted.
+ *
+ * Init-in-progress marker (issue 22): the creator makes the object with
+ * the owner's execute bit set (BRK__INIT_MARK; a segment is never
+ * executable otherwise) and clears it after publishing the magic. So a
+ * segment below its header's size or with magic 0 is either being made
+ * (marker set: wait, then -ETIMEDOUT "creator died half-way", which
+ * breakerd repairs) or was emptied after it was made (no marker:
+ * -BRK_ETRUNCATED at once, never re-initialised).
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -26,6 +35,8 @@
 #include "internal.h"
 #include "origin.h"
 #include "subtree.h"
+
+#define BRK__INIT_MARK S_IXUSR
 
 struct attach_ctx {
 	const struct brk_attach_opts *o;
@@ -189,11 +200,12 @@ static int create(brk_segment *s, struct attach_ctx *c)
 	uint64_t size = brk__total_size(cap, units);
 	int fd, rc;
 
-	fd = shm_open(c->name, O_RDWR | O_CREAT | O_EXCL, mode);
+	/* the marker is set from the first moment the name exists */
+	fd = shm_open(c->name, O_RDWR | O_CREAT | O_EXCL, mode | BRK__INIT_MARK);
 	if (fd < 0)
 		return errno == EEXIST ? -EEXIST
 		       : fail(c, -errno, "cannot create: %s", strerror(errno));
-	if (fchmod(fd, mode) != 0 ||
+	if (fchmod(fd, mode | BRK__INIT_MARK) != 0 ||
 	    (o->gid >= 0 && fchown(fd, (uid_t)-1, (gid_t)o->gid) != 0)) {
 		rc = fail(c, -errno, "cannot set mode/group: %s", strerror(errno));
 		goto undo;
@@ -215,8 +227,12 @@ static int create(brk_segment *s, struct attach_ctx *c)
 		fail(c, rc, "mmap: %s", strerror(-rc));
 		goto undo;
 	}
-	close(fd);
 	init_header(s, cap, units);
+	/* made: clear the init-in-progress marker (a failure leaves it, so
+	 * the segment reads as half-made, which breakerd repairs) */
+	if (fchmod(fd, mode) == 0)
+		s->mode = mode;
+	close(fd);
 	return 0;
 undo:
 	/* We created this name and it never became valid: ours to remove. */
@@ -235,24 +251,110 @@ static int sleep_until_retry(const struct attach_ctx *c)
 	return 0;
 }
 
+static int user_uid(const char *name, uid_t *uid)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwnam_r(name, &pw, tmp, sizeof(tmp), &res) != 0 || !res)
+		return 0;
+	*uid = res->pw_uid;
+	return 1;
+}
+
+/* 1 if @uid is named in the comma-separated list @list (user names or
+ * uids; blanks around an entry are ignored, an unknown name matches
+ * nobody). */
+static int uid_listed(uid_t uid, const char *list)
+{
+	char item[256];
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char *s = item, *e, *num_end;
+		unsigned long v;
+		uid_t u;
+
+		if (n < sizeof(item)) {
+			memcpy(item, p, n);
+			item[n] = '\0';
+			while (*s == ' ' || *s == '\t')
+				s++;
+			e = s + strlen(s);
+			while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+				*--e = '\0';
+			if (*s >= '0' && *s <= '9') {
+				errno = 0;
+				v = strtoul(s, &num_end, 10);
+				if (!*num_end && errno == 0 && v == (unsigned long)uid)
+					return 1;
+			} else if (*s && user_uid(s, &u) && u == uid) {
+				return 1;
+			}
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+/* The owners whose segment we use (issue 22): root, ourselves, the system
+ * user breakerd (the systemd unit's), and $BREAKERD_TRUSTED_OWNERS. Any
+ * other user could plant a segment under our name (/dev/shm is
+ * world-writable) and steer, or truncate, everyone's breakers. */
+static int owner_trusted(uid_t uid)
+{
+	uid_t u;
+
+	if (uid == 0 || uid == geteuid())
+		return 1;
+	if (user_uid("breakerd", &u) && u == uid)
+		return 1;
+	return uid_listed(uid, getenv(BRK_TRUSTED_OWNERS_ENV));
+}
+
 static int check_owner(const struct attach_ctx *c, const struct stat *st,
 		       int readonly)
 {
 	char who[300];
+	const char *env;
 
 	if (!S_ISREG(st->st_mode))
 		return fail(c, -EPROTO, "not a regular file");
+	owner_name(st->st_uid, who, sizeof(who));
+	if (!owner_trusted(st->st_uid)) {
+		env = getenv(BRK_TRUSTED_OWNERS_ENV);
+		return fail(c, -BRK_EUNTRUSTED, "owned by %s, not a trusted "
+			    "owner (root, us: uid %u, the system user breakerd, "
+			    "or a user in $%s%s%s%s): refused %s. If that "
+			    "user runs your breakerd, add it to %s (names or "
+			    "uids, comma-separated); if not, someone may have "
+			    "planted it: stop its users and remove it (bctl "
+			    "--shm %s segment remove --force)", who,
+			    (unsigned)geteuid(), BRK_TRUSTED_OWNERS_ENV,
+			    env ? ", now '" : ", unset", env ? env : "",
+			    env ? "'" : "", readonly ? "even to read" :
+			    "(read-only too)", BRK_TRUSTED_OWNERS_ENV,
+			    c->name);
+	}
 	if (readonly)
 		return 0;
-	owner_name(st->st_uid, who, sizeof(who));
 	if (st->st_mode & S_IWOTH)
 		return fail(c, -EPERM, "refusing a world-writable segment "
 			    "(mode %04o, owner %s)", (unsigned)(st->st_mode & 07777), who);
-	if (st->st_uid != geteuid() && st->st_uid != 0 &&
-	    !(st->st_mode & S_IWGRP))
-		return fail(c, -EPERM, "owned by %s, not by us (uid %u), and "
-			    "not group-shared", who, (unsigned)geteuid());
 	return 0;
+}
+
+/* An emptied segment: what happened and what to do (never re-made). */
+static int truncated(const struct attach_ctx *c, const char *what)
+{
+	return fail(c, -BRK_ETRUNCATED, "truncated: %s; its records and their "
+		    "state are lost, and every process that still has it "
+		    "mapped dies of SIGBUS when it touches it. Stop its users "
+		    "and breakerd, remove it (bctl --shm %s segment remove "
+		    "--force), then start breakerd (it creates it anew) and "
+		    "the workers", what, c->name);
 }
 
 /* fstat until the creator has sized it, or the deadline passes. */
@@ -269,20 +371,27 @@ static int wait_size(const struct attach_ctx *c, int fd, int readonly,
 			return rc;
 		if ((uint64_t)st->st_size >= BRK__HEADER_SIZE)
 			return 0;
+		if (!(st->st_mode & BRK__INIT_MARK)) {
+			char what[128];
+
+			snprintf(what, sizeof(what), "%lld bytes, less than "
+				 "its %u-byte header, after it was made (no "
+				 "creator is at work on it)",
+				 (long long)st->st_size, BRK__HEADER_SIZE);
+			return truncated(c, what);
+		}
 		if (sleep_until_retry(c) == 0)
 			continue;
-		if (st->st_size == 0)
-			return fail(c, -ETIMEDOUT, "never sized: its creator "
-				    "died half-way; breakerd recreates it (or "
-				    "remove /dev/shm%s)", c->name);
-		return fail(c, -EPROTO, "truncated: %lld bytes, smaller "
-			    "than a breakerd header (%u)",
-			    (long long)st->st_size, BRK__HEADER_SIZE);
+		return fail(c, -ETIMEDOUT, "never sized (%lld bytes): its "
+			    "creator died half-way (its init-in-progress "
+			    "marker is still set); breakerd recreates it (or "
+			    "remove /dev/shm%s)", (long long)st->st_size, c->name);
 	}
 }
 
-static int wait_magic(const struct attach_ctx *c, brk_segment *s)
+static int wait_magic(const struct attach_ctx *c, brk_segment *s, int fd)
 {
+	struct stat st;
 	uint64_t m;
 
 	for (;;) {
@@ -293,6 +402,11 @@ static int wait_magic(const struct attach_ctx *c, brk_segment *s)
 		if (m != 0)
 			return fail(c, -EPROTO, "wrong magic 0x%016llx: not a "
 				    "breakerd segment", (unsigned long long)m);
+		/* magic 0 and no creator at work: emptied and re-grown */
+		if (fstat(fd, &st) == 0 && !(st.st_mode & BRK__INIT_MARK) &&
+		    uatomic_read(&s->hdr->magic) == 0)
+			return truncated(c, "its header is all zero after it "
+					 "was made (no creator is at work on it)");
 		if (sleep_until_retry(c))
 			return fail(c, -ETIMEDOUT, "never initialised (magic "
 				    "still 0): its creator died half-way; "
@@ -330,6 +444,16 @@ static int validate_header(const struct attach_ctx *c, brk_segment *s)
 	    h->events_offset != brk__events_offset(cap, units))
 		return fail(c, -EPROTO, "geometry does not match capacity %u "
 			    "and arena of %u units", cap, units);
+	if (h->total_size == brk__total_size(cap, units) && h->total_size > s->size) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "%llu bytes of the %llu its header "
+			 "says, with %llu live records",
+			 (unsigned long long)s->size,
+			 (unsigned long long)h->total_size,
+			 (unsigned long long)uatomic_read(&h->live_records));
+		return truncated(c, what);
+	}
 	if (h->total_size != brk__total_size(cap, units) || h->total_size != s->size)
 		return fail(c, -EPROTO, "size %llu bytes (header says %llu), "
 			    "expected %llu for capacity %u and arena of %u units "
@@ -377,11 +501,18 @@ static int attach_existing(brk_segment *s, struct attach_ctx *c, int fd)
 	rc = map_fd(s, fd, (uint64_t)st.st_size);
 	if (rc)
 		return fail(c, rc, "mmap: %s", strerror(-rc));
-	rc = wait_magic(c, s);
+	rc = wait_magic(c, s, fd);
 	if (rc == 0)
 		rc = validate_header(c, s);
 	if (rc == 0)
 		rc = check_namespaces(c, s);
+	/* made, but its creator died before clearing the init marker: clear
+	 * it (the owner can), so a later truncation is not taken for a
+	 * half-made segment and re-made */
+	if (rc == 0 && !s->readonly && (st.st_mode & BRK__INIT_MARK) &&
+	    st.st_uid == geteuid() &&
+	    fchmod(fd, st.st_mode & 0777 & ~(mode_t)BRK__INIT_MARK) == 0)
+		s->mode = (uint32_t)(st.st_mode & 0777 & ~(mode_t)BRK__INIT_MARK);
 	return rc;
 }
 
@@ -568,6 +699,11 @@ int brk__segment_info(brk_segment *s, struct brk_segment_info *out)
 	if (out->creator_timens && out->own_timens &&
 	    out->creator_timens != out->own_timens)
 		out->ns_differ |= BRK_NS_TIME;
+	{ /* the index lock's holder (a token's pid; 0: free) */
+		uint64_t lk = uatomic_read(&s->hdr->index_lock);
+
+		out->index_lock_pid = lk ? (int32_t)BRK__TOK_PID(lk) : 0;
+	}
 	return 0;
 }
 

@@ -47,6 +47,13 @@ uint64_t brk__cooling_ms(const struct brk__record *r, uint32_t level)
 	return open << level;
 }
 
+uint64_t brk__cooling_cap(const struct brk__record *r, uint64_t ms)
+{
+	uint64_t max = brk__cooling_ms(r, 63); /* max_open_ms, >= open_ms >= 1 */
+
+	return ms > max ? max : ms;
+}
+
 uint64_t brk__open_until(const struct brk__record *r, uint64_t w)
 {
 	uint64_t g = BRK__ST_GEN(w), u;
@@ -160,7 +167,10 @@ int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 int brk__open_for(brk_segment *s, struct brk__record *r, uint64_t old,
 		    uint32_t level, uint64_t ms, uint64_t now, int reason)
 {
-	uint64_t until = brk__until_add(brk__rel_ms(s, now), ms);
+	uint64_t until;
+
+	ms = brk__cooling_cap(r, ms);
+	until = brk__until_add(brk__rel_ms(s, now), ms);
 
 	return brk__transition(s, r, old, BRK_OPEN, level, until, reason, ms);
 }
@@ -231,8 +241,7 @@ void brk__open_by_rule(brk_segment *s, struct brk__record *r, uint64_t w,
 	 * the quorum is inactive, as the window rules are) */
 	if (k >= 2 && brk__window_words(s, r) && brk__quorum_count(s, r, now) < k)
 		return;
-	brk__transition(s, r, w, BRK_OPEN, level,
-		   brk__until_add(brk__rel_ms(s, now), ms), reason, ms);
+	brk__open_for(s, r, w, level, ms, now, reason);
 }
 
 /* brk_reset()'s transition: from any state to CLOSED, level 0, gen + 1;

@@ -89,8 +89,19 @@ expect "--half-open-probes 9" 2 "^bctl: --half-open-probes: '9' is out of range 
 	config keep/me --half-open-probes 9
 expect "--failure-rate 101" 2 "^bctl: --failure-rate: '101' is out of range" \
 	config keep/me --failure-rate 101
-expect "settings that do not fit together" 2 "^bctl: config keep/me: invalid setting max_open_ms" \
+# open above max_open names the option given, never max_open_ms (issue 22)
+expect "--open above max-open names open" 2 \
+	"^bctl: config keep/me: --open 20m is more than max-open \\(10m\\); raise --max-open too\$" \
 	config keep/me --open 20m
+expect "--open 10d on a new breaker names open" 2 \
+	"^bctl: config new/open: --open 10d is more than max-open \\(10m\\); raise --max-open too\$" \
+	config new/open --open 10d
+expect "--max-open below --open names both" 2 \
+	"^bctl: config keep/me: --max-open 30s is less than --open 1m\$" \
+	config keep/me --open 1m --max-open 30s
+expect "--max-open below the stored open names open" 2 \
+	"^bctl: config keep/me: --max-open 10s is less than open \\(30s\\); lower --open too\$" \
+	config keep/me --max-open 10s
 expect "--healthy-exit 3-a" 2 "^bctl: --healthy-exit: invalid exit code list '3-a'" \
 	exec keep/me --healthy-exit 3-a -- true
 

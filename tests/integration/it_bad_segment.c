@@ -12,7 +12,8 @@
  * in a record's name and kind, in the record count, the event ring, the
  * state, settings and lease words. A fresh child process attaches and
  * exercises the API (find, get, info, acquire, events, reclaim): it must
- * get a clear error (-EPROTO / -BRK_ECORRUPT) where one is due, and must
+ * get a clear error (-EPROTO / -BRK_ECORRUPT, -BRK_ETRUNCATED for a file
+ * shorter than its header says) where one is due, and must
  * never crash or hang (it must exit normally, not by a signal).
  */
 #include <errno.h>
@@ -244,6 +245,22 @@ static int is_clear(int rc)
 	return rc == -EPROTO || rc == -BRK_ECORRUPT;
 }
 
+/* A segment shorter than its header says (0 bytes included) is refused
+ * with -BRK_ETRUNCATED, a message naming the segment and saying so, never
+ * re-made (issue 22). */
+static void expect_truncated(const char *what)
+{
+	struct probe_result *r = &sh->pr;
+
+	if (!probe(what, 0))
+		return;
+	CHECK(r->attach_rc == -BRK_ETRUNCATED, "%s: brk_attach refuses: %d %s",
+	      what, r->attach_rc, brk_strerror(r->attach_rc));
+	CHECK(strstr(r->errbuf, shm) != NULL && strstr(r->errbuf, "truncated"),
+	      "%s: the message names the segment and says truncated: \"%s\"",
+	      what, r->errbuf);
+}
+
 /* Attach must refuse with -EPROTO (or -BRK_ECORRUPT if @corrupt_ok). */
 static void expect_refused(const char *what, int corrupt_ok)
 {
@@ -408,11 +425,15 @@ static void header_cases(void)
 
 	make_segment(&m);
 	truncate_to(brk__total_size(CAP, UNITS) / 2);
-	expect_refused("file truncated to half its size", 0);
+	expect_truncated("file truncated to half its size");
 
 	make_segment(&m);
 	truncate_to(1000);
-	expect_refused("file truncated below the header size", 0);
+	expect_truncated("file truncated below the header size");
+
+	make_segment(&m);
+	truncate_to(0);
+	expect_truncated("file emptied to 0 bytes");
 
 	make_segment(&m);
 	poke32(HDR(capacity), 1000000);

@@ -6,16 +6,35 @@
 # (--system-site-packages: Debian's mesonpy and pytest), with
 # PKG_CONFIG_PATH=BUILDDIR/meson-uninstalled so dependency('breaker') finds
 # this tree's libbreaker, and reinstalls only when a source changed.
-# Exit 77 (skipped) in a sanitizer build (the extension would need the
-# sanitizer runtime preloaded into python) or without mesonpy/pytest/venv.
+# In an ASan(+UBSan) build pytest runs with the sanitizer runtimes
+# preloaded into the interpreter (the extension and libbreaker are
+# instrumented, python is not), PYTHONMALLOC=malloc so ASan sees Python's
+# allocations, and the interpreter's own leaks suppressed
+# (tests/python/lsan.supp); a leak or error of ours fails the run.
+# Exit 77 (skipped) in a ThreadSanitizer/MSan build (a runtime that must
+# own the process from its start) or without mesonpy/pytest/venv.
 set -u
 src=$1 build=$2 bctl=$3 sanitize=${4:-none} version=${5:-}
 py=/usr/bin/python3
 
-if [ -n "$sanitize" ] && [ "$sanitize" != none ]; then
-	echo "SKIP: a sanitizer build ($sanitize): the Python tests run in the plain build"
-	exit 77
-fi
+preload=
+case $sanitize in
+none | '') ;;
+*thread* | *memory*)
+	echo "SKIP: a $sanitize build: the Python tests run in the plain and ASan builds"
+	exit 77 ;;
+*)
+	cc=${CC:-cc}
+	for rt in $(case $sanitize in *address*) echo asan;; esac) \
+		  $(case $sanitize in *undefined*) echo ubsan;; esac); do
+		lib=$("$cc" -print-file-name="lib$rt.so")
+		if ! [ -e "$lib" ]; then
+			echo "SKIP: no lib$rt.so from $cc to preload into python"
+			exit 77
+		fi
+		preload=${preload:+$preload:}$lib
+	done ;;
+esac
 if ! [ -x "$py" ] || ! "$py" -c 'import mesonpy, pytest, venv, ensurepip' 2>/dev/null; then
 	echo "SKIP: $py lacks mesonpy, pytest or venv (apt-get install python3-mesonpy python3-pytest python3-venv python3-pip)"
 	exit 77
@@ -65,6 +84,12 @@ exec 9>&-
 [ "${BRKPY_INSTALL_ONLY:-}" = 1 ] && exit 0
 
 export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src BRKPY_BUILDDIR=$build
+if [ -n "$preload" ]; then
+	export LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD} PYTHONMALLOC=malloc
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1
+	export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$src/tests/python/lsan.supp:print_suppressions=0
+	echo "python under $sanitize: LD_PRELOAD=$LD_PRELOAD"
+fi
 cd "$build" || exit 1
 # Run from the build dir, with the venv's python: never a python3 on PATH.
 out=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \

@@ -82,7 +82,7 @@ def test_retry_after_cools_every_caller(seg, clock):
 
 
 def test_retry_after_above_max_wait_opens(seg):
-    br = seg.breaker("svc/f", max_wait="10s")
+    br = seg.breaker("svc/f", max_wait="10s", max_open="2h")  # cap: max_open (issue 22)
     br.acquire().report_http(429, {"retry-after": "3600"})
     info = br.info()
     assert info["state"] == "open" and info["open_remaining_ms"] == 3600000

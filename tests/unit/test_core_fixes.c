@@ -183,6 +183,7 @@ static void deadlines_hold_at_age(struct ut *u, uint64_t age_ns)
 
 	ut_clock_set(&u->clk, UT_CLOCK_START_NS + age_ns);
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_rc(0, brk_trip(b, 60 * SEC));
 	ut_rc(-EALREADY, brk_trip(b, 60 * SEC));
@@ -596,9 +597,38 @@ static void probe_claim_never_takes_a_newer_generations_slot(void **state)
 	uatomic_set(&r->probe0.owner, 0);
 }
 
+/* brk_info.generation_full is the state word's whole 56-bit generation
+ * (issue 22: info said only its low 32 bits); generation keeps those 32
+ * for callers built before. Past 2^32 and near 2^56 it counts on. */
+static void info_generation_reports_all_56_bits(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	brk_breaker *b;
+	struct brk__record *r;
+	const uint64_t gens[] = { (1ULL << 32) - 1, (1ULL << 40) + 5,
+				  (1ULL << 56) - 2 };
+
+	ut_cfg(&c);
+	b = ut_breaker(u, "gen56", &c);
+	r = brk__brec(b);
+	for (size_t k = 0; k < sizeof gens / sizeof gens[0]; k++) {
+		uatomic_set(&r->state, BRK__ST_MAKE(BRK_CLOSED, 0, gens[k]));
+		ut_info(b, &i);
+		assert_int_equal(i.generation_full, gens[k]);
+		assert_int_equal(i.generation, (uint32_t)gens[k]);
+		ut_rc(0, brk_trip(b, 1000)); /* one transition: gen + 1 */
+		ut_info(b, &i);
+		assert_int_equal(i.generation_full, gens[k] + 1);
+		ut_rc(0, brk_reset(b));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		UT_TEST(info_generation_reports_all_56_bits),
 		UT_TEST(window_ignores_data_256_generations_old),
 		UT_TEST(window_ignores_bucket_327680_epochs_old),
 		UT_TEST(consecutive_failures_not_revived_after_2_18_resets),

@@ -66,6 +66,7 @@ static void transitions_in_order(void **state)
 	};
 
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "life/one", &c);
 	assert_int_equal(ut_events_written(u->seg), 0);
 	assert_int_equal(brk_events_read(u->seg, &cur, ev, 64, &lost), 0);

@@ -1,8 +1,9 @@
 /*
- * test_layout.c - layout version 3 (lib/src/layout.h): records sized by
+ * test_layout.c - layout version 4 (lib/src/layout.h): records sized by
  * kind in an arena of 64-byte units, extension blocks allocated when a
  * setting needs them (at creation or by an update), a full arena, corrupt
- * refs, and the refusal of a layout-2 segment.
+ * refs and links (a link into another record is refused: owner tags,
+ * layout 4), and the refusal of a layout-2 segment.
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -105,8 +106,8 @@ static void a_breaker_without_bulkhead_uses_7_units(void **state)
 	c.max_concurrent = 10;
 	before = arena_used(u->seg);
 	b = ut_breaker(u, "bulk10", &c);
-	assert_int_equal(record_bytes(b), (7 + 5) * 64);
-	assert_int_equal(arena_used(u->seg) - before, (7 + 5) * 64);
+	assert_int_equal(record_bytes(b), (7 + 5 + 1) * 64); /* + its tag unit (layout 4) */
+	assert_int_equal(arena_used(u->seg) - before, (7 + 5 + 1) * 64);
 	assert_int_equal(brk_record_count(u->seg), 2);
 	assert_int_equal(brk_segment_info(u->seg, &si), 0);
 	assert_int_equal(si.live_records, 2);
@@ -139,12 +140,12 @@ static void raising_max_concurrent_links_an_overflow_block(void **state)
 	ut_cfg(&c);
 	c.max_concurrent = 4;
 	b = ut_breaker(u, "grow", &c);
-	assert_int_equal(record_bytes(b), (7 + 2) * 64);
+	assert_int_equal(record_bytes(b), (7 + 2 + 1) * 64); /* + its tag unit (layout 4) */
 	assert_int_equal(acquire_n(b, p, 5), 4);
 	brk_config_init(&g);
 	g.max_concurrent = 40;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2 + 30) * 64);
+	assert_int_equal(record_bytes(b), (7 + 2 + 1 + 30 + 1) * 64);
 	assert_int_equal(BRK__PR_P_SLOTS(brk__brec(b)->permit_refs), 4);
 	assert_int_equal(BRK__PR_O_SLOTS(brk__brec(b)->permit_refs), 60);
 	assert_int_equal(acquire_n(b, p + 4, 40), 36); /* 40 in all */
@@ -171,7 +172,7 @@ static void raising_max_concurrent_links_an_overflow_block(void **state)
 	/* lowering and raising again needs no new block */
 	g.max_concurrent = 64;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2 + 30) * 64);
+	assert_int_equal(record_bytes(b), (7 + 2 + 1 + 30 + 1) * 64);
 	assert_int_equal(acquire_n(b, p, 48), 48);
 	for (k = 0; k < 48; k++)
 		ut_release_ok(&p[k], BRK_SUCCESS, 0);
@@ -193,7 +194,7 @@ static void a_bulkhead_added_by_update_gets_a_primary_block(void **state)
 	brk_config_init(&g);
 	g.max_concurrent = 3;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2) * 64);
+	assert_int_equal(record_bytes(b), (7 + 2 + 1) * 64); /* + its tag unit (layout 4) */
 	assert_int_equal(acquire_n(b, p, 8), 3);
 	for (k = 0; k < 3; k++)
 		ut_release_ok(&p[k], BRK_SUCCESS, 0);
@@ -430,6 +431,76 @@ static void corrupt_extension_links_read_as_no_block(void **state)
 	free(i);
 }
 
+/*
+ * Issue 22: a link word (permit_refs, ext_refs) that is in bounds but
+ * points into ANOTHER record's blocks or core is refused, not followed:
+ * every extension block carries its owner's tag (the owner's ref and the
+ * block's kind) and nothing reads or writes through a link whose block
+ * does not carry ours. Before, A's acquire claimed a permit slot of B's
+ * bulkhead and A's failures counted in B's window.
+ */
+static void a_link_into_another_record_is_refused_not_followed(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info *ia = malloc(sizeof *ia), *ib = malloc(sizeof *ib);
+	struct brk__record *ra, *rb;
+	brk_breaker *a, *b;
+	brk_permit p, q;
+	void *ma, *mb;
+	size_t la, lb;
+	int rc;
+
+	assert_non_null(ia);
+	assert_non_null(ib);
+	ut_cfg(&c);
+	c.max_concurrent = 2;
+	c.half_open_probes = 3;
+	c.failure_rate_pct = 50;
+	c.min_calls = 1;
+	c.failure_threshold = 1000;
+	a = ut_breaker(u, "tag/a", &c);
+	b = ut_breaker(u, "tag/b", &c);
+	ra = ut_record_at(u, "tag/a", BRK_KIND_BREAKER, &ma, &la);
+	rb = ut_record_at(u, "tag/b", BRK_KIND_BREAKER, &mb, &lb);
+	/* A's links now name B's blocks (a garbage, in-bounds link) */
+	ra->permit_refs = rb->permit_refs;
+	ra->ext_refs = rb->ext_refs;
+
+	rc = brk_acquire(a, &p, NULL);
+	ut_info(b, ib); /* A's permit is out: in whose slot? */
+	if (rc == 0)
+		(void)brk_release(&p, BRK_FAILURE, BRK_REASON_SERVER_ERROR, 0);
+	if (ib->in_flight || ib->window_calls)
+		fprintf(stderr, "B's blocks written through A's links: in_flight %u, "
+			"window calls %" PRIu64 "\n", ib->in_flight, ib->window_calls);
+	assert_int_equal(ib->in_flight, 0);
+	assert_int_equal(ib->window_calls, 0);
+	/* B still has all of its own permits */
+	ut_acquire_ok(b, &p);
+	ut_acquire_ok(b, &q);
+	ut_rc(0, brk_release(&p, BRK_SUCCESS, 0, 0));
+	ut_rc(0, brk_release(&q, BRK_SUCCESS, 0, 0));
+	/* A reads its links as "no block" */
+	ut_info(a, ia);
+	assert_int_equal(ia->record_bytes, 448);
+
+	/* a link into B's core (not a block at all) is refused too */
+	ra->permit_refs = BRK__PR_MAKE(ut_ref_of(u->seg, "tag/b"), 2, 0, 0);
+	ra->ext_refs = BRK__XR_MAKE(ut_ref_of(u->seg, "tag/b"), ut_ref_of(u->seg, "tag/b"));
+	rc = brk_acquire(a, &p, NULL);
+	if (rc == 0)
+		(void)brk_release(&p, BRK_FAILURE, BRK_REASON_SERVER_ERROR, 0);
+	ut_info(b, ib);
+	assert_int_equal(ib->state, BRK_CLOSED);
+	assert_int_equal(ib->in_flight, 0);
+	assert_int_equal(ib->counters.failures, 0);
+	munmap(ma, la);
+	munmap(mb, lb);
+	free(ia);
+	free(ib);
+}
+
 /* last_change_age_ms: UINT64_MAX until the first transition, then the age
  * of the last one (written by each transition's winner). */
 static void last_change_age_counts_from_the_last_transition(void **state)
@@ -525,7 +596,12 @@ static void a_layout_2_segment_is_refused_with_what_to_do(void **state)
 	ut_rc(-EPROTO, brk_attach(&o, &s));
 	assert_null(s);
 	assert_non_null(strstr(u->err, "layout version 2"));
-	assert_non_null(strstr(u->err, "speaks 3"));
+	{
+		char want[32];
+
+		snprintf(want, sizeof want, "speaks %u", BRK__LAYOUT_VERSION);
+		assert_non_null(strstr(u->err, want));
+	}
 	assert_non_null(strstr(u->err, "an older"));
 	assert_non_null(strstr(u->err, "rm /dev/shm"));
 	assert_non_null(strstr(u->err, shm));
@@ -540,6 +616,55 @@ static void a_layout_2_segment_is_refused_with_what_to_do(void **state)
 		assert_int_equal(pread(fd, &v, sizeof v, 8), (ssize_t)sizeof v);
 		assert_int_equal((uint32_t)v, 2);
 		close(fd);
+	}
+	brk_segment_unlink(shm);
+}
+
+/*
+ * The layout-4 bump (issue 22: owner tags, permit blocks one unit bigger):
+ * a layout-3 segment (a release before it) is refused by this library
+ * with what to do, and a segment of a newer layout than ours likewise
+ * (what a layout-3 library says of a layout-4 segment: the same code in
+ * that release). The header's version is rewritten by hand; nothing else
+ * of the segment is touched by the refusal.
+ */
+static void a_segment_of_another_layout_is_refused_both_ways(void **state)
+{
+	struct ut *u = *state;
+	struct brk_attach_opts o;
+	brk_segment *s = NULL;
+	char shm[160], path[200], want[240];
+	const uint32_t vers[] = { BRK__LAYOUT_VERSION - 1, BRK__LAYOUT_VERSION + 1 };
+	const char *who[] = { "an older release", "a newer release" };
+	uint64_t word;
+	int fd;
+
+	_Static_assert(BRK__LAYOUT_VERSION == 4, "the bump of issue 22");
+	snprintf(shm, sizeof shm, "%s-vx", u->shm);
+	snprintf(path, sizeof path, "/dev/shm%s", shm);
+	ut_opts(u, &o, 0);
+	o.shm_name = shm;
+	ut_rc(0, brk_attach(&o, &s));
+	brk_detach(s);
+	for (size_t k = 0; k < 2; k++) {
+		fd = open(path, O_RDWR);
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, &word, sizeof word, 8), (ssize_t)sizeof word);
+		word = (word & ~0xffffffffULL) | vers[k]; /* version | header_size */
+		assert_int_equal(pwrite(fd, &word, sizeof word, 8), (ssize_t)sizeof word);
+		close(fd);
+		s = NULL;
+		u->err[0] = '\0';
+		ut_rc(-EPROTO, brk_attach(&o, &s));
+		assert_null(s);
+		fprintf(stderr, "layout %u: %s\n", vers[k], u->err);
+		snprintf(want, sizeof want, "layout version %u, this library speaks %u",
+			 vers[k], BRK__LAYOUT_VERSION);
+		assert_non_null(strstr(u->err, want));
+		assert_non_null(strstr(u->err, who[k]));
+		assert_non_null(strstr(u->err, "stop every process using it"));
+		snprintf(want, sizeof want, "rm /dev/shm%s", shm);
+		assert_non_null(strstr(u->err, want));
 	}
 	brk_segment_unlink(shm);
 }
@@ -559,6 +684,8 @@ int main(void)
 		UT_TEST(last_change_age_counts_from_the_last_transition),
 		UT_TEST(a_bad_arena_size_is_refused),
 		UT_TEST(a_layout_2_segment_is_refused_with_what_to_do),
+		UT_TEST(a_link_into_another_record_is_refused_not_followed),
+		UT_TEST(a_segment_of_another_layout_is_refused_both_ways),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

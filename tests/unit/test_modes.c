@@ -63,6 +63,7 @@ static void disabled_admits_and_never_transitions(void **state)
 	brk_breaker *b;
 
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_rc(0, brk_trip(b, 10000));
 	ut_rc(0, brk_set_mode(b, BRK_MODE_DISABLED));

@@ -3,12 +3,26 @@
  * cool-until, jittered waits) up to max_wait_ms, and opens the breaker
  * beyond it; absurd values are clamped, never overflowed.
  *
- * ut_cfg(): failure_threshold 3, open_ms 1000, max_open_ms 8000,
+ * ut_cfg(): failure_threshold 3, open_ms 1000, max_open_ms 8000 (ra_cfg():
+ * BRK_MAX_DURATION_MS),
  * max_wait_ms 300000 (300 s).
  */
 #include "fixture.h"
 
 UT_GROUP_FIXTURES("ra", 0)
+
+/*
+ * Every cooling period is capped at max_open_ms (issue 22; the tests at
+ * the end). The tests before them are about max_wait_ms, the shared
+ * cool-until, jitter and overflow, with periods up to BRK_MAX_DURATION_MS:
+ * their breakers allow the longest open period, so the cap is not what
+ * they see.
+ */
+static void ra_cfg(struct brk_config *c)
+{
+	ut_cfg(c);
+	c->max_open_ms = BRK_MAX_DURATION_MS;
+}
 
 /*
  * Jitter bound. breaker.h promises only "the jittered wait" ("with
@@ -46,7 +60,7 @@ static void above_max_wait_opens(void **state)
 	uint64_t cur = 1;
 	size_t n;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	release_with_retry_after(b, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 3600000);
 	ut_info(b, &i);
@@ -86,7 +100,7 @@ static void above_max_wait_opens_from_any_outcome(void **state)
 	struct brk_info i;
 	brk_breaker *b;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	release_with_retry_after(b, BRK_HEALTHY_ERROR, 0, 400000);
 	ut_info(b, &i);
@@ -103,7 +117,7 @@ static void max_wait_boundary(void **state)
 	struct brk_info i;
 	brk_breaker *b1, *b2;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b1 = ut_breaker(u, "svc1", &c);
 	b2 = ut_breaker(u, "svc2", &c);
 	release_with_retry_after(b1, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 300000);
@@ -131,7 +145,7 @@ static void cool_until_shared_by_every_handle(void **state)
 	brk_breaker *b, *b2;
 	brk_permit p;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	other = ut_attach_other(u, &r2);
 	b2 = ut_breaker_on(other, "svc", NULL);
@@ -186,7 +200,7 @@ static void jitter_varies_per_caller(void **state)
 	uint64_t waits[64];
 	unsigned distinct = 0;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	release_with_retry_after(b, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 100000);
 	ut_advance_ms(u, 20000); /* 80000 left */
@@ -239,7 +253,7 @@ static void jitter_extremes_in_bounds(void **state)
 	const uint64_t left[] = { 1, 3, 4, 999, 1000, 20000, 80000, 300000 };
 	uint64_t v = 0;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	ut_opts(u, &o, 0);
 	o.flags = BRK_ATTACH_NOCREATE;
@@ -279,7 +293,7 @@ static void jitter_varies_across_handles(void **state)
 	uint64_t w[8];
 	int same = 1;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	release_with_retry_after(b, BRK_FAILURE, BRK_REASON_OVERLOADED, 60000);
 	for (int k = 0; k < 8; k++) {
@@ -307,7 +321,7 @@ static void cool_until_never_shortened(void **state)
 	struct brk_info i;
 	brk_breaker *b;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	c.failure_threshold = 100;
 	b = ut_breaker(u, "svc", &c);
 	release_with_retry_after(b, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 10000);
@@ -341,7 +355,7 @@ static void huge_retry_after_clamped(void **state)
 				 (int64_t)BRK_MAX_DURATION_MS };
 	char name[32];
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	for (size_t k = 0; k < sizeof huge / sizeof huge[0]; k++) {
 		snprintf(name, sizeof name, "svc%zu", k);
 		b = ut_breaker(u, name, &c);
@@ -379,7 +393,7 @@ static void huge_retry_after_cool_until_clamped(void **state)
 	brk_permit p;
 	brk_breaker *b;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	c.max_wait_ms = BRK_MAX_DURATION_MS;
 	b = ut_breaker(u, "svc", &c);
 	release_with_retry_after(b, BRK_FAILURE, BRK_REASON_RATE_LIMITED, INT64_MAX);
@@ -403,7 +417,7 @@ static void negative_retry_after_ignored(void **state)
 	brk_breaker *b;
 	const int64_t neg[] = { 0, -1, -1000, INT64_MIN, INT64_MIN + 1 };
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	c.failure_threshold = 100;
 	b = ut_breaker(u, "svc", &c);
 	for (size_t k = 0; k < sizeof neg / sizeof neg[0]; k++) {
@@ -431,7 +445,7 @@ static void stale_permit_retry_after_only_cools(void **state)
 	brk_permit p, q;
 	brk_breaker *b;
 
-	ut_cfg(&c);
+	ra_cfg(&c);
 	b = ut_breaker(u, "svc", &c);
 	ut_acquire_ok(b, &p);
 	ut_acquire_ok(b, &q);
@@ -453,6 +467,105 @@ static void stale_permit_retry_after_only_cools(void **state)
 	assert_int_equal(i.open_remaining_ms, 0);
 }
 
+/*
+ * Issue 22: every cooling period, whatever its source, is capped at the
+ * record's max_open_ms (8000 here): one output line with a Retry-After of
+ * 10^12 s, a year-9999 HTTP-date or "try again in 10^12 seconds" used to
+ * open the breaker for BRK_MAX_DURATION_MS (8.7 years).
+ */
+static void expect_open_capped(struct ut *u, const char *name,
+			       const char *header, const char *text)
+{
+	struct brk_config c;
+	struct brk_result res;
+	struct brk_info i;
+	struct brk_event ev[16];
+	uint64_t cur = 1;
+	brk_breaker *b;
+	size_t n, k;
+	/* 2026-12-05 00:00:00 UTC: the date is 7,973 years ahead */
+	const int64_t now_unix_ms = 1796428800000LL;
+
+	ut_cfg(&c);
+	b = ut_breaker(u, name, &c);
+	ut_rc(0, brk_http_classify(429, header, text, text ? strlen(text) : 0,
+				   now_unix_ms, &res));
+	assert_int_equal(res.outcome, BRK_FAILURE);
+	assert_true((uint64_t)res.retry_after_ms > c.max_open_ms);
+	release_with_retry_after(b, res.outcome, res.reason, res.retry_after_ms);
+	ut_info(b, &i);
+	if (i.open_remaining_ms > c.max_open_ms)
+		fprintf(stderr, "%s: open_remaining_ms %" PRIu64 " > max_open_ms %"
+			PRIu64 "\n", name, i.open_remaining_ms, c.max_open_ms);
+	assert_int_equal(i.state, BRK_OPEN);
+	assert_int_equal(i.open_remaining_ms, c.max_open_ms);
+	/* the event (what the fleet link publishes, and the PX of its
+	 * catch-up key) says the capped period too */
+	n = ut_events(u->seg, &cur, ev, 16, NULL);
+	for (k = 0; k < n; k++)
+		if (ev[k].reason == BRK_EV_RETRY_AFTER)
+			break;
+	assert_true(k < n);
+	assert_int_equal(ev[k].value, c.max_open_ms);
+	/* and a probe runs when max_open_ms is over */
+	ut_advance_ms(u, c.max_open_ms);
+	ut_rc(0, ut_try(b));
+}
+
+static void retry_after_trillion_seconds_capped_at_max_open(void **state)
+{
+	expect_open_capped(*state, "secs", "1000000000000", NULL);
+}
+
+static void retry_after_year_9999_date_capped_at_max_open(void **state)
+{
+	expect_open_capped(*state, "date", "Fri, 31 Dec 9999 23:59:59 GMT", NULL);
+}
+
+static void try_again_text_capped_at_max_open(void **state)
+{
+	expect_open_capped(*state, "text", NULL,
+			   "error: try again in 1000000000000 seconds\n");
+}
+
+/* A cooling below max_wait_ms is capped too (max_wait_ms may be set above
+ * max_open_ms), and so are trip --for, a fleet peer's open (trip_extend)
+ * and its cool_until (brk_cool_for). */
+static void every_cooling_source_capped_at_max_open(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config c;
+	struct brk_info i;
+	brk_breaker *b;
+	const uint64_t trillion_s = 1000000000000ULL * 1000;
+
+	ut_cfg(&c);
+	c.max_wait_ms = BRK_MAX_DURATION_MS;
+	b = ut_breaker(u, "cool", &c);
+	release_with_retry_after(b, BRK_FAILURE, BRK_REASON_RATE_LIMITED,
+				 (int64_t)trillion_s);
+	ut_info(b, &i);
+	assert_int_equal(i.state, BRK_CLOSED);
+	assert_int_equal(i.cool_until_remaining_ms, c.max_open_ms);
+
+	b = ut_breaker(u, "trip", &c);
+	ut_rc(0, brk_trip(b, trillion_s));
+	ut_info(b, &i);
+	assert_int_equal(i.open_remaining_ms, c.max_open_ms);
+
+	b = ut_breaker(u, "extend", &c);
+	ut_rc(0, brk_trip_extend(b, trillion_s));
+	ut_info(b, &i);
+	assert_int_equal(i.open_remaining_ms, c.max_open_ms);
+	/* already open as long as the cap allows: nothing more to do */
+	ut_rc(-EALREADY, brk_trip_extend(b, trillion_s));
+
+	b = ut_breaker(u, "peer_cool", &c);
+	ut_rc(0, brk_cool_for(b, trillion_s));
+	ut_info(b, &i);
+	assert_int_equal(i.cool_until_remaining_ms, c.max_open_ms);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +581,10 @@ int main(void)
 		UT_TEST(huge_retry_after_cool_until_clamped),
 		UT_TEST(negative_retry_after_ignored),
 		UT_TEST(stale_permit_retry_after_only_cools),
+		UT_TEST(retry_after_trillion_seconds_capped_at_max_open),
+		UT_TEST(retry_after_year_9999_date_capped_at_max_open),
+		UT_TEST(try_again_text_capped_at_max_open),
+		UT_TEST(every_cooling_source_capped_at_max_open),
 	};
 	return cmocka_run_group_tests_name("retry_after", tests, NULL, NULL);
 }

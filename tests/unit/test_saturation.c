@@ -139,6 +139,7 @@ static void open_until_full_length_past_old_field(void **state)
 	const uint64_t half = BRK_MAX_DURATION_MS / 2;
 
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_advance_ms(u, half);
 	ut_rc(0, brk_trip(b, BRK_MAX_DURATION_MS));
@@ -155,8 +156,13 @@ static void open_until_full_length_past_old_field(void **state)
 static void trip_huge_clamped(void **state)
 {
 	struct ut *u = *state;
+	struct brk_config c;
 	struct brk_info i;
-	brk_breaker *b = ut_breaker(u, "svc", NULL);
+	brk_breaker *b;
+
+	brk_config_init(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
+	b = ut_breaker(u, "svc", &c);
 
 	ut_rc(0, brk_trip(b, UINT64_MAX));
 	ut_info(b, &i);
@@ -166,7 +172,7 @@ static void trip_huge_clamped(void **state)
 	ut_advance_ms(u, 365ULL * 24 * 3600 * 1000);
 	ut_rc(-BRK_EOPEN, ut_try(b));
 
-	b = ut_breaker(u, "svc2", NULL);
+	b = ut_breaker(u, "svc2", &c);
 	ut_rc(0, brk_trip(b, BRK_MAX_DURATION_MS + 12345));
 	ut_info(b, &i);
 	assert_true(i.open_remaining_ms <= BRK_MAX_DURATION_MS);

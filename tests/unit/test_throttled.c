@@ -88,6 +88,7 @@ static void throttled_retry_after_above_max_wait_opens(void **state)
 	brk_breaker *b;
 
 	cfg5(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	release_ra(b, BRK_THROTTLED, BRK_REASON_RATE_LIMITED, 300001);
 	ut_info(b, &i);

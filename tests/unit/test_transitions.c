@@ -336,6 +336,7 @@ static void reset_clears_cool_until(void **state)
 	brk_breaker *b;
 
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_acquire_ok(b, &p);
 	ut_rc(0, brk_release(&p, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 60000));
@@ -390,6 +391,7 @@ static void trip_from_closed(void **state)
 	brk_breaker *b;
 
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_rc(0, brk_trip(b, 12345));
 	ut_info(b, &i);
@@ -446,6 +448,7 @@ static void trip_already_open_is_ealready(void **state)
 	uint64_t ev, tr;
 
 	ut_cfg(&c);
+	c.max_open_ms = BRK_MAX_DURATION_MS; /* cap of every cooling (issue 22) */
 	b = ut_breaker(u, "svc", &c);
 	ut_rc(0, brk_trip(b, 10000));
 	ut_advance_ms(u, 3000);

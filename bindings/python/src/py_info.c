@@ -26,7 +26,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	if (PUTS(d, "name", in->name) || PUTS(d, "kind", "breaker") ||
 	    PUTS(d, "state", brk_state_name(in->state)) ||
 	    PUTS(d, "mode", brk_mode_name(in->mode)) ||
-	    PUTU(d, "generation", in->generation) ||
+	    PUTU(d, "generation", in->generation_full) ||
 	    PUTU(d, "consecutive_failures", in->consecutive_failures) ||
 	    PUTU(d, "cooling_level", in->cooling_level) ||
 	    PUTU(d, "open_remaining_ms", in->open_remaining_ms) ||

@@ -34,7 +34,7 @@ class Sleeps:
 
 
 def test_3600s_retry_after_opens_the_breaker_and_other_jobs_run_on_time(seg, upstream):
-    br = seg.breaker("sched/crm", failure_threshold=5, max_wait="2s")
+    br = seg.breaker("sched/crm", failure_threshold=5, max_wait="2s", max_open="2h")
     upstream.set(U.rate_limited(3600))
     plain = requests.Session()          # the wrapper holds the permit itself
     sleeps = Sleeps()

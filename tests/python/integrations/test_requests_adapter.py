@@ -170,7 +170,8 @@ def test_429_retry_after_cools_and_refuses_without_sending(seg, upstream):
 
 
 def test_retry_after_longer_than_max_wait_opens_the_breaker(seg, upstream):
-    s, a = session_for(seg, breaker_kwargs=dict(FAST, max_wait="1s"))
+    # every cooling is capped at max_open (issue 22)
+    s, a = session_for(seg, breaker_kwargs=dict(FAST, max_wait="1s", max_open="2h"))
     upstream.set(U.rate_limited(3600))
     assert s.get(upstream.url + "/x", timeout=5).status_code == 429
     br = seg.breaker(host_breaker_name(upstream.url))
