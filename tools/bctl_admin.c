@@ -98,7 +98,13 @@ static int trip_report(const struct bctl *g, brk_breaker *b, const char *name,
 	struct brk_info in;
 
 	if (rc == 0) {
-		printf("%s: open for %" PRIu64 " ms\n", name, for_ms);
+		/* the library caps every cooling period at max_open (issue 22):
+		 * say the period set, not the one asked for */
+		if (brk_breaker_info(b, &in) == 0 && in.config.max_open_ms < for_ms)
+			printf("%s: open for %" PRIu64 " ms (capped at max_open)\n",
+			       name, in.config.max_open_ms);
+		else
+			printf("%s: open for %" PRIu64 " ms\n", name, for_ms);
 		return 0;
 	}
 	if (rc != -EALREADY)

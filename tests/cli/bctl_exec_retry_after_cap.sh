@@ -48,8 +48,13 @@ capped "try again in 10^12 seconds" r3 600000
 capped "a breaker's own max_open (5 s)" r4 5000
 
 "$BCTL" --shm "$SHM" config r5 --open 1s --max-open 5s >/dev/null
-"$BCTL" --shm "$SHM" trip r5 --for 3000d >/dev/null
+out=$("$BCTL" --shm "$SHM" trip r5 --for 3000d)
 capped "trip --for 3000d" r5 5000
+# bctl says the period it set, not the one asked for
+case $out in
+"r5: open for 5000 ms (capped at max_open)") ok "trip --for 3000d reports the capped period: $out" ;;
+*) bad "trip --for 3000d reports the capped period" "printed '$out'" ;;
+esac
 
 echo "# bctl_exec_retry_after_cap: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
