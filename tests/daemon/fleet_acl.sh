@@ -26,7 +26,7 @@ VERDICT=$TMP/verdict
 
 # The guide's ACL, word for word (with <channel> = acl1 and PASS the
 # password), as a redis.conf line (the same rules as ACL SETUSER).
-GUIDE=$HERE/../../docs/guide/fleet.md
+GUIDE=$(dirname "${BASH_SOURCE[0]}")/../../docs/guide/fleet.md
 ACL=$(sed -n 's/^ *ACL SETUSER \(breakerd on >PASS .*\)$/user \1/p' "$GUIDE" | head -1)
 if [ -z "$ACL" ]; then
 	echo "FAIL: no 'ACL SETUSER breakerd on >PASS ...' line in $GUIDE"
