@@ -37,6 +37,7 @@ void fleet_apply_policy(const struct fleet_keys *k,
 struct peer {
 	char host[BRK_HOST_ID_MAX + 1]; /* "": free */
 	uint64_t boot, seq;      /* the highest (boot, seq) accepted live */
+	uint64_t accepted_ms;    /* wall ms when it was accepted */
 	uint64_t last_ms;        /* wall ms of its last message here */
 	uint64_t tokens_milli;   /* rate limit: tokens x 1000 */
 	uint64_t refill_ms;
@@ -154,7 +155,11 @@ static const char *stale_replay(struct peer *p, const struct fleet_msg *m,
 			 (unsigned long long)age, FLEET_REPLAY_WINDOW_MS);
 		return why;
 	}
-	if (p->boot && m->boot < p->boot) {
+	/* an older life of the host: a replay, unless its newer life has
+	 * been silent for the whole window (then the sender's clock stepped
+	 * back across a restart: what is fresh is taken) */
+	if (p->boot && m->boot < p->boot &&
+	    now_ms - p->accepted_ms < FLEET_REPLAY_WINDOW_MS) {
 		snprintf(why, cap, "boot %llu older than the host's %llu",
 			 (unsigned long long)m->boot,
 			 (unsigned long long)p->boot);
@@ -168,6 +173,7 @@ static const char *stale_replay(struct peer *p, const struct fleet_msg *m,
 	}
 	p->boot = m->boot;
 	p->seq = m->seq;
+	p->accepted_ms = now_ms;
 	return NULL;
 }
 
