@@ -42,7 +42,7 @@ void metrics_fleet(FILE *f, const struct brk_fleet_status *st,
 	     "Peer messages refused, by cause (never applied).");
 	for (i = 0; i < (int)BRK_FLEET_DROP_COUNT; i++)
 		fprintf(f, "breakerd_fleet_dropped_total{cause=\"%s\"} %" PRIu64 "\n",
-			brk_fleet_drop_name(i), st->drops[i]);
+			brk_fleet_drop_name(i), brk_fleet_drops(st, i));
 	head(f, "breakerd_fleet_lag_seconds", "gauge",
 	     "Lag of the last peer message applied: arrival minus sent time.");
 	seconds(f, "breakerd_fleet_lag_seconds", st->lag_ms);

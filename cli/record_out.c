@@ -64,7 +64,7 @@ int bctl_fleet_read(brk_segment *seg, struct brk_fleet_status *st)
 	    st->probe_won || st->probe_lost)
 		return 1;
 	for (i = 0; i < BRK_FLEET_DROP_COUNT; i++)
-		if (st->drops[i])
+		if (brk_fleet_drops(st, (int)i))
 			return 1;
 	return 0;
 }

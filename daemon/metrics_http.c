@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -130,8 +132,31 @@ int metrics_http_bind(const char *arg)
 	return fd;
 }
 
+/* A connection: when its request (the next one, on a kept-alive
+ * connection) started, and whether libmicrohttpd has read it whole. The
+ * reaper thread drops those too slow (shutdown(2): libmicrohttpd sees
+ * the end and closes it; the slot is freed on its CLOSED notice, before
+ * libmicrohttpd closes the fd, under the same mutex). */
+struct conn_slot {
+	int used;
+	int fd;
+	int dropped;
+	int have_request;           /* on_request() called for this request */
+	uint64_t start_ms;          /* monotonic */
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+};
+
 struct metrics_http {
 	struct MHD_Daemon *d;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t reaper;
+	int reaper_started;
+	int reaper_stop;            /* under mu */
+	struct conn_slot conns[METRICS_HTTP_MAX_CONN + 8]; /* under mu */
+	uint64_t slow_dropped;      /* under mu: since the last log line */
+	uint64_t slow_last_log_ms;  /* under mu */
 	brk_segment *seg;    /* read-only; used by the HTTP thread only */
 	atomic_int stopping; /* set by metrics_http_stop(): a render in
 	                        progress gives up (metrics_opts.cancel) */
@@ -276,6 +301,164 @@ static enum MHD_Result scrape(struct metrics_http *m, struct MHD_Connection *c)
 	return ok;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static struct conn_slot *slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static int same_addr(const struct conn_slot *a, const struct conn_slot *b)
+{
+	const struct sockaddr_in *a4 = (const void *)&a->addr, *b4 = (const void *)&b->addr;
+	const struct sockaddr_in6 *a6 = (const void *)&a->addr, *b6 = (const void *)&b->addr;
+
+	if (a->addr.ss_family != b->addr.ss_family)
+		return 0;
+	if (a->addr.ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	if (a->addr.ss_family == AF_INET6)
+		return memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr)) == 0;
+	return 0;
+}
+
+/* Under mu: drop @s (a slow request); counted for the next log line. */
+static void drop_slow(struct metrics_http *m, struct conn_slot *s)
+{
+	if (s->dropped)
+		return;
+	s->dropped = 1;
+	(void)shutdown(s->fd, SHUT_RDWR);
+	m->slow_dropped++;
+}
+
+/* Under mu: one line for the drops since the last, at most every 10 s. */
+static void log_slow(struct metrics_http *m, uint64_t now, int force)
+{
+	struct logline l;
+
+	if (!m->slow_dropped ||
+	    (!force && m->slow_last_log_ms && now - m->slow_last_log_ms < 10000))
+		return;
+	ll_begin(&l, "warn", "metrics: slow clients dropped (no whole request "
+		 "in time, or the oldest of an address over its limit)");
+	ll_u64(&l, "dropped", m->slow_dropped);
+	ll_u64(&l, "within_s", METRICS_HTTP_REQUEST_S);
+	ll_end(&l);
+	m->slow_dropped = 0;
+	m->slow_last_log_ms = now;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct metrics_http *m = cls;
+	const union MHD_ConnectionInfo *fdi, *ai;
+	struct conn_slot *s = NULL, *old = NULL;
+	unsigned i, same = 0;
+
+	pthread_mutex_lock(&m->mu);
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		s = *socket_context;
+		if (s)
+			s->used = 0;
+		*socket_context = NULL;
+		pthread_mutex_unlock(&m->mu);
+		return;
+	}
+	for (i = 0; i < sizeof(m->conns) / sizeof(m->conns[0]); i++)
+		if (!m->conns[i].used) {
+			s = &m->conns[i];
+			break;
+		}
+	fdi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (s && fdi) {
+		memset(s, 0, sizeof(*s));
+		s->used = 1;
+		s->fd = fdi->connect_fd;
+		s->start_ms = mono_ms();
+		if (ai && ai->client_addr) {
+			s->addr_len = ai->client_addr->sa_family == AF_INET6
+				? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+			memcpy(&s->addr, ai->client_addr, s->addr_len);
+		}
+		*socket_context = s;
+		/* over the address's share: its oldest slow request goes */
+		for (i = 0; i < sizeof(m->conns) / sizeof(m->conns[0]); i++) {
+			struct conn_slot *o = &m->conns[i];
+
+			if (!o->used || o == s || o->dropped || !same_addr(o, s))
+				continue;
+			same++;
+			if (!o->have_request && (!old || o->start_ms < old->start_ms))
+				old = o;
+		}
+		if (same + 1 > METRICS_HTTP_MAX_PER_IP && old)
+			drop_slow(m, old);
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* A request answered: the next one on this connection gets its own
+ * METRICS_HTTP_REQUEST_S. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct metrics_http *m = cls;
+	struct conn_slot *s = slot_of(c);
+
+	(void)con_cls;
+	(void)toe;
+	pthread_mutex_lock(&m->mu);
+	if (s && s->used) {
+		s->have_request = 0;
+		s->start_ms = mono_ms();
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+static void *reaper_main(void *arg)
+{
+	struct metrics_http *m = arg;
+	struct timespec until;
+	uint64_t now;
+	unsigned i;
+
+	pthread_mutex_lock(&m->mu);
+	while (!m->reaper_stop) {
+		now = mono_ms();
+		for (i = 0; i < sizeof(m->conns) / sizeof(m->conns[0]); i++) {
+			struct conn_slot *s = &m->conns[i];
+
+			if (s->used && !s->have_request &&
+			    now - s->start_ms >= METRICS_HTTP_REQUEST_S * 1000u)
+				drop_slow(m, s);
+		}
+		log_slow(m, now, 0);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->cv, &m->mu, &until);
+	}
+	log_slow(m, mono_ms(), 1);
+	pthread_mutex_unlock(&m->mu);
+	return NULL;
+}
+
 /* Every request is answered on its first call, before any body is read:
  * libmicrohttpd then closes a connection whose upload was not read, so
  * a body costs nothing. */
@@ -285,11 +468,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  size_t *upload_size, void **con_cls)
 {
 	struct metrics_http *m = cls;
+	struct conn_slot *s = slot_of(c);
 
 	(void)version;
 	(void)upload;
 	(void)upload_size;
 	(void)con_cls;
+	if (s) {
+		pthread_mutex_lock(&m->mu);
+		if (s->used)
+			s->have_request = 1; /* the whole head is read */
+		pthread_mutex_unlock(&m->mu);
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return reply(c, MHD_HTTP_NOT_FOUND,
 			     "not found: breakerd serves /metrics\n", NULL);
@@ -335,18 +525,31 @@ static void log_bound(int fd)
  * malformed requests) as logfmt lines of the HTTP thread. */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	/* one line a second at most (per connection messages can come by
+	 * the thousand); the next says how many were left out. HTTP thread
+	 * (and the starter, before it runs) only. */
+	static uint64_t last_ms, left_out;
 	char msg[512];
 	struct logline l;
+	uint64_t now = mono_ms();
 	size_t n;
 
 	(void)cls;
+	if (last_ms && now - last_ms < 1000) {
+		left_out++;
+		return;
+	}
+	last_ms = now ? now : 1;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
 		msg[--n] = '\0';
 	ll_begin(&l, "warn", "metrics http");
 	ll_str(&l, "message", msg);
+	if (left_out)
+		ll_u64(&l, "suppressed", left_out);
 	ll_end(&l);
+	left_out = 0;
 }
 
 static void log_fail(const char *what, const char *why)
@@ -357,6 +560,19 @@ static void log_fail(const char *what, const char *why)
 	ll_str(&l, "step", what);
 	ll_str(&l, "error", why);
 	ll_end(&l);
+}
+
+static void reaper_end(struct metrics_http *m)
+{
+	pthread_mutex_lock(&m->mu);
+	m->reaper_stop = 1;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	if (m->reaper_started)
+		pthread_join(m->reaper, NULL);
+	m->reaper_started = 0;
+	pthread_cond_destroy(&m->cv);
+	pthread_mutex_destroy(&m->mu);
 }
 
 struct metrics_http *metrics_http_start(int fd, const char *shm)
@@ -381,18 +597,30 @@ struct metrics_http *metrics_http_start(int fd, const char *shm)
 		free(m);
 		return NULL;
 	}
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, NULL);
+	m->reaper_started = pthread_create(&m->reaper, NULL, reaper_main, m) == 0;
+	/* the per-address limit is ours (on_connection): one more than it
+	 * here, so the connection over it is accepted and drops the
+	 * address's oldest slow one */
 	m->d = MHD_start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 		on_request, m,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, /* first, as asked */
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_CONN,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_PER_IP,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_MAX_PER_IP + 1,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_HTTP_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEMORY,
 		MHD_OPTION_END);
-	if (!m->d) {
-		close(fd);
+	if (!m->d || !m->reaper_started) {
+		if (m->d)
+			MHD_stop_daemon(m->d);
+		else
+			close(fd);
+		reaper_end(m);
 		brk_detach(m->seg);
 		free(m);
 		log_fail("MHD_start_daemon", "libmicrohttpd refused to start");
@@ -410,6 +638,7 @@ void metrics_http_stop(struct metrics_http *m)
 	 * of holding SIGTERM up for a whole render of a big segment. */
 	atomic_store(&m->stopping, 1);
 	MHD_stop_daemon(m->d); /* joins the thread, closes the listen socket */
+	reaper_end(m);
 	brk_detach(m->seg);
 	free(m);
 }

@@ -17,7 +17,12 @@
  * METRICS_HTTP_MAX_CONN connections (METRICS_HTTP_MAX_PER_IP per client
  * address), METRICS_HTTP_MEMORY bytes of request line and headers per
  * connection (more: 414 or 431 from libmicrohttpd), an idle connection is
- * closed after METRICS_HTTP_TIMEOUT_S seconds (a slow sender too), a
+ * closed after METRICS_HTTP_TIMEOUT_S seconds, and one that has not sent
+ * a whole request METRICS_HTTP_REQUEST_S seconds after it connected (or
+ * after its last answer) is dropped, however slowly it trickles bytes; a
+ * new connection from an address that already holds
+ * METRICS_HTTP_MAX_PER_IP drops that address's oldest one still sending
+ * its request (so slow sockets cannot lock a scraper out), a
  * request body is never read (the answer comes first, then the
  * connection is closed), and at most METRICS_HTTP_MAX_RENDERS rendered
  * answers are alive at once - each holds a whole render of the segment
@@ -33,6 +38,7 @@
 #define METRICS_HTTP_MAX_PER_IP 16
 #define METRICS_HTTP_MEMORY (32u * 1024u)
 #define METRICS_HTTP_TIMEOUT_S 5u
+#define METRICS_HTTP_REQUEST_S 5u   /* a whole request within this */
 #define METRICS_HTTP_MAX_RENDERS 4 /* rendered answers alive at once */
 #define METRICS_HTTP_BUSY "busy: other scrapes are still being sent; retry\n"
 

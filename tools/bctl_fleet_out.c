@@ -63,7 +63,7 @@ void bctl_print_fleet(FILE *f, brk_segment *seg)
 	for (i = 0; i < BRK_FLEET_DROP_COUNT && at < sizeof(drops); i++) {
 		int n = snprintf(drops + at, sizeof(drops) - at, "%s%s %" PRIu64,
 				 i ? ", " : "", brk_fleet_drop_name((int)i),
-				 st.drops[i]);
+				 brk_fleet_drops(&st, (int)i));
 
 		if (n < 0)
 			break;
@@ -112,7 +112,7 @@ json_t *bctl_json_fleet(brk_segment *seg)
 	set(o, "dropped", ju(st.dropped));
 	d = json_object();
 	for (i = 0; d && i < BRK_FLEET_DROP_COUNT; i++)
-		set(d, brk_fleet_drop_name((int)i), ju(st.drops[i]));
+		set(d, brk_fleet_drop_name((int)i), ju(brk_fleet_drops(&st, (int)i)));
 	set(o, "drops", d ? d : json_null());
 	set(o, "reconnects", ju(st.reconnects));
 	set(o, "probe_won", ju(st.probe_won));

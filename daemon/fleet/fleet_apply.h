@@ -32,9 +32,42 @@ enum fleet_from {
 	                            nor logged (they were on first sight) */
 };
 
+/* The trust settings (docs/guide/fleet.md "Trust model"). */
+#define FLEET_REPLAY_WINDOW_MS 30000u /* a live (PUBLISH) v2 message sent
+                                         longer ago is refused: replay */
+#define FLEET_PEER_RATE 100u          /* applied decisions per second and
+                                         peer host id (bench/fleet.sh's
+                                         trip-and-reset loop sends ~80/s
+                                         from one host) ... */
+#define FLEET_PEER_BURST 200u         /* ... with this burst */
+#define FLEET_ALL_RATE 200u           /* and of all peers together: a
+                                         sustained flood needs 20 s to
+                                         turn the 4096-event ring over */
+#define FLEET_ALL_BURST 400u
+#define FLEET_PEER_SLOTS 256u         /* host ids remembered (LRU) */
+#define FLEET_FORCE_SLOTS 1024u       /* peers' forced modes timed here */
+
+struct fleet_keys;
+
+/* The link's keys (NULL or none: unsigned v1 accepted) and its allowed
+ * peers (@npeers 0: any host id). Before the subscriber starts; the
+ * pointers must stay valid. */
+void fleet_apply_policy(const struct fleet_keys *keys,
+			const char (*peers)[BRK_HOST_ID_MAX + 1],
+			unsigned npeers);
+
 /* @self: this host's id; @from: enum fleet_from. Returns an enum
  * fleet_outcome. */
 int fleet_apply(brk_segment *seg, const char *self, const char *buf,
 		size_t len, uint64_t now_wall_ms, int from);
+
+/*
+ * fleet_apply_expire - end the peers' forced modes whose time is up: a
+ * forced mode applied from a peer holds for its remaining_ms (v2) or the
+ * record's max_open_ms (v1), at most max_open_ms, unless the peer
+ * re-announces it; then, if the record's mode is still that one, it goes
+ * back to normal (origin: that peer; logged). Subscriber thread only.
+ */
+void fleet_apply_expire(brk_segment *seg, uint64_t now_wall_ms);
 
 #endif

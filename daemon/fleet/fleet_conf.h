@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 
 #include "breaker.h"
+#include "fleet_msg.h" /* struct fleet_keys */
 
 #define FLEET_DEFAULT_CHANNEL "breakerd"
 #define FLEET_DEFAULT_PORT 6379
@@ -43,6 +44,12 @@ struct fleet_conf {
 	 * "--fleet", "--fleet-url-file FILE" or "$BREAKERD_FLEET_URL";
 	 * "" (unknown) names the two places a password may be */
 	char url_src[300];
+	/* --fleet-key-file: n == 0, an unauthenticated link (v1 messages) */
+	struct fleet_keys keys;
+	char key_src[300];                 /* where the keys came from */
+	/* --fleet-peer: npeers == 0, every host id is accepted */
+	unsigned npeers;
+	char peers[64][BRK_HOST_ID_MAX + 1];
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleet_apply.h"
 #include "fleet_pub.h"
 #include "fleet_report.h"
 #include "fleet_sub.h"
@@ -98,7 +99,23 @@ struct fleet_link *fleet_start(const struct fleet_conf *c)
 	if (c->user[0])
 		ll_str(&l, "user", c->user);
 	ll_str(&l, "auth", c->password[0] ? "yes" : "no");
+	ll_str(&l, "signed", c->keys.n ? "yes" : "no");
+	if (c->keys.n) {
+		ll_str(&l, "keys", c->key_src);
+		ll_u64(&l, "key_count", c->keys.n);
+	}
+	ll_u64(&l, "peers", c->npeers);
 	ll_end(&l);
+	if (!c->keys.n) {
+		ll_begin(&l, "warn", "fleet link is unauthenticated: any client "
+			 "that can PUBLISH on the channel can open, reset or "
+			 "force this host's fleet-wide breakers; give "
+			 "--fleet-key-file FILE (docs/guide/fleet.md \"Trust "
+			 "model\")");
+		ll_str(&l, "fleet", "unauthenticated");
+		ll_end(&l);
+	}
+	fleet_apply_policy(&fl->conf.keys, fl->conf.peers, fl->conf.npeers);
 	fl->sub_started = pthread_create(&fl->sub_t, NULL, fleet_sub_main,
 					 &fl->sub) == 0;
 	fl->pub_started = fl->sub_started &&

@@ -4,7 +4,8 @@
  * checked before jansson sees it, jansson refuses what is not strict JSON
  * (bad UTF-8, NUL bytes, \u0000, duplicate keys, trailing bytes), and
  * this file refuses every key, type and value the format does not name.
- * No I/O, no clock: the caller passes the time.
+ * No I/O, no clock: the caller passes the time. Version 2's tag is
+ * HMAC-SHA256 from libcrypto (OpenSSL), compared in constant time.
  */
 #include "fleet_msg.h"
 
@@ -14,6 +15,14 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+/* ,"tag":"<64 hex>"} : the signed text is the message without it, + } */
+#define TAG_OPEN ",\"tag\":\""
+#define TAG_OPEN_LEN 8u
+#define TAG_SUFFIX_LEN (TAG_OPEN_LEN + FLEET_TAG_HEX + 2u)
 
 /* The largest pace rate (milli tokens/s): BRK_BUCKET_MAX_RATE tokens/s. */
 #define FLEET_RATE_MILLI_MAX ((uint64_t)(BRK_BUCKET_MAX_RATE * 1000.0))
@@ -104,8 +113,11 @@ static int why_set(char *why, size_t cap, const char *fmt, ...)
 /* ---------------------------------------------------------------------- */
 /* encode                                                                   */
 
-static int msg_valid(const struct fleet_msg *m)
+static int msg_valid(const struct fleet_msg *m, int version)
 {
+	if (version == FLEET_MSG_VERSION_SIGNED &&
+	    (m->boot < 1 || m->boot > FLEET_INT_MAX))
+		return 0;
 	if (!fleet_kind_name(m->kind))
 		return 0;
 	if (brk_host_id_validate(m->host) != 0 || brk_name_validate(m->name) != 0)
@@ -121,6 +133,10 @@ static int msg_valid(const struct fleet_msg *m)
 		return m->remaining_ms >= 1 &&
 		       m->remaining_ms <= BRK_MAX_DURATION_MS;
 	case FLEET_FORCED:
+		if (version == FLEET_MSG_VERSION_SIGNED &&
+		    (m->remaining_ms < 1 ||
+		     m->remaining_ms > BRK_MAX_DURATION_MS))
+			return 0;
 		return mode_ok(m->mode);
 	case FLEET_PACE_CUT:
 		return m->rate_milli >= 1 &&
@@ -130,7 +146,46 @@ static int msg_valid(const struct fleet_msg *m)
 	}
 }
 
-int fleet_msg_encode(const struct fleet_msg *m, char *buf, size_t cap)
+/* Whether @kind carries remaining_ms in @version. */
+static int has_remaining(int kind, int version)
+{
+	return kind_has_remaining(kind) ||
+	       (kind == FLEET_FORCED && version == FLEET_MSG_VERSION_SIGNED);
+}
+
+static void hexify(const unsigned char *b, size_t n, char *out)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hx[b[i] >> 4];
+		out[2 * i + 1] = hx[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* HMAC-SHA256(@key, @text[0..@len) then "}") in hex into @hex (65
+ * bytes). 0 or -EIO. */
+static int tag_of(const unsigned char *key, size_t klen, const char *text,
+		  size_t len, char *hex)
+{
+	unsigned char mac[EVP_MAX_MD_SIZE], data[FLEET_MSG_MAX + 1];
+	unsigned int mlen = 0;
+
+	if (len + 1 > sizeof(data))
+		return -EIO;
+	memcpy(data, text, len);
+	data[len] = '}';
+	if (!HMAC(EVP_sha256(), key, (int)klen, data, len + 1, mac, &mlen) ||
+	    mlen != FLEET_TAG_HEX / 2)
+		return -EIO;
+	hexify(mac, mlen, hex);
+	return 0;
+}
+
+static int encode_v(const struct fleet_msg *m, int version, char *buf,
+		    size_t cap)
 {
 	json_t *o;
 	size_t n;
@@ -138,20 +193,23 @@ int fleet_msg_encode(const struct fleet_msg *m, char *buf, size_t cap)
 
 	if (!m || !buf || !cap)
 		return -EINVAL;
-	if (!msg_valid(m))
+	if (!msg_valid(m, version))
 		return -EINVAL;
 	o = json_object();
 	if (!o)
 		return -ENOMEM;
-	bad |= json_object_set_new(o, "v", json_integer(FLEET_MSG_VERSION));
+	bad |= json_object_set_new(o, "v", json_integer(version));
 	bad |= json_object_set_new(o, "host", json_string(m->host));
+	if (version == FLEET_MSG_VERSION_SIGNED)
+		bad |= json_object_set_new(o, "boot",
+					   json_integer((json_int_t)m->boot));
 	bad |= json_object_set_new(o, "seq", json_integer((json_int_t)m->seq));
 	bad |= json_object_set_new(o, "sent_ms",
 				   json_integer((json_int_t)m->sent_ms));
 	bad |= json_object_set_new(o, "kind",
 				   json_string(fleet_kind_name(m->kind)));
 	bad |= json_object_set_new(o, "name", json_string(m->name));
-	if (kind_has_remaining(m->kind))
+	if (has_remaining(m->kind, version))
 		bad |= json_object_set_new(o, "remaining_ms",
 				json_integer((json_int_t)m->remaining_ms));
 	if (m->kind == FLEET_FORCED)
@@ -175,6 +233,33 @@ int fleet_msg_encode(const struct fleet_msg *m, char *buf, size_t cap)
 		return -ENOSPC;
 	buf[n] = '\0';
 	return (int)n;
+}
+
+int fleet_msg_encode(const struct fleet_msg *m, char *buf, size_t cap)
+{
+	return encode_v(m, FLEET_MSG_VERSION, buf, cap);
+}
+
+int fleet_msg_encode_keyed(const struct fleet_msg *m,
+			   const struct fleet_keys *keys, char *buf,
+			   size_t cap)
+{
+	char hex[FLEET_TAG_HEX + 1];
+	int n;
+
+	if (!keys || keys->n == 0)
+		return fleet_msg_encode(m, buf, cap);
+	n = encode_v(m, FLEET_MSG_VERSION_SIGNED, buf, cap);
+	if (n < 0)
+		return n;
+	if ((size_t)n - 1 + TAG_SUFFIX_LEN >= cap ||
+	    (size_t)n - 1 + TAG_SUFFIX_LEN > FLEET_MSG_MAX)
+		return -ENOSPC;
+	if (tag_of(keys->key[0], keys->len[0], buf, (size_t)n - 1, hex))
+		return -EIO;
+	/* buf[n - 1] is the closing brace */
+	snprintf(buf + n - 1, cap - (size_t)n + 1, TAG_OPEN "%s\"}", hex);
+	return n - 1 + (int)TAG_SUFFIX_LEN;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -244,36 +329,49 @@ static int get_str(json_t *o, const char *key, const char **out, char *why,
 static const char *const known_keys[] = {
 	"v", "host", "seq", "sent_ms", "kind", "name",
 	"remaining_ms", "mode", "rate_milli", "reason",
+	"boot", "tag", /* version 2 only */
 };
 
-static int key_known(const char *k)
+static int key_known(const char *k, int v2)
 {
-	size_t i;
+	size_t i, n = sizeof(known_keys) / sizeof(known_keys[0]);
 
-	for (i = 0; i < sizeof(known_keys) / sizeof(known_keys[0]); i++)
+	for (i = 0; i < (v2 ? n : n - 2); i++)
 		if (strcmp(k, known_keys[i]) == 0)
 			return 1;
 	return 0;
 }
 
-/* The fields of the JSON object @o into @m; -EINVAL with @why. */
-static int msg_fields(json_t *o, struct fleet_msg *m, char *why, size_t cap)
+/* The fields of the JSON object @o into @m; -EINVAL with @why.
+ * @v2: version 2 is read too (else only version 1). */
+static int msg_fields(json_t *o, struct fleet_msg *m, int v2, char *why,
+		      size_t cap)
 {
 	const char *key, *s;
 	json_t *val;
 	uint64_t u = 0; /* -O3 cannot see get_uint() sets it (release -Werror, issue 22) */
 	int rc, r;
 
-	json_object_foreach(o, key, val) {
-		(void)val;
-		if (!key_known(key))
-			return why_set(why, cap, "unknown key");
-	}
 	if ((rc = get_uint(o, "v", 0, FLEET_INT_MAX, &u, why, cap)))
 		return rc;
-	if (u != FLEET_MSG_VERSION)
+	if (u != FLEET_MSG_VERSION &&
+	    !(v2 && u == FLEET_MSG_VERSION_SIGNED)) {
+		if (v2)
+			return why_set(why, cap, "v: version %llu, not %d or %d",
+				       (unsigned long long)u, FLEET_MSG_VERSION,
+				       FLEET_MSG_VERSION_SIGNED);
 		return why_set(why, cap, "v: version %llu, not %d",
 			       (unsigned long long)u, FLEET_MSG_VERSION);
+	}
+	m->version = (int)u;
+	json_object_foreach(o, key, val) {
+		(void)val;
+		if (!key_known(key, m->version == FLEET_MSG_VERSION_SIGNED))
+			return why_set(why, cap, "unknown key");
+	}
+	if (m->version == FLEET_MSG_VERSION_SIGNED &&
+	    (rc = get_uint(o, "boot", 1, FLEET_INT_MAX, &m->boot, why, cap)))
+		return rc;
 	if ((rc = get_str(o, "kind", &s, why, cap)))
 		return rc;
 	m->kind = kind_parse(s);
@@ -302,7 +400,7 @@ static int msg_fields(json_t *o, struct fleet_msg *m, char *why, size_t cap)
 		return rc;
 
 	/* the kind's own fields, and no other kind's */
-	if (kind_has_remaining(m->kind)) {
+	if (has_remaining(m->kind, m->version)) {
 		if ((rc = get_uint(o, "remaining_ms", 1, BRK_MAX_DURATION_MS,
 				   &m->remaining_ms, why, cap)))
 			return rc;
@@ -363,9 +461,63 @@ static int refused(struct fleet_msg *out, const struct fleet_msg *m, int rc)
 	return rc;
 }
 
+/* The tag of a v2 message: its text must end in ,"tag":"<64 hex>"}
+ * (the member jansson read as "tag", last), and with keys one of them
+ * must give it. 0, or -EINVAL with cause AUTH and @why. */
+static int tag_check(const char *buf, size_t len, json_t *o,
+		     const struct fleet_keys *keys, char *why, size_t cap)
+{
+	json_t *t = json_object_get(o, "tag");
+	char hex[FLEET_TAG_HEX + 1];
+	const char *at;
+	unsigned i;
+	int good = 0;
+
+	if (!t)
+		return why_set(why, cap, "no tag");
+	if (!json_is_string(t) || json_string_length(t) != FLEET_TAG_HEX)
+		return why_set(why, cap, "tag: not %u hex digits", FLEET_TAG_HEX);
+	if (len < TAG_SUFFIX_LEN + 1)
+		return why_set(why, cap, "tag: not the last member");
+	at = buf + len - TAG_SUFFIX_LEN;
+	if (memcmp(at, TAG_OPEN, TAG_OPEN_LEN) != 0 ||
+	    memcmp(at + TAG_OPEN_LEN, json_string_value(t), FLEET_TAG_HEX) ||
+	    memcmp(at + TAG_OPEN_LEN + FLEET_TAG_HEX, "\"}", 2) != 0)
+		return why_set(why, cap, "tag: not the last member");
+	if (!keys || keys->n == 0)
+		return 0; /* nothing to check with */
+	for (i = 0; i < keys->n && i < FLEET_KEYS_MAX; i++) {
+		if (tag_of(keys->key[i], keys->len[i], buf,
+			   (size_t)(at - buf), hex))
+			continue;
+		good |= CRYPTO_memcmp(hex, json_string_value(t),
+				      FLEET_TAG_HEX) == 0;
+	}
+	return good ? 0 : why_set(why, cap, "tag: wrong (no key gives it)");
+}
+
+static int decode(const char *buf, size_t len, uint64_t now_ms, int v2,
+		  const struct fleet_keys *keys, struct fleet_msg *out,
+		  int *cause, char *why, size_t why_cap);
+
 int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 		     struct fleet_msg *out, int *cause, char *why,
 		     size_t why_cap)
+{
+	return decode(buf, len, now_ms, 0, NULL, out, cause, why, why_cap);
+}
+
+int fleet_msg_decode_keyed(const char *buf, size_t len, uint64_t now_ms,
+			   const struct fleet_keys *keys,
+			   struct fleet_msg *out, int *cause, char *why,
+			   size_t why_cap)
+{
+	return decode(buf, len, now_ms, 1, keys, out, cause, why, why_cap);
+}
+
+static int decode(const char *buf, size_t len, uint64_t now_ms, int v2,
+		  const struct fleet_keys *keys, struct fleet_msg *out,
+		  int *cause, char *why, size_t why_cap)
 {
 	struct fleet_msg m, who;
 	json_error_t err;
@@ -396,7 +548,16 @@ int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 		rc = why_set(why, why_cap, "not an object");
 	} else {
 		sender_of(o, &who);
-		rc = msg_fields(o, &m, why, why_cap);
+		rc = msg_fields(o, &m, v2, why, why_cap);
+		if (rc == 0 && m.version == FLEET_MSG_VERSION_SIGNED) {
+			rc = tag_check(buf, len, o, keys, why, why_cap);
+			if (rc)
+				*cause = BRK_FLEET_DROP_AUTH;
+		} else if (rc == 0 && keys && keys->n) {
+			*cause = BRK_FLEET_DROP_AUTH;
+			rc = why_set(why, why_cap, "unsigned (version %d): this "
+				     "link has a key", m.version);
+		}
 	}
 	json_decref(o);
 	if (rc)
@@ -415,7 +576,7 @@ int fleet_msg_decode(const char *buf, size_t len, uint64_t now_ms,
 	} else {
 		m.lag_ms = now_ms - m.sent_ms;
 	}
-	if (kind_has_remaining(m.kind)) {
+	if (has_remaining(m.kind, m.version)) {
 		if (m.lag_ms >= m.remaining_ms) {
 			*cause = BRK_FLEET_DROP_EXPIRED;
 			return refused(out, &m, why_set(why, why_cap,

@@ -45,6 +45,17 @@ int fleet_opts_arg(struct fleet_opts *fo, int c, const char *arg)
 	case FLEET_OPT_HOST_ID:
 		fo->host_id = id_arg("--host-id", "host id", arg);
 		return 1;
+	case FLEET_OPT_KEY_FILE:
+		if (!*arg)
+			usage_error("--fleet-key-file: empty file name");
+		fo->key_file = arg;
+		return 1;
+	case FLEET_OPT_PEER:
+		if (fo->npeers >= FLEET_PEERS_MAX)
+			usage_error("--fleet-peer: more than %d peers",
+				    FLEET_PEERS_MAX);
+		fo->peers[fo->npeers++] = id_arg("--fleet-peer", "host id", arg);
+		return 1;
 	}
 	return 0;
 }
@@ -128,10 +139,16 @@ void fleet_opts_finish(struct fleet_opts *fo)
 		snprintf(fo->url_buf, sizeof(fo->url_buf), "%s", env);
 		fo->url = fo->url_buf;
 	}
-	if (!fo->url && (fo->channel || fo->host_id))
+	if (!fo->key_file && getenv(FLEET_KEY_ENV) && *getenv(FLEET_KEY_ENV)) {
+		fo->key_file = getenv(FLEET_KEY_ENV);
+		fo->key_from_env = 1;
+	}
+	if (!fo->url && (fo->channel || fo->host_id || fo->npeers ||
+			 (fo->key_file && !fo->key_from_env)))
 		usage_error("%s needs --fleet URL (or --fleet-url-file, $"
 			    FLEET_URL_ENV ")", fo->host_id ? "--host-id"
-			    : "--fleet-channel");
+			    : fo->channel ? "--fleet-channel" : fo->npeers ?
+			    "--fleet-peer" : "--fleet-key-file");
 #ifndef BREAKERD_HAVE_HIREDIS
 	if (fo->url)
 		usage_error("%s: this breakerd was built without hiredis, so it "
@@ -143,6 +160,78 @@ void fleet_opts_finish(struct fleet_opts *fo)
 }
 
 #ifdef BREAKERD_HAVE_HIREDIS
+/* The keys of @f into @k: every line not blank nor '#', without the
+ * whitespace around it, is a key of FLEET_KEY_MIN..FLEET_KEY_MAX bytes
+ * (its bytes as they are: a passphrase or hex digits); 1 to
+ * FLEET_KEYS_MAX of them, the first signs. Refused (usage error) unless
+ * only its owner may read or write it. @opt names the source. */
+static void read_key_file(const char *opt, const char *f, struct fleet_keys *k)
+{
+	char line[FLEET_KEY_MAX + 8], *p, *e;
+	struct stat stt;
+	unsigned lineno = 0;
+	size_t n;
+	FILE *fp;
+	int fd;
+
+	memset(k, 0, sizeof(*k));
+	fd = open(f, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		usage_error("%s: %s: %s", opt, f, strerror(errno));
+	if (fstat(fd, &stt) != 0 || !S_ISREG(stt.st_mode)) {
+		close(fd);
+		usage_error("%s: %s: not a regular file", opt, f);
+	}
+	if (stt.st_mode & 077) {
+		close(fd);
+		usage_error("%s: %s: mode %04o lets others than its owner read "
+			    "or change the fleet key: chmod 600 %s", opt, f,
+			    (unsigned)(stt.st_mode & 07777), f);
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		usage_error("%s: %s: %s", opt, f, strerror(errno));
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(fp)) {
+			explicit_bzero(line, sizeof(line));
+			fclose(fp);
+			usage_error("%s: %s:%u: a key longer than %u bytes", opt,
+				    f, lineno, FLEET_KEY_MAX);
+		}
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+		e = p + strlen(p);
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t' ||
+				 e[-1] == '\r' || e[-1] == '\n'))
+			e--;
+		*e = '\0';
+		if (*p == '\0' || *p == '#')
+			continue;
+		n = (size_t)(e - p);
+		if (n < FLEET_KEY_MIN || n > FLEET_KEY_MAX || k->n >= FLEET_KEYS_MAX) {
+			explicit_bzero(line, sizeof(line));
+			explicit_bzero(k, sizeof(*k));
+			fclose(fp);
+			if (n < FLEET_KEY_MIN || n > FLEET_KEY_MAX)
+				usage_error("%s: %s:%u: a key of %zu bytes: give "
+					    "%u to %u (e.g. openssl rand -hex 32)",
+					    opt, f, lineno, n, FLEET_KEY_MIN,
+					    FLEET_KEY_MAX);
+			usage_error("%s: %s:%u: more than %u keys", opt, f,
+				    lineno, FLEET_KEYS_MAX);
+		}
+		memcpy(k->key[k->n], p, n);
+		k->len[k->n++] = n;
+	}
+	explicit_bzero(line, sizeof(line));
+	fclose(fp);
+	if (k->n == 0)
+		usage_error("%s: %s: no key (only blank and '#' lines)", opt, f);
+}
+
 void fleet_opts_conf(const struct fleet_opts *fo, const char *shm,
 		     struct fleet_conf *fc)
 {
@@ -185,6 +274,17 @@ void fleet_opts_conf(const struct fleet_opts *fo, const char *shm,
 	snprintf(fc->channel, sizeof(fc->channel), "%s",
 		 fo->channel ? fo->channel : FLEET_DEFAULT_CHANNEL);
 	fc->shm_name = shm;
+	if (fo->key_file) {
+		const char *opt = fo->key_from_env ? "$" FLEET_KEY_ENV
+						   : "--fleet-key-file";
+
+		read_key_file(opt, fo->key_file, &fc->keys);
+		snprintf(fc->key_src, sizeof(fc->key_src), "%s %.200s", opt,
+			 fo->key_file);
+	}
+	for (unsigned i = 0; i < fo->npeers; i++)
+		snprintf(fc->peers[i], sizeof(fc->peers[i]), "%s", fo->peers[i]);
+	fc->npeers = fo->npeers;
 	if (fo->url_file)
 		snprintf(fc->url_src, sizeof(fc->url_src),
 			 "--fleet-url-file %.280s", fo->url_file);

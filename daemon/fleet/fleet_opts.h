@@ -16,6 +16,8 @@
 #endif
 
 #define FLEET_URL_ENV "BREAKERD_FLEET_URL" /* the fleet URL, may hold a password */
+#define FLEET_KEY_ENV "BREAKERD_FLEET_KEY_FILE" /* = --fleet-key-file */
+#define FLEET_PEERS_MAX 64                 /* --fleet-peer, at most */
 #define FLEET_CHANNEL_DEFAULT "breakerd"   /* = FLEET_DEFAULT_CHANNEL (fleet_conf.h,
                                               absent without hiredis) */
 
@@ -25,13 +27,17 @@ enum {
 	FLEET_OPT_URL_FILE = 'U',
 	FLEET_OPT_CHANNEL = 'C',
 	FLEET_OPT_HOST_ID = 'I',
+	FLEET_OPT_KEY_FILE = 'K',
+	FLEET_OPT_PEER = 'P',
 };
 
 #define FLEET_OPTS_LONGOPTS                                               \
 	{ "fleet", required_argument, NULL, FLEET_OPT_URL },              \
 	{ "fleet-url-file", required_argument, NULL, FLEET_OPT_URL_FILE }, \
 	{ "fleet-channel", required_argument, NULL, FLEET_OPT_CHANNEL },  \
-	{ "host-id", required_argument, NULL, FLEET_OPT_HOST_ID }
+	{ "host-id", required_argument, NULL, FLEET_OPT_HOST_ID },        \
+	{ "fleet-key-file", required_argument, NULL, FLEET_OPT_KEY_FILE }, \
+	{ "fleet-peer", required_argument, NULL, FLEET_OPT_PEER }
 
 /* The options' lines of `breakerd --help`. */
 #define FLEET_OPTS_HELP                                                      \
@@ -50,7 +56,14 @@ enum {
 	"                    the Redis pub/sub channel and key prefix (default\n" \
 	"                    " FLEET_CHANNEL_DEFAULT "; 1-63 of A-Z a-z 0-9 . _ -)\n" \
 	"  --host-id ID      this host's id on the link (default: the host\n"  \
-	"                    name; 1-63 of A-Z a-z 0-9 . _ -)\n"
+	"                    name; 1-63 of A-Z a-z 0-9 . _ -)\n"              \
+	"  --fleet-key-file FILE\n"                                             \
+	"                    sign every message with HMAC-SHA256 and accept only\n" \
+	"                    signed, fresh ones: the key is FILE's first line not\n" \
+	"                    blank nor '#' (16-256 bytes); further lines (up to\n" \
+	"                    4 keys) are also accepted, for a rotation; FILE must\n" \
+	"                    be readable by its owner only (or $" FLEET_KEY_ENV ")\n" \
+	"  --fleet-peer ID   accept only these host ids' messages (repeat it)\n"
 
 struct fleet_opts {
 	const char *url;      /* --fleet URL (no password), the URL read from
@@ -62,6 +75,11 @@ struct fleet_opts {
 	int url_from_argv;    /* 1: the URL came from --fleet */
 	unsigned url_line;    /* the URL's line in --fleet-url-file */
 	int env_ignored;      /* $BREAKERD_FLEET_URL set, not used */
+	const char *key_file; /* --fleet-key-file FILE, $BREAKERD_FLEET_KEY_FILE,
+	                         or NULL: an unauthenticated link */
+	int key_from_env;     /* 1: from $BREAKERD_FLEET_KEY_FILE */
+	const char *peers[FLEET_PEERS_MAX]; /* --fleet-peer ID ... */
+	unsigned npeers;
 };
 
 /**

@@ -104,8 +104,8 @@ int fleet_own_undone(redisContext *rc, const struct fleet_conf *c,
 			}
 			memset(&k, 0, sizeof(k));
 			if (g->type == REDIS_REPLY_STRING &&
-			    fleet_msg_decode(g->str, g->len, wall_now_ms(), &k,
-					     &cause, why, sizeof(why)) == 0 &&
+			    fleet_msg_decode_keyed(g->str, g->len, wall_now_ms(),
+					&c->keys, &k, &cause, why, sizeof(why)) == 0 &&
 			    strcmp(k.host, c->host_id) == 0 &&
 			    undone(seg, &k, wall_now_ms(), &m)) {
 				log_fix(&k, &m);

@@ -33,7 +33,7 @@
 #define FP_EV_BATCH 64
 /* <channel>:probe:<name>: under the prefix <channel>: of everything the
  * link writes (the catch-up keys are <channel>:state:<name>), so one ACL
- * key pattern ~<channel>:* covers the link (docs/guide/fleet.md "Trust boundary"). */
+ * key pattern ~<channel>:* covers the link (docs/guide/fleet.md "Redis AUTH and the network"). */
 #define FP_KEY_MAX (BRK_HOST_ID_MAX + sizeof(":probe:") + BRK_NAME_MAX + 1)
 
 struct fp_entry {

@@ -9,7 +9,7 @@
  * period ends it runs, on its own Redis connection,
  *   SET <channel>:probe:<name> <host-id> NX PX <remaining + verdict wait>
  * (the prefix <channel>: of every key the link writes: one ACL key
- * pattern, docs/guide/fleet.md "Trust boundary: Redis AUTH and the network").
+ * pattern, docs/guide/fleet.md "Redis AUTH and the network").
  * OK (or the key already names this host): this host's workers probe as
  * usual when the cooling ends. nil: GET the holder, then
  * brk_set_origin(holder) and brk_trip_extend(remaining + verdict wait +

@@ -54,6 +54,52 @@ static int run(const struct fleet_conf *c, redisContext *rc, char *err,
 	return ok ? 0 : -EIO;
 }
 
+/* This host's own forced modes on fleet breakers, re-announced while
+ * they hold (publisher thread only). */
+static struct own_force {
+	char name[BRK_NAME_MAX + 1]; /* "": free */
+	int mode;
+	uint64_t next_ms;            /* mono ms of the next announcement */
+} own_force[FLEET_OWN_FORCE_SLOTS];
+
+/* How long a forced mode holds on the peers: the record's max_open_ms. */
+static uint64_t force_ms(const struct brk_info *in)
+{
+	uint64_t ms = in->config.max_open_ms;
+
+	return ms && ms < BRK_MAX_DURATION_MS ? ms : BRK_MAX_DURATION_MS;
+}
+
+static void own_force_note(const struct fleet_msg *m)
+{
+	struct own_force *f = NULL;
+	uint64_t every;
+	unsigned i;
+
+	for (i = 0; i < FLEET_OWN_FORCE_SLOTS; i++) {
+		if (own_force[i].name[0] && strcmp(own_force[i].name, m->name) == 0) {
+			f = &own_force[i];
+			break;
+		}
+		if (!own_force[i].name[0] && !f)
+			f = &own_force[i];
+	}
+	if (!f)
+		return; /* full: the peers time it out, max_open_ms later */
+	if (m->kind != FLEET_FORCED || m->mode == BRK_MODE_NORMAL) {
+		f->name[0] = '\0';
+		return;
+	}
+	every = m->remaining_ms / 3;
+	if (every < FLEET_REANNOUNCE_MIN_MS)
+		every = FLEET_REANNOUNCE_MIN_MS;
+	if (every > FLEET_REANNOUNCE_MAX_MS)
+		every = FLEET_REANNOUNCE_MAX_MS;
+	snprintf(f->name, sizeof(f->name), "%s", m->name);
+	f->mode = m->mode;
+	f->next_ms = mono_ms() + every;
+}
+
 /* Send @m: PUBLISH, then the catch-up key. 0 or -EIO. */
 static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 		    char *err, size_t errlen)
@@ -64,9 +110,12 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 
 	m->seq = ++p->seq;
 	m->sent_ms = wall_now_ms();
+	m->boot = p->boot;
 	snprintf(m->host, sizeof(m->host), "%s", p->c->host_id);
 	fleet_self_note(m->seq, m->sent_ms); /* before its echo can come */
-	n = fleet_msg_encode(m, json, sizeof(json));
+	if (m->kind == FLEET_FORCED || m->kind == FLEET_RESET)
+		own_force_note(m);
+	n = fleet_msg_encode_keyed(m, &p->c->keys, json, sizeof(json));
 	if (n < 0) { /* our own record's state cannot be said: skip it */
 		struct logline l;
 
@@ -91,9 +140,11 @@ static int send_msg(struct fleet_pub *p, redisContext *rc, struct fleet_msg *m,
 			   m->name, json, (size_t)n,
 			   (unsigned long long)FLEET_PACE_KEY_MS);
 	case FLEET_FORCED:
+		/* the key lives as long as the force holds on the peers */
 		if (m->mode != BRK_MODE_NORMAL)
-			return run(p->c, rc, err, errlen, "SET %s:state:%s %b", ch,
-				   m->name, json, (size_t)n);
+			return run(p->c, rc, err, errlen, "SET %s:state:%s %b PX %llu",
+				   ch, m->name, json, (size_t)n,
+				   (unsigned long long)m->remaining_ms);
 		/* back to normal: nothing to catch up on */
 		return run(p->c, rc, err, errlen, "DEL %s:state:%s", ch, m->name);
 	default:
@@ -153,6 +204,8 @@ static int from_event(struct fleet_pub *p, const struct brk_event *ev,
 	if (m->kind != FLEET_PACE_CUT &&
 	    fleet_breaker_lookup(p->seg, ev->name, &b, &in) != 1)
 		return 0;
+	if (m->kind == FLEET_FORCED)
+		m->remaining_ms = force_ms(&in);
 	if (m->kind == FLEET_OPEN || m->kind == FLEET_COOL_UNTIL) {
 		now = wall_now_ms();
 		age = now > ev->wall_ms ? now - ev->wall_ms : 0;
@@ -179,6 +232,7 @@ static uint64_t head(brk_segment *seg)
 struct snap {
 	char name[BRK_NAME_MAX + 1];
 	int mode;
+	uint64_t force_ms;
 	uint64_t open_ms, cool_ms;
 	int state_remote, cool_remote; /* 1: a peer's decision applied here */
 };
@@ -278,6 +332,7 @@ static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 		memset(&sn[n], 0, sizeof(sn[n]));
 		snprintf(sn[n].name, sizeof(sn[n].name), "%s", in->name);
 		sn[n].mode = in->mode;
+		sn[n].force_ms = force_ms(in);
 		sn[n].open_ms = in->state == BRK_OPEN ? in->open_remaining_ms : 0;
 		sn[n].cool_ms = in->cool_until_remaining_ms;
 		n++;
@@ -292,6 +347,7 @@ static int snapshot(struct fleet_pub *p, redisContext *rc, char *err,
 			if (sn[j].mode != BRK_MODE_NORMAL) {
 				m.kind = FLEET_FORCED;
 				m.mode = sn[j].mode;
+				m.remaining_ms = sn[j].force_ms;
 				rc2 = send_msg(p, rc, &m, err, errlen);
 			} else if (sn[j].open_ms) {
 				m.kind = FLEET_OPEN;
@@ -395,14 +451,48 @@ static int after_loss(struct fleet_pub *p, redisContext *rc, uint64_t lost,
 	return snapshot_and_own(p, rc, err, errlen);
 }
 
+/* The forced modes of this host due again (own_force): sent once more
+ * while the record is still fleet-wide and in that mode. 0 or -EIO. */
+static int reannounce(struct fleet_pub *p, redisContext *rc, char *err,
+		      size_t errlen)
+{
+	struct fleet_msg m;
+	struct brk_info in;
+	brk_breaker *b;
+	uint64_t now = mono_ms();
+	unsigned i;
+
+	for (i = 0; i < FLEET_OWN_FORCE_SLOTS; i++) {
+		struct own_force *f = &own_force[i];
+
+		if (!f->name[0] || now < f->next_ms)
+			continue;
+		if (fleet_breaker_lookup(p->seg, f->name, &b, &in) != 1 ||
+		    in.mode != f->mode) {
+			f->name[0] = '\0'; /* reset, or no longer fleet-wide */
+			continue;
+		}
+		memset(&m, 0, sizeof(m));
+		memcpy(m.name, f->name, sizeof(m.name));
+		m.kind = FLEET_FORCED;
+		m.mode = f->mode;
+		m.remaining_ms = force_ms(&in);
+		if (send_msg(p, rc, &m, err, errlen))
+			return -EIO;
+	}
+	return 0;
+}
+
 void *fleet_pub_main(void *arg)
 {
 	struct fleet_pub *p = arg;
 	redisContext *rc = NULL;
 	char err[256];
 	uint32_t attempt = 0;
-	uint64_t cursor = head(p->seg), last_io = 0, c0, lost;
+	uint64_t cursor = head(p->seg), last_io = 0, c0, lost, last_re = 0;
 	int first = 1;
+
+	p->boot = wall_now_ms();
 
 	while (!atomic_load(p->stop)) {
 		if (!rc) {
@@ -441,6 +531,11 @@ void *fleet_pub_main(void *arg)
 			goto lost;
 		if (cursor != c0)
 			last_io = mono_ms();
+		if (mono_ms() - last_re >= FLEET_REANNOUNCE_MIN_MS) {
+			if (reannounce(p, rc, err, sizeof(err)))
+				goto lost;
+			last_re = mono_ms();
+		}
 		if (mono_ms() - last_io >= FLEET_PING_MS) {
 			if (run(p->c, rc, err, sizeof(err), "PING"))
 				goto lost;

@@ -25,7 +25,15 @@ struct fleet_pub {
 	brk_segment *seg;          /* the thread's own attach */
 	atomic_int *stop;
 	uint64_t seq;              /* messages numbered 1, 2, ... */
+	uint64_t boot;             /* this run's start, wall ms (v2 "boot") */
 };
+
+/* A forced mode this host set on a fleet breaker is re-announced every
+ * max_open_ms / 3 (within these bounds) while it holds: the peers time
+ * it out max_open_ms after the last one (fleet_apply_expire()). */
+#define FLEET_REANNOUNCE_MIN_MS 250u
+#define FLEET_REANNOUNCE_MAX_MS 30000u
+#define FLEET_OWN_FORCE_SLOTS 1024u
 
 /* The thread's body (pthread_create): runs until *stop. */
 void *fleet_pub_main(void *arg);

@@ -146,8 +146,8 @@ static void report(brk_segment *seg)
 	s.ignored = atomic_load(&counters[FLEET_C_IGNORED]);
 	s.dropped = 0;
 	for (i = 0; i < BRK_FLEET_DROP_COUNT; i++) {
-		s.drops[i] = atomic_load(&drops[i]);
-		s.dropped += s.drops[i];
+		brk_fleet_drops_add(&s, (int)i, atomic_load(&drops[i]));
+		s.dropped += brk_fleet_drops(&s, (int)i);
 	}
 	s.lag_ms = atomic_load(&lag_ms);
 	s.last_msg_wall_ms = atomic_load(&last_msg_ms);

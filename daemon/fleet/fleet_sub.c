@@ -183,10 +183,14 @@ static int listen_loop(struct fleet_sub *s, redisContext *rc, char *err,
 {
 	struct pollfd pfd;
 	void *reply;
-	uint64_t last_catchup = mono_ms();
+	uint64_t last_catchup = mono_ms(), last_expire = 0;
 	int n;
 
 	while (!atomic_load(s->stop)) {
+		if (mono_ms() - last_expire >= 100) {
+			fleet_apply_expire(s->seg, wall_now_ms());
+			last_expire = mono_ms();
+		}
 		if (mono_ms() - last_catchup >= FLEET_CATCHUP_MS) {
 			/* a record made (or made fleet-wide) here after a
 			 * peer's decision picks it up from its key */

@@ -2750,9 +2750,20 @@ enum brk_fleet_drop {
 	BRK_FLEET_DROP_NOT_FLEET = 3, /* the record here is not fleet-wide */
 	BRK_FLEET_DROP_FUTURE = 4,    /* sent in the future beyond the skew */
 	BRK_FLEET_DROP_EXPIRED = 5,   /* its remaining period passed in transit */
-	BRK_FLEET_DROP_KIND = 6       /* a decision the record's kind lacks */
+	BRK_FLEET_DROP_KIND = 6,      /* a decision the record's kind lacks */
+	BRK_FLEET_DROP_AUTH = 7,      /* unsigned or wrongly signed (a link
+	                                 with a key), or from a host id not
+	                                 in the --fleet-peer list */
+	BRK_FLEET_DROP_REPLAY = 8,    /* a sequence already applied from that
+	                                 host, or sent longer ago than the
+	                                 replay window */
+	BRK_FLEET_DROP_FLOOD = 9      /* over the per-peer rate of applied
+	                                 decisions */
 };
-#define BRK_FLEET_DROP_COUNT 7u
+#define BRK_FLEET_DROP_COUNT 10u
+/* The causes of the first struct brk_fleet_status (drops[]); the later
+ * ones are counted in drops_more[] (read either with brk_fleet_drops()). */
+#define BRK_FLEET_DROP_COUNT_VER0 7u
 
 struct brk_fleet_status {
 	uint32_t state;            /* enum brk_fleet_state */
@@ -2768,14 +2779,32 @@ struct brk_fleet_status {
 	uint64_t applied;          /* peer decisions applied */
 	uint64_t ignored;          /* valid but nothing to do (-EALREADY) */
 	uint64_t dropped;          /* refused: the sum of drops[] */
-	uint64_t drops[BRK_FLEET_DROP_COUNT]; /* by enum brk_fleet_drop */
+	uint64_t drops[BRK_FLEET_DROP_COUNT_VER0]; /* by enum brk_fleet_drop,
+	                              the first causes (brk_fleet_drops()) */
 	uint64_t reconnects;       /* link reconnects: DOWN -> CONNECTED after
 	                              the first connect (1 per outage) */
 	uint64_t probe_won;        /* fleet probe elections this host won */
 	uint64_t probe_lost;       /* ... lost (held open for the winner) */
+	/* since BRK_FLEET_STATUS_SIZE_VER0: */
+	uint64_t drops_more[BRK_FLEET_DROP_COUNT - BRK_FLEET_DROP_COUNT_VER0];
+	                           /* causes auth, replay, flood */
 };
 
 #define BRK_FLEET_STATUS_SIZE_VER0 280u
+#define BRK_FLEET_STATUS_SIZE_VER1 304u /* + drops_more (auth, replay, flood) */
+
+/**
+ * brk_fleet_drops - the count of refusals of @cause (enum brk_fleet_drop)
+ * in @st, wherever the struct keeps it (drops[] or drops_more[]); 0 for
+ * NULL or a cause out of range. Pure, thread-safe.
+ */
+BRK_API uint64_t brk_fleet_drops(const struct brk_fleet_status *st, int cause);
+
+/** brk_fleet_drops_add - add @n to the count of @cause in @st (the
+ * link's own bookkeeping before brk_fleet_report()); nothing for NULL or
+ * a cause out of range. Not atomic. */
+BRK_API void brk_fleet_drops_add(struct brk_fleet_status *st, int cause,
+				 uint64_t n);
 
 /**
  * brk_fleet_report - publish the fleet link's status in the segment
@@ -2819,7 +2848,8 @@ BRK_API int brk_fleet_status_sz(brk_segment *seg, struct brk_fleet_status *out,
  * "unknown" otherwise. Static strings; pure, thread-safe. */
 BRK_API const char *brk_fleet_state_name(int state);
 /** brk_fleet_drop_name - "malformed", "oversize", "unknown", "not_fleet",
- * "future", "expired", "kind"; "unknown_cause" otherwise. Static strings;
+ * "future", "expired", "kind", "auth", "replay", "flood"; "unknown_cause"
+ * otherwise. Static strings;
  * pure, thread-safe. */
 BRK_API const char *brk_fleet_drop_name(int cause);
 

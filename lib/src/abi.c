@@ -61,7 +61,9 @@ _Static_assert(sizeof(struct brk_budget_info) == BRK_BUDGET_INFO_SIZE_VER0,
 	       "brk_budget_info");
 _Static_assert(sizeof(struct brk_event) == BRK_EVENT_SIZE_VER1, "brk_event");
 _Static_assert(offsetof(struct brk_event, origin) == BRK_EVENT_SIZE_VER0, "brk_event grew at the end");
-_Static_assert(sizeof(struct brk_fleet_status) == BRK_FLEET_STATUS_SIZE_VER0, "brk_fleet_status");
+_Static_assert(sizeof(struct brk_fleet_status) == BRK_FLEET_STATUS_SIZE_VER1, "brk_fleet_status");
+_Static_assert(offsetof(struct brk_fleet_status, drops_more) == BRK_FLEET_STATUS_SIZE_VER0,
+	       "brk_fleet_status grew at the end (drops_more)");
 _Static_assert(sizeof(struct brk_record_brief) == BRK_RECORD_BRIEF_SIZE_VER0,
 	       "brk_record_brief");
 /* Fixed-size structs (rule 3): new fields come out of reserved_. */

@@ -50,10 +50,32 @@ const char *brk_fleet_drop_name(int cause)
 		[BRK_FLEET_DROP_FUTURE] = "future",
 		[BRK_FLEET_DROP_EXPIRED] = "expired",
 		[BRK_FLEET_DROP_KIND] = "kind",
+		[BRK_FLEET_DROP_AUTH] = "auth",
+		[BRK_FLEET_DROP_REPLAY] = "replay",
+		[BRK_FLEET_DROP_FLOOD] = "flood",
 	};
 	if (cause < 0 || (unsigned)cause >= BRK_FLEET_DROP_COUNT)
 		return "unknown_cause";
 	return n[cause];
+}
+
+uint64_t brk_fleet_drops(const struct brk_fleet_status *st, int cause)
+{
+	if (!st || cause < 0 || (unsigned)cause >= BRK_FLEET_DROP_COUNT)
+		return 0;
+	if ((unsigned)cause < BRK_FLEET_DROP_COUNT_VER0)
+		return st->drops[cause];
+	return st->drops_more[(unsigned)cause - BRK_FLEET_DROP_COUNT_VER0];
+}
+
+void brk_fleet_drops_add(struct brk_fleet_status *st, int cause, uint64_t n)
+{
+	if (!st || cause < 0 || (unsigned)cause >= BRK_FLEET_DROP_COUNT)
+		return;
+	if ((unsigned)cause < BRK_FLEET_DROP_COUNT_VER0)
+		st->drops[cause] += n;
+	else
+		st->drops_more[(unsigned)cause - BRK_FLEET_DROP_COUNT_VER0] += n;
 }
 
 /* "" or a valid host id, NUL-terminated within its bytes. */

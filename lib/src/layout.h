@@ -107,8 +107,10 @@ _Static_assert(BRK__NAME_BYTES == BRK_HOST_ID_MAX + 1, "a host id fits a name sl
  * (seq odd while writing); start = the writer's start ticks + 1 (0:
  * unknown), so a reader can tell a dead writer (state reads OFF).
  */
-#define BRK__FLEET_WORDS (BRK_FLEET_STATUS_SIZE_VER0 / 8u)
-#define BRK__FLEET_AREA_SIZE (16u + BRK_FLEET_STATUS_SIZE_VER0)
+/* The whole struct (grown past VER0 into the header's reserved bytes:
+ * older segments read zeros there, no layout version change). */
+#define BRK__FLEET_WORDS (sizeof(struct brk_fleet_status) / 8u)
+#define BRK__FLEET_AREA_SIZE (16u + sizeof(struct brk_fleet_status))
 struct brk__fleet_area {
 	uint64_t seq;
 	uint64_t start;

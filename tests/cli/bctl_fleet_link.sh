@@ -51,7 +51,7 @@ want=(
 	'^fleet link: +connected$' '^  host_id: +host-a$' '^  channel: +breakerd$'
 	'^  since: +[0-9T:.-]+Z \(6[0-9]{4} ms ago\)$' '^  last_message: +1[5-9][0-9]{2} ms ago$'
 	'^  lag_ms: +250 ' '^  published: +10$' '^  received: +11$' '^  applied: +12$'
-	'^  ignored: +13 ' '^  dropped: +28 \(malformed 1, oversize 2, unknown 3, not_fleet 4, future 5, expired 6, kind 7\)$'
+	'^  ignored: +13 ' '^  dropped: +55 \(malformed 1, oversize 2, unknown 3, not_fleet 4, future 5, expired 6, kind 7, auth 8, replay 9, flood 10\)$'
 	'^  reconnects: +14$' '^  probes: +won 15, lost 16$'
 )
 miss=
@@ -67,7 +67,7 @@ got=$(json_get "$TMP/j" '(d["fleet_link"]["state"], d["fleet_link"]["host_id"], 
 	&& ok "inspect --json: fleet_link and segment" || bad "inspect --json: $got"
 b segment info --json >"$TMP/j"
 got=$(json_get "$TMP/j" '(d["fleet_link"]["state"], d["fleet_link"]["received"], d["fleet_link"]["dropped"], 1000 <= d["fleet_link"]["last_message_age_ms"] < 60000)')
-[ "$got" = "('connected', 11, 28, True)" ] && ok "segment info --json: fleet_link" \
+[ "$got" = "('connected', 11, 55, True)" ] && ok "segment info --json: fleet_link" \
 	|| bad "segment info --json: $got"
 
 b metrics >"$TMP/m1"
@@ -86,6 +86,7 @@ want=(
 	'breakerd_fleet_messages_total{direction="ignored"} 13'
 	'breakerd_fleet_dropped_total{cause="malformed"} 1'
 	'breakerd_fleet_dropped_total{cause="kind"} 7'
+	'breakerd_fleet_dropped_total{cause="auth"} 8'
 	'breakerd_fleet_lag_seconds 0.250' 'breakerd_fleet_reconnects_total 14'
 	'breakerd_fleet_probe_elections_total{result="won"} 15'
 	'breakerd_fleet_probe_elections_total{result="lost"} 16'

@@ -9,7 +9,7 @@
  *
  * STATE: off, connecting, connected or down. Every counter is derived
  * from N (default 1): published N, received N+1, applied N+2, ignored
- * N+3, drops[i] i+1 (dropped their sum), reconnects N+4, probe_won N+5,
+ * N+3, the drops of cause i i+1 (dropped their sum), reconnects N+4, probe_won N+5,
  * probe_lost N+6, lag_ms 250; host id "host-a", channel "breakerd"; the
  * last message 1.5 s before now. Prints "ready" when reported.
  */
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 	st.applied = n + 2;
 	st.ignored = n + 3;
 	for (i = 0; i < BRK_FLEET_DROP_COUNT; i++) {
-		st.drops[i] = i + 1;
+		brk_fleet_drops_add(&st, (int)i, i + 1);
 		st.dropped += i + 1;
 	}
 	st.reconnects = n + 4;

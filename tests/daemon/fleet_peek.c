@@ -28,7 +28,8 @@ static int status(brk_segment *seg)
 	       st.published, st.received, st.applied, st.ignored, st.dropped,
 	       st.reconnects, st.lag_ms, st.last_msg_wall_ms);
 	for (i = 0; i < BRK_FLEET_DROP_COUNT; i++)
-		printf("drop_%s=%" PRIu64 "\n", brk_fleet_drop_name((int)i), st.drops[i]);
+		printf("drop_%s=%" PRIu64 "\n", brk_fleet_drop_name((int)i),
+		       brk_fleet_drops(&st, (int)i));
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_fleet_msg.c - libFuzzer target: fleet_msg_decode() (daemon/
- * fleet_msg.c), the fleet link's JSON v1 decoder, on any bytes: what a
+ * fleet_msg.c), the fleet link's JSON v1/v2 decoder, on any bytes: what a
  * peer, or anyone who can PUBLISH on the channel, may send.
  *
  * Input: the message itself (not NUL-terminated: copied to a buffer of
@@ -16,7 +16,9 @@
  *    seq >= 1, its kind's fields in range and only those, and lag_ms
  *    agrees with sent_ms and NOW (the future within FLEET_SKEW_MS);
  *  - it re-encodes, and the encoding decodes (at its own sent_ms) to the
- *    same message with lag 0.
+ *    same message with lag 0 (a v2 one signed and checked with a key);
+ *  - decoded with a key, the input is accepted only as v2 (its tag
+ *    checked: a fuzzer does not find a tag), else refused with a cause.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +30,10 @@
 #include "fleet_msg.h"
 
 #define NOW 1764600000000ULL
+
+static const struct fleet_keys fuzz_key = {
+	.n = 1, .len = { 16 }, .key = { "fuzz-key-0123456" },
+};
 
 static void bad(const char *what)
 {
@@ -54,7 +60,8 @@ static int host_ok(const char *h)
 
 static void check_accepted(const struct fleet_msg *m)
 {
-	int timed = m->kind == FLEET_OPEN || m->kind == FLEET_COOL_UNTIL;
+	int timed = m->kind == FLEET_OPEN || m->kind == FLEET_COOL_UNTIL ||
+		    (m->kind == FLEET_FORCED && m->version == 2);
 
 	if (!fleet_kind_name(m->kind))
 		bad("unknown kind accepted");
@@ -84,13 +91,17 @@ static void check_round_trip(const struct fleet_msg *m)
 	struct fleet_msg again;
 	int n, cause = -1;
 
-	n = fleet_msg_encode(m, buf, sizeof(buf));
+	const struct fleet_keys *k = m->version == 2 ? &fuzz_key : NULL;
+
+	n = fleet_msg_encode_keyed(m, k, buf, sizeof(buf));
+	if (n == -ENOSPC && k)
+		return; /* the tag made it longer than FLEET_MSG_MAX */
 	if (n <= 0)
 		bad("an accepted message does not encode");
-	if (fleet_msg_decode(buf, (size_t)n, m->sent_ms, &again, &cause, why,
-			     sizeof(why)) != 0)
+	if (fleet_msg_decode_keyed(buf, (size_t)n, m->sent_ms, k, &again,
+				   &cause, why, sizeof(why)) != 0)
 		bad("an encoding does not decode");
-	if (again.kind != m->kind || strcmp(again.host, m->host) ||
+	if (again.kind != m->kind || again.boot != m->boot || strcmp(again.host, m->host) ||
 	    strcmp(again.name, m->name) || again.seq != m->seq ||
 	    again.sent_ms != m->sent_ms ||
 	    again.remaining_ms != m->remaining_ms || again.mode != m->mode ||
@@ -110,7 +121,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data, size);
 	memset(&m, 0, sizeof(m));
-	rc = fleet_msg_decode(copy, size, NOW, &m, &cause, why, sizeof(why));
+	rc = fleet_msg_decode_keyed(copy, size, NOW, NULL, &m, &cause, why,
+				    sizeof(why));
+	{
+		struct fleet_msg k;
+		int kc = -1;
+
+		memset(&k, 0, sizeof(k));
+		if (fleet_msg_decode_keyed(copy, size, NOW, &fuzz_key, &k, &kc,
+					   NULL, 0) == 0 && k.version != 2)
+			bad("a keyed decoder accepted an unsigned message");
+	}
 	free(copy);
 	if (rc == 0) {
 		check_accepted(&m);
@@ -121,7 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bad("neither 0 nor -EINVAL");
 	if (cause != BRK_FLEET_DROP_MALFORMED &&
 	    cause != BRK_FLEET_DROP_OVERSIZE &&
-	    cause != BRK_FLEET_DROP_FUTURE && cause != BRK_FLEET_DROP_EXPIRED)
+	    cause != BRK_FLEET_DROP_FUTURE && cause != BRK_FLEET_DROP_EXPIRED &&
+	    cause != BRK_FLEET_DROP_AUTH)
 		bad("a cause the decoder cannot give");
 	if ((cause == BRK_FLEET_DROP_OVERSIZE) != (size > FLEET_MSG_MAX))
 		bad("oversize is not exactly 'longer than FLEET_MSG_MAX'");

@@ -509,7 +509,7 @@ static void an_old_segment_reads_off(void **state)
 	assert_int_equal(st.pid, 0);
 	assert_string_equal(st.host_id, "");
 	assert_int_equal(st.published, 0);
-	assert_int_equal(st.drops[BRK_FLEET_DROP_COUNT - 1], 0);
+	assert_int_equal(brk_fleet_drops(&st, BRK_FLEET_DROP_COUNT - 1), 0);
 }
 
 static void status_round_trips_and_state_changes_are_events(void **state)
@@ -659,6 +659,9 @@ static void names(void **state)
 	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_FUTURE), "future");
 	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_EXPIRED), "expired");
 	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_KIND), "kind");
+	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_AUTH), "auth");
+	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_REPLAY), "replay");
+	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_FLOOD), "flood");
 	assert_string_equal(brk_fleet_drop_name(BRK_FLEET_DROP_COUNT), "unknown_cause");
 	assert_string_equal(brk_fleet_drop_name(-1), "unknown_cause");
 	assert_string_equal(brk_event_reason_name(BRK_EV_FLEET_LINK), "fleet_link");

@@ -644,6 +644,103 @@ static void refusal_names_the_sender_it_could_validate(void **state)
 	}
 }
 
+static const struct fleet_keys key1 = {
+	.n = 1, .len = { 30 }, .key = { "fleet-key-one-0123456789abcdef" },
+};
+static const struct fleet_keys key2 = {
+	.n = 1, .len = { 30 }, .key = { "fleet-key-two-0123456789abcdef" },
+};
+/* a rotation: the new key signs, the old one is still accepted */
+static const struct fleet_keys key21 = {
+	.n = 2, .len = { 30, 30 },
+	.key = { "fleet-key-two-0123456789abcdef",
+		 "fleet-key-one-0123456789abcdef" },
+};
+
+static int sign(const struct fleet_keys *k, struct fleet_msg *m, char *buf,
+		size_t cap)
+{
+	m->boot = NOW - 60000;
+	if (m->kind == FLEET_FORCED)
+		m->remaining_ms = 60000;
+	return fleet_msg_encode_keyed(m, k, buf, cap);
+}
+
+static void signed_v2_round_trips_and_wrong_key_is_auth(void **state)
+{
+	char buf[FLEET_MSG_MAX + 1], why[128];
+	struct fleet_msg m = base(FLEET_FORCED), out;
+	int n, cause;
+
+	(void)state;
+	n = sign(&key1, &m, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "{\"v\":2,\"host\":\"web-1.eu_west\",\"boot\":"));
+	assert_non_null(strstr(buf, "\"remaining_ms\":60000,\"mode\":\"forced_open\",\"tag\":\""));
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)n, NOW, &key1, &out,
+						&cause, why, sizeof(why)), 0);
+	assert_int_equal(out.version, 2);
+	assert_int_equal(out.boot, NOW - 60000);
+	assert_int_equal(out.mode, BRK_MODE_FORCED_OPEN);
+	assert_int_equal(out.remaining_ms, 60000 - 250); /* minus the lag */
+	/* the rotation's two keys accept it; the other key alone does not */
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)n, NOW, &key21,
+						&out, &cause, why, sizeof(why)), 0);
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)n, NOW, &key2, &out,
+						&cause, why, sizeof(why)), -EINVAL);
+	assert_int_equal(cause, BRK_FLEET_DROP_AUTH);
+	assert_non_null(strstr(why, "tag: wrong"));
+	/* one byte changed in the signed text */
+	buf[strstr(buf, "forced_open") - buf] = 'F';
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)n, NOW, &key1, &out,
+						&cause, why, sizeof(why)), -EINVAL);
+	assert_true(cause == BRK_FLEET_DROP_AUTH || cause == BRK_FLEET_DROP_MALFORMED);
+	/* a v1 decoder (an old breakerd) refuses v2: malformed */
+	n = sign(&key1, &m, buf, sizeof(buf));
+	assert_int_equal(fleet_msg_decode(buf, (size_t)n, NOW, &out, &cause, why,
+					  sizeof(why)), -EINVAL);
+	assert_int_equal(cause, BRK_FLEET_DROP_MALFORMED);
+	assert_non_null(strstr(why, "v: version 2, not 1"));
+	/* without a key: read unchecked (nothing to check with) */
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)n, NOW, NULL, &out,
+						&cause, why, sizeof(why)), 0);
+}
+
+static void a_keyed_decoder_refuses_unsigned_and_misplaced_tags(void **state)
+{
+	char buf[FLEET_MSG_MAX + 1], why[128], moved[FLEET_MSG_MAX + 1];
+	struct fleet_msg m = base(FLEET_OPEN), out;
+	int n, cause;
+	char *tag;
+
+	(void)state;
+	n = fleet_msg_encode(&m, buf, sizeof(buf)); /* v1 */
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)n, NOW, &key1, &out,
+						&cause, why, sizeof(why)), -EINVAL);
+	assert_int_equal(cause, BRK_FLEET_DROP_AUTH);
+	assert_non_null(strstr(why, "unsigned (version 1)"));
+	/* the tag member moved to the front: refused */
+	n = sign(&key1, &m, buf, sizeof(buf));
+	tag = strstr(buf, ",\"tag\":");
+	assert_non_null(tag);
+	snprintf(moved, sizeof(moved), "{%.*s,%.*s}", (int)(strlen(tag) - 2),
+		 tag + 1, (int)(tag - buf - 1), buf + 1);
+	assert_int_equal(fleet_msg_decode_keyed(moved, strlen(moved), NOW, &key1,
+						&out, &cause, why, sizeof(why)), -EINVAL);
+	assert_int_equal(cause, BRK_FLEET_DROP_AUTH);
+	assert_non_null(strstr(why, "not the last member"));
+	/* v2 without a tag */
+	buf[tag - buf] = '}';
+	assert_int_equal(fleet_msg_decode_keyed(buf, (size_t)(tag - buf) + 1, NOW,
+						&key1, &out, &cause, why,
+						sizeof(why)), -EINVAL);
+	assert_int_equal(cause, BRK_FLEET_DROP_AUTH);
+	assert_non_null(strstr(why, "no tag"));
+	/* v2 without boot: malformed */
+	m.boot = 0;
+	assert_int_equal(fleet_msg_encode_keyed(&m, &key1, buf, sizeof(buf)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +754,8 @@ int main(void)
 		cmocka_unit_test(deep_nesting_is_refused),
 		cmocka_unit_test(future_beyond_the_skew_is_refused),
 		cmocka_unit_test(expired_in_transit_is_refused),
+		cmocka_unit_test(signed_v2_round_trips_and_wrong_key_is_auth),
+		cmocka_unit_test(a_keyed_decoder_refuses_unsigned_and_misplaced_tags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

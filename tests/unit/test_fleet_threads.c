@@ -33,7 +33,7 @@ static void fill(struct brk_fleet_status *st, uint64_t n)
 	st->reconnects = st->probe_won = st->probe_lost = n;
 	st->lag_ms = st->state_since_wall_ms = st->last_msg_wall_ms = n;
 	for (k = 0; k < BRK_FLEET_DROP_COUNT; k++)
-		st->drops[k] = n;
+		brk_fleet_drops_add(st, (int)k, n);
 	st->dropped = n * BRK_FLEET_DROP_COUNT;
 }
 
@@ -54,7 +54,7 @@ static int consistent(const struct brk_fleet_status *st)
 	    st->state != BRK_FLEET_CONNECTED)
 		return 0;
 	for (k = 0; k < BRK_FLEET_DROP_COUNT; k++)
-		if (st->drops[k] != n)
+		if (brk_fleet_drops(st, (int)k) != n)
 			return 0;
 	return 1;
 }
