@@ -309,9 +309,8 @@ static int apply_breaker(brk_breaker *b, const struct brk_info *in,
 	case FLEET_FORCED:
 		/* it holds for its remaining time (v2; v1: max_open_ms), at
 		 * most max_open_ms, unless re-announced (fleet_apply_expire) */
-		force_note(m, cap(m->remaining_ms ? m->remaining_ms :
-				  in->config.max_open_ms, in->config.max_open_ms),
-			   apply_now_ms);
+		force_note(m, m->remaining_ms && m->remaining_ms < in->config.max_open_ms ?
+			   m->remaining_ms : in->config.max_open_ms, apply_now_ms);
 		if (in->mode == m->mode)
 			return -EALREADY;
 		return brk_set_mode(b, m->mode);
