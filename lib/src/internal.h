@@ -22,6 +22,10 @@
  * did, about once per million GCRA takes), small enough (tens of µs) that
  * a misbehaving writer cannot livelock anyone. */
 #define BRK__CAS_TRIES 256
+/* brk__gcra_take(): a take that keeps losing its CAS this long (segment
+ * clock) gives up; losing means another writer moved the TAT, so only a
+ * writer that never stops keeps it there (gcra_core.c). */
+#define BRK__GCRA_CONTEND_NS 1000000000ull
 
 struct brk__slots; /* lease slot sets, below */
 
