@@ -51,6 +51,7 @@ static json_t *json_config(const struct brk_config *c)
 	set(o, "hold_histogram", json_boolean(c->hold_histogram));
 	set(o, "fleet", json_boolean(c->fleet));
 	set(o, "fleet_probe", json_boolean(c->fleet_probe));
+	set(o, "implicit_pace", json_boolean(c->implicit_pace));
 	return o;
 }
 
@@ -206,6 +207,8 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "leases", json_leases(in));
 	set(o, "window", json_window(in));
 	set(o, "config", json_config(&in->config));
+	set(o, "implicit_pace_per_s", in->implicit_pace_per_s > 0.0 ?
+		json_real(in->implicit_pace_per_s) : json_null());
 	set(o, "counters", json_counters(&in->counters));
 	set(o, "signals", json_signals(in));
 	set(o, "hold_time", json_hold(&in->hold));

@@ -124,8 +124,9 @@ const char *brk_cause_name(int cause)
 		[BRK_CAUSE_COOLING] = "cooling",
 		[BRK_CAUSE_FULL] = "bulkhead_full",
 		[BRK_CAUSE_CONTENDED] = "contended",
+		[BRK_CAUSE_PACED] = "paced",
 	};
-	if (cause < BRK_CAUSE_NONE || cause > BRK_CAUSE_CONTENDED)
+	if (cause < BRK_CAUSE_NONE || cause > BRK_CAUSE_PACED)
 		return "none";
 	return n[cause];
 }

@@ -93,6 +93,9 @@ struct brk_breaker {
 	                              the defaults), freed with the handle */
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
+	/* the breaker's implicit pace NAME:pace (implicit.c): the handle,
+	 * once found or made (an atomic pointer: threads share a handle) */
+	brk_bucket *ipace;
 	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
 	 * while absent; re-resolved when the record count has changed) */
 	uint32_t n_parents;

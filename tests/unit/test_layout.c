@@ -525,7 +525,7 @@ static void a_layout_2_segment_is_refused_with_what_to_do(void **state)
 	ut_rc(-EPROTO, brk_attach(&o, &s));
 	assert_null(s);
 	assert_non_null(strstr(u->err, "layout version 2"));
-	assert_non_null(strstr(u->err, "speaks 3"));
+	assert_non_null(strstr(u->err, "speaks 4"));
 	assert_non_null(strstr(u->err, "an older"));
 	assert_non_null(strstr(u->err, "rm /dev/shm"));
 	assert_non_null(strstr(u->err, shm));
