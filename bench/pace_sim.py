@@ -39,11 +39,12 @@ HOLD_MIN_S = 2.0      # ... at least this long
 HOLD_MAX_S = 10.0     # ... at most this long
 PROBE_DOUBLE_S = 0.5  # then the rate doubles every this many s until a 429
 PROBE_EST_SHARE = 0.9 # a probe's 429: limit >= this x the last second's 200s
-PROBE_RULE = "D"
-GROW_DOUBLE_S = 0.25  # ... and every this many s while growing (startup)
-GROW_RATIO = 1.25     # a probe that found this x the limit probes again at once
-PROBE_RATE_CAP = 1.25
-IMPLICIT_START = 1.0  # an implicit pace's first rate (no estimate yet), r/s
+PROBE_RULE = "E"
+HOLD_SHORT_CUT = 0.9  # a 429 while holding, under 1 s of data: 0.9 x min(last second, rate)
+GROW_DOUBLE_S = 0.5   # ... and every this many s while growing (startup)
+GROW_RATIO = 1.1      # a probe that found this x the limit probes again at once
+PROBE_RATE_CAP = 0.0
+IMPLICIT_START = 2.0  # an implicit pace's first rate (no estimate yet), r/s
 
 
 class Pace:
@@ -147,7 +148,33 @@ class Pace:
         r = self.rate(now_ms)
         e = self.estimate(now_ms)
         grow = False
-        if self.rule == 'hold' and self.probing(now_ms):
+        e1 = self.est1s(now_ms)
+        e_long = e if e != e1 or (self.since[0] is not None and
+                                  now_ms - self.since[0] >= 1000) else 0.0
+        if self.rule == 'hold' and PROBE_RULE == 'E':
+            e_long = 0.0
+            if self.cut_ms is not None and self.since[0] is not None and \
+                    self.since[0] >= self.cut_ms and now_ms - self.since[0] >= 1000:
+                e_long = self.since[1] * 1e3 / (now_ms - self.since[0])
+        if self.rule == 'hold' and PROBE_RULE == 'E' and self.probing(now_ms):
+            if self.startup or self.w_max <= 0:
+                # growing: the last second lags a doubling rate
+                base = max(self.w_max, e_long, PROBE_EST_SHARE * e1,
+                           min(PROBE_EST_SHARE * r, PROBE_RATE_CAP * e1))
+            else:
+                # the cycle's accepted rate (exact while the upstream's
+                # burst held what the hold left unused)
+                base = max(self.w_max, e_long)
+            base = min(base, r) if base > 0 else r * 0.7
+            grow = base >= GROW_RATIO * self.w_max
+        elif self.rule == 'hold' and PROBE_RULE == 'E' and self.cut_ms is not None:
+            if e_long > 0:
+                base = e_long if e_long < r else min(e_long, self.w_max)
+            elif e1 > 0:
+                base = HOLD_SHORT_CUT * min(e1, r)
+            else:
+                base = r * 0.7
+        elif self.rule == 'hold' and self.probing(now_ms):
             # the probe found the limit: at least the limit held under
             # (no 429 in the hold), the since-cut average, or most of the
             # last second's accepted rate; never above the rate sent at

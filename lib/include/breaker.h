@@ -1804,17 +1804,19 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  *   rate(t) = HOLD_GAIN x L x 2^((t - H) / D)         after (the probe)
  *   H = clamp(HOLD_REQS / L, HOLD_MIN, HOLD_MAX) s, D = PROBE_DOUBLE
  * clamped to [floor, ceiling]. A cut while probing (t > H: no 429 while
- * holding, so the limit is at least the hold rate) keeps the larger of L,
- * the accepted rate since the cut, PROBE_EST_SHARE x the last second's
- * accepted rate, and min(PROBE_EST_SHARE x the rate sent, PROBE_RATE_CAP
- * x the last second's) - never above the rate sent. If that found
- * GROW_RATIO x L or more, the pace is still GROWING (BBR's Startup: the
- * bandwidth grew 25 % in a round): no hold, the next probe starts at once
- * and doubles every GROW_DOUBLE. A cut while holding (the limit fell
- * below the hold rate) stores the accepted rate (since the cut once that
- * window is BRK_PACE_EST_MIN_MS long, else the last second), or
- * NODATA_CUT x the rate without successes. The first cut of a pace is a
- * probing one. Growth is clocked by the time since the cut, so an idle
+ * holding, so the limit is at least the hold rate) keeps the larger of L
+ * and the accepted rate since the cut (over the whole cycle: exact while
+ * the upstream's burst kept what the hold left unused); a GROWING pace
+ * (and a first cut) also PROBE_EST_SHARE x the last second's accepted
+ * rate - never above the rate sent. If that found GROW_RATIO x L or
+ * more, the pace is GROWING (BBR's Startup rule "the bandwidth still
+ * grows"; BBR asks 25 % a round, 10 % here: one probe is seconds, not a
+ * round trip): no hold, the next probe starts at once. A cut while holding
+ * (the limit fell below the hold rate) stores the accepted rate since the
+ * last cut (kept at L if that is at or above the rate held: a transient),
+ * or under BRK_PACE_EST_MIN_MS after the last cut HOLD_SHORT_CUT x
+ * min(the last second's, the rate), or NODATA_CUT x the rate without
+ * successes. The first cut of a pace is a probing one. Growth is clocked by the time since the cut, so an idle
  * pace probes back up to its ceiling. A cut also empties the bucket (the
  * next token is one new interval away): the limit that just answered 429
  * gets no burst. The constants were tuned with bench/pace_sim.py --matrix
@@ -1841,16 +1843,18 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
 #define BRK_PACE_HOLD_MIN_MS 2000u    /* ... at least this long ... */
 #define BRK_PACE_HOLD_MAX_MS 10000u   /* ... at most this long */
 #define BRK_PACE_PROBE_DOUBLE_MS 500u /* a probe doubles the rate every */
-#define BRK_PACE_GROW_DOUBLE_MS 250u  /* ... and this while still growing */
-#define BRK_PACE_GROW_RATIO 1.25      /* a probe that found this x the limit
+#define BRK_PACE_GROW_DOUBLE_MS 500u  /* ... also while still growing */
+#define BRK_PACE_GROW_RATIO 1.1       /* a probe that found this x the limit
                                          keeps growing (no hold) */
-#define BRK_PACE_PROBE_EST_SHARE 0.9  /* a probe's cut: this x the last
-                                         second's accepted rate ... */
-#define BRK_PACE_PROBE_RATE_CAP 1.25  /* ... or this share of the rate sent,
-                                         up to this x the last second's */
+#define BRK_PACE_PROBE_EST_SHARE 0.9  /* a growing probe's cut: at least
+                                         this x the last second's accepted
+                                         rate */
+#define BRK_PACE_HOLD_SHORT_CUT 0.9   /* a cut while holding under 1 s after
+                                         the last: this x min(the last
+                                         second's accepted rate, the rate) */
 #define BRK_PACE_NODATA_CUT 0.7       /* a cut while holding with no
                                          success to estimate from */
-#define BRK_PACE_IMPLICIT_START 1.0   /* an implicit pace's first rate, /s
+#define BRK_PACE_IMPLICIT_START 2.0   /* an implicit pace's first rate, /s
                                          (it grows from there) */
 
 /*

@@ -441,8 +441,8 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 			now_ms = BRK__CUT_MS_MAX;
 		rate = brk__pace_rate(p, now_ms);
 		ew = uatomic_read(&brk__xw(r)[BRK__BK_EST]);
-		est = brk__pace_cut_estimate(p, uatomic_read(&brk__xw(r)[BRK__BK_SINCE]),
-					     ew, now_ms);
+		est = brk__pace_since_est(p, uatomic_read(&brk__xw(r)[BRK__BK_SINCE]),
+					  now_ms);
 		base = brk__pace_cut_limit(p, rate, est, brk__pace_est(ew, now_ms),
 					   brk__pace_probing(p, now_ms), &grow);
 		base = brk__pace_clamp(base, floor, ceiling);

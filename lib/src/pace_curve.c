@@ -10,7 +10,7 @@
  * a growing gain until loss, at a wall-clock interval of seconds rather
  * than every round) applied to a rate limit, and BBR's Startup exit
  * ("full bandwidth reached" when a round grew the estimate by less than
- * 25 %) for GROWING. It replaced RFC 8312 CUBIC (multiplicative cut by
+ * 25 %; 10 % here, BRK_PACE_GROW_RATIO) for GROWING. It replaced RFC 8312 CUBIC (multiplicative cut by
  * 0.7, cubic regrowth), whose sawtooth averaged well below the limit it
  * found (69 % and 81 % goodput in two shapes measured in issue 21). The
  * limit estimate at a cut is the accepted rate, as the design's earlier
@@ -66,41 +66,54 @@ int brk__pace_probing(const struct brk__pace *p, uint64_t now_ms)
 	return !(p->w_max > 0.0) || p->grow || t > brk__pace_hold_s(p->w_max);
 }
 
-double brk__pace_cut_limit(const struct brk__pace *p, double rate, double est,
+double brk__pace_cut_limit(const struct brk__pace *p, double rate, double est_long,
 			   double est1s, int probing, int *grow)
 {
-	double base, c;
+	double base;
 
 	*grow = 0;
 	if (probing) {
+		/* no 429 while holding: the limit is at least the one held
+		 * under; the cycle's accepted rate (exact while the upstream's
+		 * burst kept what the hold left unused) */
 		base = p->w_max > 0.0 ? p->w_max : 0.0;
-		if (est > base)
-			base = est;
-		if (BRK_PACE_PROBE_EST_SHARE * est1s > base)
+		if (est_long > base)
+			base = est_long;
+		/* growing (or the first cut): the cycle is short, the last
+		 * second is what is known */
+		if ((p->grow || !(p->w_max > 0.0)) &&
+		    BRK_PACE_PROBE_EST_SHARE * est1s > base)
 			base = BRK_PACE_PROBE_EST_SHARE * est1s;
-		/* growing (or the first cut): the last second lags a rate
-		 * that doubles every 0.25 s; the rate sent, up to 1.25 x it */
-		if (p->grow || !(p->w_max > 0.0)) {
-			c = BRK_PACE_PROBE_EST_SHARE * rate;
-			if (c > BRK_PACE_PROBE_RATE_CAP * est1s)
-				c = BRK_PACE_PROBE_RATE_CAP * est1s;
-			if (c > base)
-				base = c;
-		}
 		if (!(base > 0.0))
 			base = BRK_PACE_NODATA_CUT * rate; /* nothing known */
 		if (base > rate)
 			base = rate;
 		*grow = !(p->w_max > 0.0) || base >= BRK_PACE_GROW_RATIO * p->w_max;
-	} else if (est > 0.0) {
+	} else if (est_long > 0.0) {
 		/* below the rate held: the limit fell to it; at or above it
 		 * (everything sent was accepted, one 429 anyway: a transient)
 		 * the limit found stays (never above the accepted rate) */
-		base = est < rate ? est : (est < p->w_max ? est : p->w_max);
+		base = est_long < rate ? est_long :
+		       (est_long < p->w_max ? est_long : p->w_max);
+	} else if (est1s > 0.0) {
+		/* under a second since the last cut: the last second still
+		 * holds the burst the probe took; below it and the rate */
+		base = BRK_PACE_HOLD_SHORT_CUT * (est1s < rate ? est1s : rate);
 	} else {
 		base = BRK_PACE_NODATA_CUT * rate;
 	}
 	return base;
+}
+
+double brk__pace_since_est(const struct brk__pace *p, uint64_t since_w, uint64_t now_ms)
+{
+	uint64_t start = BRK__SINCE_MS(since_w);
+
+	if (p->w_max > 0.0 && since_w != 0 && start >= p->cut_ms &&
+	    now_ms >= start + BRK_PACE_EST_MIN_MS && BRK__SINCE_N(since_w) > 0)
+		return BRK_PACE_EST_SHARE * (double)BRK__SINCE_N(since_w) * 1e3 /
+		       (double)(now_ms - start);
+	return 0.0;
 }
 
 uint32_t brk__pace_f24_encode(double v)

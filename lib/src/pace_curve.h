@@ -40,10 +40,16 @@ double brk__pace_curve(double limit, int grow, double t_s, double floor_per_s,
 int brk__pace_probing(const struct brk__pace *p, uint64_t now_ms);
 
 /* The limit a cut stores (tokens/s, not clamped) and its GROWING bit, from
- * the rate at the cut, the cut estimate (brk__pace_cut_estimate) and the
- * last second's accepted rate (brk__pace_est); breaker.h "Pacing". */
-double brk__pace_cut_limit(const struct brk__pace *p, double rate, double est,
+ * the rate at the cut, the since-cut accepted rate (brk__pace_since_est:
+ * 0 under BRK_PACE_EST_MIN_MS) and the last second's (brk__pace_est);
+ * breaker.h "Pacing". */
+double brk__pace_cut_limit(const struct brk__pace *p, double rate, double est_long,
 			   double est1s, int probing, int *grow);
+
+/* BRK_PACE_EST_SHARE x the successes per second of the window of
+ * @since_w when it belongs to the last cut and is BRK_PACE_EST_MIN_MS
+ * long or more; else 0. */
+double brk__pace_since_est(const struct brk__pace *p, uint64_t since_w, uint64_t now_ms);
 
 /* float24: float32 bits >> 8 (sign 0, 8 exponent, 15 mantissa bits);
  * encode rounds down, so a decoded w_max never exceeds the value given.
