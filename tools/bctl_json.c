@@ -277,7 +277,7 @@ json_t *bctl_json_event(const struct brk_event *e)
 		set(o, "code", json_string(brk_health_code_name((int)(e->value > 255 ? 255 : e->value))));
 	/* a pace cut: the keys stay those of every event (from/to are the
 	 * record's unchanged "closed"); the new rate in tokens/s too */
-	if (e->reason == BRK_EV_PACE_CUT)
+	if (e->reason == BRK_EV_PACE_CUT || e->reason == BRK_EV_PACE_IMPLICIT)
 		set(o, "rate_per_s", json_real((double)e->value / 1000.0));
 	if (e->reason == BRK_EV_FORCED)
 		set(o, "mode", json_string(brk_mode_name((int)(e->value > 255 ? 255 : e->value))));

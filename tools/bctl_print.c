@@ -243,7 +243,7 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 		snprintf(when, sizeof(when), "(bad time)");
 	/* a bucket's event (a pace cut) has no state transition: its
 	 * from/to are not states of anything; value is milli tokens/s */
-	if (e->reason == BRK_EV_PACE_CUT) {
+	if (e->reason == BRK_EV_PACE_CUT || e->reason == BRK_EV_PACE_IMPLICIT) {
 		fprintf(f, "%s  #%" PRIu64 "  %s  %s  rate %.3f/s  pid %" PRId32,
 			when, e->seq, name, brk_event_reason_name(e->reason),
 			(double)e->value / 1000.0, e->pid);

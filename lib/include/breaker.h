@@ -1415,9 +1415,14 @@ enum brk_event_reason {
 	BRK_EV_HEALTH = 16,      /* a name's health state changed (brk_health()):
 	                            from/to = enum brk_health_state, value =
 	                            enum brk_health_code */
-	BRK_EV_FLEET_LINK = 17   /* the fleet link's state changed
+	BRK_EV_FLEET_LINK = 17,  /* the fleet link's state changed
 	                            (brk_fleet_report()): name "", from/to =
 	                            enum brk_fleet_state, value = reconnects */
+	BRK_EV_PACE_IMPLICIT = 18 /* a breaker's first rate-limit answer made
+	                            its implicit pace (name: NAME:pace);
+	                            value = its first rate in milli tokens/s.
+	                            Not a cut: breakerd's fleet link does not
+	                            publish it */
 };
 
 struct brk_event {

@@ -706,7 +706,9 @@ int brk__pace_implicit_start(brk_bucket *k)
 	}
 	uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
 	uatomic_inc(&brk__xw(r)[BRK__BK_LIMITED]);
-	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
+	/* its own reason: the fleet link publishes pace_cut events, and this
+	 * start rate is no news of the limit for the other hosts */
+	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_IMPLICIT,
 			  brk__self()->pid,
 			  (uint64_t)llround(brk__pace_rate(&p, now_ms) * 1e3));
 	return 1;

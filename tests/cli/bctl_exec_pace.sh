@@ -109,6 +109,10 @@ stored "... is throttled by the breaker's implicit pace: no failure, no cooling"
 run inspect up4:pace
 grep -q '^  implicit: *yes' "$TMP/out" && ok "bctl inspect up4:pace says implicit" ||
 	bad "inspect up4:pace: no implicit line" "$(cat "$TMP/out")"
+run events
+grep -Eq ' up4:pace +pace_implicit +rate 1\.940/s' "$TMP/out" &&
+	ok "bctl events: up4:pace pace_implicit rate 1.940/s" ||
+	bad "no pace_implicit event for up4:pace" "$(grep up4 "$TMP/out")"
 run pace p429paced --ceiling 100
 expect "a 429 under --pace PACE: CMD's status" 0 "" exec up3 --pace p429paced -- "$TMP/429.sh"
 stored "... is released throttled: no failure, no cooling" up3 \

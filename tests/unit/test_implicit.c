@@ -67,6 +67,27 @@ static void rate_limit_answers_make_an_implicit_pace_and_never_open_it(void **st
 
 	ut_rc(-ENOENT, brk_bucket_find(u->seg, "api:pace", &k));
 	ut_rc(0, release_429(b, 1000));
+	{
+		/* one event "pace_implicit" (not "pace_cut": breakerd's fleet
+		 * link would publish that start rate as a cut) */
+		struct brk_event ev[8];
+		uint64_t cursor = 0;
+		size_t m, j;
+		int found = 0;
+
+		m = ut_events(u->seg, &cursor, ev, 8, NULL);
+		for (j = 0; j < m; j++) {
+			assert_int_not_equal(ev[j].reason, BRK_EV_PACE_CUT);
+			if (ev[j].reason == BRK_EV_PACE_IMPLICIT) {
+				found++;
+				assert_string_equal(ev[j].name, "api:pace");
+				assert_int_equal(ev[j].value, 1940);
+			}
+		}
+		assert_int_equal(found, 1);
+		assert_string_equal(brk_event_reason_name(BRK_EV_PACE_IMPLICIT),
+				    "pace_implicit");
+	}
 	bi = pace_info(u, "api:pace");
 	assert_true(bi.paced);
 	assert_int_equal(bi.implicit, 1);
