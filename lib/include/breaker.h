@@ -867,6 +867,9 @@ typedef int (*brk_call_fn)(void *ctx, struct brk_result *res);
  * The form to use first: no code path can pass the gate without
  * recording a result.
  *
+ * A refusal by the breaker's implicit pace (cause BRK_CAUSE_PACED) is
+ * slept out, up to max_wait_ms in all, with the default clock (an
+ * injected clock never sleeps).
  * Returns the refusal (-BRK_EOPEN, -BRK_ECOOLING, -BRK_EFULL,
  * -BRK_ECONTENDED) without calling @fn, or @fn's return value. If
  * @release_rc is not NULL it receives brk_release()'s return.
