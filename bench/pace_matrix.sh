@@ -22,7 +22,7 @@
 # Options: --seconds S (30), --runs N (3), --rates "3 10 40",
 #   --bursts "1 5 20", --workers "4 16 32", --change-at T (15),
 #   --no-changes, --no-matrix. Not in CI: the full matrix (27 cells x 3
-#   runs x 30 s, plus 6 change runs of 50 s) takes about 47 minutes:
+#   runs x 30 s, plus 6 x 3 change runs of 50 s) takes about an hour:
 #       nice bench/pace_matrix.sh build-rel
 #   A short look: nice bench/pace_matrix.sh build --seconds 10 --runs 1
 # Needs nginx-light and libcurl (the target is built with curl_dep).

@@ -3,7 +3,18 @@
 (learned rate)", lib/src/pace.c) in front of nginx's limit_req.
 
   /usr/bin/python3 bench/pace_sim.py [--seeds N] [--latency-ms L]
-         [--beta B] [--c C] [--burst N] [--estimator cut|1s]
+         [--rule hold|cubic] [--beta B] [--c C] [--burst N] [--estimator cut|1s]
+  /usr/bin/python3 bench/pace_sim.py --matrix [--implicit] [--seeds N]
+         [--latency-ms L] [--seconds S] [--set NAME=VALUE ...]
+
+Rule (issue 21, --rule hold, the default): a port of pace_curve.c's
+hold-and-probe (HOLD_GAIN ... below, breaker.h BRK_PACE_HOLD_GAIN ...);
+--rule cubic is the CUBIC curve before it (beta, C). --matrix prints the
+issue 21 matrix (limit {3,10,40} x burst {1,5,20} x workers {4,16,32},
+worst seed, plus 10->4 and 4->20 mid-run) as bench/pace_matrix.sh does
+against a real nginx; --implicit starts without a pace (the first 429
+makes it, as a breaker's implicit pace). --set overrides a constant for
+experiments.
 
 Model (no real time, no network):
   * nginx limit_req, ngx_http_limit_req_module.c: per-ms leaky bucket,
@@ -42,6 +53,7 @@ PROBE_EST_SHARE = 0.9 # a probe's 429: limit >= this x the last second's 200s
 PROBE_RULE = "E"
 HOLD_SHORT_CUT = 0.9  # a 429 while holding, under 1 s of data: 0.9 x min(last second, rate)
 GROW_DOUBLE_S = 0.5   # ... and every this many s while growing (startup)
+PROBE_LONG_S = 1e9    # experiment, off (see limited())
 GROW_RATIO = 1.1      # a probe that found this x the limit probes again at once
 PROBE_RATE_CAP = 0.0
 IMPLICIT_START = 2.0  # an implicit pace's first rate (no estimate yet), r/s
@@ -87,8 +99,8 @@ class Pace:
         return min(max(r, self.floor), self.ceil)
 
     def probing(self, now_ms):
-        return self.cut_ms is not None and (self.startup or
-            (now_ms - self.cut_ms) / 1e3 > self.hold_s(self.w_max))
+        return self.cut_ms is None or self.startup or \
+            (now_ms - self.cut_ms) / 1e3 > self.hold_s(self.w_max)
 
     def take(self, now_ns):
         t = round(1e9 / self.rate(now_ns // 1_000_000))
@@ -157,8 +169,13 @@ class Pace:
                     self.since[0] >= self.cut_ms and now_ms - self.since[0] >= 1000:
                 e_long = self.since[1] * 1e3 / (now_ms - self.since[0])
         if self.rule == 'hold' and PROBE_RULE == 'E' and self.probing(now_ms):
-            if self.startup or self.w_max <= 0:
-                # growing: the last second lags a doubling rate
+            probe_s = 0.0 if self.cut_ms is None else \
+                (now_ms - self.cut_ms) / 1e3 - (0.0 if self.startup else self.hold_s(self.w_max))
+            if self.startup or self.w_max <= 0 or probe_s >= PROBE_LONG_S:
+                # growing (or the first cut): the last second lags a
+                # doubling rate. (PROBE_LONG_S, off: a probe that ran two
+                # doublings before its 429 too - 3/1 64 -> 80 %, but the
+                # 429s of 3/5 and 3/20 7 -> 12 %)
                 base = max(self.w_max, e_long, PROBE_EST_SHARE * e1,
                            min(PROBE_EST_SHARE * r, PROBE_RATE_CAP * e1))
             else:
