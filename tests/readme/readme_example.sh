@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"; rm -f "/dev/shm${shm}"' EXIT
 awk '/^```c$/ {on=1; next} /^```$/ && on {exit} on {print}' "$readme" > "$tmp/example.c"
 if [ ! -s "$tmp/example.c" ]; then echo "no C example in $readme"; exit 1; fi
 if ! cc -std=gnu11 -Wall -Wextra -Werror "${san[@]}" -I"$incdir" "$tmp/example.c" "$libfile" \
-	$(pkg-config --cflags --libs liburcu-cds liburcu-bp) -lpthread -o "$tmp/example"; then
+	$(pkg-config --cflags --libs liburcu-cds liburcu-bp) -lpthread -lm -o "$tmp/example"; then
 	echo "README example does not compile"; exit 1
 fi
 out=$(BREAKERD_SHM=$shm "$tmp/example" 2>&1); rc=$?
