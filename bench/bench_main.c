@@ -125,6 +125,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: breakerd-bench [--runs N] [--redis-port PORT] [--bctl PATH]\n"
+		"                      [--only gcra]\n"
 		"       breakerd-bench --callgrind-op N\n"
 		"       breakerd-bench --free-port\n"
 		"Normally run by bench/run.sh BUILD_DIR.\n");
@@ -315,6 +316,7 @@ int main(int argc, char **argv)
 		{ "bctl", required_argument, NULL, 'b' },
 		{ "callgrind-op", required_argument, NULL, 'c' },
 		{ "free-port", no_argument, NULL, 'f' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -326,7 +328,7 @@ int main(int argc, char **argv)
 	const char *bctl_opt = NULL;
 	long long fast_ops = -1;
 	uint64_t t0;
-	int port = 0, opt, ci, rc;
+	int port = 0, opt, ci, rc, only_gcra = 0;
 	char *end;
 
 	c.runs = DEFAULT_RUNS;
@@ -363,6 +365,16 @@ int main(int argc, char **argv)
 				return 1;
 			printf("%d\n", port);
 			return 0;
+		case 'o':
+			/* the GCRA take rows alone and their failed-take count
+			 * (issue 21: contention must fail none) */
+			if (strcmp(optarg, "gcra") != 0) {
+				fprintf(stderr, "breakerd-bench: --only: 'gcra' is the"
+					" one workload that can run alone\n");
+				return 2;
+			}
+			only_gcra = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -406,6 +418,14 @@ int main(int argc, char **argv)
 	bench_sysv_pair(G.sysv, &c.wl[WL_SYSV]);
 	bench_ref_clock(&c.wl[WL_REF_CLOCK]);
 	bench_ref_syscall(&c.wl[WL_REF_SYSCALL]);
+	if (only_gcra) {
+		int w;
+
+		for (w = 0; w < WL_COUNT; w++)
+			if (w != WL_GCRA && !c.skip[w])
+				c.skip[w] = "not run (--only gcra)";
+		port = 0;
+	}
 	why[0] = 0;
 	if (port > 0 && bench_redis_setup(port, &redis, why, sizeof(why)) == 0) {
 		bench_redis_bucket(redis, &c.wl[WL_REDIS]);
@@ -434,6 +454,15 @@ int main(int argc, char **argv)
 	       sysconf(_SC_NPROCESSORS_ONLN), bench_loadavg());
 	for (ci = 0; ci < NCONFIGS; ci++)
 		run_config(&c, ci);
+	if (only_gcra) {
+		printf("\nGCRA takes that failed (contention or any error): %llu"
+		       " of %llu counted; lost updates %llu\n",
+		       (unsigned long long)c.failed_ops,
+		       (unsigned long long)(c.checked + c.failed_ops),
+		       (unsigned long long)c.lost);
+		bench_brk_teardown(c.brk);
+		return c.failed_ops || c.lost ? 3 : 0;
+	}
 
 	if (bctl_opt)
 		snprintf(bctl, sizeof(bctl), "%s", bctl_opt);

@@ -45,6 +45,7 @@ const struct cfg_field cfg_fields[] = {
 	      BRK_CFG_HOLD_HISTOGRAM),
 	CFG_F("fleet", CFG_BOOL, 0, 1, fleet, BRK_CFG_FLEET),
 	CFG_F("fleet-probe", CFG_BOOL, 0, 1, fleet_probe, BRK_CFG_FLEET_PROBE),
+	CFG_F("implicit-pace", CFG_BOOL, 0, 1, implicit_pace, BRK_CFG_IMPLICIT_PACE),
 };
 
 const size_t cfg_n = sizeof(cfg_fields) / sizeof(cfg_fields[0]);

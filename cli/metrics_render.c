@@ -197,6 +197,9 @@ static const struct m_plain m_paces[] = {
 	{ "breakerd_pace_limited_total", M_COUNTER,
 	  "Rate-limit answers reported to a pace (brk_pace_report LIMITED).",
 	  M_U64, BKT(limited) },
+	{ "breakerd_pace_implicit", M_GAUGE,
+	  "1: an implicit pace, made by its breaker at its first rate-limit "
+	  "answer (NAME:pace); 0: declared.", M_U32, BKT(implicit) },
 };
 
 static const struct m_plain m_budgets[] = {

@@ -78,11 +78,12 @@ static void log_event(const struct brk_event *ev)
 		ll_end(&l);
 		return;
 	}
-	if (ev->reason == BRK_EV_PACE_CUT) { /* a bucket: no state transition */
-		char rate[32];
+	if (ev->reason == BRK_EV_PACE_CUT || ev->reason == BRK_EV_PACE_IMPLICIT) {
+		char rate[32]; /* a bucket: no state transition */
 
 		snprintf(rate, sizeof(rate), "%.3f", (double)ev->value / 1000.0);
-		ll_begin(&l, "info", "pace cut");
+		ll_begin(&l, "info", ev->reason == BRK_EV_PACE_CUT ? "pace cut"
+				    : "implicit pace made");
 		ll_str(&l, "name", ev->name);
 		ll_u64(&l, "seq", ev->seq);
 		ll_str(&l, "reason", brk_event_reason_name(ev->reason));

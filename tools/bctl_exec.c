@@ -49,6 +49,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -207,6 +208,10 @@ static int exec_refused(const struct bctl *g, const struct exec_opts *o,
 		cli_note("%s: open%s, retry in %llu ms", o->name, by, ms);
 	else if (rc == -BRK_EOPEN)
 		cli_note("%s: open%s", o->name, by);
+	else if (rc == -BRK_ECOOLING && why->cause == BRK_CAUSE_PACED)
+		cli_note("%s: paced (its implicit pace %s:pace), next token in %llu ms"
+			 "%s", o->name, o->name, ms, o->has_wait ?
+			 " (longer than --wait)" : " (longer than max_wait_ms)");
 	else if (rc == -BRK_ECOOLING)
 		cli_note("%s: cooling (Retry-After%s), wait %llu ms%s", o->name, by,
 			 ms, o->has_wait ? " (longer than --wait)" : "");
@@ -221,16 +226,31 @@ static int exec_refused(const struct bctl *g, const struct exec_opts *o,
 	return BCTL_EXIT_TEMPFAIL;
 }
 
+/* The breaker's max_wait_ms: how long a paced wait may be without --wait. */
+static uint64_t exec_max_wait(brk_breaker *b)
+{
+	struct brk_info *i = calloc(1, sizeof(*i));
+	uint64_t ms = BRK_DEFAULT_MAX_WAIT_MS;
+
+	if (i && brk_breaker_info(b, i) == 0)
+		ms = i->config.max_wait_ms;
+	free(i);
+	return ms;
+}
+
 /*
  * Acquire, sleeping out cooling waits that fit in what is left of --wait
- * (*@left, decremented). 0 or a status.
+ * (*@left, decremented). A refusal by the breaker's implicit pace (cause
+ * "paced": the next token of the learned rate) is slept out without
+ * --wait too, up to the breaker's max_wait_ms in all (issue 21: plain
+ * 'bctl exec NAME -- CMD' keeps the upstream's allowance). 0 or a status.
  */
 static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
 			brk_breaker *b, const sigset_t *sigs, brk_permit *p,
 			uint64_t *left)
 {
 	struct brk_refusal why;
-	uint64_t ms;
+	uint64_t ms, paced_left = UINT64_MAX;
 	int i, rc = 0, sig;
 
 	if (!b)
@@ -240,6 +260,21 @@ static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
 		rc = brk_acquire(b, p, &why);
 		if (rc == 0)
 			return 0;
+		if (rc == -BRK_ECOOLING && why.cause == BRK_CAUSE_PACED &&
+		    !o->has_wait) {
+			if (paced_left == UINT64_MAX)
+				paced_left = exec_max_wait(b);
+			if (why.wait_ms > paced_left)
+				return exec_refused(g, o, rc, &why);
+			ms = why.wait_ms ? why.wait_ms : 1;
+			if (g->verbose)
+				cli_note("%s: paced, waiting %" PRIu64 " ms", o->name, ms);
+			sig = exec_sleep(sigs, ms);
+			if (sig)
+				return 128 + sig;
+			paced_left -= ms;
+			continue;
+		}
 		if (rc != -BRK_ECOOLING || !o->has_wait || why.wait_ms > *left)
 			return exec_refused(g, o, rc, &why);
 		ms = why.wait_ms ? why.wait_ms : 1;

@@ -51,6 +51,7 @@ static json_t *json_config(const struct brk_config *c)
 	set(o, "hold_histogram", json_boolean(c->hold_histogram));
 	set(o, "fleet", json_boolean(c->fleet));
 	set(o, "fleet_probe", json_boolean(c->fleet_probe));
+	set(o, "implicit_pace", json_boolean(c->implicit_pace));
 	return o;
 }
 
@@ -206,6 +207,8 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "leases", json_leases(in));
 	set(o, "window", json_window(in));
 	set(o, "config", json_config(&in->config));
+	set(o, "implicit_pace_per_s", in->implicit_pace_per_s > 0.0 ?
+		json_real(in->implicit_pace_per_s) : json_null());
 	set(o, "counters", json_counters(&in->counters));
 	set(o, "signals", json_signals(in));
 	set(o, "hold_time", json_hold(&in->hold));
@@ -274,7 +277,7 @@ json_t *bctl_json_event(const struct brk_event *e)
 		set(o, "code", json_string(brk_health_code_name((int)(e->value > 255 ? 255 : e->value))));
 	/* a pace cut: the keys stay those of every event (from/to are the
 	 * record's unchanged "closed"); the new rate in tokens/s too */
-	if (e->reason == BRK_EV_PACE_CUT)
+	if (e->reason == BRK_EV_PACE_CUT || e->reason == BRK_EV_PACE_IMPLICIT)
 		set(o, "rate_per_s", json_real((double)e->value / 1000.0));
 	if (e->reason == BRK_EV_FORCED)
 		set(o, "mode", json_string(brk_mode_name((int)(e->value > 255 ? 255 : e->value))));

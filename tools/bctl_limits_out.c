@@ -83,6 +83,7 @@ static json_t *json_pace(const struct brk_bucket_info *k)
 	set(p, "w_max", jr(k->w_max_per_s));
 	set(p, "reserve_pct", ju(k->reserve_pct));
 	set(p, "fleet", json_boolean(k->fleet));
+	set(p, "implicit", json_boolean(k->implicit));
 	set(p, "accepted_per_s", jr(k->accepted_per_s));
 	set(p, "last_cut_age_ms", age_or_null(k->last_cut_age_ms));
 	set(p, "last_denied_age_ms", age_or_null(k->last_denied_age_ms));
@@ -204,8 +205,12 @@ void bctl_print_bucket(FILE *f, const struct brk_info *in)
 	if (k->last_cut_age_ms == UINT64_MAX)
 		bctl_kv(f, 2, "last_cut", "never (running at the ceiling)");
 	else
-		bctl_kv(f, 2, "last_cut", "%" PRIu64 " ms ago, from %.3f/s",
-			k->last_cut_age_ms, k->w_max_per_s);
+		bctl_kv(f, 2, "last_cut", "%" PRIu64 " ms ago, found the limit "
+			"%.3f/s", k->last_cut_age_ms, k->w_max_per_s);
+	if (k->implicit)
+		bctl_kv(f, 2, "implicit", "yes (made by its breaker at the first "
+			"rate-limit answer; 'bctl config BREAKER --implicit-pace off' "
+			"turns it off)");
 	bctl_kv(f, 2, "reserve_pct", "%" PRIu32 " (of the rate, for high priority)",
 		k->reserve_pct);
 	bctl_kv(f, 2, "fleet", "%s", k->fleet ? "on" : "off");

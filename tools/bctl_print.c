@@ -55,6 +55,7 @@ static void print_config(FILE *f, const struct brk_config *c)
 	bctl_kv(f, 2, "fleet", "%s", c->fleet ? "on" : "off");
 	bctl_kv(f, 2, "fleet_probe", "%s%s", c->fleet_probe ? "on" : "off",
 		c->fleet_probe && !c->fleet ? " (acts only with fleet on)" : "");
+	bctl_kv(f, 2, "implicit_pace", "%s", c->implicit_pace ? "on" : "off");
 }
 
 static void print_counters(FILE *f, const struct brk_counters *c)
@@ -149,6 +150,9 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "probes_in_flight", "%" PRIu32, in->probes_in_flight);
 	bctl_kv(f, 0, "in_flight", "%" PRIu32, in->in_flight);
 	bctl_kv(f, 0, "record_bytes", "%" PRIu32, in->record_bytes);
+	if (in->implicit_pace_per_s > 0.0)
+		bctl_kv(f, 0, "implicit_pace", "%.3f/s (learned by %s:pace from the "
+			"upstream's rate-limit answers)", in->implicit_pace_per_s, name);
 	bctl_kv(f, 0, "window", "%" PRIu64 " calls, %" PRIu64 " failures, %" PRIu64
 	   " slow, %" PRIu32 " failing processes", in->window_calls,
 	   in->window_failures, in->window_slow, in->distinct_failing_processes);
@@ -239,7 +243,7 @@ void bctl_print_event(FILE *f, const struct brk_event *e)
 		snprintf(when, sizeof(when), "(bad time)");
 	/* a bucket's event (a pace cut) has no state transition: its
 	 * from/to are not states of anything; value is milli tokens/s */
-	if (e->reason == BRK_EV_PACE_CUT) {
+	if (e->reason == BRK_EV_PACE_CUT || e->reason == BRK_EV_PACE_IMPLICIT) {
 		fprintf(f, "%s  #%" PRIu64 "  %s  %s  rate %.3f/s  pid %" PRId32,
 			when, e->seq, name, brk_event_reason_name(e->reason),
 			(double)e->value / 1000.0, e->pid);

@@ -487,12 +487,24 @@ struct brk_config {
 	                                held by breakerd); the others stay open
 	                                until its verdict arrives. Acts only
 	                                with fleet = 1. */
+	/* since BRK_CONFIG_SIZE_VER4 */
+	uint32_t implicit_pace;      /* 1 (default) or 0: a rate-limit answer
+	                                (429; 503/529 with a Retry-After)
+	                                released as a failure gives this
+	                                breaker an implicit pace, NAME:pace,
+	                                which learns the upstream's rate;
+	                                the answer is then throttled, not a
+	                                failure ("Implicit pace" below). 0:
+	                                rate-limit answers stay failures
+	                                (cool-until, five in a row open). */
+	uint32_t reserved2_;         /* padding: ignored */
 };
 
 #define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
 #define BRK_CONFIG_SIZE_VER1 104u /* + reserve_pct */
 #define BRK_CONFIG_SIZE_VER2 112u /* + hold_histogram */
 #define BRK_CONFIG_SIZE_VER3 120u /* + fleet, fleet_probe (after VER2's padding) */
+#define BRK_CONFIG_SIZE_VER4 128u /* + implicit_pace */
 
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
@@ -610,9 +622,10 @@ enum brk_config_field {
 	BRK_CFG_RESERVE_PCT = 1u << 14,
 	BRK_CFG_HOLD_HISTOGRAM = 1u << 15,
 	BRK_CFG_FLEET = 1u << 16,
-	BRK_CFG_FLEET_PROBE = 1u << 17
+	BRK_CFG_FLEET_PROBE = 1u << 17,
+	BRK_CFG_IMPLICIT_PACE = 1u << 18
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 18) - 1u) /* every setting */
+#define BRK_CFG_ALL ((uint64_t)(1u << 19) - 1u) /* every setting */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.
@@ -719,7 +732,9 @@ enum brk_cause {
 	BRK_CAUSE_FORCED_OPEN = 3, /* forced open by an operator */
 	BRK_CAUSE_COOLING = 4,     /* shared cool-until from a Retry-After */
 	BRK_CAUSE_FULL = 5,        /* bulkhead: max_concurrent permits out */
-	BRK_CAUSE_CONTENDED = 6    /* a bounded CAS loop gave up */
+	BRK_CAUSE_CONTENDED = 6,   /* a bounded CAS loop gave up */
+	BRK_CAUSE_PACED = 7        /* the breaker's implicit pace has no token
+	                              yet (-BRK_ECOOLING; "Implicit pace") */
 };
 
 /* Why a call was refused. */
@@ -736,7 +751,7 @@ struct brk_refusal {
 };
 
 /** brk_cause_name - "open", "probes_busy", "forced_open", "cooling",
- * "bulkhead_full", "contended", or "none". */
+ * "bulkhead_full", "contended", "paced", or "none". */
 BRK_API const char *brk_cause_name(int cause);
 
 /**
@@ -915,6 +930,9 @@ typedef int (*brk_call_fn)(void *ctx, struct brk_result *res);
  * The form to use first: no code path can pass the gate without
  * recording a result.
  *
+ * A refusal by the breaker's implicit pace (cause BRK_CAUSE_PACED) is
+ * slept out, up to max_wait_ms in all, with the default clock (an
+ * injected clock never sleeps).
  * Returns the refusal (-BRK_EOPEN, -BRK_ECOOLING, -BRK_EFULL,
  * -BRK_ECONTENDED) without calling @fn, or @fn's return value. If
  * @release_rc is not NULL it receives brk_release()'s return.
@@ -1020,7 +1038,9 @@ struct brk_bucket_info {
 	double ceiling_per_s;   /* the learned rate never exceeds it */
 	double floor_per_s;     /* ... nor falls below it */
 	double learned_per_s;   /* the rate now (= rate_per_s) */
-	double w_max_per_s;     /* the rate the last cut started from; 0: never cut */
+	double w_max_per_s;     /* the limit the last cut found (the rate
+	                           holds at BRK_PACE_HOLD_GAIN x it); 0:
+	                           never cut */
 	uint32_t reserve_pct;   /* share only high priority may use */
 	uint32_t fleet;         /* 0 or 1: the pace's fleet setting (in the
 	                           padding after reserve_pct that every
@@ -1034,6 +1054,10 @@ struct brk_bucket_info {
 	uint64_t last_denied_age_ms; /* ms since a take was last refused;
 	                                UINT64_MAX: never */
 	double accepted_per_s;  /* OK reports in the last second (sliding) */
+	/* since BRK_BUCKET_INFO_SIZE_VER2 */
+	uint32_t implicit;      /* 1: an implicit pace, made by its breaker
+	                           ("Implicit pace") */
+	uint32_t reserved2_;
 };
 
 /*
@@ -1185,10 +1209,14 @@ struct brk_info {
 	                               configure; the same value in two
 	                               snapshots: the settings did not change
 	                               in between. 0 for other kinds */
-	/* since BRK_INFO_SIZE_VER5 */
+	/* since BRK_INFO_SIZE_VER5 (it also marks callers whose brk_config
+	 * has implicit_pace: BRK_CONFIG_SIZE_VER4) */
 	uint64_t generation_full;   /* breakers: the state's generation, all
 	                               56 bits (generation above is its low
 	                               32, kept for callers built before) */
+	double implicit_pace_per_s; /* breakers: the learned rate of the
+	                               breaker's implicit pace (NAME:pace)
+	                               now; 0: it has none */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -1197,7 +1225,8 @@ struct brk_info {
                                     oldest_in_flight_ms */
 #define BRK_INFO_SIZE_VER3 2888u /* + hold (permit hold-time histogram) */
 #define BRK_INFO_SIZE_VER4 2896u /* + config_seq (and config VER3: fleet) */
-#define BRK_INFO_SIZE_VER5 2904u /* + generation_full */
+#define BRK_INFO_SIZE_VER5 2912u /* + generation_full, implicit_pace_per_s
+                                    (config VER4) */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read
@@ -1457,9 +1486,14 @@ enum brk_event_reason {
 	BRK_EV_HEALTH = 16,      /* a name's health state changed (brk_health()):
 	                            from/to = enum brk_health_state, value =
 	                            enum brk_health_code */
-	BRK_EV_FLEET_LINK = 17   /* the fleet link's state changed
+	BRK_EV_FLEET_LINK = 17,  /* the fleet link's state changed
 	                            (brk_fleet_report()): name "", from/to =
 	                            enum brk_fleet_state, value = reconnects */
+	BRK_EV_PACE_IMPLICIT = 18 /* a breaker's first rate-limit answer made
+	                            its implicit pace (name: NAME:pace);
+	                            value = its first rate in milli tokens/s.
+	                            Not a cut: breakerd's fleet link does not
+	                            publish it */
 };
 
 struct brk_event {
@@ -1808,6 +1842,7 @@ BRK_API uint64_t brk_bucket_wake_ns(brk_bucket *k, uint64_t not_before_ns);
 
 #define BRK_BUCKET_INFO_SIZE_VER0 136u /* sizeof in BREAKER_0 */
 #define BRK_BUCKET_INFO_SIZE_VER1 232u /* + the pace fields (paced .. accepted_per_s) */
+#define BRK_BUCKET_INFO_SIZE_VER2 240u /* + implicit */
 
 /**
  * brk_bucket_info - a snapshot: settings, tokens available now, counters.
@@ -1836,23 +1871,32 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * Rate: a new pace runs at its ceiling (no limit until the first
  * throttle, like the AWS SDKs' adaptive retry mode). A rate-limit answer
  * (brk_pace_report(BRK_PACE_LIMITED)) to a request taken at the current
- * rate cuts it: with w_max = min(rate now, accepted rate) (the accepted
- * rate: BRK_PACE_EST_SHARE x the successes reported per second since the
- * previous cut, or since the first success after BRK_PACE_IDLE_MS without
- * one if that is later, once that window is BRK_PACE_EST_MIN_MS long;
- * else the successes of the last second), t = seconds since that cut,
- *   rate(t) = clamp(w_max * (1 + C * (t - K)^3), floor, ceiling),
- *   K = cbrt((1 - beta) / C),  beta = BRK_PACE_BETA,  C = BRK_PACE_CUBIC_C
- * which is RFC 8312 (CUBIC) section 4.1's W_cubic normalised by W_max:
- * beta * w_max right after the cut, back at w_max after K s, then probing
- * above it, the same (relative) recovery time at every rate. Source also:
- * the AWS SDKs' adaptive retry mode (ClientRateLimiter; beta 0.7, the same
- * curve with C = 0.4 in absolute units). Growth is clocked by the time
- * since the cut, so an idle pace drifts back to its ceiling. A cut also
- * empties the bucket (the next token is one new interval away): the
- * limit that just answered 429 gets no burst. beta, C, the estimate and
- * the default burst were tuned with bench/pace_sim.py (docs/design/pacing.md
- * "Pacing (learned rate)").
+ * rate is a cut: it stores an estimate L of the upstream's limit and the
+ * rate then HOLDS just under it and PROBES above it briefly and rarely
+ * (the probe-bandwidth cycle of BBR, draft-ietf-ccwg-bbr section 4.3.3,
+ * applied to a rate limit: ProbeBW_CRUISE, then ProbeBW_UP until the
+ * first loss), with t = seconds since the cut:
+ *   rate(t) = HOLD_GAIN x L                           for t <= H
+ *   rate(t) = HOLD_GAIN x L x 2^((t - H) / D)         after (the probe)
+ *   H = clamp(HOLD_REQS / L, HOLD_MIN, HOLD_MAX) s, D = PROBE_DOUBLE
+ * clamped to [floor, ceiling]. A cut while probing (t > H: no 429 while
+ * holding, so the limit is at least the hold rate) keeps the larger of L
+ * and the accepted rate since the cut (over the whole cycle: exact while
+ * the upstream's burst kept what the hold left unused); a GROWING pace
+ * (and a first cut) also PROBE_EST_SHARE x the last second's accepted
+ * rate - never above the rate sent. If that found GROW_RATIO x L or
+ * more, the pace is GROWING (BBR's Startup rule "the bandwidth still
+ * grows"; BBR asks 25 % a round, 10 % here: one probe is seconds, not a
+ * round trip): no hold, the next probe starts at once. A cut while holding
+ * (the limit fell below the hold rate) stores the accepted rate since the
+ * last cut (kept at L if that is at or above the rate held: a transient),
+ * or under BRK_PACE_EST_MIN_MS after the last cut HOLD_SHORT_CUT x
+ * min(the last second's, the rate), or NODATA_CUT x the rate without
+ * successes. The first cut of a pace is a probing one. Growth is clocked by the time since the cut, so an idle
+ * pace probes back up to its ceiling. A cut also empties the bucket (the
+ * next token is one new interval away): the limit that just answered 429
+ * gets no burst. The constants were tuned with bench/pace_sim.py --matrix
+ * (docs/design.md "Pacing (learned rate)").
  *
  * One cut per round trip: an answer to a request taken before the last
  * cut is ignored (it was sent at the old rate), as TCP reduces once per
@@ -1869,9 +1913,59 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * priority; brk_bucket_update()/configure() on a pace change its ceiling
  * and burst (the learned state is kept).
  */
-#define BRK_PACE_BETA 0.7             /* multiplicative decrease */
-#define BRK_PACE_CUBIC_C 0.05         /* CUBIC scaling (per s^3, relative);
-                                         K = cbrt(0.3 / 0.05) = 1.82 s */
+#define BRK_PACE_HOLD_GAIN 0.97       /* hold at this x the limit found */
+#define BRK_PACE_HOLD_REQS 30.0       /* a hold lasts this many requests at
+                                         the limit found ... */
+#define BRK_PACE_HOLD_MIN_MS 2000u    /* ... at least this long ... */
+#define BRK_PACE_HOLD_MAX_MS 10000u   /* ... at most this long */
+#define BRK_PACE_PROBE_DOUBLE_MS 500u /* a probe doubles the rate every */
+#define BRK_PACE_GROW_DOUBLE_MS 500u  /* ... also while still growing */
+#define BRK_PACE_GROW_RATIO 1.1       /* a probe that found this x the limit
+                                         keeps growing (no hold) */
+#define BRK_PACE_PROBE_EST_SHARE 0.9  /* a growing probe's cut: at least
+                                         this x the last second's accepted
+                                         rate */
+#define BRK_PACE_HOLD_SHORT_CUT 0.9   /* a cut while holding under 1 s after
+                                         the last: this x min(the last
+                                         second's accepted rate, the rate) */
+#define BRK_PACE_NODATA_CUT 0.7       /* a cut while holding with no
+                                         success to estimate from */
+#define BRK_PACE_IMPLICIT_START 2.0   /* an implicit pace's first rate, /s
+                                         (it grows from there) */
+
+/*
+ * Implicit pace (issue 21). A breaker with implicit_pace on (the default)
+ * that releases a rate-limit answer as a failure (brk_release() with
+ * BRK_FAILURE and BRK_REASON_RATE_LIMITED, or BRK_REASON_OVERLOADED with
+ * a Retry-After: brk_pace_signal_of() says BRK_PACE_LIMITED) gets a pace
+ * of its own, named NAME BRK_PACE_IMPLICIT_SUFFIX ("api:pace"; a breaker
+ * name longer than BRK_NAME_MAX - 5 gets none), made then with ceiling
+ * BRK_PACE_IMPLICIT_CEILING, floor BRK_PACE_IMPLICIT_FLOOR, burst
+ * BRK_PACE_DEFAULT_BURST, the breaker's fleet setting, and flagged
+ * implicit (brk_bucket_info().implicit). It starts GROWING from
+ * BRK_PACE_IMPLICIT_START tokens/s (one interval to its first token: the
+ * upstream just said no) and learns the limit by the rule above. From
+ * then on:
+ *  - that answer and every later one is counted BRK_THROTTLED, not as a
+ *    failure, and its Retry-After up to max_wait_ms sets no cool-until
+ *    (one above max_wait_ms still opens the breaker for that long);
+ *  - brk_acquire() of the closed breaker takes one token from the pace
+ *    first; a refusal is -BRK_ECOOLING with wait_ms until the token
+ *    (cause BRK_CAUSE_COOLING): the caller waits as for a cooling period;
+ *  - brk_release() reports successes to it (its accepted-rate estimate)
+ *    and rate-limit answers with the permit's admission time (one cut per
+ *    round trip).
+ * A declared pace (brk_admit() with a pace, bctl exec --pace) releases
+ * rate-limit answers throttled itself: its breaker never gets an
+ * implicit one. A pace the operator made under the NAME:pace name is
+ * used as the breaker's (declared settings, no implicit flag). A plain
+ * bucket or another kind of that name: none (the answers stay failures).
+ * implicit_pace = 0 turns all of it off for that breaker (an existing
+ * NAME:pace is then neither taken from nor reported to).
+ */
+#define BRK_PACE_IMPLICIT_SUFFIX ":pace"
+#define BRK_PACE_IMPLICIT_CEILING 1e6 /* tokens/s: no cap of its own */
+#define BRK_PACE_IMPLICIT_FLOOR 0.01  /* tokens/s */
 #define BRK_PACE_EST_SHARE 1.0        /* w_max = this x the accepted rate
                                          since the last cut */
 #define BRK_PACE_EST_MIN_MS 1000u     /* ... when that window is this long */

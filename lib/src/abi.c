@@ -20,7 +20,7 @@
 
 /* The BREAKER_0 sizes are facts about the frozen ABI: if one of these
  * fails, a struct was changed in a way that breaks existing programs. */
-_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER3, "brk_config");
+_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER4, "brk_config");
 _Static_assert(offsetof(struct brk_config, fleet) == BRK_CONFIG_SIZE_VER2,
 	       "brk_config grew at the end (fleet)");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
@@ -31,7 +31,9 @@ _Static_assert(offsetof(struct brk_segment_info, index_lock_pid) ==
 	       BRK_SEGMENT_INFO_SIZE_VER2, "brk_segment_info grew at the end (index_lock_pid)");
 _Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER5, "brk_info");
 _Static_assert(offsetof(struct brk_info, generation_full) == BRK_INFO_SIZE_VER4,
-	       "brk_info grew at the end (generation_full)");
+	       "brk_info grew at the end (generation_full, implicit_pace_per_s)");
+_Static_assert(offsetof(struct brk_config, implicit_pace) == BRK_CONFIG_SIZE_VER3,
+	       "brk_config grew at the end (implicit_pace)");
 _Static_assert(offsetof(struct brk_info, config_seq) == BRK_INFO_SIZE_VER3,
 	       "brk_info grew at the end (config_seq)");
 /* ... and they grew only at the end */
@@ -51,8 +53,10 @@ _Static_assert(offsetof(struct brk_info, arrivals) == BRK_INFO_SIZE_VER1,
 	       "brk_info grew at the end (signals)");
 _Static_assert(offsetof(struct brk_info, hold) == BRK_INFO_SIZE_VER2,
 	       "brk_info grew at the end (hold time)");
-_Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER1,
+_Static_assert(sizeof(struct brk_bucket_info) == BRK_BUCKET_INFO_SIZE_VER2,
 	       "brk_bucket_info");
+_Static_assert(offsetof(struct brk_bucket_info, implicit) == BRK_BUCKET_INFO_SIZE_VER1,
+	       "brk_bucket_info grew at the end (implicit)");
 _Static_assert(offsetof(struct brk_bucket_info, ceiling_per_s) == BRK_BUCKET_INFO_SIZE_VER0,
 	       "brk_bucket_info grew at the end (paced sits in VER0's tail padding)");
 _Static_assert(sizeof(struct brk_pace_config) == BRK_PACE_CONFIG_SIZE_VER1,

@@ -9,6 +9,7 @@
 #include "ident.h"
 #include "fresh.h"
 #include "internal.h"
+#include "limits.h"
 #include "killpoint.h"
 
 /* Bulkhead permits carry tag 0 (layout.h): a permit counts until it is
@@ -285,8 +286,23 @@ acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 		if (cooling(b, now, &left))
 			return refuse(b, why, BRK__CTR_REJ_COOLING, -BRK_ECOOLING,
 				      left, BRK_CAUSE_COOLING);
-		if (BRK__ST_STATE(w) == BRK_CLOSED)
-			return admit(b, p, w, now, why, prio);
+		if (BRK__ST_STATE(w) == BRK_CLOSED) {
+			uint64_t at = 0, wait = 0;
+
+			/* the implicit pace (implicit.c): one load and a test
+			 * unless the breaker has one */
+			if ((uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) &
+			     BRK__CFG_HAS_PACE) &&
+			    brk__ipace_acquire(b, &at, &wait) != 0)
+				return refuse(b, why, BRK__CTR_REJ_COOLING,
+					      -BRK_ECOOLING, ns_to_ms_ceil(wait),
+					      BRK_CAUSE_PACED);
+			rc = admit(b, p, w, now, why, prio);
+			if (rc == 0 && at)
+				p->start_ns_ = at; /* the token's time: its
+						      answer's cut rule */
+			return rc;
+		}
 		rc = try_probe(b, p, w, now, why, prio);
 		if (rc != -EAGAIN)
 			return rc;

@@ -39,6 +39,7 @@ void brk__config_defaults(struct brk_config *c)
 	c->hold_histogram = 0;
 	c->fleet = 0;
 	c->fleet_probe = 0;
+	c->implicit_pace = 1;
 }
 
 #define CHECK(cond, name) \
@@ -91,6 +92,7 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	CHECK(c->hold_histogram <= 1, "hold_histogram");
 	CHECK(c->fleet <= 1, "fleet");
 	CHECK(c->fleet_probe <= 1, "fleet_probe");
+	CHECK(c->implicit_pace <= 1, "implicit_pace");
 	return 0;
 }
 
@@ -162,6 +164,7 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 	c->hold_histogram = (uint32_t)brk__cfg(r, BRK__CFG_HOLD_HISTOGRAM);
 	c->fleet = (uint32_t)brk__cfg(r, BRK__CFG_FLEET);
 	c->fleet_probe = (uint32_t)brk__cfg(r, BRK__CFG_FLEET_PROBE);
+	c->implicit_pace = (uint32_t)brk__cfg(r, BRK__CFG_IMPLICIT_PACE);
 }
 
 /* ---- partial updates (brk_breaker_update) ------------------------------ */
@@ -192,6 +195,7 @@ static const struct cfg_member {
 	M(BRK__CFG_HOLD_HISTOGRAM, hold_histogram),
 	M(BRK__CFG_FLEET, fleet),
 	M(BRK__CFG_FLEET_PROBE, fleet_probe),
+	M(BRK__CFG_IMPLICIT_PACE, implicit_pace),
 #undef M
 };
 

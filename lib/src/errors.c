@@ -132,8 +132,9 @@ const char *brk_cause_name(int cause)
 		[BRK_CAUSE_COOLING] = "cooling",
 		[BRK_CAUSE_FULL] = "bulkhead_full",
 		[BRK_CAUSE_CONTENDED] = "contended",
+		[BRK_CAUSE_PACED] = "paced",
 	};
-	if (cause < BRK_CAUSE_NONE || cause > BRK_CAUSE_CONTENDED)
+	if (cause < BRK_CAUSE_NONE || cause > BRK_CAUSE_PACED)
 		return "none";
 	return n[cause];
 }
@@ -194,6 +195,7 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_PACE_CUT] = "pace_cut",
 		[BRK_EV_HEALTH] = "health",
 		[BRK_EV_FLEET_LINK] = "fleet_link",
+		[BRK_EV_PACE_IMPLICIT] = "pace_implicit",
 	};
 	if (reason < BRK_EV_THRESHOLD ||
 	    (size_t)reason >= sizeof(n) / sizeof(n[0]) || !n[reason])

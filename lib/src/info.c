@@ -160,6 +160,8 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	fill_signals(out);
 	brk__hold_read(s, r, &out->hold);
 	out->last_change_age_ms = brk__change_age_ms(s, r);
+	if (uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) & BRK__CFG_HAS_PACE)
+		out->implicit_pace_per_s = brk__ipace_rate(s, out->name);
 	return 0;
 }
 
@@ -233,6 +235,7 @@ static const struct {
 	{ BRK_INFO_SIZE_VER2, BRK_CONFIG_SIZE_VER1 }, /* + reserve_pct */
 	{ BRK_INFO_SIZE_VER3, BRK_CONFIG_SIZE_VER2 }, /* + hold_histogram */
 	{ BRK_INFO_SIZE_VER4, BRK_CONFIG_SIZE_VER3 }, /* + fleet, fleet_probe */
+	{ BRK_INFO_SIZE_VER5, BRK_CONFIG_SIZE_VER4 }, /* + implicit_pace */
 };
 
 static uint32_t config_size_for(size_t info_size)

@@ -22,6 +22,10 @@
  * did, about once per million GCRA takes), small enough (tens of µs) that
  * a misbehaving writer cannot livelock anyone. */
 #define BRK__CAS_TRIES 256
+/* brk__gcra_take(): a take that keeps losing its CAS this long (segment
+ * clock) gives up; losing means another writer moved the TAT, so only a
+ * writer that never stops keeps it there (gcra_core.c). */
+#define BRK__GCRA_CONTEND_NS 1000000000ull
 
 struct brk__slots; /* lease slot sets, below */
 
@@ -89,6 +93,9 @@ struct brk_breaker {
 	                              the defaults), freed with the handle */
 	uint64_t hash;
 	char name[BRK_NAME_MAX + 1];
+	/* the breaker's implicit pace NAME:pace (implicit.c): the handle,
+	 * once found or made (an atomic pointer: threads share a handle) */
+	brk_bucket *ipace;
 	/* hierarchy: records of the ancestors "a", "a/b" of "a/b/c" (NULL
 	 * while absent; re-resolved when the record count has changed) */
 	uint32_t n_parents;

@@ -45,6 +45,8 @@ enum brk__hook {
 	                            written yet (ref 0) */
 	BRK__HOOK_PROBE_RECLAIMING = 5, /* brk__reclaim_probe: the dead probe's
 	                                   slot taken, its verdict not counted */
+	BRK__HOOK_GCRA_LOADED = 6, /* brk__gcra_take: TAT and clock read, the
+	                              new TAT computed, its CAS not tried */
 };
 
 #ifdef BRK__TEST_HOOKS

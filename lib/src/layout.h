@@ -32,7 +32,11 @@
  * retired records (retirement).
  * 4: every extension block carries its owner's tag in its last word, and
  * a permit block has one unit more for it (issue 22: a garbage link into
- * another record was followed and written through). */
+ * another record was followed and written through); the pace's cut word
+ * means hold-and-probe (issue 21: the limit found, a GROWING bit in the
+ * float's sign), and a pace word bit marks implicit paces, made by a
+ * breaker (a layout-3 library would run CUBIC on the same words and take
+ * both bits for corruption). Both issues landed together: one bump. */
 #define BRK__LAYOUT_VERSION 4u
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
@@ -381,6 +385,7 @@ enum brk__cfg {
 	BRK__CFG_HOLD_HISTOGRAM,
 	BRK__CFG_FLEET,
 	BRK__CFG_FLEET_PROBE,
+	BRK__CFG_IMPLICIT_PACE,
 	BRK__CFG_COUNT
 };
 
@@ -393,8 +398,12 @@ enum brk__cfg {
  *   cfg[0]  window_ms:38 | failure_threshold:20 | half_open_probes:4
  *   cfg[1]  hold_histogram:1 | 0:11 | slow_rate_pct:7 | failure_rate_pct:7 |
  *           slow_call_ms:38
- *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | 0:8 |
- *           max_concurrent:7
+ *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | HAS_PACE:1 |
+ *           implicit_pace:1 | 0:6 | max_concurrent:7
+ *           (HAS_PACE, bit 49, is no setting: release sets it when the
+ *           breaker's implicit pace exists, acquire tests it; a full
+ *           configure may clear it, the next rate-limit answer sets it
+ *           again)
  *   cfg[3]  max_open_ms:38 | success_threshold:20
  *   cfg[4]  probe_timeout_ms:38 | fleet:1 | fleet_probe:1 (breakerd's
  *           fleet link reads them; never the acquire/release path)
@@ -433,6 +442,7 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_PROBE_TIMEOUT_MS: return (struct brk__cfg_field){ 4, 0, 38 };
 	case BRK__CFG_FLEET: return (struct brk__cfg_field){ 4, 38, 1 };
 	case BRK__CFG_FLEET_PROBE: return (struct brk__cfg_field){ 4, 39, 1 };
+	case BRK__CFG_IMPLICIT_PACE: return (struct brk__cfg_field){ 2, 50, 1 };
 	case BRK__CFG_MAX_WAIT_MS: return (struct brk__cfg_field){ 5, 0, 38 };
 	case BRK__CFG_MIN_CALLS: return (struct brk__cfg_field){ 6, 0, 30 };
 	default: return (struct brk__cfg_field){ 7, 0, 0 };
@@ -448,6 +458,11 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 #define BRK__CFG_SLOW_SHIFT 26u
 #define BRK__CFG_HOLD_BIT 1ULL
 #define BRK__CFG_CLOCK_MASK (~((1ULL << BRK__CFG_SLOW_SHIFT) - 1u) | BRK__CFG_HOLD_BIT)
+
+/* cfg[2] bit 49: the breaker's implicit pace exists (see the table) */
+#define BRK__CFG_PACE_WORD 2u
+#define BRK__CFG_HAS_PACE (1ULL << 49)
+#define BRK__CFG_IMPLICIT_BIT (1ULL << 50)
 
 #define BRK__CFG_WORDS 7u
 /* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
@@ -910,6 +925,11 @@ _Static_assert(offsetof(struct brk__record, hold) ==
 /* bit 51: the pace's fleet setting (breakerd's fleet link reads it; the
  * take path never does). Old segments read 0: not fleet-wide. */
 #define BRK__PC_FLEET (1ULL << 51)
+/* bit 52: an implicit pace, made by its breaker at the first rate-limit
+ * answer (layout 4, issue 21; its name is the breaker's + BRK__IMPLICIT_SUFFIX). */
+#define BRK__PC_IMPLICIT (1ULL << 52)
+/* the cut word's GROWING bit: the float's sign bit (a limit is > 0) */
+#define BRK__CUT_GROW (1ULL << 23)
 #define BRK__CUT_W_BITS 24u
 #define BRK__CUT_MS_MAX ((1ULL << (64u - BRK__CUT_W_BITS)) - 1u)
 #define BRK__CUT_MS(w) ((uint64_t)(w) >> BRK__CUT_W_BITS)

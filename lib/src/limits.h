@@ -81,4 +81,25 @@ uint64_t brk__pace_t_now(brk_segment *s, const struct brk__record *r);
 int brk__pace_fill(brk_segment *s, const struct brk__record *r,
 		   struct brk_bucket_info *out);
 
+/* ---- implicit paces (pace.c, implicit.c; breaker.h "Implicit pace") ---- */
+/* Find (or with @create make, flagged implicit, with @fleet) the pace
+ * @name; -EMEDIUMTYPE for a plain bucket of that name. */
+int brk__pace_implicit_get(brk_segment *seg, const char *name, int create,
+			   uint32_t fleet, brk_bucket **out);
+/* The first cut of a never-cut implicit pace: GROWING from
+ * BRK_PACE_IMPLICIT_START, one interval to the first token. 1 if this
+ * call started it, 0 if it was started (or is declared), or an error. */
+int brk__pace_implicit_start(brk_bucket *k);
+
+/* acquire.c, closed state, when the breaker's HAS_PACE bit is set: take
+ * a token from its implicit pace. 0 (taken: *@taken_at, or no usable
+ * pace), or -BRK_ENOTOKENS with *@wait_ns until the (jittered) token. */
+int brk__ipace_acquire(brk_breaker *b, uint64_t *taken_at, uint64_t *wait_ns);
+/* release.c: a rate-limit answer makes or cuts the implicit pace and
+ * turns *@outcome into BRK_THROTTLED; a success is reported to it. */
+void brk__ipace_release(brk_breaker *b, uint64_t taken_at, int *outcome,
+			int reason, int64_t retry_after_ms);
+/* info.c: the learned rate of breaker @name's implicit pace, 0 if none. */
+double brk__ipace_rate(brk_segment *s, const char *name);
+
 #endif /* BRK_LIMITS_H */

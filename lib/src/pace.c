@@ -397,7 +397,8 @@ static void cut_stored(brk_segment *s, struct brk__record *r,
 	double nr;
 
 	q.cut_ms = now_ms;
-	q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw));
+	q.grow = (nw & BRK__CUT_GROW) != 0;
+	q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw & ~BRK__CUT_GROW));
 	nr = brk__pace_rate(&q, now_ms);
 	empty_after_cut(s, r, &q, now_ms);
 	uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
@@ -414,18 +415,21 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 	int i;
 
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t old = uatomic_read(cw), now_ms, nw;
+		uint64_t old = uatomic_read(cw), now_ms, nw, ew;
 		double rate, est, base;
+		int grow;
 
 		if (old != 0) {
 			p->cut_ms = BRK__CUT_MS(old);
-			p->w_max = brk__pace_f24_decode(BRK__CUT_W(old));
+			p->grow = (old & BRK__CUT_GROW) != 0;
+			p->w_max = brk__pace_f24_decode(BRK__CUT_W(old & ~BRK__CUT_GROW));
 			if (!(p->w_max > 0.0))
 				return -BRK_ECORRUPT;
 			if (taken_ms < p->cut_ms)
 				return 0; /* sent before the last cut: ignored */
 		} else {
 			p->cut_ms = 0;
+			p->grow = 0;
 			p->w_max = 0.0;
 		}
 		/* rounded up: taken_ms (rounded down) >= cut_ms then means
@@ -436,10 +440,14 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 		if (now_ms > BRK__CUT_MS_MAX)
 			now_ms = BRK__CUT_MS_MAX;
 		rate = brk__pace_rate(p, now_ms);
-		est = brk__pace_cut_estimate(p, uatomic_read(&brk__xw(r)[BRK__BK_SINCE]),
-					     uatomic_read(&brk__xw(r)[BRK__BK_EST]), now_ms);
-		base = brk__pace_cut_base(rate, est, floor, ceiling);
-		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(base));
+		ew = uatomic_read(&brk__xw(r)[BRK__BK_EST]);
+		est = brk__pace_since_est(p, uatomic_read(&brk__xw(r)[BRK__BK_SINCE]),
+					  now_ms);
+		base = brk__pace_cut_limit(p, rate, est, brk__pace_est(ew, now_ms),
+					   brk__pace_probing(p, now_ms), &grow);
+		base = brk__pace_clamp(base, floor, ceiling);
+		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(base) |
+					   (grow ? BRK__CUT_GROW : 0));
 		if (nw == old)
 			return 0; /* the same cut, in the same ms */
 		if (uatomic_cmpxchg(cw, old, nw) == old) {
@@ -452,8 +460,9 @@ static int pace_cut(brk_breaker *b, struct brk__pace *p, uint64_t taken_ms)
 }
 
 /* A fleet peer's cut (brk_pace_cut()): the cut word that makes the rate
- * at @now_ms exactly @rate (the curve starts a cut at w_max * beta), the
- * float24 rounding down so the rate is never above the one asked. */
+ * at @now_ms exactly @rate (a cut holds at BRK_PACE_HOLD_GAIN x the limit
+ * it stores; not growing), the float24 rounding down so the rate is never
+ * above the one asked. */
 static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
 {
 	brk_segment *s = b->seg;
@@ -472,7 +481,8 @@ static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
 
 		if (old != 0) {
 			q.cut_ms = BRK__CUT_MS(old);
-			q.w_max = brk__pace_f24_decode(BRK__CUT_W(old));
+			q.grow = (old & BRK__CUT_GROW) != 0;
+			q.w_max = brk__pace_f24_decode(BRK__CUT_W(old & ~BRK__CUT_GROW));
 			if (!(q.w_max > 0.0))
 				return -BRK_ECORRUPT;
 		} else {
@@ -484,7 +494,7 @@ static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
 			now_ms = BRK__CUT_MS_MAX;
 		if (brk__pace_rate(&q, now_ms) <= rate)
 			return -EALREADY;
-		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(rate / BRK_PACE_BETA));
+		nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(rate / BRK_PACE_HOLD_GAIN));
 		if (uatomic_cmpxchg(cw, old, nw) != old) {
 			caa_cpu_relax();
 			continue;
@@ -589,6 +599,7 @@ int brk__pace_fill(brk_segment *s, const struct brk__record *r,
 	now_ms = brk__rel_ms(s, now);
 	t = brk__pace_rate_t(&p, now_ms);
 	out->paced = 1;
+	out->implicit = p.implicit;
 	out->ceiling_per_s = 1e9 / (double)p.ceil_t;
 	out->floor_per_s = 1e9 / (double)p.floor_t;
 	out->learned_per_s = brk__pace_rate(&p, now_ms);
@@ -608,4 +619,97 @@ int brk__pace_fill(brk_segment *s, const struct brk__record *r,
 	out->tokens = brk__gcra_tokens(uatomic_read(&brk__xw(r)[BRK__BK_TAT]), now, t,
 				       brk__pace_tau(t, p.burst), &out->full_in_ns);
 	return 0;
+}
+
+/* ---- implicit paces (breaker.h "Implicit pace"; implicit.c) ------------ */
+
+int brk__pace_implicit_get(brk_segment *seg, const char *name, int create,
+			   uint32_t fleet, brk_bucket **out)
+{
+	uint64_t cfg, pace;
+	brk_breaker *b;
+	struct brk__record *r;
+	int rc;
+
+	if (!create) {
+		rc = brk_bucket_find(seg, name, out);
+	} else {
+		rc = pace_words(BRK_PACE_IMPLICIT_CEILING, BRK_PACE_IMPLICIT_FLOOR,
+				BRK_PACE_DEFAULT_BURST, 0, fleet ? 1 : 0, &cfg, &pace);
+		if (rc)
+			return rc;
+		pace |= BRK__PC_IMPLICIT;
+		{
+			struct brk__init init = { NULL, 2, { { BRK__BK_PACE, pace },
+							     { BRK__BK_CFG, cfg } } };
+
+			rc = brk__handle(seg, name, 1, BRK_KIND_BUCKET, &init, &b);
+		}
+		if (rc == 0) {
+			r = brk__brec(b);
+			if (!seg->readonly &&
+			    uatomic_read(&brk__xw(r)[BRK__BK_CFG]) == 0) {
+				(void)uatomic_cmpxchg(&brk__xw(r)[BRK__BK_PACE], 0, pace);
+				(void)uatomic_cmpxchg(&brk__xw(r)[BRK__BK_CFG], 0, cfg);
+			}
+			*out = (brk_bucket *)(void *)b;
+		}
+	}
+	if (rc)
+		return rc;
+	b = brk__bk_h(*out);
+	if (!(uatomic_read(&brk__xw(brk__brec(b))[BRK__BK_PACE]) & BRK__PC_PACED))
+		return -EMEDIUMTYPE; /* a plain bucket of that name */
+	return 0;
+}
+
+int brk__pace_implicit_start(brk_bucket *k)
+{
+	brk_breaker *b = brk__bk_h(k);
+	brk_segment *s = b->seg;
+	struct brk__record *r = brk__brec(b);
+	uint64_t *cw = &brk__xw(r)[BRK__BK_CUT], *tat = &brk__xw(r)[BRK__BK_TAT];
+	uint64_t now, now_ms, nw, t;
+	struct brk__pace p;
+	uint64_t w[3];
+	int i, rc;
+
+	BRK__FRESH_OR_RETURN(b);
+	pace_load(r, w);
+	rc = brk__pace_parse(w[0], w[1], w[2], &p);
+	if (rc)
+		return rc < 0 ? rc : -EMEDIUMTYPE;
+	if (w[2] != 0 || !(w[1] & BRK__PC_IMPLICIT))
+		return 0; /* started already, or a declared pace: a plain cut */
+	now = brk__now(s);
+	now_ms = brk__rel_ms(s, brk__sat_add(now, 999999u));
+	if (now_ms > BRK__CUT_MS_MAX)
+		now_ms = BRK__CUT_MS_MAX;
+	nw = BRK__CUT_MAKE(now_ms, brk__pace_f24_encode(BRK_PACE_IMPLICIT_START) |
+				   BRK__CUT_GROW);
+	if (uatomic_cmpxchg(cw, 0, nw) != 0)
+		return 0; /* another process started it */
+	p.cut_ms = now_ms;
+	p.grow = 1;
+	p.w_max = brk__pace_f24_decode(BRK__CUT_W(nw & ~BRK__CUT_GROW));
+	/* one interval to the first token (the upstream just said no): a
+	 * take at now + t passes when TAT <= now + t + T(now + t), the rate
+	 * having grown meanwhile */
+	t = brk__pace_rate_t(&p, now_ms);
+	t = brk__sat_add(t, brk__pace_rate_t(&p, now_ms + t / 1000000u));
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(tat), want = brk__sat_add(now, t);
+
+		if (old >= want || uatomic_cmpxchg(tat, old, want) == old)
+			break;
+		caa_cpu_relax();
+	}
+	uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
+	uatomic_inc(&brk__xw(r)[BRK__BK_LIMITED]);
+	/* its own reason: the fleet link publishes pace_cut events, and this
+	 * start rate is no news of the limit for the other hosts */
+	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_IMPLICIT,
+			  brk__self()->pid,
+			  (uint64_t)llround(brk__pace_rate(&p, now_ms) * 1e3));
+	return 1;
 }

@@ -17,18 +17,39 @@ struct brk__pace {
 	uint32_t burst;
 	uint32_t reserve_pct; /* 0 .. BRK_PACE_MAX_RESERVE_PCT */
 	uint32_t fleet;       /* 0 or 1 (BRK__PC_FLEET) */
+	uint32_t implicit;    /* 0 or 1 (BRK__PC_IMPLICIT): made by a breaker */
 	uint64_t cut_ms;      /* last cut, ms of the segment epoch */
-	double w_max;         /* tokens/s the last cut started from; 0: never */
+	double w_max;         /* the limit the last cut found, tokens/s; 0:
+	                         never cut */
+	int grow;             /* the last cut's GROWING bit (BRK__CUT_GROW) */
 };
 
-/* K = cbrt((1 - beta) / C): s from a cut until the rate is back at w_max. */
-double brk__pace_k(void);
+/* The hold after a cut that found @limit tokens/s: BRK_PACE_HOLD_REQS /
+ * limit s within [BRK_PACE_HOLD_MIN_MS, BRK_PACE_HOLD_MAX_MS]. */
+double brk__pace_hold_s(double limit);
 
-/* rate(t) = clamp(w_max * (1 + C * (t - K)^3), floor, ceiling), tokens/s;
- * t in s since the cut (negative: 0). w_max <= 0 (never cut): ceiling.
- * A NaN anywhere gives the floor: never a NaN, never 0 when floor > 0. */
-double brk__pace_curve(double w_max, double t_s, double floor_per_s,
+/* rate(t), tokens/s, t in s since the cut (negative: 0): HOLD_GAIN x
+ * limit for t <= H (0 when @grow), then doubling every PROBE_DOUBLE_MS
+ * (GROW_DOUBLE_MS when @grow); clamped to [floor, ceiling]. limit <= 0
+ * (never cut): ceiling. A NaN anywhere gives the floor or the ceiling:
+ * never a NaN, never 0 when floor > 0. */
+double brk__pace_curve(double limit, int grow, double t_s, double floor_per_s,
 		       double ceiling_per_s);
+
+/* Is the pace probing at @now_ms (never cut, growing, or past its hold)? */
+int brk__pace_probing(const struct brk__pace *p, uint64_t now_ms);
+
+/* The limit a cut stores (tokens/s, not clamped) and its GROWING bit, from
+ * the rate at the cut, the since-cut accepted rate (brk__pace_since_est:
+ * 0 under BRK_PACE_EST_MIN_MS) and the last second's (brk__pace_est);
+ * breaker.h "Pacing". */
+double brk__pace_cut_limit(const struct brk__pace *p, double rate, double est_long,
+			   double est1s, int probing, int *grow);
+
+/* BRK_PACE_EST_SHARE x the successes per second of the window of
+ * @since_w when it belongs to the last cut and is BRK_PACE_EST_MIN_MS
+ * long or more; else 0. */
+double brk__pace_since_est(const struct brk__pace *p, uint64_t since_w, uint64_t now_ms);
 
 /* float24: float32 bits >> 8 (sign 0, 8 exponent, 15 mantissa bits);
  * encode rounds down, so a decoded w_max never exceeds the value given.
@@ -78,10 +99,8 @@ int brk__pace_idle(uint64_t est_w, uint64_t now_ms);
 double brk__pace_cut_estimate(const struct brk__pace *p, uint64_t since_w,
 			      uint64_t est_w, uint64_t now_ms);
 
-/* The cut's base: the estimate if it has data (> 0) and is below the rate
- * now, else the rate; clamped to [floor, ceiling]. */
-double brk__pace_cut_base(double rate, double est, double floor_per_s,
-			  double ceiling_per_s);
+/* @base clamped to [floor, ceiling] (a NaN: the floor). */
+double brk__pace_clamp(double base, double floor_per_s, double ceiling_per_s);
 
 /* tau = t * burst, saturating below UINT64_MAX / 2. */
 uint64_t brk__pace_tau(uint64_t t, uint32_t burst);

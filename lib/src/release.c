@@ -10,6 +10,7 @@
 #include "ident.h"
 #include "fresh.h"
 #include "internal.h"
+#include "limits.h"
 #include "killpoint.h"
 #include "window.h"
 
@@ -330,6 +331,12 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 			judging = 1;
 	}
 	BRK__KILLPOINT(BRK__KP_REL_CHECKED);
+	/* the implicit pace learns from the answer; a rate-limit answer is
+	 * then throttled (implicit.c) */
+	if (!(p->flags_ & BRK__PERMIT_UNGATED) &&
+	    (outcome == BRK_FAILURE || outcome == BRK_SUCCESS ||
+	     outcome == BRK_HEALTHY_ERROR))
+		brk__ipace_release(b, p->start_ns_, &outcome, reason, retry_after_ms);
 	w = uatomic_read(&r->state);
 	if (stale || BRK__ST_GEN(w) != p->changes_) {
 		drop_probe(b, p, judging);

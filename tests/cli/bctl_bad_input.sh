@@ -260,6 +260,10 @@ else
 fi
 
 # --- exec: Retry-After cools the next caller ---------------------------------
+# (with implicit_pace off: by default a rate-limit answer goes to the
+# breaker's implicit pace instead, tests/integration/it_implicit_pace.sh)
+run config ra --implicit-pace off
+run config ra2 --implicit-pace off
 run exec ra -- sh -c 'echo "Retry-After: 2"'
 if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = "Retry-After: 2" ]; then
 	ok "exec of a command printing Retry-After: 2 exits 0, output unchanged"

@@ -26,7 +26,7 @@ grep -E 'fleet/a +closed -> open +trip .*origin=remote:host-b$' "$TMP/out" >/dev
 	ok "the peer's trip says origin=remote:host-b" || bad "trip line" "$(cat "$TMP/out")"
 grep -E 'fleet/a +open -> closed +reset' "$TMP/out" | grep -qv origin= &&
 	ok "the local reset has no origin" || bad "reset line" "$(cat "$TMP/out")"
-grep -E 'fleet/p +pace_cut +rate 49\.9[0-9]*/s +pid [0-9]+ +origin=remote:host-b$' "$TMP/out" >/dev/null &&
+grep -E 'fleet/p +pace_cut +rate (49\.9[0-9]*|50\.000)/s +pid [0-9]+ +origin=remote:host-b$' "$TMP/out" >/dev/null &&
 	ok "a peer's pace cut says origin=remote:host-b" || bad "pace_cut line" "$(cat "$TMP/out")"
 grep -E '\(fleet link\) +off -> connecting +fleet_link' "$TMP/out" >/dev/null &&
 	ok "the link's own event shows link states" || bad "fleet_link line" "$(cat "$TMP/out")"

@@ -80,14 +80,29 @@ expect "a token due within --wait is not refused for the jitter" 0 "" \
 ran && ok "... and CMD ran" || bad "CMD did not run"
 
 # --- the answer: a 429 under a plain bucket stays a rate_limited failure
-# (only a real pace maps it to throttled: brk_admit_release()'s rule)
+# (only a real pace maps it to throttled: brk_admit_release()'s rule), with
+# the breaker's implicit pace turned off (issue 21; on, below)
 run bucket p429 --rate 100 --burst 10
+run config up --implicit-pace off
+run config up2 --implicit-pace off
 expect "a 429 under --pace PLAIN_BUCKET: CMD's status" 0 "" exec up --pace p429 -- "$TMP/429.sh"
 stored "... is a rate_limited failure with a cool-until, not throttled" up \
 	'"throttled": 0' '"failures": 1' '"rate_limited": 1' '"cool_until_remaining_ms": [1-9]'
 expect "a 429 without --pace" 0 "" exec up2 -- "$TMP/429.sh"
 stored "... is a rate_limited failure with a cool-until" up2 \
 	'"throttled": 0' '"failures": 1' '"rate_limited": 1' '"cool_until_remaining_ms": [1-9]'
+expect "a 429 without --pace, implicit_pace on (the default)" 0 "" \
+	exec up4 -- "$TMP/429.sh"
+stored "... is throttled by the breaker's implicit pace: no failure, no cooling" up4 \
+	'"throttled": 1' '"failures": 0' '"cool_until_remaining_ms": 0' \
+	'"implicit_pace_per_s": [0-9]'
+run inspect up4:pace
+grep -q '^  implicit: *yes' "$TMP/out" && ok "bctl inspect up4:pace says implicit" ||
+	bad "inspect up4:pace: no implicit line" "$(cat "$TMP/out")"
+run events
+grep -Eq ' up4:pace +pace_implicit +rate 1\.940/s' "$TMP/out" &&
+	ok "bctl events: up4:pace pace_implicit rate 1.940/s" ||
+	bad "no pace_implicit event for up4:pace" "$(grep up4 "$TMP/out")"
 run pace p429paced --ceiling 100
 expect "a 429 under --pace PACE: CMD's status" 0 "" exec up3 --pace p429paced -- "$TMP/429.sh"
 stored "... is released throttled: no failure, no cooling" up3 \
@@ -102,7 +117,7 @@ cat >"$TMP/429bare.sh" <<'SH'
 printf 'HTTP/1.1 429 Too Many Requests\r\n\r\n'
 SH
 chmod +x "$TMP/429bare.sh"
-run config plainbrk --failure-threshold 3
+run config plainbrk --failure-threshold 3 --implicit-pace off
 for i in 1 2 3; do run exec plainbrk --pace p429 -- "$TMP/429bare.sh"; done
 stored "3 429s under --pace PLAIN_BUCKET open the breaker" plainbrk \
 	'"state": "open"' '"failures": 3' '"throttled": 0'

@@ -13,8 +13,8 @@
 #                --changed-within keep only breakers (41 each);
 #                --by-level N: 26 per prefix with breakers, 3 per prefix
 #                with buckets; --prefix: 41 per breaker, 6 per bucket;
-#                then one pace "t9/pace" is added: 11 series (a bucket's 6
-#                plus the 5 breakerd_pace_*), --by-level sums it as a bucket.
+#                then one pace "t9/pace" is added: 12 series (a bucket's 6
+#                plus the 6 breakerd_pace_*), --by-level sums it as a bucket.
 #                Every output passes check_prom.py.
 # Segment B (capacity 20050, 20000 breakers): list streams. bctl list
 #   writes into a FIFO nobody reads beyond the first row, so it blocks
@@ -174,8 +174,8 @@ series "30 x 41 + 1 bucket x 6" 1240 --prefix t3/
 series "one prefix x 26 + its bucket x 3" 33 --prefix t3/ --by-level 1
 series "buckets only: 5 x 6" 34 --kind bucket
 a pace t9/pace --ceiling 10 >/dev/null
-series "a pace has 11 series: 1 x 11 + 4" 15 --kind pace
-series "buckets: 5 x 6 + the pace's 11" 45 --kind bucket
+series "a pace has 12 series: 1 x 12 + 4" 16 --kind pace
+series "buckets: 5 x 6 + the pace's 12" 46 --kind bucket
 series "one prefix x 26 + its pace (a bucket) x 3" 33 --prefix t9/ --by-level 1
 a metrics --by-level 1 >"$TMP/m"
 if grep -q '^breakerd_breakers{prefix="t3",state="open"} 4$' "$TMP/m" &&

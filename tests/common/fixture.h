@@ -228,6 +228,10 @@ static inline void ut_cfg(struct brk_config *c)
 	c->success_threshold = 1;
 	c->probe_timeout_ms = 5000;
 	c->max_wait_ms = 300000;
+	/* the breaker rules alone: a 429 stays a rate_limited failure with
+	 * its Retry-After cooling. The implicit pace that is the default
+	 * (issue 21) has its own tests (test_implicit.c) */
+	c->implicit_pace = 0;
 }
 
 static inline brk_breaker *ut_breaker_on(brk_segment *seg, const char *name,

@@ -11,6 +11,10 @@
  * 2-3 s ahead (bctl reads both RFC 9110 forms). CMD appends a line to a marker file,
  * so "not run" is checked, not assumed.
  *
+ * The breakers have implicit_pace off (the defaults otherwise): with it on
+ * (the default since issue 21) a rate-limit answer is paced, not cooled
+ * (tests/integration/it_implicit_pace.sh).
+ *
  * Usage: it_bctl_retry_after BCTL_EXE
  */
 #include <errno.h>
@@ -120,8 +124,16 @@ static void scenario(brk_segment *seg, const char *name, const char *script,
 	int ofd, st = -1, n, other, lines0, lines, ran = 0, rc, done = 0;
 	pid_t pid;
 
-	rc = brk_breaker_get(seg, name, NULL, &b);
-	CHECK(rc == 0, "[%s] breaker declared with the defaults (%d)", name, rc);
+	struct brk_config cfg;
+
+	/* the defaults but implicit_pace off: by default (issue 21) a
+	 * rate-limit answer goes to the breaker's implicit pace, which paces
+	 * every process instead of cooling it (it_implicit_pace.sh) */
+	brk_config_init(&cfg);
+	cfg.implicit_pace = 0;
+	rc = brk_breaker_get(seg, name, &cfg, &b);
+	CHECK(rc == 0, "[%s] breaker declared with the defaults, implicit_pace off (%d)",
+	      name, rc);
 	if (rc)
 		return;
 	ofd = tmpfile_fd(otmpl);

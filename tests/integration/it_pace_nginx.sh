@@ -10,7 +10,11 @@
 #   phase 1 (10 s): goodput (200s) >= 90 % of 5 x seconds + 5, and 429s
 #                   <= 10 % of the requests sent (nginx's access log);
 #   phase 2: reload nginx to 20 r/s: the learned rate (bctl inspect P
-#            --json) rises above 15 within 5 s;
+#            --json) rises above 15 within 10 s (issue 21: the rate holds
+#            under the limit found for 30 requests' worth - 6 s at 5 r/s -
+#            before it probes, so that a probe's 429 is rare; then it
+#            doubles every 0.5 s. Issue 11's 5 s came from CUBIC, which
+#            probed every 1.8 s and cost 5-13 % 429s at low limits);
 #   phase 3: reload to 5 r/s: it falls to <= 7.5 within 2 s.
 # Prints the figures. Skips (77) only if nginx or curl is not installed.
 # Stops by itself: the workers loop until a stop file appears, nginx is
@@ -132,10 +136,10 @@ watch() {
 
 nginx_reload 20 || { bad "nginx reload to 20 r/s"; exit 1; }
 echo "phase 2: nginx reloaded to 20 r/s"
-if watch 5 gt 15; then
-	ok "learned rate > 15 within 5 s of the reload to 20 r/s (after $reached_ms ms)"
+if watch 10 gt 15; then
+	ok "learned rate > 15 within 10 s of the reload to 20 r/s (after $reached_ms ms)"
 else
-	bad "learned rate > 15 within 5 s of the reload to 20 r/s"
+	bad "learned rate > 15 within 10 s of the reload to 20 r/s"
 fi
 nginx_reload 5 || { bad "nginx reload to 5 r/s"; exit 1; }
 echo "phase 3: nginx reloaded to 5 r/s"

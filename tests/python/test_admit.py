@@ -96,7 +96,7 @@ def test_the_retry_budget_comes_last(seg, clock):
 
 
 def test_release_paths_and_outcome_codes(seg, clock):
-    br = seg.breaker("a/rel", failure_threshold=100)
+    br = seg.breaker("a/rel", failure_threshold=100, implicit_pace=False)  # a 429 stays a failure (the implicit pace off)
     p = seg.pace("a/rel:rate", ceiling=100)
     with pytest.raises(TimeoutError):
         with seg.admit(breaker=br, pace=p) as adm:
@@ -362,7 +362,7 @@ def test_every_refusal_carries_its_code(seg, clock):
     with pytest.raises(breakerd.RetryDeferred) as ei:
         bg.retry()
     assert ei.value.code == "DEFERRED"
-    cool = seg.breaker("a/codes:cool", max_wait="1m")
+    cool = seg.breaker("a/codes:cool", max_wait="1m", implicit_pace=False)
     cool.acquire().report_http(429, {"Retry-After": "30"})
     with pytest.raises(breakerd.Cooling) as ei:
         cool.acquire()

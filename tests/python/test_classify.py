@@ -169,7 +169,7 @@ def test_classify_http_retry_after():
 
 
 def test_report_http(seg):
-    br = seg.breaker("c/h", failure_threshold=2, max_wait="1m")
+    br = seg.breaker("c/h", failure_threshold=2, max_wait="1m", implicit_pace=False)
     assert br.acquire().report_http(200) is True
     br.acquire().report_http(404)
     br.acquire().report_http(403)

@@ -70,7 +70,7 @@ def test_success_threshold_needs_that_many_probes(seg, clock):
 
 
 def test_retry_after_cools_every_caller(seg, clock):
-    br = seg.breaker("svc/e", max_wait="1m")
+    br = seg.breaker("svc/e", max_wait="1m", implicit_pace=False)  # a 429 stays a failure (the implicit pace off)
     p = br.acquire()
     assert p.failure("rate_limited", retry_after=8) is True
     with pytest.raises(breakerd.Cooling) as ei:

@@ -37,7 +37,7 @@ for page in README.md docs/guide/*.md; do
 			programs=$((programs + 1))
 			cp "$tmp/b.$i" "$tmp/example.c"
 			if ! cc -std=gnu11 -Wall -Wextra -Werror "${san[@]}" -I"$incdir" "$tmp/example.c" "$libfile" \
-				$(pkg-config --cflags --libs liburcu-cds liburcu-bp) -lpthread -o "$tmp/example"; then
+				$(pkg-config --cflags --libs liburcu-cds liburcu-bp) -lpthread -lm -o "$tmp/example"; then
 				echo "FAIL - $where: the C program does not compile"; fail=1; continue
 			fi
 			out=$(BREAKERD_SHM=$shm-$programs "$tmp/example" 2>&1); rc=$?

@@ -327,7 +327,8 @@ static void config_field_helpers(void **state)
 		ut_rc(0, brk_config_field_get(&c, bit, &v));
 		assert_int_equal(v, 1000 + n);
 	}
-	assert_int_equal(n, 18); /* ... hold_histogram, fleet, fleet_probe */
+	assert_int_equal(n, 19); /* ... hold_histogram, fleet, fleet_probe,
+					 implicit_pace */
 	assert_int_equal(c.failure_threshold, 1000);
 	assert_int_equal(c.min_distinct_processes, 1013);
 	assert_string_equal(brk_config_field_name(BRK_CFG_MAX_OPEN_MS), "max_open_ms");
@@ -369,7 +370,7 @@ static void fleet_settings_are_stored_validated_and_updated_alone(void **state)
 	got = stored(b);
 	assert_int_equal(got.fleet, 1);
 	assert_int_equal(got.fleet_probe, 0);
-	assert_int_equal(got.size, BRK_CONFIG_SIZE_VER3);
+	assert_int_equal(got.size, BRK_CONFIG_SIZE_VER4);
 	/* only fleet_probe: a garbage config elsewhere is not read */
 	garbage(&c);
 	c.fleet_probe = 1;
@@ -411,7 +412,7 @@ static void info_config_size_follows_the_callers_release(void **state)
 	ut_rc(0, brk_breaker_info_sz(b, i, BRK_INFO_SIZE_VER3));
 	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER2);
 	ut_rc(0, brk_breaker_info(b, i));
-	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER3);
+	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER4);
 	assert_int_equal(i->config.fleet, 1);
 	seq = i->config_seq;
 	c = i->config;

@@ -560,6 +560,37 @@ static void old_layout_segment_refused_with_what_to_do(void **state)
 	munmap(h, sizeof *h);
 }
 
+/* Issue 21 made layout 4 (hold-and-probe cut words, implicit paces): a
+ * layout-3 segment (a library before it would run the CUBIC rule on the
+ * same words) is refused, -EPROTO, naming both versions; and the other
+ * way round a layout-3 library refuses this one by the same check. */
+static void a_layout_3_segment_is_refused_after_issue_21(void **state)
+{
+	struct ut *u = *state;
+	struct brk_attach_opts o;
+	brk_segment *s = NULL;
+	struct brk__header *h;
+	char want[256];
+	int fd;
+
+	assert_int_equal(BRK__LAYOUT_VERSION, 4);
+	fd = shm_open(u->shm, O_RDWR, 0);
+	assert_true(fd >= 0);
+	h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(h != MAP_FAILED);
+	close(fd);
+	h->version = 3;
+	ut_opts(u, &o, 0);
+	o.flags = BRK_ATTACH_NOCREATE;
+	u->err[0] = '\0';
+	ut_rc(-EPROTO, brk_attach(&o, &s));
+	assert_null(s);
+	snprintf(want, sizeof want, "layout version 3, this library speaks 4");
+	assert_non_null(strstr(u->err, want));
+	h->version = BRK__LAYOUT_VERSION;
+	munmap(h, sizeof *h);
+}
+
 /* ---- found by the spin model (tests/model) ------------------------------ */
 
 /*
@@ -643,6 +674,7 @@ int main(void)
 		UT_TEST(counted_probe_release_returns_0_after_slot_taken_over),
 		UT_TEST(reclaimed_judging_probe_counts_once),
 		UT_TEST(old_layout_segment_refused_with_what_to_do),
+		UT_TEST(a_layout_3_segment_is_refused_after_issue_21),
 		UT_TEST(probe_claim_never_takes_a_newer_generations_slot),
 	};
 	return cmocka_run_group_tests_name("core_fixes", tests, NULL, NULL);

@@ -23,6 +23,9 @@ SETTINGS = {
     "hold_histogram": ("hold_histogram", "bool"),  # permit hold-time histogram
     "fleet": ("fleet", "bool"),  # breakerd --fleet shares its decisions
     "fleet_probe": ("fleet_probe", "bool"),  # one probe for the whole fleet
+    # a 429 gives the breaker a learned pace NAME:pace (issue 21); off:
+    # rate-limit answers stay failures
+    "implicit_pace": ("implicit_pace", "bool"),
 }
 _BY_FIELD = {field: py for py, (field, _) in SETTINGS.items()}
 

@@ -116,6 +116,7 @@ PyObject *brkpy_config_defaults(PyObject *mod, PyObject *unused);
 int brkpy_permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *why);
 PyObject *brkpy_permit_release(PermitObject *self, int outcome, int reason, long long ra);
 PyObject *brkpy_raise_acquire(BreakerObject *self, int rc, const struct brk_refusal *why);
+int brkpy_acquire(BreakerObject *br, brk_permit *p, struct brk_refusal *why);
 
 /* py_held.c: the permits of the open `with` blocks of the current context */
 int brkpy_held_init(void);

@@ -261,7 +261,7 @@ static PyObject *guard_call(GuardObject *self, PyObject *const *args, size_t nar
 	if (guard_ready(self))
 		return NULL;
 	why.by[0] = '\0';
-	rc = brk_acquire(self->core->b, &bp, &why);
+	rc = brkpy_acquire(self->core, &bp, &why);
 	if (rc)
 		return brkpy_raise_acquire(self->core, rc, &why);
 	pid = brkpy_self_pid;

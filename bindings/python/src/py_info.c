@@ -59,6 +59,11 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	if (brkpy_put(d, "window", x))
 		goto fail_nox;
 	if (brkpy_put(d, "config", brkpy_cfg_to_dict(&in->config)))
+		goto fail;
+	/* as bctl inspect --json: the breaker's implicit pace's rate, or None */
+	if (brkpy_put(d, "implicit_pace_per_s", in->implicit_pace_per_s > 0.0 ?
+		      PyFloat_FromDouble(in->implicit_pace_per_s) :
+		      (Py_INCREF(Py_None), Py_None)))
 		goto fail_nox;
 	if (!(x = PyDict_New()) || PUTU(x, "allowed", c->allowed) ||
 	    PUTU(x, "rejected_open", c->rejected_open) ||
@@ -146,11 +151,12 @@ static PyObject *age_or_none(uint64_t ms)
 /* "pace" of a paced bucket, as bctl_limits_out.c's json_pace() */
 static PyObject *make_pace_info(const struct brk_bucket_info *b)
 {
-	return Py_BuildValue("{s:d,s:d,s:d,s:d,s:I,s:O,s:d,s:N,s:N,s:{s:K,s:K,s:K,s:K}}",
+	return Py_BuildValue("{s:d,s:d,s:d,s:d,s:I,s:O,s:O,s:d,s:N,s:N,s:{s:K,s:K,s:K,s:K}}",
 			     "rate", b->learned_per_s, "ceiling", b->ceiling_per_s,
 			     "floor", b->floor_per_s, "w_max", b->w_max_per_s,
 			     "reserve_pct", (unsigned)b->reserve_pct,
 			     "fleet", b->fleet ? Py_True : Py_False,
+			     "implicit", b->implicit ? Py_True : Py_False,
 			     "accepted_per_s", b->accepted_per_s,
 			     "last_cut_age_ms", age_or_none(b->last_cut_age_ms),
 			     "last_denied_age_ms", age_or_none(b->last_denied_age_ms),

@@ -21,7 +21,7 @@ int brkpy_permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *wh
 
 	p->released = 1; /* until admitted: nothing to release */
 	p->counted = -1;
-	rc = brk_acquire(br->b, &p->p, why);
+	rc = brkpy_acquire(br, &p->p, why);
 	if (rc)
 		return rc;
 	Py_INCREF(br);

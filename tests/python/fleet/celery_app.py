@@ -47,7 +47,10 @@ def session():
         s.mount("http://", BreakerAdapter(os.environ.get("BREAKERD_SHM"),
                                           name=lambda req: "fleet/celery-upstream",
                                           breaker_kwargs={"failure_threshold": 50,
-                                                          "max_wait": "30s"}))
+                                                          "max_wait": "30s",
+                                                          # the Retry-After's cooling, not
+                                                          # the implicit pace (issue 21)
+                                                          "implicit_pace": False}))
         _session = s
     return _session
 

@@ -84,7 +84,7 @@ def test_3600s_retry_after_opens_the_breaker_and_other_jobs_run_on_time(seg, ups
 
 
 def test_short_cooling_is_slept_once_then_the_job_runs(seg, upstream):
-    br = seg.breaker("sched/short", max_wait="30s")
+    br = seg.breaker("sched/short", max_wait="30s", implicit_pace=False)  # a 429 stays a failure (the implicit pace off)
     seen = []
 
     def policy(rec):
@@ -109,7 +109,7 @@ def test_short_cooling_is_slept_once_then_the_job_runs(seg, upstream):
 
 
 def test_cooling_longer_than_max_wait_skips_without_sleeping(seg, upstream):
-    br = seg.breaker("sched/long", max_wait="60s")
+    br = seg.breaker("sched/long", max_wait="60s", implicit_pace=False)  # a 429 stays a failure (the implicit pace off)
     upstream.set(U.rate_limited(20))
     plain = requests.Session()
     sleeps = Sleeps()
@@ -171,7 +171,8 @@ def test_max_wait_must_be_a_duration():
 
 def test_coroutine_job_is_awaited_under_the_breaker(seg):
     import asyncio
-    br = seg.breaker("sched/async", failure_threshold=2, open="30s", max_wait="30s")
+    br = seg.breaker("sched/async", failure_threshold=2, open="30s", max_wait="30s",
+                     implicit_pace=False)  # a 429 stays a failure (the implicit pace off)
     slept = []
 
     class Resp:

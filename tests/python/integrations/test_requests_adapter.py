@@ -155,7 +155,8 @@ def test_refused_request_opens_no_socket_on_a_bare_listener(seg):
 
 
 def test_429_retry_after_cools_and_refuses_without_sending(seg, upstream):
-    s, a = session_for(seg, breaker_kwargs=FAST)
+    # a 429 stays a failure with its cooling: the implicit pace off
+    s, a = session_for(seg, breaker_kwargs=dict(FAST, implicit_pace=False))
     upstream.set(U.rate_limited(2))
     r = s.get(upstream.url + "/x", timeout=5)
     assert r.status_code == 429
@@ -189,8 +190,9 @@ COUNTER_OF = {"success": "successes", "healthy_error": "healthy_errors",
 @pytest.mark.parametrize("status", [200, 204, 301, 400, 401, 404, 408, 409, 429, 500, 502, 503, 504, 529, 799])
 def test_outcome_follows_the_library_classifier(seg, upstream, status):
     """Each status is counted as breakerd.classify_http (the C classifier) says."""
-    s, a = session_for(seg, breaker_kwargs={"failure_threshold": 100})
-    br = seg.breaker(host_breaker_name(upstream.url))
+    s, a = session_for(seg, breaker_kwargs={"failure_threshold": 100,
+                                            "implicit_pace": False})
+    br = seg.breaker(host_breaker_name(upstream.url), implicit_pace=False)
     outcome, reason, _ = breakerd.classify_http(status)
     upstream.set(lambda rec: (status, {"Location": "/elsewhere"} if status == 301 else {}))
     r = s.get(upstream.url, timeout=5, allow_redirects=False)
