@@ -48,9 +48,10 @@ static void assert_config_equal(const struct brk_config *a,
 	CFG_EQ(hold_histogram);
 	CFG_EQ(fleet);
 	CFG_EQ(fleet_probe);
+	CFG_EQ(implicit_pace);
 #undef CFG_EQ
 	/* a member added to the struct must be added above */
-	_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER3,
+	_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER4,
 		       "compare the new members of struct brk_config");
 }
 
