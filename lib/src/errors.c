@@ -186,6 +186,7 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_PACE_CUT] = "pace_cut",
 		[BRK_EV_HEALTH] = "health",
 		[BRK_EV_FLEET_LINK] = "fleet_link",
+		[BRK_EV_HALF_OPEN] = "half_open",
 	};
 	if (reason < BRK_EV_THRESHOLD ||
 	    (size_t)reason >= sizeof(n) / sizeof(n[0]) || !n[reason])
