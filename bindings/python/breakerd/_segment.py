@@ -49,9 +49,15 @@ class Segment:
     def __repr__(self):
         return f"<breakerd.Segment {self.shm}{' closed' if self.closed else ''}>"
 
-    def breaker(self, name, *, failure=(Exception,), exclude=(), ignore=(), **settings):
+    def breaker(self, name, *, failure=(Exception,), exclude=(), ignore=(),
+                raise_on_trip=False, **settings):
         """Get or create the breaker ``name``; ``settings`` apply only if
-        this call creates the record (see Breaker.configure)."""
+        this call creates the record (see Breaker.configure; the Breaker's
+        ``created`` says whether it did). ``raise_on_trip=True``: the call
+        whose failure opens the breaker raises CircuitOpen (its own
+        exception as the __context__) instead of that exception, as
+        pybreaker's throw_new_error_on_trip (a property of this handle,
+        not of the record)."""
         f = Matcher(failure, "failure")
         e = Matcher(exclude, "exclude")
         i = Matcher(ignore, "ignore")
@@ -59,7 +65,7 @@ class Segment:
         full = _core.config_defaults()
         full.update(cfg)
         _settings.check(full, settings)
-        return Breaker(self._s.breaker(name, cfg), self, f, e, i)
+        return Breaker(self._s.breaker(name, cfg), self, f, e, i, raise_on_trip)
 
     def bucket(self, name, *, rate, burst):
         return Bucket(self._s.bucket(name, rate, burst), self)
