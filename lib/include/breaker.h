@@ -1537,6 +1537,55 @@ BRK_API int (brk_events_read)(brk_segment *seg, uint64_t *cursor,
 
 BRK_API const char *brk_event_reason_name(int reason);
 
+/**
+ * brk_events_wait - block until the event ring holds an event at or past
+ * *@cursor (of @name, if not NULL) or @timeout_ms passes, without
+ * polling: listeners that hear every process's transitions (and the
+ * decisions breakerd --fleet applies) as they are written.
+ * @cursor:     in: the next sequence wanted (as brk_events_read()); out:
+ *              on 1, the sequence of the first matching event (read from
+ *              it with brk_events_read()); on 0, past every event looked
+ *              at (none matched).
+ * @name:       NULL or "": any event; else only events of @name or of a
+ *              name below it ("a" matches "a" and "a/b", not "ab").
+ * @timeout_ms: -1 forever, 0 look once without blocking, else ms on the
+ *              real monotonic clock (never the injected clock: a test on
+ *              a fake clock passes 0).
+ * A futex on a word of the segment header, keyed by the shared mapping so
+ * it works across processes; writers wake sleepers only when the header's
+ * waiter count is not 0, so an event costs the writer one extra load when
+ * nobody listens and a FUTEX_WAKE when someone does; a sleeper has no
+ * periodic wake-up. A waiter killed while blocked leaves the count raised:
+ * writers then make one FUTEX_WAKE syscall per event until the segment is
+ * recreated (only events pay it, never brk_acquire()/brk_release()). A
+ * library without this call (same layout) never wakes sleepers: they see
+ * its events at their timeout. Thread- and process-safe; many waiters may
+ * share a cursor value. Returns 1 (an event is there), 0 (timed out, or
+ * woken by brk_events_kick() or by events none of which matched @name:
+ * *@cursor is past them; call again),
+ * -EINVAL (NULL, @timeout_ms below -1, a bad @name), -EROFS (would block
+ * on a read-only attach: it cannot register as a waiter; pass 0 and
+ * poll), -EINTR (a signal arrived: call again).
+ * (lib/src/event_wait.c)
+ */
+BRK_API int brk_events_wait(brk_segment *seg, uint64_t *cursor,
+			    const char *name, int64_t timeout_ms);
+
+/**
+ * brk_events_kick - wake every process blocked in brk_events_wait() on
+ * this segment (each returns 1 if a matching event is there, else 0):
+ * how a listener thread is told to look at its stop flag. Returns 0, -EINVAL
+ * (NULL), -EROFS.
+ */
+BRK_API int brk_events_kick(brk_segment *seg);
+
+/**
+ * brk_events_waiters - how many callers are blocked in brk_events_wait()
+ * on the segment now (host-wide; a dead waiter's count stays). 0 for
+ * NULL.
+ */
+BRK_API uint64_t brk_events_waiters(brk_segment *seg);
+
 /* ---------------------------------------------------------------------- */
 /* Health states                                                            */
 /* ---------------------------------------------------------------------- */
