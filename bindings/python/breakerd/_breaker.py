@@ -183,6 +183,12 @@ class Breaker(_core.Guard):
             return self._b.trip_restart(ms)
         return self._b.trip(ms)
 
+    def add_listener(self, callback, kinds=None):
+        """Segment.add_listener(callback, names=this breaker's name,
+        kinds=kinds): hear this breaker's events (and those of names below
+        it) from every process, as they are written."""
+        return self._segment.add_listener(callback, names=(self.name,), kinds=kinds)
+
     def half_open(self):
         """Force half-open now (from closed or open): the next callers in
         any process are probes; success_threshold successes close it, a
