@@ -25,6 +25,7 @@ shape), in ring order, one at a time:
 import logging
 import os
 import threading
+import time
 import weakref
 
 log = logging.getLogger("breakerd.listeners")
@@ -139,7 +140,12 @@ class Hub:
             if self._pid == os.getpid():
                 self._kick()
         if t is not None and t is not threading.current_thread() and self._pid == os.getpid():
-            t.join(timeout)
+            # a kick sent while the thread was between its stop check and
+            # the kernel wait is not seen by that wait: kick until it ends
+            deadline = time.monotonic() + timeout
+            while t.is_alive() and time.monotonic() < deadline:
+                self._kick()
+                t.join(0.02)
 
     def _reset_after_fork(self):
         self._listeners = ()
