@@ -13,7 +13,8 @@ alone.
 
 Also: wake-ups of B's listener thread during 2 s with nothing happening
 (the goal: 0), and the cost of a transition (trip + reset pair, in A)
-with no listener on the host and with one. Prints one JSON line per case.
+with no listener on the host and with one, and what the counter reads
+pybreaker's fail_counter maps to cost. Prints one JSON line per case.
 Run with bench/listener/run.sh (builds the package against BUILD_DIR).
 """
 
@@ -132,6 +133,24 @@ def transition_cost(shm, n, with_waiter):
             "ns_per_pair_min_of_5": round(best)}
 
 
+def counter_reads(shm, n=200000):
+    """What pybreaker's fail_counter / current_state cost over a record:
+    brk_breaker_counts() (a few loads) against info()'s snapshot."""
+    import timeit
+    seg = breakerd.attach(shm)
+    br = seg.breaker("bench/listener/reads")
+    out = {"case": "counter reads from Python (min of 5, ns per read)"}
+    for label, stmt, k in (("br.failure_streak", "br.failure_streak", n),
+                           ("br.state", "br.state", n),
+                           ("br.counts()", "br.counts()", n),
+                           ("br.info()['consecutive_failures']",
+                            "br.info()['consecutive_failures']", n // 20)):
+        t = min(timeit.repeat(stmt, globals={"br": br}, number=k, repeat=5)) / k * 1e9
+        out[label] = round(t)
+    seg.close()
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=500)
@@ -143,6 +162,7 @@ def main():
         print(json.dumps(run_case(shm, args.events, args.busy_threads)))
         print(json.dumps(transition_cost(shm, 2000, False)))
         print(json.dumps(transition_cost(shm, 2000, True)))
+        print(json.dumps(counter_reads(shm)))
     finally:
         try:
             os.unlink("/dev/shm" + shm)
