@@ -197,6 +197,7 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "mode", json_string(brk_mode_name(in->mode)));
 	set(o, "generation", ju(in->generation_full));
 	set(o, "consecutive_failures", ju(in->consecutive_failures));
+	set(o, "failure_streak", ju(in->failure_streak));
 	set(o, "cooling_level", ju(in->cooling_level));
 	set(o, "open_remaining_ms", ju(in->open_remaining_ms));
 	set(o, "cool_until_remaining_ms", ju(in->cool_until_remaining_ms));

@@ -559,6 +559,21 @@ BRK_API int brk_breaker_get(brk_segment *seg, const char *name,
 		    const struct brk_config *cfg, brk_breaker **out);
 
 /**
+ * brk_breaker_get_ex - brk_breaker_get(), and whether this call created
+ * the record: *@created = 1 if this call published it (its @cfg is the
+ * record's settings), 0 if it existed (its settings, state and counters
+ * are someone else's: compare them or brk_breaker_update()). Of many
+ * processes racing to get one new name exactly one sees 1. Counted per
+ * thread (a thread-local count of records this thread created, read
+ * before and after), so concurrent calls in other threads do not
+ * confuse it. @created may be NULL. Returns what brk_breaker_get()
+ * returns; *@created is 0 on an error. (lib/src/half_open.c)
+ */
+BRK_API int brk_breaker_get_ex(brk_segment *seg, const char *name,
+			       const struct brk_config *cfg, brk_breaker **out,
+			       int *created);
+
+/**
  * brk_breaker_find - like brk_breaker_get() but never creates.
  * Returns 0, -ENOENT if there is no such breaker, or the errors above.
  * Works on a read-only attach.
@@ -960,6 +975,36 @@ BRK_API int brk_reset(brk_breaker *b);
  */
 BRK_API int brk_trip(brk_breaker *b, uint64_t for_ms);
 
+/**
+ * brk_half_open - force HALF_OPEN now (pybreaker's half_open()): from
+ * CLOSED or OPEN (its open period cut short), one transition (gen + 1,
+ * the cooling level kept), an event "half_open" (BRK_EV_HALF_OPEN). The
+ * next brk_acquire() in any process takes a probe slot; success_threshold
+ * probe successes close it, a failed probe re-opens it for
+ * cooling(level + 1) (as after a cooling period). The failure streak
+ * (brk_info.failure_streak) is kept. Thread- and process-safe: one CAS of
+ * the state word (bounded retries); every process's next brk_acquire()
+ * sees it. Returns 0, -EALREADY (already half-open: nothing changes),
+ * -EINVAL (NULL), -EROFS, -BRK_ECONTENDED, or an error of re-resolving a
+ * retired name (as brk_trip_extend()). (lib/src/half_open.c)
+ */
+BRK_API int brk_half_open(brk_breaker *b);
+
+/**
+ * brk_trip_restart - open for exactly @for_ms ms from now (clamped to
+ * BRK_MAX_DURATION_MS), whatever the state: unlike brk_trip(), an open
+ * breaker's period restarts (OPEN -> OPEN, gen + 1, shorter or longer
+ * than what was left), as pybreaker's open() restarts reset_timeout. The
+ * cooling level and the failure streak are kept; a half-open breaker's
+ * probes are ended as by brk_trip(). Records a "trip" event with value
+ * @for_ms. Thread- and process-safe (one CAS of the state word after the
+ * deadline's); a concurrent opener of the same generation may lengthen
+ * the period, never shorten it (state.c propose_until()). Returns 0,
+ * -EINVAL (NULL, 0 ms), -EROFS, -BRK_ECONTENDED, or an error of
+ * re-resolving a retired name. (lib/src/half_open.c)
+ */
+BRK_API int brk_trip_restart(brk_breaker *b, uint64_t for_ms);
+
 /* Forced states (operator overrides, as resilience4j and Polly offer). */
 enum brk_mode {
 	BRK_MODE_NORMAL = 0,
@@ -1135,7 +1180,8 @@ struct brk_info {
 	int kind;                   /* enum brk_kind */
 	int state;                  /* enum brk_state */
 	uint32_t generation;
-	uint64_t consecutive_failures;
+	uint64_t consecutive_failures; /* of the closed generation; 0 while
+	                               open or half-open (see failure_streak) */
 	uint32_t cooling_level;     /* failed probes in a row */
 	uint64_t open_remaining_ms; /* 0 unless open */
 	uint64_t cool_until_remaining_ms;
@@ -1175,7 +1221,15 @@ struct brk_info {
 	uint32_t record_bytes;      /* segment bytes this record uses: its
 	                               core run and, for breakers, its
 	                               extension blocks (not the index) */
-	uint32_t reserved0_;        /* 0 */
+	uint32_t failure_streak;    /* consecutive failures since the breaker
+	                               last closed: equal to
+	                               consecutive_failures while closed; kept
+	                               through the trip and while open or
+	                               half-open, + 1 per failed probe, 0
+	                               after a close or brk_reset() (pybreaker's
+	                               fail_counter; issue 24). Was reserved0_
+	                               (always 0) before: older libraries
+	                               report 0 here */
 	uint64_t last_change_age_ms; /* ms since the last state transition
 	                                or brk_reset() that ended a
 	                                cooling or a forced mode
@@ -1239,6 +1293,44 @@ BRK_API int brk_breaker_info_sz(brk_breaker *b, struct brk_info *out,
 				size_t size);
 BRK_API int (brk_breaker_info)(brk_breaker *b, struct brk_info *out);
 #define brk_breaker_info(b, out) brk_breaker_info_sz((b), (out), sizeof(*(out)))
+
+/*
+ * The few words of a breaker a caller polls on every call (pybreaker's
+ * fail_counter, success_counter, current_state): read without the
+ * snapshot's window, lease and counter scan.
+ */
+struct brk_counts {
+	uint32_t size;              /* set by the macro: sizeof as compiled */
+	int state;                  /* enum brk_state of the state word: an
+	                               OPEN whose period has ended still reads
+	                               OPEN until a caller moves it on */
+	uint64_t generation;        /* the state word's 56-bit generation */
+	uint32_t consecutive_failures; /* as brk_info: the closed
+	                               generation's count, 0 otherwise */
+	uint32_t failure_streak;    /* as brk_info.failure_streak */
+	uint32_t half_open_successes;
+	uint32_t cooling_level;
+	int mode;                   /* enum brk_mode */
+	uint32_t reserved_;         /* 0 */
+};
+#define BRK_COUNTS_SIZE_VER0 40u /* sizeof when introduced */
+
+/**
+ * brk_breaker_counts - state, generation and the consecutive counts of
+ * @b: four atomic loads of the record (state, fails, half-open
+ * successes, mode), each exact, the set not a snapshot (a transition
+ * between the loads shows the new state beside counts the transition's
+ * winner has not yet carried: 0). About 5 ns in C; no clock read, no
+ * syscall, nothing written (works on a read-only attach). A retired
+ * record reads as its last values. A macro over brk_breaker_counts_sz(b,
+ * out, sizeof(*out)): exactly @size bytes are written (see "Growing
+ * structs"). Returns 0, -EINVAL (NULL, @size below 8 or above
+ * BRK_STRUCT_SIZE_MAX). (lib/src/half_open.c)
+ */
+BRK_API int brk_breaker_counts_sz(brk_breaker *b, struct brk_counts *out,
+				  size_t size);
+BRK_API int (brk_breaker_counts)(brk_breaker *b, struct brk_counts *out);
+#define brk_breaker_counts(b, out) brk_breaker_counts_sz((b), (out), sizeof(*(out)))
 
 /**
  * brk_record_count - records published so far (bounded by the
@@ -1489,11 +1581,12 @@ enum brk_event_reason {
 	BRK_EV_FLEET_LINK = 17,  /* the fleet link's state changed
 	                            (brk_fleet_report()): name "", from/to =
 	                            enum brk_fleet_state, value = reconnects */
-	BRK_EV_PACE_IMPLICIT = 18 /* a breaker's first rate-limit answer made
+	BRK_EV_PACE_IMPLICIT = 18, /* a breaker's first rate-limit answer made
 	                            its implicit pace (name: NAME:pace);
 	                            value = its first rate in milli tokens/s.
 	                            Not a cut: breakerd's fleet link does not
 	                            publish it */
+	BRK_EV_HALF_OPEN = 19    /* brk_half_open(): forced to half-open */
 };
 
 struct brk_event {
@@ -1542,6 +1635,55 @@ BRK_API int (brk_events_read)(brk_segment *seg, uint64_t *cursor,
 	brk_events_read_sz((seg), (cursor), (out), (max), (lost), sizeof(*(out)))
 
 BRK_API const char *brk_event_reason_name(int reason);
+
+/**
+ * brk_events_wait - block until the event ring holds an event at or past
+ * *@cursor (of @name, if not NULL) or @timeout_ms passes, without
+ * polling: listeners that hear every process's transitions (and the
+ * decisions breakerd --fleet applies) as they are written.
+ * @cursor:     in: the next sequence wanted (as brk_events_read()); out:
+ *              on 1, the sequence of the first matching event (read from
+ *              it with brk_events_read()); on 0, past every event looked
+ *              at (none matched).
+ * @name:       NULL or "": any event; else only events of @name or of a
+ *              name below it ("a" matches "a" and "a/b", not "ab").
+ * @timeout_ms: -1 forever, 0 look once without blocking, else ms on the
+ *              real monotonic clock (never the injected clock: a test on
+ *              a fake clock passes 0).
+ * A futex on a word of the segment header, keyed by the shared mapping so
+ * it works across processes; writers wake sleepers only when the header's
+ * waiter count is not 0, so an event costs the writer one extra load when
+ * nobody listens and a FUTEX_WAKE when someone does; a sleeper has no
+ * periodic wake-up. A waiter killed while blocked leaves the count raised:
+ * writers then make one FUTEX_WAKE syscall per event until the segment is
+ * recreated (only events pay it, never brk_acquire()/brk_release()). A
+ * library without this call (same layout) never wakes sleepers: they see
+ * its events at their timeout. Thread- and process-safe; many waiters may
+ * share a cursor value. Returns 1 (an event is there), 0 (timed out, or
+ * woken by brk_events_kick() or by events none of which matched @name:
+ * *@cursor is past them; call again),
+ * -EINVAL (NULL, @timeout_ms below -1, a bad @name), -EROFS (would block
+ * on a read-only attach: it cannot register as a waiter; pass 0 and
+ * poll), -EINTR (a signal arrived: call again).
+ * (lib/src/event_wait.c)
+ */
+BRK_API int brk_events_wait(brk_segment *seg, uint64_t *cursor,
+			    const char *name, int64_t timeout_ms);
+
+/**
+ * brk_events_kick - wake every process blocked in brk_events_wait() on
+ * this segment (each returns 1 if a matching event is there, else 0):
+ * how a listener thread is told to look at its stop flag. Returns 0, -EINVAL
+ * (NULL), -EROFS.
+ */
+BRK_API int brk_events_kick(brk_segment *seg);
+
+/**
+ * brk_events_waiters - how many callers are blocked in brk_events_wait()
+ * on the segment now (host-wide; a dead waiter's count stays). 0 for
+ * NULL.
+ */
+BRK_API uint64_t brk_events_waiters(brk_segment *seg);
 
 /* ---------------------------------------------------------------------- */
 /* Health states                                                            */

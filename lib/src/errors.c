@@ -196,6 +196,7 @@ const char *brk_event_reason_name(int reason)
 		[BRK_EV_HEALTH] = "health",
 		[BRK_EV_FLEET_LINK] = "fleet_link",
 		[BRK_EV_PACE_IMPLICIT] = "pace_implicit",
+		[BRK_EV_HALF_OPEN] = "half_open",
 	};
 	if (reason < BRK_EV_THRESHOLD ||
 	    (size_t)reason >= sizeof(n) / sizeof(n[0]) || !n[reason])

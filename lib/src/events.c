@@ -48,6 +48,12 @@ void brk__event(brk_segment *s, uint32_t rec, const char *name, int from,
 		uatomic_set(&e->name[i], nm[i]);
 	cmm_smp_wmb();
 	uatomic_set(&e->seq, seq);
+	/* publish, then look for waiters (a full barrier: a waiter that
+	 * registered after this load sees the event; event_wait.c). Nobody
+	 * waiting: one load of this already-hot line, no syscall. */
+	cmm_smp_mb();
+	if (uatomic_read(&s->hdr->event_waiters))
+		brk__events_wake(s);
 }
 
 static void copy_event(const brk_segment *s, const struct brk__event *e,

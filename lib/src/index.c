@@ -323,6 +323,7 @@ static int create_locked(brk_segment *s, const char *name, uint64_t h, int kind,
 	uatomic_add_return(&s->hdr->index_seq, 1);
 	uatomic_add_return(&s->hdr->live_records, 1);
 	uatomic_set(&s->hdr->index_intent, 0);
+	brk__created_here++; /* brk_breaker_get_ex() */
 	*idx = mine;
 	return 0;
 }

@@ -93,7 +93,11 @@ static void fill_state(brk_segment *s, struct brk__record *r,
 	out->generation = (uint32_t)g; /* low 32 bits of the 56 */
 	out->generation_full = g;
 	out->cooling_level = BRK__ST_LEVEL(w);
-	out->consecutive_failures = BRK__GC_FOR(f, g) ? BRK__GC_COUNT(f) : 0;
+	/* the generation's count: only a closed generation counts failures;
+	 * the fails word of an open or half-open one holds the streak
+	 * carried by the transition (state.c streak_carry()) */
+	out->failure_streak = BRK__GC_FOR(f, g) ? (uint32_t)BRK__GC_COUNT(f) : 0;
+	out->consecutive_failures = out->state == BRK_CLOSED ? out->failure_streak : 0;
 	out->half_open_successes = BRK__GC_FOR(hs, g) ? (uint32_t)BRK__GC_COUNT(hs) : 0;
 	out->open_remaining_ms = out->state == BRK_OPEN && until > rel
 					 ? until - rel : 0;

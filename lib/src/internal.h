@@ -367,6 +367,13 @@ struct brk__cache {
 	int32_t lock;                   /* inserts: 0, or the owner's pid */
 	size_t count;                   /* handles cached (under the lock) */
 };
+/* Wake every process blocked in brk_events_wait() (event_wait.c). */
+void brk__events_wake(brk_segment *s);
+
+/* Records this thread has created (index.c create_locked(); read by
+ * brk_breaker_get_ex() before and after its get). */
+extern __thread uint64_t brk__created_here;
+
 int brk__handle(brk_segment *s, const char *name, int create, int kind,
 		const struct brk__init *init, brk_breaker **out);
 /* The cached handle of @name if it is cached and of @kind: 0 (*out set);

@@ -175,7 +175,17 @@ struct brk__header {
 	uint64_t pad2[11];
 	/* line 3: event ring head (sequence of the last event claimed) */
 	uint64_t event_head;
-	uint64_t pad3[15];
+	/* brk_events_wait() (event_wait.c, issue 24): processes blocked in
+	 * it right now, and the futex word they sleep on (the one 32-bit
+	 * shared word: FUTEX_WAIT compares 32 bits), bumped by a writer
+	 * that published an event while event_waiters was not 0. Both were
+	 * padding (zero) before, so no layout version change: a library
+	 * without them never wakes a waiter (which then wakes at its
+	 * timeout) and ignores them. */
+	uint64_t event_waiters;
+	uint32_t event_futex;
+	uint32_t reserved3_;
+	uint64_t pad3[13];
 	/* lines 4-5: FIFO free lists of retired records, one per kind,
 	 * under the index lock (alloc.c): ref + 1 of the oldest and of the
 	 * newest; 0: empty */
@@ -194,6 +204,9 @@ _Static_assert(sizeof(struct brk__header) == BRK__HEADER_SIZE, "header");
 _Static_assert(offsetof(struct brk__header, arena_next) == 128, "hdr l1");
 _Static_assert(offsetof(struct brk__header, daemon_pid) == 256, "hdr l2");
 _Static_assert(offsetof(struct brk__header, event_head) == 384, "hdr l3");
+_Static_assert(offsetof(struct brk__header, event_waiters) == 392, "hdr waiters");
+_Static_assert(offsetof(struct brk__header, event_futex) == 400, "hdr futex");
+_Static_assert(offsetof(struct brk__header, free_head) == 512, "hdr l4");
 _Static_assert(offsetof(struct brk__header, timens_ino) == 104, "hdr l0");
 _Static_assert(offsetof(struct brk__header, lmap_words) == 120, "hdr l0 end");
 _Static_assert(offsetof(struct brk__header, leaked_units) == 160, "hdr l1 leaked");

@@ -105,6 +105,51 @@ static void counter_clear(uint64_t *c, uint64_t g)
 }
 
 /*
+ * The failure streak (issue 24): the consecutive failures since the
+ * breaker last closed, which pybreaker's fail_counter reports and which
+ * users read to say why a breaker is open. It lives in the fails word:
+ * while CLOSED that word is the generation's consecutive-failure count
+ * (release.c adds to it, compares it with failure_threshold); in OPEN and
+ * HALF_OPEN nothing but a transition's winner writes it, so the winner
+ * carries the old generation's count @f of generation gen(@old) into the
+ * new one instead of zeroing it: unchanged into OPEN and HALF_OPEN, + 1
+ * for a failed (or reclaimed) probe (pybreaker counts the half-open
+ * failure), 0 into CLOSED (and by brk_reset()). A count of an older
+ * generation than gen(@old) (a winner died before clearing) carries 0.
+ * No layout change: a library without the carry reads the word only
+ * while CLOSED (a streak shown by it in OPEN is its consecutive_failures,
+ * and its own transitions simply zero the streak).
+ */
+static uint64_t streak_carry(uint64_t f, uint64_t old, int to, int reason)
+{
+	uint64_t n;
+
+	if (to == BRK_CLOSED || !BRK__GC_FOR(f, BRK__ST_GEN(old)))
+		return 0;
+	n = BRK__GC_COUNT(f);
+	if (BRK__ST_STATE(old) == BRK_HALF_OPEN && to == BRK_OPEN &&
+	    reason == BRK_EV_PROBE_FAILED)
+		n++;
+	return n;
+}
+
+/* The fails word of generation gen(@nw): (gen, carried streak) unless it
+ * is of that generation already. */
+static void fails_carry(uint64_t *c, uint64_t old, uint64_t nw, int reason)
+{
+	uint64_t g = BRK__ST_GEN(nw);
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t x = uatomic_read(c);
+		uint64_t n = streak_carry(x, old, BRK__ST_STATE(nw), reason);
+		if (BRK__GC_FOR(x, g) ||
+		    uatomic_cmpxchg(c, x, BRK__GC_MAKE(g, n)) == x)
+			return;
+	}
+}
+
+/*
  * Clear on transition: the winner of the CAS to @nw resets what belongs
  * to older generations, with one CAS per word that leaves alone anything
  * already of the new generation (a racing caller of the new generation
@@ -113,7 +158,8 @@ static void counter_clear(uint64_t *c, uint64_t g)
  * generation meanwhile. Bulkhead permits are not touched (a permit counts
  * until released or its owner dies).
  */
-static void after_transition(brk_segment *s, struct brk__record *r, uint64_t nw)
+static void after_transition(brk_segment *s, struct brk__record *r,
+			     uint64_t old, uint64_t nw, int reason)
 {
 	uint64_t g = BRK__ST_GEN(nw), *next = &r->open_until[(g + 1) & 1], u;
 	uint32_t i, n, tag = BRK__ST_TAG(nw);
@@ -122,7 +168,7 @@ static void after_transition(brk_segment *s, struct brk__record *r, uint64_t nw)
 	u = uatomic_read(next); /* OPEN(g - 1)'s slot: keep only g + 1's */
 	if (u && !BRK__UT_FOR(u, (g + 1) & BRK__GEN_MASK))
 		uatomic_cmpxchg(next, u, 0);
-	counter_clear(&r->fails, g);
+	fails_carry(&r->fails, old, nw, reason); /* the streak survives */
 	counter_clear(&r->ho_successes, g);
 	brk__probe_slots(s, r, &probes);
 	n = brk__slots_total(&probes);
@@ -156,7 +202,7 @@ int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,
 		return 0;
 	if (uatomic_cmpxchg(&r->state, old, nw) != old)
 		return 0;
-	after_transition(s, r, nw);
+	after_transition(s, r, old, nw, reason);
 	note_change(s, r);
 	brk__count(r, BRK__CTR_TRANSITIONS);
 	brk__record_event(s, r, BRK__ST_STATE(old), to, reason, brk__self()->pid,
@@ -257,7 +303,7 @@ int brk__reset_state(brk_segment *s, struct brk__record *r, int changed)
 		uint64_t nw = BRK__ST_MAKE(BRK_CLOSED, 0, BRK__ST_GEN(w) + 1);
 		if (uatomic_cmpxchg(&r->state, w, nw) != w)
 			continue;
-		after_transition(s, r, nw);
+		after_transition(s, r, w, nw, BRK_EV_RESET);
 		if (BRK__ST_STATE(w) != BRK_CLOSED) {
 			note_change(s, r);
 			brk__count(r, BRK__CTR_TRANSITIONS);

@@ -184,7 +184,9 @@ def test_report_http(seg):
     assert br.info()["cool_until_remaining_ms"] == 5000
 
 
-def test_decorating_a_generator_function_is_refused(seg):
+def test_decorating_a_generator_function_guards_its_iteration(seg):
+    # issue 24: @br on a (async) generator function guards the iteration
+    # (it used to raise TypeError); non-callables are still refused
     br = seg.breaker("c/gen")
 
     def gen():
@@ -193,9 +195,14 @@ def test_decorating_a_generator_function_is_refused(seg):
     async def agen():
         yield 1
 
-    for fn in (gen, agen):
-        with pytest.raises(TypeError, match="generator"):
-            br(fn)
+    async def drain():
+        return [x async for x in br(agen)()]
+
+    g = br(gen)
+    assert br.info()["counters"]["allowed"] == 0
+    assert list(g()) == [1]
+    assert asyncio.run(drain()) == [1]
     with pytest.raises(TypeError):
         br(42)
-    assert br.info()["counters"]["allowed"] == 0
+    assert br.info()["counters"]["allowed"] == 2
+    assert br.info()["counters"]["successes"] == 2

@@ -267,19 +267,23 @@ def test_call_runs_every_kind_of_callable(seg):
     assert br.info()["in_flight"] == 0
 
 
-def test_call_refuses_generator_functions_and_non_callables(seg):
+def test_call_of_generator_function_guards_iteration_and_refuses_non_callables(seg):
+    # issue 24: a generator function is guarded from its first next() to
+    # its end (it used to raise TypeError)
     br = seg.breaker("w/callgen")
 
     def gen():
         yield 1
 
-    with pytest.raises(TypeError, match="generator"):
-        br.call(gen)
+    g = br.call(gen)
+    assert counts(br, "allowed") == (0,)  # nothing runs before next()
+    assert list(g) == [1]
+    assert counts(br, "allowed", "successes") == (1, 1)
     with pytest.raises(TypeError, match="callable"):
         br.call(42)
     with pytest.raises(TypeError):
         br.call()
-    assert counts(br, "allowed") == (0,)
+    assert counts(br, "allowed") == (1,)
 
 
 def test_call_of_a_coroutine_function_returns_the_coroutine(seg):

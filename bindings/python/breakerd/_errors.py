@@ -29,10 +29,15 @@ class Refused(Exception):
     record that refused (this one or an ancestor); ``code``: the stable
     code of the refusal, as Segment.admit() and logs give it: "EXPIRED",
     "BREAKER_OPEN", "COOLING", "RATE_LIMITED", "BULKHEAD_FULL",
-    "DEFERRED" or "CONTENDED".
+    "DEFERRED" or "CONTENDED". ``Refused("message")`` makes one by hand
+    (wait 0.0, cause "open").
     """
 
     def __init__(self, wait=0.0, cause="open", breaker="", message=None, code=None):
+        if isinstance(wait, str) and message is None:
+            # Refused("message"), as any exception is raised by hand (and
+            # as pybreaker's CircuitBreakerError("...") is)
+            message, wait = wait, 0.0
         self.wait = float(wait)
         self.cause = str(cause)
         self.breaker = str(breaker)

@@ -17,12 +17,13 @@ from . import _settings
 class Segment:
     """An attached segment; a context manager that closes it."""
 
-    __slots__ = ("_s", "_clock", "lost_events", "__weakref__")
+    __slots__ = ("_s", "_clock", "lost_events", "_hub", "__weakref__")
 
     def __init__(self, core, clock=None):
         self._s = core
         self._clock = clock  # a FakeClock: nothing sleeps on it
         self.lost_events = 0
+        self._hub = None
 
     @property
     def shm(self):
@@ -37,6 +38,8 @@ class Segment:
         return self._s.readonly
 
     def close(self):
+        if self._hub is not None:
+            self._hub.stop()  # its thread sleeps in the segment
         self._s.close()
 
     def __enter__(self):
@@ -49,9 +52,15 @@ class Segment:
     def __repr__(self):
         return f"<breakerd.Segment {self.shm}{' closed' if self.closed else ''}>"
 
-    def breaker(self, name, *, failure=(Exception,), exclude=(), ignore=(), **settings):
+    def breaker(self, name, *, failure=(Exception,), exclude=(), ignore=(),
+                raise_on_trip=False, **settings):
         """Get or create the breaker ``name``; ``settings`` apply only if
-        this call creates the record (see Breaker.configure)."""
+        this call creates the record (see Breaker.configure; the Breaker's
+        ``created`` says whether it did). ``raise_on_trip=True``: the call
+        whose failure opens the breaker raises CircuitOpen (its own
+        exception as the __context__) instead of that exception, as
+        pybreaker's throw_new_error_on_trip (a property of this handle,
+        not of the record)."""
         f = Matcher(failure, "failure")
         e = Matcher(exclude, "exclude")
         i = Matcher(ignore, "ignore")
@@ -59,7 +68,7 @@ class Segment:
         full = _core.config_defaults()
         full.update(cfg)
         _settings.check(full, settings)
-        return Breaker(self._s.breaker(name, cfg), self, f, e, i)
+        return Breaker(self._s.breaker(name, cfg), self, f, e, i, raise_on_trip)
 
     def bucket(self, name, *, rate, burst):
         return Bucket(self._s.bucket(name, rate, burst), self)
@@ -150,6 +159,37 @@ class Segment:
         evs, nxt, lost = self._s.events(cursor)
         self.lost_events += lost
         return evs, nxt
+
+    def add_listener(self, callback, names=None, kinds=None):
+        """Call ``callback(event)`` for every event written from now on by
+        any process on the host (and each decision breakerd --fleet
+        applies), as it is written: no polling (brk_events_wait()).
+        ``names``: a name or names; an event matches one equal to it or
+        below it ("a" hears "a" and "a/b"); None: all. ``kinds``: event
+        reasons ("threshold", "trip", "reset", "probe_failed", ...) or
+        target states ("open", "closed", "half_open") to hear; None: all.
+        Returns a Listener (``.remove()``). Callbacks run one at a time on
+        one background thread of this Segment object (see
+        breakerd._listeners for errors, slowness and fork); ``event`` is a
+        dict as events() gives."""
+        if self._hub is None:
+            from ._listeners import Hub
+            self._hub = Hub(self)
+        return self._hub.add(callback, names, kinds)
+
+    def remove_listener(self, listener):
+        """Unregister a Listener add_listener() returned; True if it was."""
+        return self._hub.remove(listener) if self._hub is not None else False
+
+    def listener_stats(self):
+        """The listener thread's counts: wakeups (returns from the kernel
+        wait), delivered (callback calls), errors (callbacks that raised),
+        lost (events overwritten before it read them), listeners,
+        running."""
+        if self._hub is None:
+            return {"wakeups": 0, "delivered": 0, "errors": 0, "lost": 0,
+                    "listeners": 0, "running": False}
+        return self._hub.stats()
 
     def iter_events(self, cursor=0, follow=False, poll=0.1):
         """Yield events from ``cursor`` on; with follow=True wait for new

@@ -29,7 +29,7 @@ PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args)
 	const char *what = NULL;
 	brk_breaker *b;
 	BreakerObject *o;
-	int rc;
+	int rc, created = 0;
 
 	if (!PyArg_ParseTuple(args, "O|O:breaker", &nameo, &d))
 		return NULL;
@@ -49,7 +49,7 @@ PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args)
 	if (self->readonly)
 		rc = brk_breaker_find(self->seg, name, &b);
 	else
-		rc = brk_breaker_get(self->seg, name, &c, &b);
+		rc = brk_breaker_get_ex(self->seg, name, &c, &b, &created);
 	if (rc) {
 		Py_DECREF(o);
 		if (rc == -ENOENT)
@@ -60,6 +60,7 @@ PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args)
 	Py_INCREF(self);
 	o->seg = self;
 	o->b = b;
+	o->created = created;
 	return (PyObject *)o;
 }
 
@@ -157,18 +158,114 @@ static PyObject *breaker_info(BreakerObject *self, PyObject *unused)
 	return brkpy_make_info(&in);
 }
 
-static PyObject *breaker_state(BreakerObject *self, void *c)
+/* The few words pybreaker's fail_counter, success_counter and
+ * current_state read (brk_breaker_counts(): four loads, no snapshot). */
+static int counts_of(BreakerObject *self, struct brk_counts *k)
 {
-	struct brk_info in;
 	int rc;
 
+	if (brk_check(self))
+		return -1;
+	rc = brk_breaker_counts(self->b, k);
+	if (rc) {
+		brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *state_names[3];
+
+static PyObject *breaker_state(BreakerObject *self, void *c)
+{
+	struct brk_counts k;
+
 	(void)c;
+	if (counts_of(self, &k))
+		return NULL;
+	if (!state_names[k.state]) {
+		state_names[k.state] = PyUnicode_InternFromString(brk_state_name(k.state));
+		if (!state_names[k.state])
+			return NULL;
+	}
+	return Py_NewRef(state_names[k.state]);
+}
+
+static PyObject *breaker_failure_streak(BreakerObject *self, void *c)
+{
+	struct brk_counts k;
+
+	(void)c;
+	if (counts_of(self, &k))
+		return NULL;
+	return PyLong_FromUnsignedLong(k.failure_streak);
+}
+
+static PyObject *breaker_ho_successes(BreakerObject *self, void *c)
+{
+	struct brk_counts k;
+
+	(void)c;
+	if (counts_of(self, &k))
+		return NULL;
+	return PyLong_FromUnsignedLong(k.half_open_successes);
+}
+
+static PyObject *breaker_created(BreakerObject *self, void *c)
+{
+	(void)c;
+	return PyBool_FromLong(self->created);
+}
+
+/* counts() -> (state, generation, consecutive_failures, failure_streak,
+ * half_open_successes, cooling_level, mode) */
+static PyObject *breaker_counts(BreakerObject *self, PyObject *unused)
+{
+	struct brk_counts k;
+
+	(void)unused;
+	if (counts_of(self, &k))
+		return NULL;
+	return Py_BuildValue("(sKkkkki)", brk_state_name(k.state),
+			     (unsigned long long)k.generation,
+			     (unsigned long)k.consecutive_failures,
+			     (unsigned long)k.failure_streak,
+			     (unsigned long)k.half_open_successes,
+			     (unsigned long)k.cooling_level, k.mode);
+}
+
+/* half_open() -> True, or False if it was half-open already. */
+static PyObject *breaker_half_open(BreakerObject *self, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
 	if (brk_check(self))
 		return NULL;
-	rc = brk_breaker_info(self->b, &in);
+	rc = brk_half_open(self->b);
+	if (rc == -EALREADY)
+		Py_RETURN_FALSE;
 	if (rc)
 		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
-	return PyUnicode_FromString(brk_state_name(in.state));
+	Py_RETURN_TRUE;
+}
+
+/* trip_restart(ms): open for exactly ms from now, whatever the state. */
+static PyObject *breaker_trip_restart(BreakerObject *self, PyObject *arg)
+{
+	uint64_t ms;
+	int rc;
+
+	if (brk_check(self))
+		return NULL;
+	if (brkpy_get_u64(arg, "for_", UINT64_MAX, &ms))
+		return NULL;
+	if (ms == 0)
+		return PyErr_Format(PyExc_ValueError, "for_ must be at least 1 ms");
+	rc = brk_trip_restart(self->b, ms);
+	if (rc)
+		return brkpy_set_error(rc, brk_breaker_name(self->b), NULL);
+	Py_RETURN_TRUE;
 }
 
 static PyObject *breaker_name(BreakerObject *self, void *c)
@@ -258,6 +355,13 @@ static PyMethodDef breaker_methods[] = {
 	{ "info", (PyCFunction)breaker_info, METH_NOARGS, "A snapshot as a dict." },
 	{ "reset", (PyCFunction)breaker_reset, METH_NOARGS, "brk_reset()." },
 	{ "trip", (PyCFunction)breaker_trip, METH_O, "trip(ms) -> bool (False: already open)." },
+	{ "trip_restart", (PyCFunction)breaker_trip_restart, METH_O,
+	  "trip_restart(ms): open for exactly ms from now (brk_trip_restart())." },
+	{ "half_open", (PyCFunction)breaker_half_open, METH_NOARGS,
+	  "half_open() -> bool (False: already half-open)." },
+	{ "counts", (PyCFunction)breaker_counts, METH_NOARGS,
+	  "counts() -> (state, generation, consecutive_failures, failure_streak, "
+	  "half_open_successes, cooling_level, mode) (brk_breaker_counts())." },
 	{ "set_mode", (PyCFunction)breaker_set_mode, METH_O, "set_mode(int) -> bool." },
 	{ "configure", (PyCFunction)breaker_configure, METH_O,
 	  "configure(dict of C setting names)." },
@@ -267,6 +371,12 @@ static PyMethodDef breaker_methods[] = {
 static PyGetSetDef breaker_getset[] = {
 	{ "name", (getter)breaker_name, NULL, "The breaker's name.", NULL },
 	{ "state", (getter)breaker_state, NULL, "closed, open or half_open.", NULL },
+	{ "failure_streak", (getter)breaker_failure_streak, NULL,
+	  "Consecutive failures since the breaker last closed (kept through the trip).", NULL },
+	{ "half_open_successes", (getter)breaker_ho_successes, NULL,
+	  "Successful probes of the current half-open generation.", NULL },
+	{ "created", (getter)breaker_created, NULL,
+	  "True if the get that made this handle created the record.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
 

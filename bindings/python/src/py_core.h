@@ -37,6 +37,7 @@ typedef struct {
 	PyObject_HEAD
 	SegmentObject *seg;
 	brk_breaker *b;
+	int created;        /* this get created the record (brk_breaker_get_ex) */
 } BreakerObject;
 
 typedef struct {

@@ -28,6 +28,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	    PUTS(d, "mode", brk_mode_name(in->mode)) ||
 	    PUTU(d, "generation", in->generation_full) ||
 	    PUTU(d, "consecutive_failures", in->consecutive_failures) ||
+	    PUTU(d, "failure_streak", in->failure_streak) ||
 	    PUTU(d, "cooling_level", in->cooling_level) ||
 	    PUTU(d, "open_remaining_ms", in->open_remaining_ms) ||
 	    PUTU(d, "cool_until_remaining_ms", in->cool_until_remaining_ms) ||

@@ -108,8 +108,8 @@ static PyObject *segment_close(SegmentObject *self, PyObject *unused)
 	(void)unused;
 	if (self->busy)
 		return PyErr_Format(PyExc_RuntimeError,
-				    "the segment is in use by %d admit() call(s) waiting "
-				    "for a slot in other threads", self->busy);
+				    "the segment is in use by %d admit() or event wait "
+				    "call(s) sleeping in other threads", self->busy);
 	/* Handles of breakers from this segment now refuse every call
 	 * (brkpy_seg_check) before they touch the unmapped memory. */
 	if (self->seg)
@@ -321,6 +321,62 @@ static PyObject *segment_events(SegmentObject *self, PyObject *arg)
 			     (unsigned long long)lost);
 }
 
+/* _events_wait(cursor, name or None, timeout_ms) -> (rc, cursor):
+ * brk_events_wait() without the GIL (the listener thread's sleep). rc 1:
+ * an event is at cursor; 0: timed out or kicked; a signal (EINTR) runs
+ * its Python handler in this thread's next bytecode and returns 0. */
+static PyObject *segment_events_wait(SegmentObject *self, PyObject *args)
+{
+	unsigned long long cur;
+	long long timeout;
+	PyObject *nameo;
+	const char *name = NULL;
+	uint64_t cursor;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "KOL:_events_wait", &cur, &nameo, &timeout))
+		return NULL;
+	if (brkpy_seg_check(self))
+		return NULL;
+	if (nameo != Py_None) {
+		name = brkpy_get_name(nameo, "name");
+		if (!name)
+			return NULL;
+	}
+	cursor = cur;
+	self->busy++;
+	Py_BEGIN_ALLOW_THREADS
+	rc = brk_events_wait(self->seg, &cursor, name, (int64_t)timeout);
+	Py_END_ALLOW_THREADS
+	self->busy--;
+	if (rc == -EINTR)
+		rc = 0;
+	if (rc < 0)
+		return brkpy_set_error(rc, name ? name : "events", NULL);
+	return Py_BuildValue("iK", rc, (unsigned long long)cursor);
+}
+
+static PyObject *segment_events_kick(SegmentObject *self, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
+	if (brkpy_seg_check(self))
+		return NULL;
+	rc = brk_events_kick(self->seg);
+	if (rc)
+		return brkpy_set_error(rc, "events", NULL);
+	Py_RETURN_NONE;
+}
+
+static PyObject *segment_events_waiters(SegmentObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (brkpy_seg_check(self))
+		return NULL;
+	return PyLong_FromUnsignedLongLong(brk_events_waiters(self->seg));
+}
+
 /* ---- Segment type ------------------------------------------------------- */
 
 static PyObject *segment_get_closed(SegmentObject *self, void *c)
@@ -358,6 +414,12 @@ static PyMethodDef segment_methods[] = {
 	  "set_fallback(name, on) -> True if changed." },
 	{ "budget", (PyCFunction)brkpy_segment_budget, METH_VARARGS,
 	  "budget(name, floor, ratio) -> Budget." },
+	{ "_events_wait", (PyCFunction)segment_events_wait, METH_VARARGS,
+	  "_events_wait(cursor, name, timeout_ms) -> (rc, cursor): brk_events_wait()." },
+	{ "_events_kick", (PyCFunction)segment_events_kick, METH_NOARGS,
+	  "brk_events_kick(): wake every waiter of the segment." },
+	{ "events_waiters", (PyCFunction)segment_events_waiters, METH_NOARGS,
+	  "brk_events_waiters(): callers blocked in brk_events_wait() host-wide." },
 	{ "events", (PyCFunction)segment_events, METH_O,
 	  "events(cursor) -> (list, next_cursor, lost)." },
 	{ "info", (PyCFunction)segment_info, METH_NOARGS, "The segment header as a dict." },
