@@ -20,4 +20,5 @@ if test "$PHP_BREAKERD" != "no"; then
     src/bphp_module.c src/bphp_segment.c src/bphp_breaker.c src/bphp_permit.c src/bphp_settings.c src/bphp_limits.c src/bphp_info.c src/bphp_clock.c,
     $ext_shared,, $BREAKERD_CFLAGS)
   PHP_ADD_BUILD_DIR($ext_builddir/src)
+  PHP_ADD_MAKEFILE_FRAGMENT
 fi

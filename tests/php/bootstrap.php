@@ -8,7 +8,7 @@ if (!extension_loaded('breakerd')) {
     fwrite(STDERR, "the breakerd extension is not loaded (run through tests/php/run.sh)\n");
     exit(1);
 }
-require_once getenv('BRKPHP_SRCDIR') . '/bindings/php/lib/autoload.php';
+require_once getenv('BRKPHP_SRCDIR') . '/bindings/php/lib/Breakerd/autoload.php';
 
 /** A private segment name for one test. */
 function brk_test_shm(string $tag): string

@@ -9,7 +9,7 @@
 declare(strict_types=1);
 
 require_once '/usr/share/php/GuzzleHttp/autoload.php';
-require_once getenv('BRKPHP_SRCDIR') . '/bindings/php/lib/autoload.php';
+require_once getenv('BRKPHP_SRCDIR') . '/bindings/php/lib/Breakerd/autoload.php';
 
 use Breakerd\Guzzle\BreakerMiddleware;
 use GuzzleHttp\Client;

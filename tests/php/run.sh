@@ -26,14 +26,14 @@ out=$build/php-ext
 mkdir -p "$out"
 exec 9>"$out.lock"
 flock 9
-stamp=$( { find "$ext/config.m4" "$ext/src" "$src/lib/include" -type f -print0 | sort -z | xargs -0 sha256sum
+stamp=$( { find "$ext/config.m4" "$ext/Makefile.frag" "$ext/src" "$src/lib/include" -type f -print0 | sort -z | xargs -0 sha256sum
 	   find "$build/lib" -maxdepth 1 -name 'libbreaker*' -printf '%f %s %T@\n' | sort; } |
 	 sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.stamp" 2>/dev/null)" != "$stamp" ] || ! [ -f "$out/modules/breakerd.so" ]; then
 	# phpize writes into the source folder: build from a copy
 	rm -rf "$out/tree"
 	mkdir -p "$out/tree"
-	cp -r "$ext/config.m4" "$ext/src" "$out/tree/"
+	cp -r "$ext/config.m4" "$ext/Makefile.frag" "$ext/breakerd.ini" "$ext/src" "$ext/lib" "$out/tree/"
 	if ! ( cd "$out/tree" &&
 	       phpize &&
 	       PKG_CONFIG_PATH=$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \

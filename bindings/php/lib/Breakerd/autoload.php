@@ -1,5 +1,6 @@
 <?php
-// The PHP layer of the breakerd extension (bindings/php/lib): the Guzzle
+// The PHP layer of the breakerd extension (bindings/php/lib/Breakerd,
+// installed as /usr/share/php/Breakerd by `make install`): the Guzzle
 // middleware and the ganesha-shaped facade. PSR-4 under Breakerd\, from
 // this folder. The classes of the core (Segment, Breaker, Permit...) are
 // the extension's.
