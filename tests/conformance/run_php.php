@@ -85,7 +85,7 @@ final class Run
         return $got;
     }
 
-    private function release(array $st, Breakerd\Permit $p): bool
+    private function release(array $st, Breakerd\Permit|Breakerd\Admission $p): bool
     {
         if (array_key_exists('http', $st)) {
             $headers = isset($st['retry_after']) ? ['Retry-After' => $st['retry_after']] : [];
@@ -139,6 +139,17 @@ final class Run
                     $this->held[$st['as']] = $p;
                 } else {
                     $p->cancel();
+                }
+            }
+        } elseif (isset($st['admit'])) {
+            $br = $this->rec($st['admit']);
+            $a = $this->answer($st, "admit {$st['admit']}",
+                fn() => $this->seg->admit($br, priority: $st['priority'] ?? 'normal'));
+            if ($a) {
+                if (isset($st['as'])) {
+                    $this->held[$st['as']] = $a;
+                } else {
+                    $a->cancel();
                 }
             }
         } elseif (isset($st['release'])) {

@@ -62,7 +62,8 @@ void bphp_seg_shutdown(void);
 /* The pid of this process, refreshed in a fork()ed child (pthread_atfork). */
 extern pid_t bphp_pid;
 
-extern zend_class_entry *bphp_ce_segment, *bphp_ce_breaker, *bphp_ce_permit, *bphp_ce_bucket,
+extern zend_class_entry *bphp_ce_segment, *bphp_ce_breaker, *bphp_ce_permit, *bphp_ce_admission,
+	*bphp_ce_bucket,
 	*bphp_ce_pace, *bphp_ce_pace_token, *bphp_ce_budget, *bphp_ce_fakeclock;
 extern zend_class_entry *bphp_ce_error, *bphp_ce_refused, *bphp_ce_circuit_open, *bphp_ce_cooling,
 	*bphp_ce_bulkhead_full, *bphp_ce_no_tokens, *bphp_ce_retry_deferred;
@@ -88,6 +89,8 @@ struct bphp_permit_obj {
 	int released;
 	int counted;
 	char breaker[BRK_NAME_MAX + 1];
+	int admission;           /* a Breakerd\Admission: released by brk_admit_release() */
+	struct brk_admission adm;
 	/* the permits still out in this request (released at RSHUTDOWN) */
 	struct bphp_permit_obj *prev, *next;
 	zend_object std;
@@ -156,6 +159,9 @@ uint64_t *bphp_fake_clock_ptr(zend_object *clock);
 
 /* A Permit object for a permit admitted by a breaker of @s. */
 void bphp_permit_new(zval *rv, struct bphp_seg *s, const brk_permit *p, const char *breaker);
+/* An Admission object for a GO of brk_admit() on @s. */
+void bphp_admission_new(zval *rv, struct bphp_seg *s, const struct brk_admission *adm,
+			const char *breaker);
 /* Release every permit still out in this process (request shutdown). */
 void bphp_permits_cancel_all(void);
 

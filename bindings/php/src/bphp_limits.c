@@ -217,6 +217,84 @@ PHP_METHOD(Breakerd_Segment, budget)
 	wrap(return_value, bphp_ce_budget, s, g);
 }
 
+/* Segment->admit(?Breaker $breaker = null, Pace|Bucket|null $pace = null,
+ *                ?Budget $budget = null, string $priority = 'normal',
+ *                bool $retry = false, int|float|string $maxWait = 0): Admission
+ * brk_admit(): the job through its gates (breaker, pace, budget) in the
+ * library's order, with its priority (high may use a breaker's and a
+ * pace's reserve), sleeping up to $maxWait (never on a FakeClock
+ * segment); a refusal throws its Refused subclass. Report the Admission
+ * as a Permit. */
+PHP_METHOD(Breakerd_Segment, admit)
+{
+	zend_object *br = NULL, *pace = NULL, *budget = NULL;
+	zend_string *prio_s = NULL;
+	bool retry = 0;
+	zval *wait_z = NULL;
+	struct brk_admit_req req;
+	struct brk_admission adm;
+	struct bphp_seg *s;
+	uint64_t max_wait = 0;
+	const char *name = "";
+	int rc;
+
+	ZEND_PARSE_PARAMETERS_START(0, 6)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_OBJ_OF_CLASS_OR_NULL(br, bphp_ce_breaker)
+		Z_PARAM_OBJ_OR_NULL(pace)
+		Z_PARAM_OBJ_OF_CLASS_OR_NULL(budget, bphp_ce_budget)
+		Z_PARAM_STR(prio_s)
+		Z_PARAM_BOOL(retry)
+		Z_PARAM_ZVAL(wait_z)
+	ZEND_PARSE_PARAMETERS_END();
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.priority = BRK_PRIORITY_NORMAL;
+	if (pace && pace->ce != bphp_ce_pace && pace->ce != bphp_ce_bucket) {
+		zend_argument_type_error(2, "must be of type Breakerd\\Pace|Breakerd\\Bucket|null, %s given",
+					 ZSTR_VAL(pace->ce->name));
+		RETURN_THROWS();
+	}
+	if (prio_s) {
+		if (zend_string_equals_literal(prio_s, "high"))
+			req.priority = BRK_PRIORITY_HIGH;
+		else if (!zend_string_equals_literal(prio_s, "normal")) {
+			zend_argument_value_error(4, "must be \"normal\" or \"high\", not \"%s\"",
+						  ZSTR_VAL(prio_s));
+			RETURN_THROWS();
+		}
+	}
+	if (wait_z && bphp_duration_ms(wait_z, 6, NULL, &max_wait))
+		RETURN_THROWS();
+	if (!(s = bphp_segment_of(ZEND_THIS)))
+		RETURN_THROWS();
+	if (br) {
+		req.breaker = BPHP_OBJ(bphp_breaker_obj, br)->b;
+		name = brk_breaker_name(req.breaker);
+	}
+	if (pace)
+		req.pace = BPHP_OBJ(bphp_limit_obj, pace)->rec;
+	if (budget)
+		req.budget = BPHP_OBJ(bphp_limit_obj, budget)->rec;
+	req.attempt = retry ? BRK_RETRY : BRK_FIRST_ATTEMPT;
+	req.max_wait_ms = s->clock ? 0 : max_wait;
+	rc = brk_admit(&req, &adm);
+	if (rc == 0) {
+		bphp_admission_new(return_value, s, &adm, name);
+		return;
+	}
+	if (brk_is_refusal(rc)) {
+		const char *cause = rc == -BRK_ENOTOKENS ? "no_tokens"
+				  : rc == -BRK_EDEFERRED ? "deferred"
+				  : rc == -BRK_EEXPIRED ? "expired" : brk_cause_name(adm.cause);
+
+		bphp_throw_refused(rc, (double)adm.wait_ms / 1000.0, cause, adm.by);
+	} else {
+		bphp_throw(rc, "admit");
+	}
+	RETURN_THROWS();
+}
+
 /* ---- Bucket and Pace ---------------------------------------------------------- */
 
 static double wait_s(struct bphp_limit_obj *o, uint64_t not_before)

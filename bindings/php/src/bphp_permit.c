@@ -15,7 +15,7 @@
 
 #include "bphp_core.h"
 
-zend_class_entry *bphp_ce_permit;
+zend_class_entry *bphp_ce_permit, *bphp_ce_admission;
 static zend_object_handlers permit_handlers;
 
 /* The permits out in this process, not yet released. */
@@ -41,7 +41,8 @@ static int release(struct bphp_permit_obj *o, int outcome, int reason, int64_t r
 		return 1;
 	o->released = 1;
 	unlink_out(o);
-	rc = brk_release(&o->p, outcome, reason, ra_ms);
+	rc = o->admission ? brk_admit_release(&o->adm, outcome, reason, ra_ms)
+			  : brk_release(&o->p, outcome, reason, ra_ms);
 	if (rc == 0) {
 		o->counted = 1;
 		return 0;
@@ -91,6 +92,25 @@ void bphp_permit_new(zval *rv, struct bphp_seg *s, const brk_permit *p, const ch
 	o = BPHP_OBJ(bphp_permit_obj, Z_OBJ_P(rv));
 	o->s = bphp_seg_ref(s);
 	o->p = *p;
+	o->pid = bphp_pid;
+	o->released = 0;
+	snprintf(o->breaker, sizeof(o->breaker), "%s", breaker);
+	o->next = out_head;
+	if (out_head)
+		out_head->prev = o;
+	out_head = o;
+}
+
+void bphp_admission_new(zval *rv, struct bphp_seg *s, const struct brk_admission *adm,
+			const char *breaker)
+{
+	struct bphp_permit_obj *o;
+
+	object_init_ex(rv, bphp_ce_admission);
+	o = BPHP_OBJ(bphp_permit_obj, Z_OBJ_P(rv));
+	o->s = bphp_seg_ref(s);
+	o->admission = 1;
+	o->adm = *adm;
 	o->pid = bphp_pid;
 	o->released = 0;
 	snprintf(o->breaker, sizeof(o->breaker), "%s", breaker);
@@ -272,4 +292,12 @@ void bphp_init_permit(void)
 	permit_handlers.offset = XtOffsetOf(struct bphp_permit_obj, std);
 	permit_handlers.free_obj = permit_free;
 	permit_handlers.clone_obj = NULL;
+
+	/* Breakerd\Admission (Segment->admit()): the same reports, released
+	 * by brk_admit_release() (a paced 429 is THROTTLED and cuts the pace). */
+	INIT_CLASS_ENTRY(ce, "Breakerd\\Admission", permit_methods);
+	bphp_ce_admission = zend_register_internal_class(&ce);
+	bphp_ce_admission->ce_flags |= ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES |
+				       ZEND_ACC_NOT_SERIALIZABLE;
+	bphp_ce_admission->create_object = permit_create;
 }

@@ -359,6 +359,7 @@ PHP_METHOD(Breakerd_Segment, breaker);
 PHP_METHOD(Breakerd_Segment, bucket);
 PHP_METHOD(Breakerd_Segment, pace);
 PHP_METHOD(Breakerd_Segment, budget);
+PHP_METHOD(Breakerd_Segment, admit);
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(ai_breaker, 0, 1, Breakerd\\Breaker, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
@@ -382,7 +383,17 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(ai_budget, 0, 1, Breakerd\\Budget, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ratio, IS_DOUBLE, 0, "0.2")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(ai_admit, 0, 0, Breakerd\\Admission, 0)
+	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, breaker, Breakerd\\Breaker, 1, "null")
+	ZEND_ARG_OBJ_TYPE_MASK(0, pace, Breakerd\\Pace|Breakerd\\Bucket, MAY_BE_NULL, "null")
+	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, budget, Breakerd\\Budget, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, priority, IS_STRING, 0, "'normal'")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, retry, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_MASK(0, maxWait, MAY_BE_LONG | MAY_BE_DOUBLE | MAY_BE_STRING, "0")
+ZEND_END_ARG_INFO()
+
 static const zend_function_entry segment_methods[] = {
+	PHP_ME(Breakerd_Segment, admit, ai_admit, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Segment, breaker, ai_breaker, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Segment, bucket, ai_bucket, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Segment, pace, ai_pace, ZEND_ACC_PUBLIC)

@@ -219,4 +219,28 @@ final class BreakerTest extends TestCase
         $pc = $this->seg->pace('pc', 100.0);
         $this->assertTrue($pc->take()->report(429));
     }
+
+    public function testAdmitUsesTheReserveAndAPacedRateLimitIsThrottled(): void
+    {
+        $br = $this->seg->breaker('adm', ['max_concurrent' => 2, 'reserve_pct' => 50]);
+        $a = $this->seg->admit($br);
+        try {
+            $this->seg->admit($br);
+            $this->fail('normal priority took the reserve');
+        } catch (Breakerd\BulkheadFull $e) {
+            $this->assertSame('adm', $e->getBreaker());
+        }
+        $high = $this->seg->admit($br, priority: 'high');
+        $this->assertInstanceOf(Breakerd\Admission::class, $high);
+        $this->assertTrue($high->success());
+        $this->assertTrue($a->success());
+
+        $pace = $this->seg->pace('adm-pace', 100.0);
+        $x = $this->seg->admit($br, $pace);
+        $x->reportHttp(429);
+        $c = $br->info()['counters'];
+        $this->assertSame(1, $c['throttled']);
+        $this->assertSame(0, $c['failures']);
+        $this->assertSame(1, $pace->info()['pace']['counters']['cuts']);
+    }
 }
