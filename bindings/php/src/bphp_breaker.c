@@ -316,6 +316,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(ai_configure, 0, 1, IS_VOID, 0)
 ZEND_END_ARG_INFO()
 
 static const zend_function_entry breaker_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_ME(Breakerd_Breaker, name, ai_string, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Breaker, call, ai_call, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Breaker, acquire, ai_acquire, ZEND_ACC_PUBLIC)

@@ -168,6 +168,15 @@ void bphp_permits_cancel_all(void);
 /* Segment object -> handle (throws and returns NULL if closed). */
 struct bphp_seg *bphp_segment_of(zval *self);
 
+/* A private __construct for the classes only the extension makes
+ * (Segment::attach(), $seg->breaker()...): `new` of them is an Error. */
+ZEND_FUNCTION(bphp_no_construct);
+static const zend_internal_arg_info bphp_ai_no_construct[] __attribute__((unused)) = {
+	{ (const char *)(zend_uintptr_t)0, ZEND_TYPE_INIT_NONE(0), NULL },
+};
+#define BPHP_NO_CONSTRUCT \
+	ZEND_RAW_FENTRY("__construct", zif_bphp_no_construct, bphp_ai_no_construct, ZEND_ACC_PRIVATE)
+
 void bphp_init_segment(void);
 void bphp_init_breaker(void);
 void bphp_init_permit(void);

@@ -617,6 +617,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(ai_report, 0, 1, _IS_BOOL, 0)
 ZEND_END_ARG_INFO()
 
 static const zend_function_entry bucket_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_ME(Breakerd_Bucket, name, ai_string, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Bucket, take, ai_take, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Bucket, tryTake, ai_try_take, ZEND_ACC_PUBLIC)
@@ -625,6 +626,7 @@ static const zend_function_entry bucket_methods[] = {
 };
 
 static const zend_function_entry pace_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_MALIAS(Breakerd_Bucket, name, name, ai_string, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Pace, take, ai_pace_take, ZEND_ACC_PUBLIC)
 	PHP_MALIAS(Breakerd_Bucket, info, info, ai_array, ZEND_ACC_PUBLIC)
@@ -632,6 +634,7 @@ static const zend_function_entry pace_methods[] = {
 };
 
 static const zend_function_entry token_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_ME(Breakerd_PaceToken, report, ai_report, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_PaceToken, isReported, ai_bool, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_PaceToken, takenAtNs, ai_long, ZEND_ACC_PUBLIC)
@@ -639,6 +642,7 @@ static const zend_function_entry token_methods[] = {
 };
 
 static const zend_function_entry budget_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_ME(Breakerd_Budget, name, ai_string, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Budget, deposit, ai_void, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Budget, retry, ai_void, ZEND_ACC_PUBLIC)

@@ -171,6 +171,11 @@ int bphp_http_classify(zend_long status, HashTable *headers, uint32_t argn, stru
 	return 0;
 }
 
+ZEND_FUNCTION(bphp_no_construct)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+}
+
 /* ---- namespace functions --------------------------------------------------- */
 
 /* Breakerd\classifyHttp(int $status, array $headers = []): array

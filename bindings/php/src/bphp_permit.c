@@ -267,6 +267,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(ai_http, 0, 1, _IS_BOOL, 0)
 ZEND_END_ARG_INFO()
 
 static const zend_function_entry permit_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_ME(Breakerd_Permit, success, ai_simple, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Permit, failure, ai_failure, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Permit, healthyError, ai_simple, ZEND_ACC_PUBLIC)

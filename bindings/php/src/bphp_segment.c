@@ -393,6 +393,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(ai_admit, 0, 0, Breakerd\\Admission, 0)
 ZEND_END_ARG_INFO()
 
 static const zend_function_entry segment_methods[] = {
+	BPHP_NO_CONSTRUCT
 	PHP_ME(Breakerd_Segment, admit, ai_admit, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Segment, breaker, ai_breaker, ZEND_ACC_PUBLIC)
 	PHP_ME(Breakerd_Segment, bucket, ai_bucket, ZEND_ACC_PUBLIC)

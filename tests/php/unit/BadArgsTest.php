@@ -79,4 +79,18 @@ final class BadArgsTest extends TestCase
         $this->assertFalse($p->isReleased());
         $this->assertTrue($p->success());
     }
+
+    /** @dataProvider madeByTheExtension */
+    public function testOnlyTheExtensionMakesTheHandles(string $class): void
+    {
+        $this->expectException(\Error::class);
+        $this->expectExceptionMessage("Call to private $class::__construct()");
+        new $class();
+    }
+
+    public static function madeByTheExtension(): array
+    {
+        return array_map(fn($c) => [$c], ['Breakerd\\Segment', 'Breakerd\\Breaker', 'Breakerd\\Permit',
+            'Breakerd\\Admission', 'Breakerd\\Bucket', 'Breakerd\\Pace', 'Breakerd\\PaceToken', 'Breakerd\\Budget']);
+    }
 }
