@@ -12,6 +12,7 @@
 #   ```c       (unmarked)    tests/readme/readme_example.sh builds it
 #   ```python  (unmarked)    tests/python/test_readme.py runs it
 #   ```ruby    (unmarked)    tests/ruby/test_guide.rb runs it (docs/guide/ruby.md)
+#   ```php     (unmarked)    tests/php/unit/GuideTest.php runs it (docs/guide/php.md)
 #   ```sh      (unmarked)    only bctl lines (and '.' FILE) allowed; run
 #                            here: the whole block under bash -e, with
 #                            BCTL first on PATH, a private segment in
@@ -55,6 +56,9 @@ grep -q '"docs", "guide"' tests/python/test_readme.py &&
 grep -q 'docs/guide/ruby.md' tests/ruby/test_guide.rb &&
 	ok "tests/ruby/test_guide.rb reads docs/guide/ruby.md" ||
 	bad "tests/ruby/test_guide.rb does not read docs/guide/ruby.md"
+grep -q 'docs/guide/php.md' tests/php/unit/GuideTest.php &&
+	ok "tests/php/unit/GuideTest.php reads docs/guide/php.md" ||
+	bad "tests/php/unit/GuideTest.php does not read docs/guide/php.md"
 
 # The manifest: one line per block, FILE LINE LANG MARKER; its body in
 # $TMP/N.body, de-indented by the fence's indent.
@@ -185,6 +189,7 @@ while IFS=$'\t' read -r n file line lang marker; do
 	c) ok "$where: c block, built by tests/readme/readme_example.sh" ;;
 	python) ok "$where: python block, run by tests/python/test_readme.py" ;;
 	ruby) ok "$where: ruby block, run by tests/ruby/test_guide.rb" ;;
+	php) ok "$where: php block, run by tests/php/unit/GuideTest.php" ;;
 	sh) run_sh "$n" "$where" ;;
 	ini) run_ini "$n" "$where" ;;
 	yaml) run_yaml "$n" "$where" ;;
