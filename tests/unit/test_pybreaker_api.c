@@ -110,6 +110,7 @@ static void trip_restart_restarts_an_open_period(void **state)
 	brk_breaker *b;
 
 	ut_cfg(&c);
+	c.max_open_ms = 60000; /* above the periods below: no cap (issue 22) */
 	b = ut_breaker(u, "restart", &c);
 	ut_rc(0, brk_trip(b, 10000));
 	ut_advance_ms(u, 6000);
@@ -121,6 +122,9 @@ static void trip_restart_restarts_an_open_period(void **state)
 	assert_int_equal(ut_open_remaining(b), 500);
 	ut_rc(-EINVAL, brk_trip_restart(b, 0));
 	ut_rc(-EINVAL, brk_trip_restart(NULL, 1));
+	/* a restart is a cooling period like any other: capped at max_open */
+	ut_rc(0, brk_trip_restart(b, 3600000));
+	assert_int_equal(ut_open_remaining(b), 60000);
 }
 
 static void counts_match_the_snapshot(void **state)
