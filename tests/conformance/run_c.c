@@ -192,12 +192,15 @@ static json_t *breaker_info(brk_breaker *b)
 	json_object_set_new(o, "mode", json_string(brk_mode_name(in.mode)));
 	SETU(o, "generation", in.generation);
 	SETU(o, "consecutive_failures", in.consecutive_failures);
+	SETU(o, "failure_streak", in.failure_streak);
 	SETU(o, "cooling_level", in.cooling_level);
 	SETU(o, "open_remaining_ms", in.open_remaining_ms);
 	SETU(o, "cool_until_remaining_ms", in.cool_until_remaining_ms);
 	SETU(o, "half_open_successes", in.half_open_successes);
 	SETU(o, "probes_in_flight", in.probes_in_flight);
 	SETU(o, "in_flight", in.in_flight);
+	json_object_set_new(o, "implicit_pace_per_s", in.implicit_pace_per_s > 0.0 ?
+			    json_real(in.implicit_pace_per_s) : json_null());
 	w = json_object();
 	SETU(w, "calls", in.window_calls);
 	SETU(w, "failures", in.window_failures);

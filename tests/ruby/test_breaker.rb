@@ -134,13 +134,15 @@ class TestBreaker < Minitest::Test
                              success_threshold: 2, probe_timeout: "5s", max_wait: "20s",
                              max_concurrent: 8, failure_rate: 50, window: "30s", min_calls: 10,
                              slow_call: "500ms", slow_rate: 80, min_distinct_processes: 2,
-                             reserve_pct: 25, hold_histogram: true, fleet: true, fleet_probe: true)
+                             reserve_pct: 25, hold_histogram: true, fleet: true, fleet_probe: true,
+                             implicit_pace: false)
     cfg = br.info["config"]
     want = { "failure_threshold" => 4, "open_ms" => 1500, "max_open_ms" => 60_000, "half_open_probes" => 2,
              "success_threshold" => 2, "probe_timeout_ms" => 5000, "max_wait_ms" => 20_000,
              "max_concurrent" => 8, "failure_rate_pct" => 50, "window_ms" => 30_000, "min_calls" => 10,
              "slow_call_ms" => 500, "slow_rate_pct" => 80, "min_distinct_processes" => 2,
-             "reserve_pct" => 25, "hold_histogram" => true, "fleet" => true, "fleet_probe" => true }
+             "reserve_pct" => 25, "hold_histogram" => true, "fleet" => true, "fleet_probe" => true,
+             "implicit_pace" => false }
     assert_equal want, cfg.slice(*want.keys)
   end
 

@@ -28,7 +28,7 @@ static void config_array(zval *h, const struct brk_config *c)
 		if (!name || brk_config_field_get(c, bit, &v))
 			continue;
 		if (!strcmp(name, "hold_histogram") || !strcmp(name, "fleet") ||
-		    !strcmp(name, "fleet_probe"))
+		    !strcmp(name, "fleet_probe") || !strcmp(name, "implicit_pace"))
 			PUTB(h, name, v != 0);
 		else
 			PUTU(h, name, v);
@@ -52,8 +52,9 @@ void bphp_breaker_info_array(zval *d, const struct brk_info *in)
 	PUTSTR(d, "kind", "breaker");
 	PUTSTR(d, "state", brk_state_name(in->state));
 	PUTSTR(d, "mode", brk_mode_name(in->mode));
-	PUTU(d, "generation", in->generation);
+	PUTU(d, "generation", in->generation_full);
 	PUTU(d, "consecutive_failures", in->consecutive_failures);
+	PUTU(d, "failure_streak", in->failure_streak);
 	PUTU(d, "cooling_level", in->cooling_level);
 	PUTU(d, "open_remaining_ms", in->open_remaining_ms);
 	PUTU(d, "cool_until_remaining_ms", in->cool_until_remaining_ms);
@@ -80,6 +81,11 @@ void bphp_breaker_info_array(zval *d, const struct brk_info *in)
 	add_assoc_zval(d, "window", &x);
 	config_array(&x, &in->config);
 	add_assoc_zval(d, "config", &x);
+	/* as bctl inspect --json: the breaker's implicit pace's rate, or null */
+	if (in->implicit_pace_per_s > 0.0)
+		PUTD(d, "implicit_pace_per_s", in->implicit_pace_per_s);
+	else
+		add_assoc_null(d, "implicit_pace_per_s");
 	array_init(&x);
 	PUTU(&x, "allowed", c->allowed);
 	PUTU(&x, "rejected_open", c->rejected_open);

@@ -33,6 +33,7 @@ static const struct setting {
 	{ "hold_histogram", "hold_histogram", K_BOOL },
 	{ "fleet", "fleet", K_BOOL },
 	{ "fleet_probe", "fleet_probe", K_BOOL },
+	{ "implicit_pace", "implicit_pace", K_BOOL },
 };
 
 static const struct rule { const char *field; const char *text; } rules[] = {

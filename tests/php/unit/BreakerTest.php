@@ -156,11 +156,13 @@ final class BreakerTest extends TestCase
     {
         $info = $this->seg->breaker('api', ['hold_histogram' => true])->info();
         foreach (['name', 'kind', 'state', 'mode', 'generation', 'consecutive_failures',
-                  'cooling_level', 'open_remaining_ms', 'cool_until_remaining_ms',
+                  'failure_streak', 'implicit_pace_per_s', 'cooling_level', 'open_remaining_ms', 'cool_until_remaining_ms',
                   'half_open_successes', 'probes_in_flight', 'in_flight', 'record_bytes',
                   'leases', 'window', 'config', 'counters', 'signals', 'hold_time'] as $k) {
             $this->assertArrayHasKey($k, $info, $k);
         }
+        $this->assertSame(0, $info['failure_streak']);
+        $this->assertNull($info['implicit_pace_per_s']);
         $this->assertTrue($info['config']['hold_histogram']);
     }
 
@@ -172,7 +174,7 @@ final class BreakerTest extends TestCase
             'max_wait' => '2m', 'max_concurrent' => 10, 'failure_rate' => 50,
             'window' => '20s', 'min_calls' => 5, 'slow_call' => '800ms', 'slow_rate' => 40,
             'min_distinct_processes' => 2, 'reserve_pct' => 20, 'hold_histogram' => true,
-            'fleet' => false, 'fleet_probe' => false,
+            'fleet' => false, 'fleet_probe' => false, 'implicit_pace' => false,
         ]);
         $c = $br->info()['config'];
         $this->assertSame(7, $c['failure_threshold']);
@@ -183,6 +185,8 @@ final class BreakerTest extends TestCase
         $this->assertSame(50, $c['failure_rate_pct']);
         $this->assertSame(800, $c['slow_call_ms']);
         $this->assertSame(20, $c['reserve_pct']);
+        $this->assertFalse($c['implicit_pace']);
+        $this->assertTrue($this->seg->breaker('dflt')->info()['config']['implicit_pace']);
     }
 
     public function testEventsAndSegmentInfo(): void

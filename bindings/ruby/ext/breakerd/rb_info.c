@@ -25,7 +25,7 @@ static VALUE config_hash(const struct brk_config *c)
 		if (!name || brk_config_field_get(c, bit, &v))
 			continue;
 		if (!strcmp(name, "hold_histogram") || !strcmp(name, "fleet") ||
-		    !strcmp(name, "fleet_probe"))
+		    !strcmp(name, "fleet_probe") || !strcmp(name, "implicit_pace"))
 			PUT(h, name, v ? Qtrue : Qfalse);
 		else
 			PUTU(h, name, v);
@@ -49,8 +49,9 @@ VALUE rbk_breaker_info_hash(const struct brk_info *in)
 	PUTS(d, "kind", "breaker");
 	PUTS(d, "state", brk_state_name(in->state));
 	PUTS(d, "mode", brk_mode_name(in->mode));
-	PUTU(d, "generation", in->generation);
+	PUTU(d, "generation", in->generation_full);
 	PUTU(d, "consecutive_failures", in->consecutive_failures);
+	PUTU(d, "failure_streak", in->failure_streak);
 	PUTU(d, "cooling_level", in->cooling_level);
 	PUTU(d, "open_remaining_ms", in->open_remaining_ms);
 	PUTU(d, "cool_until_remaining_ms", in->cool_until_remaining_ms);
@@ -76,6 +77,9 @@ VALUE rbk_breaker_info_hash(const struct brk_info *in)
 	PUTU(x, "distinct_failing_processes", in->distinct_failing_processes);
 	PUT(d, "window", x);
 	PUT(d, "config", config_hash(&in->config));
+	/* as bctl inspect --json: the breaker's implicit pace's rate, or nil */
+	PUT(d, "implicit_pace_per_s", in->implicit_pace_per_s > 0.0 ?
+	    rb_float_new(in->implicit_pace_per_s) : Qnil);
 	x = rb_hash_new();
 	PUTU(x, "allowed", c->allowed);
 	PUTU(x, "rejected_open", c->rejected_open);

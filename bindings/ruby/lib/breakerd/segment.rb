@@ -21,7 +21,7 @@ module Breakerd
     # success_threshold:, probe_timeout:, max_wait:, max_concurrent:,
     # failure_rate:, window:, min_calls:, slow_call:, slow_rate:,
     # min_distinct_processes:, reserve_pct:, hold_histogram:, fleet:,
-    # fleet_probe:) are used only if this call creates it. +failure:+
+    # fleet_probe:, implicit_pace:) are used only if this call creates it. +failure:+
     # (default StandardError), +exclude:+ and +ignore:+ classify the
     # exceptions of #call / #acquire blocks. Everything is checked before
     # the segment is touched.

@@ -20,7 +20,8 @@ module Breakerd
       reserve_pct: ["reserve_pct", :count],
       hold_histogram: ["hold_histogram", :bool],
       fleet: ["fleet", :bool],
-      fleet_probe: ["fleet_probe", :bool]
+      fleet_probe: ["fleet_probe", :bool],
+      implicit_pace: ["implicit_pace", :bool]
     }.freeze
     BY_FIELD = TABLE.to_h { |k, (f, _)| [f, k] }.freeze
 
