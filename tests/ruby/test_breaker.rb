@@ -42,7 +42,9 @@ class TestBreaker < Minitest::Test
   end
 
   def test_acquire_with_a_block_reports_what_the_block_did_not
-    br = @seg.breaker("t/e", failure_threshold: 5, max_wait: "10s")
+    # a 503 with Retry-After that cools (implicit_pace off: by default the
+    # breaker's implicit pace would take it, cause "paced")
+    br = @seg.breaker("t/e", failure_threshold: 5, max_wait: "10s", implicit_pace: false)
     br.acquire { |p| p.report_http(503, { "retry-after" => "3" }) }
     e = assert_raises(Breakerd::Cooling) { br.call { 1 } }
     assert_in_delta 3.0, e.wait, 0.76

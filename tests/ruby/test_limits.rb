@@ -31,7 +31,9 @@ class TestLimits < Minitest::Test
     assert_operator e.wait, :>, 0
     assert_equal true, t.report(429, { "Retry-After" => "1" })
     assert_raises(Breakerd::Error) { t.report(200) }
-    assert_in_delta 70.0, pc.info["pace"]["rate"], 0.1
+    # the first cut, with no success to estimate from: limit 0.7 x 100 =
+    # 70/s (BRK_PACE_NODATA_CUT), held at BRK_PACE_HOLD_GAIN 0.97 x 70
+    assert_in_delta 67.9, pc.info["pace"]["rate"], 0.05
   end
 
   def test_durations

@@ -94,23 +94,49 @@ class TestSemian < Minitest::Test
     [server, thread]
   end
 
+  # A 429 with Retry-After: by default the breaker's implicit pace takes
+  # it (throttled, not a failure, no cool-until; the next call waits for
+  # the pace's token); with implicit_pace off it is a rate_limited failure
+  # whose Retry-After cools every caller.
   def test_net_http_adapter_classifies_responses
     server, thread = serve([[200], [500], [429, "5"]])
     port = server.addr[1]
-    Semian::NetHTTP.semian_configuration = proc do |host, _|
-      { name: "up", tickets: 2, error_threshold: 3, error_timeout: 10, success_threshold: 1 } if host == "127.0.0.1"
+    off_server, off_thread = serve([[429, "5"]])
+    off_port = off_server.addr[1]
+    Semian::NetHTTP.semian_configuration = proc do |host, p|
+      next unless host == "127.0.0.1"
+
+      if p == off_port
+        { name: "up_off", tickets: 2, error_threshold: 3, error_timeout: 10, success_threshold: 1,
+          breakerd: { implicit_pace: false } }
+      else
+        { name: "up", tickets: 2, error_threshold: 3, error_timeout: 10, success_threshold: 1 }
+      end
     end
     get = -> { Net::HTTP.get_response(URI("http://127.0.0.1:#{port}/")) }
     assert_equal "200", get.call.code
     assert_equal "500", get.call.code
     assert_equal "429", get.call.code
     e = assert_raises(Net::CircuitOpenError) { get.call }
-    assert_match(/cooling/, e.message)
+    assert_match(/paced/, e.message)
     info = Semian["nethttp_up"].breaker.info
-    assert_equal [1, 2], [info["counters"]["successes"], info["counters"]["failures"]]
-    assert_equal 5000, info["cool_until_remaining_ms"]
+    assert_equal [1, 1, 1], [info["counters"]["successes"], info["counters"]["failures"], info["counters"]["throttled"]]
+    assert_equal 0, info["counters"]["failures_by_reason"]["rate_limited"]
+    assert_equal 0, info["cool_until_remaining_ms"]
+    assert_operator info["implicit_pace_per_s"], :>, 0
     thread.join
     server.close
+
+    get_off = -> { Net::HTTP.get_response(URI("http://127.0.0.1:#{off_port}/")) }
+    assert_equal "429", get_off.call.code
+    e = assert_raises(Net::CircuitOpenError) { get_off.call }
+    assert_match(/cooling/, e.message)
+    info = Semian["nethttp_up_off"].breaker.info
+    assert_equal [1, 1], [info["counters"]["failures"], info["counters"]["failures_by_reason"]["rate_limited"]]
+    assert_equal 5000, info["cool_until_remaining_ms"]
+    assert_nil info["implicit_pace_per_s"]
+    off_thread.join
+    off_server.close
   end
 
   def test_net_http_connection_refused_is_a_failure

@@ -46,7 +46,9 @@ final class GuzzleTest extends TestCase
             new Response(200), new Response(404), new Response(401),
             new Response(503), new Response(429, ['Retry-After' => '5']),
         ]);
-        $client = $this->client($mock, ['failure_threshold' => 10]);
+        // implicit_pace off: the 429 stays a rate_limited failure whose
+        // Retry-After cools (the default: testA429MakesTheImplicitPace)
+        $client = $this->client($mock, ['failure_threshold' => 10, 'implicit_pace' => false]);
         $client->get('http://api.example/a');
         foreach ([404, 401, 503, 429] as $st) {
             try {
@@ -66,7 +68,32 @@ final class GuzzleTest extends TestCase
         $client->get('http://api.example/b');
     }
 
-    public function testOneBreakerPerHostOrFromANamingFunction(): void
+    public function testA429MakesTheImplicitPace(): void
+    {
+        $mock = new MockHandler([new Response(429, ['Retry-After' => '5'])]);
+        $client = $this->client($mock, ['failure_threshold' => 1]);
+        try {
+            $client->get('http://api.example/a');
+            $this->fail('a 429 is a BadResponseException');
+        } catch (\GuzzleHttp\Exception\BadResponseException $e) {
+            $this->assertSame(429, $e->getResponse()->getStatusCode());
+        }
+        $info = $this->seg->breaker('api.example')->info();
+        $this->assertSame('closed', $info['state']);
+        $this->assertSame(0, $info['counters']['failures']);
+        $this->assertSame(0, $info['counters']['failures_by_reason']['rate_limited']);
+        $this->assertSame(1, $info['counters']['throttled']);
+        $this->assertSame(0, $info['cool_until_remaining_ms']);
+        $this->assertGreaterThan(0.0, $info['implicit_pace_per_s']);
+        try {
+            $client->get('http://api.example/b');
+            $this->fail('the next call waits for the implicit pace');
+        } catch (Cooling $e) {
+            $this->assertSame('paced', $e->getCause());
+        }
+    }
+
+        public function testOneBreakerPerHostOrFromANamingFunction(): void
     {
         $client = $this->client(new MockHandler([new Response(500), new Response(200)]),
             ['failure_threshold' => 1]);
