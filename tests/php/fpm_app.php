@@ -28,6 +28,8 @@ if ($path === '/info') {
 $stack = HandlerStack::create();
 $stack->push(BreakerMiddleware::create(Breakerd\Segment::attach(), [
     'failure_threshold' => 3, 'open' => '1s', 'max_open' => '1s', 'probe_timeout' => '60s',
+    // off: part E of fpm_fleet.php tests the shared Retry-After cooling
+    'implicit_pace' => false,
 ]), 'breakerd');
 $client = new Client(['handler' => $stack, 'http_errors' => false, 'timeout' => 90]);
 try {

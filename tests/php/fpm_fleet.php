@@ -14,7 +14,8 @@
 //   D. kill -9 of the child holding the probe (upstream hangs) is
 //      reclaimed by the next refused caller;
 //   E. a 429 with Retry-After seen by one child cools every child, a PHP
-//      CLI process and a Python process on the same segment;
+//      CLI process and a Python process on the same segment (the breaker
+//      has implicit_pace off: by default its implicit pace takes the 429);
 //   F. recycling (pm.max_requests) and the kill lost nothing: no lease
 //      left, every admitted call accounted for.
 // FPM runs its children as root when the test is root (user = root, -R);
@@ -249,7 +250,8 @@ CONF);
     $seg = Segment::attach($SHM);
     $name = "127.0.0.1:{$up->port}";
     // the settings of fpm_app.php (whoever comes first creates the record)
-    $br = $seg->breaker($name, ['failure_threshold' => 3, 'open' => '1s', 'max_open' => '1s', 'probe_timeout' => '60s']);
+    $br = $seg->breaker($name, ['failure_threshold' => 3, 'open' => '1s', 'max_open' => '1s', 'probe_timeout' => '60s',
+                               'implicit_pace' => false]);
     $up->mode('ok');
     $bodies = load($nport, 1);
     check(count($bodies) > 0 && count(bodies_of($bodies, ' upstream 200')) === count($bodies),
@@ -332,6 +334,9 @@ CONF);
     check(count(bodies_of($bodies, ' upstream 200')) === count($bodies), 'after the reclaim every call goes through');
 
     // E. a 429 with Retry-After cools every child, a PHP CLI and Python
+    // every cooling period is capped at max_open (1 s above): raised so
+    // the 4 s Retry-After is kept whole
+    $br->configure(['max_open' => '10s']);
     $up->mode('429', 4);
     $up->reset();
     $first = get($nport, '/call')[1];
