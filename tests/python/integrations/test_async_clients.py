@@ -85,8 +85,14 @@ def counters(seg, url):
 
 # ---- httpx, sync -----------------------------------------------------------
 
+# implicit_pace off: the 429 stays a rate_limited failure whose Retry-After
+# cools (by default the breaker's implicit pace takes it: see
+# test_httpx_429_makes_the_implicit_pace)
+NO_IPACE = {"implicit_pace": False}
+
+
 def test_httpx_classifies_status_and_retry_after(realseg, upstream):
-    with httpx.Client(transport=BreakerTransport(realseg)) as c:
+    with httpx.Client(transport=BreakerTransport(realseg, breaker_kwargs=NO_IPACE)) as c:
         assert c.get(upstream + "/200").status_code == 200
         assert c.get(upstream + "/503").status_code == 503
         assert c.get(upstream + "/429").status_code == 429
@@ -97,6 +103,16 @@ def test_httpx_classifies_status_and_retry_after(realseg, upstream):
     with httpx.Client(transport=BreakerTransport(realseg)) as c:
         with pytest.raises(breakerd.Cooling):
             c.get(upstream + "/200")
+
+
+def test_httpx_429_makes_the_implicit_pace(realseg, upstream):
+    with httpx.Client(transport=BreakerTransport(realseg)) as c:
+        assert c.get(upstream + "/429").status_code == 429
+    info = counters(realseg, upstream)
+    assert info["counters"]["failures"] == 0
+    assert info["counters"]["throttled"] == 1
+    assert info["cool_until_remaining_ms"] == 0
+    assert info["implicit_pace_per_s"] > 0
 
 
 def test_httpx_refusal_opens_no_connection(realseg, counting_socket):
@@ -158,7 +174,7 @@ def test_aiohttp_outcomes_retry_after_and_refusal(realseg, upstream, counting_so
     url = f"http://127.0.0.1:{port}/"
 
     async def main():
-        async with BreakerSession(realseg) as s:
+        async with BreakerSession(realseg, breaker_kwargs=NO_IPACE) as s:
             async with s.get(upstream + "/200") as r:
                 assert r.status == 200 and await r.text() == "ok"
             r = await s.get(upstream + "/503")
