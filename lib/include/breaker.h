@@ -2250,8 +2250,10 @@ enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 
  *
  * BRK_PACE_LIMITED: counted; cuts the rate iff @taken_at_ns is at or
  * after the last cut (ms resolution; the cut's ms is rounded up, so a
- * request taken in the cut's ms but before it never cuts again): w_max = min(rate now, accepted
- * rate) (see above; the rate itself when no success was counted), stored
+ * request taken in the cut's ms but before it never cuts again): the
+ * limit found (brk__pace_cut_limit(): the accepted rate, by whether the
+ * pace was holding or probing; docs/design/pacing.md "What a cut
+ * stores"), stored
  * with the time by one CAS (a loser re-reads and sees the newer cut);
  * then the TAT is set to at least now + tau (the bucket empty at the new
  * rate); event BRK_EV_PACE_CUT with the new rate.
@@ -2956,10 +2958,10 @@ BRK_API int brk_cool_for(brk_breaker *b, uint64_t ms);
 /**
  * brk_pace_cut - lower a pace's learned rate to @rate_milli (milli
  * tokens/s, clamped to its floor .. ceiling) as a BRK_PACE_LIMITED
- * report's cut would: the cut time is now and the curve's w_max is
- * rate / BRK_PACE_BETA, so the rate right after is the rate asked (never
- * above it: w_max is rounded down) and recovers along the same CUBIC
- * curve (RFC 8312 section 4.1; "Pacing (learned rate)"); the bucket is
+ * report's cut would: the cut time is now and the limit found is
+ * rate / BRK_PACE_HOLD_GAIN (not growing), so the rate right after is the
+ * rate asked (never above it: the limit is rounded down), held there and
+ * then probed above as after any cut ("Pacing (learned rate)"); the bucket is
  * empty at the new rate. Event "pace_cut" with the new rate (milli
  * tokens/s). A pace already at or below that rate now is left
  * (-EALREADY). Thread- and process-safe (one CAS on the cut word): every
