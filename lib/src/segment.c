@@ -311,7 +311,9 @@ static int owner_trusted(uid_t uid)
 		return 1;
 	if (user_uid("breakerd", &u) && u == uid)
 		return 1;
-	return uid_listed(uid, getenv(BRK_TRUSTED_OWNERS_ENV));
+	/* secure_getenv: in a set-uid/set-gid or file-capability program
+	 * the caller's environment must not widen whom it trusts */
+	return uid_listed(uid, secure_getenv(BRK_TRUSTED_OWNERS_ENV));
 }
 
 static int check_owner(const struct attach_ctx *c, const struct stat *st,
@@ -324,7 +326,7 @@ static int check_owner(const struct attach_ctx *c, const struct stat *st,
 		return fail(c, -EPROTO, "not a regular file");
 	owner_name(st->st_uid, who, sizeof(who));
 	if (!owner_trusted(st->st_uid)) {
-		env = getenv(BRK_TRUSTED_OWNERS_ENV);
+		env = secure_getenv(BRK_TRUSTED_OWNERS_ENV);
 		return fail(c, -BRK_EUNTRUSTED, "owned by %s, not a trusted "
 			    "owner (root, us: uid %u, the system user breakerd, "
 			    "or a user in $%s%s%s%s): refused %s. If that "
