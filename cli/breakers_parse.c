@@ -338,6 +338,13 @@ static char *bf_read(char *str, int num, void *stream)
 	}
 	str[len] = '\0';
 	r->line++;
+	/* a UTF-8 byte order mark (Windows editors) before the first line */
+	if (r->line == 1 && len >= 3 && memcmp(str, "\xef\xbb\xbf", 3) == 0) {
+		memmove(str, str + 3, len - 2);
+		len -= 3;
+		if (len == 0)
+			return str;
+	}
 	if (nul || (len == (size_t)num - 1 && str[len - 1] != '\n' &&
 		    !feof(r->f))) {
 		if (nul)
@@ -366,6 +373,23 @@ static char *bf_read(char *str, int num, void *stream)
 		*end = '\0';
 		bf_section_begin(r, p + 1, r->line);
 		*end = ']';
+		/* after ']' only blanks or a comment: a key written on the
+		 * header's line was dropped by inih without a word */
+		for (p = end + 1; *p == ' ' || *p == '\t'; p++)
+			;
+		if (*p && !strchr(";#\r\n", *p)) {
+			char tail[64];
+			size_t n = strcspn(p, "\r\n");
+
+			snprintf(tail, sizeof(tail), "%.*s", (int)(n < 48 ? n : 48), p);
+			*end = '\0';
+			bf_err(r, r->line, "[%s]: text after the section header "
+			       "('%s'): put each key on a line of its own",
+			       cli_q(strchr(str, '[') + 1), cli_q(tail));
+			*end = ']';
+			if (r->cur)
+				r->cur->unchecked = 1;
+		}
 	} else if (*p && !strchr(";#\r\n", *p) && !strpbrk(p, "=:")) {
 		/* neither section, key nor comment: said here, so every such
 		 * line is reported (inih tells only the first) */

@@ -8,7 +8,12 @@
 #   refused at once instead of read forever (a FIFO blocked bctl, and
 #   breakerd's SIGHUP, until a writer came; /dev/urandom grew to GBs);
 # - a file of very many errors is reported in bounded memory: the first
-#   errors, then how many more, then the summary with the full count.
+#   errors, then how many more, then the summary with the full count;
+# - text after a section header's ']' is an error, not dropped: a key
+#   written on the header's line ("[breaker a] failure_threshold = 3") was
+#   silently ignored;
+# - a UTF-8 byte order mark (Windows editors) before the first line is
+#   skipped, not a syntax error that puts every key outside a section.
 #
 # Uses its own segment /brkhostile-$$ and removes it at the end.
 set -u
@@ -86,6 +91,32 @@ if [ "$lines" -le 110 ] && grep -q 'and 199900 more errors' "$TMP/err"; then
 else
 	bad "... reporting the first 100 errors, then how many more" \
 		"$lines lines; tail: $(tail -n 3 "$TMP/err")"
+fi
+
+# --- text after a section header -----------------------------------------------
+printf '[breaker a] failure_threshold = 3\n' >"$TMP/hdr1.conf"
+apply "$TMP/hdr1.conf" --dry-run
+refused "a key on the header's line is an error, not dropped" \
+	"hdr1.conf:1: \\[breaker a\\]: text after the section header"
+printf '[breaker a]]\nopen = 1s\n' >"$TMP/hdr2.conf"
+apply "$TMP/hdr2.conf" --dry-run
+refused "a stray ']' after the header is an error" "hdr2.conf:1: .*text after the section header"
+printf '[breaker a]   ; a comment\nopen = 1s\n[breaker b] # another\n' >"$TMP/hdr3.conf"
+apply "$TMP/hdr3.conf" --dry-run
+if [ "$rc" -eq 0 ] && grep -q '\[breaker a\] would be created: open_ms 1000' "$TMP/out"; then
+	ok "a comment after the header is still fine"
+else
+	bad "a comment after the header is still fine" "exit $rc" "$(cat "$TMP/err")"
+fi
+
+# --- a byte order mark ---------------------------------------------------------
+printf '\xef\xbb\xbf[breaker a]\nopen = 1s\n' >"$TMP/bom.conf"
+apply "$TMP/bom.conf" --dry-run
+if [ "$rc" -eq 0 ] && grep -q '\[breaker a\] would be created: open_ms 1000' "$TMP/out"; then
+	ok "a UTF-8 byte order mark before the first line is skipped"
+else
+	bad "a UTF-8 byte order mark before the first line is skipped" "exit $rc" \
+		"$(cat "$TMP/err")"
 fi
 
 echo "# bctl_apply_hostile: $pass passed, $fail failed"
