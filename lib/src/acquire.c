@@ -270,9 +270,12 @@ acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
 		w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
-			uint64_t until;
+			uint64_t until = brk__open_until(r, w);
 			rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
-			until = brk__open_until_now(r, w, rel, !b->seg->readonly);
+			/* at most max_open ahead (a far word is brought back) */
+			if (until > rel && until - rel > brk__cooling_cap(r, UINT64_MAX))
+				until = brk__open_until_now(r, w, rel,
+							    !b->seg->readonly);
 			if (rel < until)
 				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
 					      until - rel, BRK_CAUSE_OPEN);
