@@ -832,7 +832,7 @@ static int bf_msg_cmp(const void *pa, const void *pb)
 static void bf_report(struct bf_ctx *x, int total)
 {
 	const struct bf_file *f = x->f;
-	int i, n = 0, at = 0, m;
+	int i, n = 0, at = 0, m, shown = -1;
 	const struct bf_msg **v;
 	char note[1024];
 
@@ -845,6 +845,9 @@ static void bf_report(struct bf_ctx *x, int total)
 		v[n++] = &x->msgs.v[i];
 	if (v) {
 		qsort(v, (size_t)n, sizeof(*v), bf_msg_cmp);
+		if (n > BF_MSGS_MAX)
+			n = BF_MSGS_MAX;
+		shown = n;
 		for (i = 0; i < n; i++)
 			if (v[i]->room)
 				bf_emit_room(f->path, v[i]->line, v[i]->section,
@@ -878,6 +881,11 @@ static void bf_report(struct bf_ctx *x, int total)
 		if (at < (int)sizeof(note))
 			snprintf(note + at, sizeof(note) - (size_t)at, " (%s an error "
 				 "above)", m == 1 ? "it has" : "each has");
+		bf_emit(f->path, 0, NULL, NULL, note, 0, 0);
+	}
+	if (shown >= 0 && total > shown) {
+		snprintf(note, sizeof(note), "and %d more errors, not shown "
+			 "(the first %d are)", total - shown, shown);
 		bf_emit(f->path, 0, NULL, NULL, note, 0, 0);
 	}
 	snprintf(note, sizeof(note), "%d error%s, nothing was applied", total,

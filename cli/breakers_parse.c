@@ -7,10 +7,12 @@
 #include "breakers_parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -84,6 +86,8 @@ void bf_msgs_add(struct bf_msgs *m, const char *file, int line,
 {
 	struct bf_msg *e;
 
+	if (m->n >= BF_MSGS_MAX)
+		return; /* counted by the caller, reported as "N more" */
 	if (m->n == m->cap) {
 		int cap = m->cap ? m->cap * 2 : 16;
 		void *p = realloc(m->v, (size_t)cap * sizeof(*e));
@@ -308,28 +312,51 @@ static void bf_section_begin(struct bf_reader *r, const char *text, int line)
 }
 
 /* The reader counts lines and sees every section header, including one
- * with no keys (for which inih calls no handler). */
+ * with no keys (for which inih calls no handler). It reads byte by byte
+ * (not fgets()), so that a NUL byte is seen: fgets() would hand inih the
+ * text before it, and take the rest of a long line for a line of its own
+ * (a NUL in a comment could hide a key behind it). */
 static char *bf_read(char *str, int num, void *stream)
 {
 	struct bf_reader *r = stream;
+	size_t len = 0, nul = 0;
 	char *p, *end;
-	size_t len;
-	int c;
+	int c = EOF;
 
 	errno = 0;
-	if (!fgets(str, num, r->f)) {
+	while (len + 1 < (size_t)num && (c = getc_unlocked(r->f)) != EOF) {
+		if (c == '\0' && !nul)
+			nul = len + 1;
+		str[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (len == 0) {
 		if (ferror(r->f))
 			r->read_errno = errno ? errno : EIO;
 		return NULL;
 	}
+	str[len] = '\0';
 	r->line++;
-	len = strlen(str);
-	if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(r->f)) {
-		bf_err(r, r->line, "line longer than %d bytes", num - 2);
+	/* a UTF-8 byte order mark (Windows editors) before the first line */
+	if (r->line == 1 && len >= 3 && memcmp(str, "\xef\xbb\xbf", 3) == 0) {
+		memmove(str, str + 3, len - 2);
+		len -= 3;
+		if (len == 0)
+			return str;
+	}
+	if (nul || (len == (size_t)num - 1 && str[len - 1] != '\n' &&
+		    !feof(r->f))) {
+		if (nul)
+			bf_err(r, r->line, "a NUL byte (column %zu): the file "
+			       "must be text; the line is not read", nul);
+		else
+			bf_err(r, r->line, "line longer than %d bytes", num - 2);
 		if (r->cur)
 			r->cur->unchecked = 1;
-		while ((c = fgetc(r->f)) != EOF && c != '\n')
-			;
+		if (str[len - 1] != '\n')
+			while ((c = getc_unlocked(r->f)) != EOF && c != '\n')
+				;
 		str[0] = '\0'; /* the rest is skipped: a blank line to inih */
 		return str;
 	}
@@ -346,6 +373,23 @@ static char *bf_read(char *str, int num, void *stream)
 		*end = '\0';
 		bf_section_begin(r, p + 1, r->line);
 		*end = ']';
+		/* after ']' only blanks or a comment: a key written on the
+		 * header's line was dropped by inih without a word */
+		for (p = end + 1; *p == ' ' || *p == '\t'; p++)
+			;
+		if (*p && !strchr(";#\r\n", *p)) {
+			char tail[64];
+			size_t n = strcspn(p, "\r\n");
+
+			snprintf(tail, sizeof(tail), "%.*s", (int)(n < 48 ? n : 48), p);
+			*end = '\0';
+			bf_err(r, r->line, "[%s]: text after the section header "
+			       "('%s'): put each key on a line of its own",
+			       cli_q(strchr(str, '[') + 1), cli_q(tail));
+			*end = ']';
+			if (r->cur)
+				r->cur->unchecked = 1;
+		}
 	} else if (*p && !strchr(";#\r\n", *p) && !strpbrk(p, "=:")) {
 		/* neither section, key nor comment: said here, so every such
 		 * line is reported (inih tells only the first) */
@@ -513,12 +557,15 @@ static void bf_check_paces(struct bf_reader *r)
 	}
 }
 
-/* "cannot read PATH: why": nothing of it is applied. */
+/* "cannot read PATH: why": nothing of it is applied. @err 0: not a
+ * regular file. */
 static int bf_unreadable(struct bf_file *bf, int err)
 {
 	char msg[512];
 
-	snprintf(msg, sizeof(msg), "cannot read %s: %s", bf->path, strerror(err));
+	snprintf(msg, sizeof(msg), "cannot read %s: %s", bf->path, err ?
+		 strerror(err) : "not a regular file (a FIFO, socket or "
+		 "device: it is read only from a file)");
 	bf_emit(bf->path, 0, NULL, NULL, msg, 0, 1);
 	bf_emit(bf->path, 0, NULL, NULL, "1 error, nothing was applied", 1, 0);
 	bf_free(bf);
@@ -530,7 +577,7 @@ int bf_load(const char *path, struct bf_file **out)
 	struct bf_reader r;
 	struct bf_file *bf;
 	struct stat st;
-	int i, rc, err;
+	int i, rc, err, fd;
 
 	*out = NULL;
 	bf = calloc(1, sizeof(*bf));
@@ -540,12 +587,27 @@ int bf_load(const char *path, struct bf_file **out)
 	}
 	memset(&r, 0, sizeof(r));
 	r.bf = bf;
-	r.f = fopen(path, "r");
-	if (!r.f)
+	/* O_NONBLOCK: a FIFO must not block the open; anything but a
+	 * regular file (a FIFO, /dev/zero, /dev/urandom) is refused, not
+	 * read for ever */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return bf_unreadable(bf, errno);
-	if (fstat(fileno(r.f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(r.f);
-		return bf_unreadable(bf, EISDIR);
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		close(fd);
+		return bf_unreadable(bf, err);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? EISDIR : 0;
+		close(fd);
+		return bf_unreadable(bf, err);
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
+	    !(r.f = fdopen(fd, "r"))) {
+		err = errno;
+		close(fd);
+		return bf_unreadable(bf, err ? err : EIO);
 	}
 	cli_set_usage_hint(bf_hint);
 	cli_set_msg_sink(bf_cap_fn, &r.cap); /* each shared parser's message */

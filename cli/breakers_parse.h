@@ -57,6 +57,12 @@ struct bf_msg {
 	char *section, *key, *text;
 };
 
+/* Errors kept per list (the file's, the check's): a file of a million
+ * bad lines is reported as its first BF_MSGS_MAX errors and a count of
+ * the rest, in bounded memory. Each list is kept in the order of lines,
+ * so the first BF_MSGS_MAX of both, merged, are the file's first. */
+#define BF_MSGS_MAX 100
+
 struct bf_msgs {
 	struct bf_msg *v;
 	int n, cap;

@@ -423,6 +423,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	supervise_set_reload(breakers_reload, &bk);
+	supervise_watch(seg);
 	notify_init();
 	if (metrics_fd >= 0) {
 		/* after supervise_signals_init(): its thread inherits the
@@ -464,6 +465,16 @@ int main(int argc, char **argv)
 			    (const char *const *)o.health, o.n_health);
 
 	notify_stopping();
+	if (sig < 0) { /* cut short (logged): touch nothing of it past here */
+#ifdef BREAKERD_HAVE_HIREDIS
+		fleet_probe_stop();
+		fleet_stop(fl);
+#endif
+		metrics_http_stop(mh);
+		breakers_end(&bk);
+		free(o.health);
+		return 1;
+	}
 	ll_begin(&l, "info", "stopping");
 	ll_str(&l, "shm", shm);
 	ll_str(&l, "signal", sig == SIGINT ? "INT" : "TERM");

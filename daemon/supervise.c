@@ -5,11 +5,16 @@
 #include "supervise.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "follow.h"
 #include "logfmt.h"
@@ -20,6 +25,13 @@ static volatile sig_atomic_t hup_signal;
 static void (*reload_fn)(void *arg);
 static void *reload_arg;
 static sigset_t sleep_mask; /* the mask while sleeping: TERM/INT open */
+
+/* The segment's own descriptor, to see it cut short (supervise_watch()). */
+static struct {
+	int fd;                /* -1: not watched */
+	uint64_t total_size;   /* what its header says */
+	char name[BRK_SHM_NAME_MAX + 1];
+} watch = { -1, 0, "" };
 
 static void on_stop(int sig)
 {
@@ -36,6 +48,56 @@ void supervise_set_reload(void (*fn)(void *arg), void *arg)
 {
 	reload_fn = fn;
 	reload_arg = arg;
+}
+
+void supervise_watch(brk_segment *seg)
+{
+	struct brk_segment_info si;
+	struct stat st;
+	int fd;
+
+	if (brk_segment_info(seg, &si) != 0)
+		return;
+	fd = shm_open(si.shm_name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	/* the object we mapped, as far as can be told: same size */
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != si.total_size) {
+		close(fd);
+		return;
+	}
+	if (watch.fd >= 0)
+		close(watch.fd);
+	watch.fd = fd;
+	watch.total_size = si.total_size;
+	snprintf(watch.name, sizeof(watch.name), "%s", si.shm_name);
+}
+
+/* -BRK_ETRUNCATED, said at warn level, if the segment is now shorter than
+ * its header says (a truncation that spared the pages we touch, so no
+ * SIGBUS told us); else 0. */
+static int cut_short(void)
+{
+	char err[1280];
+	struct logline l;
+	struct stat st;
+
+	if (watch.fd < 0 || fstat(watch.fd, &st) != 0 ||
+	    (uint64_t)st.st_size >= watch.total_size)
+		return 0;
+	snprintf(err, sizeof(err), "%s: truncated: %lld bytes of the %llu "
+		 "its header says, while breakerd was running; its records "
+		 "and their state are lost, and every process that still has "
+		 "it mapped dies of SIGBUS when it touches it. Stop its users "
+		 "and breakerd, remove it (bctl --shm %s segment remove "
+		 "--force), then start breakerd (it creates it anew) and the "
+		 "workers", watch.name, (long long)st.st_size,
+		 (unsigned long long)watch.total_size, watch.name);
+	ll_begin(&l, "warn", "segment truncated");
+	ll_str(&l, "shm", watch.name);
+	ll_str(&l, "err", err);
+	ll_end(&l);
+	return -BRK_ETRUNCATED;
 }
 
 int supervise_signals_init(void)
@@ -252,6 +314,10 @@ int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_m
 		}
 		now = brk_monotonic_ns(NULL);
 		if (now >= next) {
+			if (cut_short()) {
+				free(hw.last_rc);
+				return -BRK_ETRUNCATED;
+			}
 			scan(seg, interval_ms, &f, &last_rc, &ret, &hw);
 			if (!scanned) {
 				scanned = 1;

@@ -34,6 +34,16 @@ int supervise_signals_init(void);
 void supervise_set_reload(void (*fn)(void *arg), void *arg);
 
 /*
+ * supervise_watch - keep a descriptor of @seg's shm object, so that each
+ * scan first checks (fstat) that it is still as long as its header says.
+ * A truncation that leaves the pages breakerd touches kills no one with
+ * SIGBUS; without this check breakerd would go on heartbeating a segment
+ * every other process refuses (issue 22's break-it pass). Nothing is
+ * watched if the object cannot be opened read-only.
+ */
+void supervise_watch(brk_segment *seg);
+
+/*
  * supervise_run - run until SIGTERM or SIGINT.
  * @seg:         the attached, writable segment.
  * @interval_ms: scan interval (>= 1).
@@ -47,7 +57,9 @@ void supervise_set_reload(void (*fn)(void *arg), void *arg);
  * ($WATCHDOG_USEC) it sends WATCHDOG=1 from the loop every half of it,
  * waking from its sleep for that if the interval is longer. Call
  * notify_init() first.
- * Returns the number of the signal that stopped the loop.
+ * Returns the number of the signal that stopped the loop, or
+ * -BRK_ETRUNCATED (logged at warn level) when the segment watched
+ * (supervise_watch()) became shorter than its header says.
  */
 int supervise_run(brk_segment *seg, uint64_t interval_ms, uint64_t retire_idle_ms,
 		  const char *const *health, size_t n_health);

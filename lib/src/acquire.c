@@ -249,6 +249,8 @@ static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
 	if (cu == 0)
 		return 0;
 	if (cu > brk__lazy_now(b->seg, now)) {
+		/* at most max_open ahead (a far word is brought back) */
+		cu = brk__cool_until_now(brk__brec(b), *now, !b->seg->readonly);
 		*left_ms = ns_to_ms_ceil(cu - *now);
 		return 1;
 	}
@@ -271,6 +273,10 @@ acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
 			uint64_t until = brk__open_until(r, w);
 			rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
+			/* at most max_open ahead (a far word is brought back) */
+			if (until > rel && until - rel > brk__cooling_cap(r, UINT64_MAX))
+				until = brk__open_until_now(r, w, rel,
+							    !b->seg->readonly);
 			if (rel < until)
 				return refuse(b, why, BRK__CTR_REJ_OPEN, -BRK_EOPEN,
 					      until - rel, BRK_CAUSE_OPEN);

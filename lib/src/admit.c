@@ -157,13 +157,13 @@ static uint64_t wait_now(const struct run *r, const struct brk_bucket_info *bi,
 	uint64_t wait = 0;
 
 	if (r->q.breaker) {
-		const struct brk__record *rec = brk__brec(r->q.breaker);
+		struct brk__record *rec = brk__brec(r->q.breaker);
 		uint64_t w = uatomic_read(&rec->state);
-		uint64_t cu = uatomic_read(&rec->cool_until_ns);
+		uint64_t cu = brk__cool_until_now(rec, r->now, 0);
 		uint64_t rel = brk__rel_ms(r->seg, r->now);
 
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
-			uint64_t until = brk__open_until(rec, w);
+			uint64_t until = brk__open_until_now(rec, w, rel, 0);
 			if (until > rel)
 				wait = brk__ms_to_ns(until - rel > BRK_MAX_DURATION_MS
 							     ? BRK_MAX_DURATION_MS

@@ -84,8 +84,8 @@ static void fill_state(brk_segment *s, struct brk__record *r,
 	struct brk__slots slots;
 	uint64_t w = uatomic_read(&r->state);
 	uint64_t f = uatomic_read(&r->fails), hs = uatomic_read(&r->ho_successes);
-	uint64_t cu = uatomic_read(&r->cool_until_ns);
-	uint64_t g = BRK__ST_GEN(w), until = brk__open_until(r, w);
+	uint64_t cu = brk__cool_until_now(r, now, 0);
+	uint64_t g = BRK__ST_GEN(w), until = brk__open_until_now(r, w, rel, 0);
 
 	out->state = BRK__ST_STATE(w);
 	if (out->state > BRK_HALF_OPEN)

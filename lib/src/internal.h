@@ -446,6 +446,15 @@ uint64_t brk__cooling_cap(const struct brk__record *r, uint64_t ms);
  * word @w of @r; 0 (expired) if its slot does not hold it (the state has
  * moved on, or a corrupt segment). */
 uint64_t brk__open_until(const struct brk__record *r, uint64_t w);
+/* Deadlines as a reader may trust them: every writer caps a period at
+ * max_open_ms (brk__cooling_cap()), so a deadline further ahead of now
+ * is a corrupt or hostile word (or max_open was lowered since). These
+ * return it brought back to now + max_open; with @repair (a writable
+ * segment's gate) they also store that, one CAS, so the period ends. */
+uint64_t brk__open_until_now(struct brk__record *r, uint64_t w,
+			     uint64_t rel_ms, int repair);
+uint64_t brk__cool_until_now(struct brk__record *r, uint64_t now_ns,
+			     int repair);
 /* One CAS from @old to (@to, @level, gen + 1), an OPEN state with the
  * deadline @until (ms since the segment epoch). 1 if we did it. */
 int brk__transition(brk_segment *s, struct brk__record *r, uint64_t old,

@@ -46,7 +46,8 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 	if (uatomic_read(&b->seg->hdr->index_seq) != uatomic_read(&b->parents_at))
 		brk__parents_resolve(b);
 	for (k = 0; k < n; k++) {
-		const struct brk__record *r = uatomic_read(&b->parents[k]);
+		/* not const: the gate may bring a far deadline back */
+		struct brk__record *r = (struct brk__record *)uatomic_read(&b->parents[k]);
 		uint64_t mode, w, cu;
 		if (!r)
 			continue;
@@ -59,14 +60,16 @@ int brk__parents_check(brk_breaker *b, uint64_t *now, struct brk_refusal *why)
 		w = uatomic_read(&r->state);
 		if (BRK__ST_STATE(w) == BRK_OPEN) {
 			uint64_t rel = brk__rel_ms(b->seg, brk__lazy_now(b->seg, now));
-			uint64_t until = brk__open_until(r, w);
+			uint64_t until = brk__open_until_now(r, w, rel,
+							     !b->seg->readonly);
 			if (rel < until)
 				return brk__refuse(b, why, BRK__CTR_REJ_OPEN,
 						   -BRK_EOPEN, until - rel, r,
 						   BRK_CAUSE_OPEN);
 		}
 		cu = uatomic_read(&r->cool_until_ns);
-		if (cu && cu > brk__lazy_now(b->seg, now))
+		if (cu && cu > brk__lazy_now(b->seg, now) &&
+		    (cu = brk__cool_until_now(r, *now, !b->seg->readonly)) > *now)
 			return brk__refuse(b, why, BRK__CTR_REJ_COOLING,
 					   -BRK_ECOOLING,
 					   (cu - *now + 999999u) / 1000000u, r,

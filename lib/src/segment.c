@@ -311,7 +311,35 @@ static int owner_trusted(uid_t uid)
 		return 1;
 	if (user_uid("breakerd", &u) && u == uid)
 		return 1;
-	return uid_listed(uid, getenv(BRK_TRUSTED_OWNERS_ENV));
+	/* secure_getenv: in a set-uid/set-gid or file-capability program
+	 * the caller's environment must not widen whom it trusts */
+	return uid_listed(uid, secure_getenv(BRK_TRUSTED_OWNERS_ENV));
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISLNK(m) ? "a symbolic link" : S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
+/* What sits at the name if not a segment (open() said only "too many
+ * levels of symbolic links" or, for a directory, "invalid argument"). */
+static int not_a_segment(const struct attach_ctx *c, int code,
+			 const struct stat *st)
+{
+	char who[300];
+
+	owner_name(st->st_uid, who, sizeof(who));
+	if (S_ISDIR(st->st_mode))
+		return fail(c, code, "not a segment: /dev/shm%s is a directory, "
+			    "owned by %s; if nothing uses it, remove it (rmdir "
+			    "/dev/shm%s)", c->name, who, c->name);
+	return fail(c, code, "not a segment: /dev/shm%s is %s, owned by %s "
+		    "(a segment is a regular file, never followed through a "
+		    "link); if nothing uses it, remove it (bctl --shm %s "
+		    "segment remove --force)", c->name, file_kind(st->st_mode),
+		    who, c->name);
 }
 
 static int check_owner(const struct attach_ctx *c, const struct stat *st,
@@ -321,10 +349,10 @@ static int check_owner(const struct attach_ctx *c, const struct stat *st,
 	const char *env;
 
 	if (!S_ISREG(st->st_mode))
-		return fail(c, -EPROTO, "not a regular file");
+		return not_a_segment(c, -EPROTO, st);
 	owner_name(st->st_uid, who, sizeof(who));
 	if (!owner_trusted(st->st_uid)) {
-		env = getenv(BRK_TRUSTED_OWNERS_ENV);
+		env = secure_getenv(BRK_TRUSTED_OWNERS_ENV);
 		return fail(c, -BRK_EUNTRUSTED, "owned by %s, not a trusted "
 			    "owner (root, us: uid %u, the system user breakerd, "
 			    "or a user in $%s%s%s%s): refused %s. If that "
@@ -540,6 +568,16 @@ static int open_or_create(brk_segment *s, struct attach_ctx *c)
 		if (errno == EACCES || errno == EPERM)
 			return fail(c, -errno, "permission denied (%s access)",
 				    s->readonly ? "read" : "read-write");
+		if (errno == ELOOP || errno == EINVAL || errno == EISDIR) {
+			char path[BRK_SHM_NAME_MAX + 16];
+			struct stat st;
+			int err = errno;
+
+			snprintf(path, sizeof(path), "/dev/shm%s", c->name);
+			if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+				return not_a_segment(c, -err, &st);
+			errno = err;
+		}
 		if (errno != ENOENT)
 			return fail(c, -errno, "shm_open: %s", strerror(errno));
 		if (s->readonly || (c->o->flags & BRK_ATTACH_NOCREATE))

@@ -63,6 +63,40 @@ uint64_t brk__open_until(const struct brk__record *r, uint64_t w)
 	return BRK__UT_FOR(u, g) ? BRK__UT_UNTIL(u) : 0;
 }
 
+uint64_t brk__open_until_now(struct brk__record *r, uint64_t w,
+			     uint64_t rel_ms, int repair)
+{
+	uint64_t until = brk__open_until(r, w), g = BRK__ST_GEN(w), u, cap;
+	uint64_t max = brk__cooling_cap(r, UINT64_MAX);
+
+	if (until <= rel_ms || until - rel_ms <= max)
+		return until;
+	cap = brk__sat_add(rel_ms, max);
+	if (cap > BRK__UNTIL_MASK)
+		cap = BRK__UNTIL_MASK;
+	if (repair) {
+		u = uatomic_read(&r->open_until[g & 1]);
+		if (BRK__UT_FOR(u, g) && BRK__UT_UNTIL(u) == until)
+			uatomic_cmpxchg(&r->open_until[g & 1], u,
+					BRK__UT_MAKE(g, cap));
+	}
+	return cap;
+}
+
+uint64_t brk__cool_until_now(struct brk__record *r, uint64_t now_ns,
+			     int repair)
+{
+	uint64_t cu = uatomic_read(&r->cool_until_ns), cap;
+	uint64_t max = brk__ms_to_ns(brk__cooling_cap(r, UINT64_MAX));
+
+	if (cu <= now_ns || cu - now_ns <= max)
+		return cu;
+	cap = brk__sat_add(now_ns, max);
+	if (repair)
+		uatomic_cmpxchg(&r->cool_until_ns, cu, cap);
+	return cap;
+}
+
 /*
  * Put the deadline @until of OPEN(g + 1) (g: the generation of @old) into
  * its slot before the state CAS, so a reader of OPEN(g + 1) always finds

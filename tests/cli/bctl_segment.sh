@@ -117,5 +117,32 @@ bctl_run -- --shm "$SHM-junk" segment remove --force
 check_both "remove --force removes it" 0 "removed" ""
 [ -e "/dev/shm$SHM-junk" ] && bad "--force unlinks it" || ok "--force unlinks it"
 
+# Something else at the name (issue 22 break-it pass): what it is, whose,
+# and how to remove it; before, a link said "shm_open: Too many levels of
+# symbolic links" and a directory "shm_open: Invalid argument".
+ln -s /etc/passwd "/dev/shm$SHM-link"
+run segment info
+SHM0=$SHM
+SHM=$SHM0-link
+run list
+check_both "a symbolic link at the name: what it is and how to remove it" 1 "" \
+	"/dev/shm$SHM is a symbolic link, owned by uid $(id -u).*segment remove --force"
+run config pay
+check_both "... refused read-write too, never followed" 1 "" "is a symbolic link"
+run segment remove --force
+[ -L "/dev/shm$SHM" ] && bad "remove --force removes the link" || ok "remove --force removes the link"
+mkdir "/dev/shm$SHM0-dir"
+SHM=$SHM0-dir
+run config pay
+check_both "a directory at the name: what it is and how to remove it" 1 "" \
+	"/dev/shm$SHM is a directory, owned by uid $(id -u)\\b.*; .*rmdir /dev/shm$SHM"
+rmdir "/dev/shm$SHM"
+mkfifo "/dev/shm$SHM0-fifo"
+SHM=$SHM0-fifo
+run list
+check_both "a FIFO at the name: what it is" 1 "" "/dev/shm$SHM is a FIFO, owned by"
+rm -f "/dev/shm$SHM"
+SHM=$SHM0
+
 echo "# bctl_segment: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -115,5 +115,42 @@ truncate -s 0 "$F"
 expect "... so a later truncation is reported as one" 1 "truncated: 0 bytes" \
 	"died half-way" -- "$BCTL" --shm "$SHM" inspect pay
 
+
+# --- cut short under a running breakerd ----------------------------------------
+# Half the segment gone: breakerd touches only the header and the first
+# records' pages, so no SIGBUS kills it; before, it went on heartbeating a
+# segment every worker refuses (a fresh heartbeat that tells `segment
+# remove` it is in use, and a /metrics that looks healthy). It must notice
+# at its next scan, say so at warn level and exit 1, like at start. (64
+# records: the pages it touches all lie in the first half.)
+rm -f "$F"
+"$BCTL" --shm "$SHM" segment create --capacity 64 >/dev/null
+"$BCTL" --shm "$SHM" config pay >/dev/null
+full=$(size)
+"$BREAKERD" --shm "$SHM" --interval 50ms >"$TMP/out" 2>"$TMP/err" &
+d=$!
+if ! until_s 4 grep -q 'msg=starting' "$TMP/err"; then
+	bad "a running breakerd: started" "$(head -c 600 "$TMP/err")"
+fi
+truncate -s $((full / 2)) "$F"
+gone=0
+for ((i = 0; i < 60; i++)); do
+	kill -0 "$d" 2>/dev/null || { gone=1; break; }
+	sleep 0.05
+done
+if [ "$gone" = 1 ]; then
+	wait "$d"
+	drc=$?
+else
+	kill "$d" 2>/dev/null; wait "$d" 2>/dev/null
+	drc=running
+fi
+if [ "$drc" = 1 ] && grep -q "level=warn msg=\"segment truncated\".*truncated: $((full / 2)) bytes of the $full.*$todo" "$TMP/err"; then
+	ok "a running breakerd notices a segment cut short, says so at warn level, exits 1"
+else
+	bad "a running breakerd notices a segment cut short, says so at warn level, exits 1" \
+		"exit: $drc (still running after 3 s if 'running')" "err: $(tail -c 600 "$TMP/err")"
+fi
+
 echo "# bctl_segment_truncated: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,7 +14,8 @@
 set -u
 
 BCTL=${1:?usage: bctl_trusted_owner.sh PATH_TO_BCTL PATH_TO_BREAKERD}
-BREAKERD=${2:?usage: bctl_trusted_owner.sh PATH_TO_BCTL PATH_TO_BREAKERD}
+BREAKERD=${2:?usage: bctl_trusted_owner.sh PATH_TO_BCTL PATH_TO_BREAKERD [SUID_ATTACH]}
+SUID_ATTACH=${3:-}
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root (useradd, runuser)"; exit 77; fi
 for t in useradd userdel groupadd groupdel runuser; do
 	command -v "$t" >/dev/null || { echo "SKIP: no $t"; exit 77; }
@@ -101,6 +102,23 @@ expect "... and another one too" 0 "" \
 # a user's own segment is always his
 expect "the owner uses his own segment" 0 "" \
 	runuser -u "$P" -- env -u BREAKERD_TRUSTED_OWNERS "$BCTL" --shm "$SQ" config mine
+
+# A set-uid root program linking libbreaker: its caller must not widen whom
+# it trusts. In secure execution (AT_SECURE) $BREAKERD_TRUSTED_OWNERS is not
+# read (secure_getenv), so the planter cannot have root's program use his
+# segment by naming himself in it (issue 22 break-it pass).
+if [ -n "$SUID_ATTACH" ]; then
+	cp "$SUID_ATTACH" "$TMP/suid_attach"
+	chown root:root "$TMP/suid_attach"
+	chmod 4755 "$TMP/suid_attach"
+	expect "a set-uid root program refuses the planter's segment" 1 "$untrusted" \
+		runuser -u "$P" -- env -u BREAKERD_TRUSTED_OWNERS "$TMP/suid_attach" "$SQ"
+	expect "... also when the planter names himself in BREAKERD_TRUSTED_OWNERS" 1 \
+		"$untrusted" runuser -u "$P" -- env BREAKERD_TRUSTED_OWNERS="$P,$puid" \
+		"$TMP/suid_attach" "$SQ"
+	expect "root's own (not set-uid) run still reads BREAKERD_TRUSTED_OWNERS" 0 "" \
+		env BREAKERD_TRUSTED_OWNERS="$P" "$TMP/suid_attach" "$SQ"
+fi
 
 echo "# bctl_trusted_owner: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
