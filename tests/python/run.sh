@@ -79,10 +79,10 @@ if [ "$(cat "$venv/.breakerd-stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" >"$venv/.breakerd-stamp"
 fi
 exec 9>&-
-# BRKPY_INSTALL_ONLY=1: only make sure the venv holds this tree's package
-# (tests/conformance/run_python.sh), run no test.
-[ "${BRKPY_INSTALL_ONLY:-}" = 1 ] && exit 0
 
+# BRKPY_INSTALL_ONLY=1: only make sure the venv holds this tree's package
+# (the Puma and FPM fleet tests' Python process), run no test.
+[ "${BRKPY_INSTALL_ONLY:-}" = 1 ] && exit 0
 export BRKPY_BCTL=$bctl BRKPY_SRCDIR=$src BRKPY_BUILDDIR=$build
 if [ -n "$preload" ]; then
 	export LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD} PYTHONMALLOC=malloc
@@ -91,6 +91,13 @@ if [ -n "$preload" ]; then
 	echo "python under $sanitize: LD_PRELOAD=$LD_PRELOAD"
 fi
 cd "$build" || exit 1
+# BRKPY_SCRIPT=FILE: run FILE (with the arguments after the fifth) under
+# the same venv and sanitizer preload instead of pytest
+# (tests/conformance/run_python.sh).
+if [ -n "${BRKPY_SCRIPT:-}" ]; then
+	shift 5
+	exec "$vpy" "$BRKPY_SCRIPT" "$@"
+fi
 # Run from the build dir, with the venv's python: never a python3 on PATH.
 out=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \
 	--ignore="$src/tests/python/pybreaker" "$src/tests/python" 2>&1); rc=$?
