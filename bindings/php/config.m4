@@ -17,7 +17,7 @@ if test "$PHP_BREAKERD" != "no"; then
     BREAKERD_CFLAGS="$BREAKERD_CFLAGS -Werror"
   fi
   PHP_NEW_EXTENSION(breakerd,
-    src/bphp_module.c src/bphp_segment.c src/bphp_breaker.c src/bphp_permit.c src/bphp_settings.c src/bphp_limits.c src/bphp_info.c src/bphp_clock.c,
+    src/bphp_module.c src/bphp_util.c src/bphp_segment.c src/bphp_breaker.c src/bphp_permit.c src/bphp_settings.c src/bphp_limits.c src/bphp_info.c src/bphp_clock.c,
     $ext_shared,, $BREAKERD_CFLAGS)
   PHP_ADD_BUILD_DIR($ext_builddir/src)
   PHP_ADD_MAKEFILE_FRAGMENT

@@ -16,6 +16,9 @@
  * bounded by BRK__CAS_TRIES and re-reads the clock on each try (a stale
  * `now` after preemption would over-admit by rate * stall). All arithmetic
  * on values read from the segment saturates; the segment is untrusted.
+ *
+ * The handles (brk_bucket_get, brk_bucket_find) are in bucket_handle.c,
+ * which pace.c calls too; this file calls pace.c (one take path).
  */
 #include <math.h>
 #include <string.h>
@@ -25,16 +28,6 @@
 #include "limits.h"
 
 /* ---- buckets ---------------------------------------------------------- */
-
-static int bucket_cfg_make(double rate_per_s, uint32_t burst, uint64_t *w)
-{
-	uint64_t t = brk__interval_ns(rate_per_s);
-
-	if (t == 0 || burst < 1 || burst > BRK_BUCKET_MAX_BURST)
-		return -EINVAL;
-	*w = BRK__BKC_MAKE(t, burst);
-	return 0;
-}
 
 /* Decode a settings word read from the (untrusted) segment. */
 static int bucket_cfg_parse(uint64_t w, uint64_t *t, uint32_t *burst)
@@ -47,46 +40,6 @@ static int bucket_cfg_parse(uint64_t w, uint64_t *t, uint32_t *burst)
 	    *burst > BRK_BUCKET_MAX_BURST)
 		return -BRK_ECORRUPT;
 	return 0;
-}
-
-static int bucket_handle(brk_segment *seg, const char *name, int create,
-			 uint64_t cfg, brk_bucket **out)
-{
-	struct brk__init init = { NULL, 1, { { BRK__BK_CFG, cfg } } };
-	brk_breaker *b;
-	int rc;
-
-	if (!out)
-		return -EINVAL;
-	rc = brk__handle(seg, name, create, BRK_KIND_BUCKET, &init, &b);
-	if (rc)
-		return rc;
-	/*
-	 * A creator stores the settings before publishing the record; this
-	 * CAS only fills records made by a creator that died half-way (their
-	 * settings word is 0, and takers see -EAGAIN until it is set).
-	 */
-	if (create && !seg->readonly &&
-	    uatomic_read(&brk__xw(brk__brec(b))[BRK__BK_CFG]) == 0)
-		(void)uatomic_cmpxchg(&brk__xw(brk__brec(b))[BRK__BK_CFG], 0, cfg);
-	*out = (brk_bucket *)(void *)b;
-	return 0;
-}
-
-int brk_bucket_get(brk_segment *seg, const char *name, double rate_per_s,
-		   uint32_t burst, brk_bucket **out)
-{
-	uint64_t cfg;
-	int rc = bucket_cfg_make(rate_per_s, burst, &cfg);
-
-	if (rc)
-		return rc;
-	return bucket_handle(seg, name, 1, cfg, out);
-}
-
-int brk_bucket_find(brk_segment *seg, const char *name, brk_bucket **out)
-{
-	return bucket_handle(seg, name, 0, 0, out);
 }
 
 const char *brk_bucket_name(const brk_bucket *k)

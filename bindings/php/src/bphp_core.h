@@ -1,7 +1,8 @@
 /*
  * bphp_core.h - what the files of the breakerd PHP extension share: the
- * reference-counted segment handle, the object structs, and the helpers
- * that turn library codes into PHP exceptions.
+ * reference-counted segment handle, the object structs, the types' entry
+ * points, and (bphp_util.h) the helpers that turn library codes into PHP
+ * exceptions and check arguments.
  *
  * The extension holds no rule of its own: every decision is libbreaker's.
  *
@@ -42,6 +43,8 @@
 
 #define BPHP_VERSION "0.1.0"
 
+#include "bphp_util.h"
+
 /* A segment handle. Persistent ones (no fake clock) live in a
  * process-wide table for the life of the process; others (a FakeClock's)
  * are detached when the last object made from them goes. */
@@ -59,14 +62,9 @@ void bphp_seg_unref(struct bphp_seg *s);
 /* Drop every persistent handle (module shutdown). */
 void bphp_seg_shutdown(void);
 
-/* The pid of this process, refreshed in a fork()ed child (pthread_atfork). */
-extern pid_t bphp_pid;
-
 extern zend_class_entry *bphp_ce_segment, *bphp_ce_breaker, *bphp_ce_permit, *bphp_ce_admission,
 	*bphp_ce_bucket,
 	*bphp_ce_pace, *bphp_ce_pace_token, *bphp_ce_budget, *bphp_ce_fakeclock;
-extern zend_class_entry *bphp_ce_error, *bphp_ce_refused, *bphp_ce_circuit_open, *bphp_ce_cooling,
-	*bphp_ce_bulkhead_full, *bphp_ce_no_tokens, *bphp_ce_retry_deferred;
 
 /* ---- objects -------------------------------------------------------------- */
 
@@ -122,29 +120,14 @@ struct bphp_clock_obj {
 
 /* ---- errors and arguments ------------------------------------------------- */
 
-/* Throw Breakerd\Error for a library code, naming @what. */
-void bphp_throw(int code, const char *what);
-/* Throw the Refused subclass of @code with the wait (s), cause and name. */
-void bphp_throw_refused(int code, double wait_s, const char *cause, const char *by);
 /* The live handle, or throw "segment closed" and return NULL. */
 brk_segment *bphp_seg_get(struct bphp_seg *s);
-
-/* A duration argument: int|float seconds or a string for
- * brk_parse_duration(). 0 and *ms set, or -1 with a TypeError/ValueError
- * naming argument @argn (and @key, if not NULL) thrown. */
-int bphp_duration_ms(zval *v, uint32_t argn, const char *key, uint64_t *ms);
 
 /* A brk_config from a settings array (defaults plus these): 0, or -1 with
  * the exception naming the key thrown. @bits receives the fields given. */
 int bphp_config_from_array(HashTable *h, uint32_t argn, struct brk_config *c, uint64_t *bits);
 /* Throw the ValueError for a setting brk_config_validate() named. */
 void bphp_config_rule_error(uint32_t argn, const char *field, HashTable *given);
-
-/* Classify an HTTP answer: status, headers array (Retry-After looked up
- * case-insensitively; a value or a list of values). 0, or -1 thrown. */
-int bphp_http_classify(zend_long status, HashTable *headers, uint32_t argn, struct brk_result *r);
-/* A reason name ("server_error") to enum brk_reason; -1 if unknown. */
-int bphp_reason_code(const char *name);
 
 /* ---- arrays of `bctl inspect --json` ------------------------------------- */
 
@@ -167,15 +150,6 @@ void bphp_permits_cancel_all(void);
 
 /* Segment object -> handle (throws and returns NULL if closed). */
 struct bphp_seg *bphp_segment_of(zval *self);
-
-/* A private __construct for the classes only the extension makes
- * (Segment::attach(), $seg->breaker()...): `new` of them is an Error. */
-ZEND_FUNCTION(bphp_no_construct);
-static const zend_internal_arg_info bphp_ai_no_construct[] __attribute__((unused)) = {
-	{ (const char *)(zend_uintptr_t)0, ZEND_TYPE_INIT_NONE(0), NULL },
-};
-#define BPHP_NO_CONSTRUCT \
-	ZEND_RAW_FENTRY("__construct", zif_bphp_no_construct, bphp_ai_no_construct, ZEND_ACC_PRIVATE)
 
 void bphp_init_segment(void);
 void bphp_init_breaker(void);

@@ -2,9 +2,6 @@
  * py_breaker.c - Breaker: get or create, acquire, inspect and steer one
  * breaker record.
  */
-#include <stdlib.h>
-#include <time.h>
-
 #include "py_core.h"
 
 /* ---- Breaker ------------------------------------------------------------ */
@@ -62,45 +59,6 @@ PyObject *brkpy_segment_breaker(SegmentObject *self, PyObject *args)
 	o->b = b;
 	o->created = created;
 	return (PyObject *)o;
-}
-
-/* brk_acquire(), sleeping out (without the GIL) the refusals of the
- * breaker's implicit pace (cause "paced": its next token) up to its
- * max_wait_ms in all, as bctl exec and brk_call() do (issue 21: `with br:`
- * keeps the upstream's allowance with no configuration). With a FakeClock
- * it never sleeps: the refusal is raised with its wait. */
-int brkpy_acquire(BreakerObject *br, brk_permit *p, struct brk_refusal *why)
-{
-	uint64_t left = UINT64_MAX;
-	int rc, i;
-
-	for (i = 0; i < 1000; i++) {
-		struct timespec ts;
-
-		rc = brk_acquire(br->b, p, why);
-		if (rc != -BRK_ECOOLING || why->cause != BRK_CAUSE_PACED ||
-		    br->seg->clock)
-			return rc;
-		if (left == UINT64_MAX) {
-			struct brk_info *in = calloc(1, sizeof(*in));
-
-			left = BRK_DEFAULT_MAX_WAIT_MS;
-			if (in && brk_breaker_info(br->b, in) == 0)
-				left = in->config.max_wait_ms;
-			free(in);
-		}
-		if (why->wait_ms > left)
-			return rc;
-		left -= why->wait_ms;
-		ts.tv_sec = (time_t)(why->wait_ms / 1000u);
-		ts.tv_nsec = (long)(why->wait_ms % 1000u) * 1000000L;
-		br->seg->busy++;
-		Py_BEGIN_ALLOW_THREADS
-		(void)nanosleep(&ts, NULL); /* a signal: ask again at once */
-		Py_END_ALLOW_THREADS
-		br->seg->busy--;
-	}
-	return rc;
 }
 
 /* The exception for a failed brk_acquire() of @self (rc != 0): a Refused

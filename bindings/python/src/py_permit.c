@@ -1,7 +1,12 @@
 /*
  * py_permit.c - Permit: an admitted call, released at most once; released
- * as cancelled with a ResourceWarning if collected unreported.
+ * as cancelled with a ResourceWarning if collected unreported; and the
+ * acquire that admits it (brkpy_acquire, used by py_breaker.c and
+ * py_guard.c: this file calls neither).
  */
+#include <stdlib.h>
+#include <time.h>
+
 #include "py_core.h"
 
 /* This process's pid, refreshed in a fork()ed child (getpid() is a
@@ -14,6 +19,45 @@ void brkpy_refresh_pid(void)
 }
 
 /* ---- Permit ------------------------------------------------------------- */
+
+/* brk_acquire(), sleeping out (without the GIL) the refusals of the
+ * breaker's implicit pace (cause "paced": its next token) up to its
+ * max_wait_ms in all, as bctl exec and brk_call() do (issue 21: `with br:`
+ * keeps the upstream's allowance with no configuration). With a FakeClock
+ * it never sleeps: the refusal is raised with its wait. */
+int brkpy_acquire(BreakerObject *br, brk_permit *p, struct brk_refusal *why)
+{
+	uint64_t left = UINT64_MAX;
+	int rc, i;
+
+	for (i = 0; i < 1000; i++) {
+		struct timespec ts;
+
+		rc = brk_acquire(br->b, p, why);
+		if (rc != -BRK_ECOOLING || why->cause != BRK_CAUSE_PACED ||
+		    br->seg->clock)
+			return rc;
+		if (left == UINT64_MAX) {
+			struct brk_info *in = calloc(1, sizeof(*in));
+
+			left = BRK_DEFAULT_MAX_WAIT_MS;
+			if (in && brk_breaker_info(br->b, in) == 0)
+				left = in->config.max_wait_ms;
+			free(in);
+		}
+		if (why->wait_ms > left)
+			return rc;
+		left -= why->wait_ms;
+		ts.tv_sec = (time_t)(why->wait_ms / 1000u);
+		ts.tv_nsec = (long)(why->wait_ms % 1000u) * 1000000L;
+		br->seg->busy++;
+		Py_BEGIN_ALLOW_THREADS
+		(void)nanosleep(&ts, NULL); /* a signal: ask again at once */
+		Py_END_ALLOW_THREADS
+		br->seg->busy--;
+	}
+	return rc;
+}
 
 int brkpy_permit_fill(PermitObject *p, BreakerObject *br, struct brk_refusal *why)
 {

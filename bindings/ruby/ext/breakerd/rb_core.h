@@ -1,7 +1,8 @@
 /*
  * rb_core.h - what the files of the breakerd Ruby extension share: the
- * reference-counted segment every object holds, and the helpers that turn
- * library codes into Ruby exceptions.
+ * reference-counted segment every object holds, the types' entry points,
+ * and (rb_util.h) the helpers that turn library codes into Ruby
+ * exceptions and check arguments.
  *
  * The extension holds no rule of its own: every decision is libbreaker's.
  * The GVL stays held around acquire/release/take/deposit/info (a few
@@ -22,6 +23,8 @@
 
 #include <breaker.h>
 
+#include "rb_util.h"
+
 /* The segment handle, shared by the Segment object and every object made
  * from it (breakers, permits, buckets...): the last one to go detaches, so
  * a permit collected after its Segment never touches an unmapped segment.
@@ -40,27 +43,8 @@ brk_segment *rbk_seg_get(struct rbk_seg *s);
 /* The shared handle of a Breakerd::Segment object (rb_segment.c). */
 struct rbk_seg *rbk_seg_of(VALUE segment);
 
-/* The pid of this process, refreshed in a fork()ed child (pthread_atfork). */
-extern pid_t rbk_pid;
-
-extern VALUE rbk_mBreakerd, rbk_cSegment, rbk_cBreaker, rbk_cPermit, rbk_cBucket,
+extern VALUE rbk_cSegment, rbk_cBreaker, rbk_cPermit, rbk_cBucket,
 	rbk_cPace, rbk_cBudget, rbk_cFakeClock;
-extern VALUE rbk_eError, rbk_eRefused, rbk_eCircuitOpen, rbk_eCooling, rbk_eBulkheadFull,
-	rbk_eNoTokens, rbk_eRetryDeferred;
-
-/* Raise Breakerd::Error for a library code, naming @what. */
-NORETURN(void rbk_raise(int code, const char *what));
-/* Raise the Refused subclass of @code with the wait (s), cause and name. */
-NORETURN(void rbk_raise_refused(int code, double wait_s, const char *cause, const char *by));
-
-/* Arguments: an Integer in 0..max, else TypeError/ArgumentError naming @name. */
-uint64_t rbk_u64(VALUE v, const char *name, uint64_t max);
-double rbk_num(VALUE v, const char *name);
-/* A String argument, NUL-free, or TypeError/ArgumentError naming @name. */
-const char *rbk_cstr(VALUE v, const char *name);
-
-/* A brk_config: the defaults plus {"open_ms" => 2000, ...} (rb_breakerd.c). */
-void rbk_config_from_hash(VALUE h, struct brk_config *c);
 
 VALUE rbk_breaker_info_hash(const struct brk_info *in);
 VALUE rbk_bucket_info_hash(const struct brk_bucket_info *b);
