@@ -72,6 +72,11 @@ def run_fleet(shm, url, phases):
     return out, refused
 
 
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="forks 8 children while the upstream's thread runs: GCC 12's "
+                    "ASan runtime holds no allocator lock across fork(), so a child "
+                    "can hang in the allocator's mutex (seen in the ASan stage); the "
+                    "plain and release stages run it")
 def test_eight_asyncio_processes_share_the_breaker_and_a_retry_after(shm):
     seg = breakerd.attach(shm)
     up = U.Upstream()
