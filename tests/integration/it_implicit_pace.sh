@@ -6,7 +6,9 @@
 # 5 r/s, burst 5 nodelay, 429 + Retry-After: 1). The first 429 gives the
 # breaker its implicit pace api:pace; from then on every worker waits for
 # its tokens (bctl exec sleeps a "paced" refusal up to max_wait_ms).
-# Over PHASE_S seconds (nginx's access log):
+# Over PHASE_S seconds (30: with 15 the few 429s a probe costs made the
+# share swing around the bound, 10.8 % once on a loaded box; nginx's
+# access log):
 #   goodput: 200s >= 85 % of 5 x seconds + 5 (the benchmark's goal is 95 %:
 #            bench/pace_matrix.sh; these bounds are generous for a loaded
 #            2-core box);
@@ -25,7 +27,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../common/nginx_harness.sh"
 
 WORKERS=8
-PHASE_S=${PHASE_S:-15}
+PHASE_S=${PHASE_S:-30}
 if ! nginx_have; then
 	echo "SKIP: nginx is not installed (apt-get install -y nginx-light)"
 	exit 77
