@@ -41,7 +41,7 @@ expect() {
 }
 
 size() { stat -c %s "$F" 2>/dev/null; }
-todo="bctl --shm $SHM segment remove --force.*start breakerd"
+what_to_do="bctl --shm $SHM segment remove --force.*start breakerd"
 
 fresh() { # a segment with a breaker open for an hour
 	rm -f "$F"
@@ -53,7 +53,7 @@ fresh() { # a segment with a breaker open for an hour
 fresh
 truncate -s 0 "$F"
 expect "bctl on a segment emptied to 0 bytes: truncated, what to do" 1 \
-	"truncated: 0 bytes, less than its 4096-byte header, after it was made.*$todo" \
+	"truncated: 0 bytes, less than its 4096-byte header, after it was made.*$what_to_do" \
 	"died half-way" -- "$BCTL" --shm "$SHM" inspect pay
 expect "bctl config (a would-be creator) refuses it too" 1 "truncated" "" -- \
 	"$BCTL" --shm "$SHM" config other
@@ -145,7 +145,7 @@ else
 	kill "$d" 2>/dev/null; wait "$d" 2>/dev/null
 	drc=running
 fi
-if [ "$drc" = 1 ] && grep -q "level=warn msg=\"segment truncated\".*truncated: $((full / 2)) bytes of the $full.*$todo" "$TMP/err"; then
+if [ "$drc" = 1 ] && grep -q "level=warn msg=\"segment truncated\".*truncated: $((full / 2)) bytes of the $full.*$what_to_do" "$TMP/err"; then
 	ok "a running breakerd notices a segment cut short, says so at warn level, exits 1"
 else
 	bad "a running breakerd notices a segment cut short, says so at warn level, exits 1" \
