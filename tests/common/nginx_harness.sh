@@ -160,3 +160,34 @@ nginx_reload() { # RATE
 nginx_count() {
 	awk -v c="$1" '$9 == c { n++ } END { print n + 0 }' "$NGINX_DIR/access.log"
 }
+
+# nginx_fleet_begin NAME RATE: the start of a test whose worker processes
+# loop `bctl exec ... curl` against one nginx: skips (exit 77) without
+# nginx or curl; sets SHM (/brk-NAME-$$), TMP (a scratch dir) and pids (the
+# workers, which stop when $TMP/stop appears); starts nginx at RATE r/s;
+# the EXIT trap stops the workers and nginx and removes SHM and TMP.
+nginx_fleet_begin() { # NAME RATE
+	if ! nginx_have; then
+		echo "SKIP: nginx is not installed (apt-get install -y nginx-light)"
+		exit 77
+	fi
+	if ! command -v curl >/dev/null 2>&1; then
+		echo "SKIP: curl is not installed (apt-get install -y curl)"
+		exit 77
+	fi
+	SHM=/brk-$1-$$
+	TMP=$(mktemp -d "/tmp/brk-$1.XXXXXX")
+	pids=()
+	nginx_start "$2" || { echo "FAIL - nginx did not start"; exit 1; }
+	trap nginx__fleet_end EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+nginx__fleet_end() {
+	touch "$TMP/stop"
+	[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}" 2>/dev/null
+	nginx_stop
+	rm -f "/dev/shm$SHM"
+	rm -rf "$TMP"
+}

@@ -28,30 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 WORKERS=8
 PHASE_S=${PHASE_S:-30}
-if ! nginx_have; then
-	echo "SKIP: nginx is not installed (apt-get install -y nginx-light)"
-	exit 77
-fi
-if ! command -v curl >/dev/null 2>&1; then
-	echo "SKIP: curl is not installed (apt-get install -y curl)"
-	exit 77
-fi
-
-SHM=/brk-it-implicit-$$
-TMP=$(mktemp -d /tmp/brk-it-implicit.XXXXXX)
-pids=()
-cleanup() {
-	touch "$TMP/stop"
-	[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}" 2>/dev/null
-	nginx_stop
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-
-nginx_start 5 || { echo "FAIL - nginx did not start"; exit 1; }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+nginx_fleet_begin it-implicit 5
 
 now_ms() { date +%s%3N; }
 

@@ -28,30 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORKERS=8
 PHASE1_S=10
 CEILING=${CEILING:-20} # the pace starts here (4 x the limit) and has to learn 5
-if ! nginx_have; then
-	echo "SKIP: nginx is not installed (apt-get install -y nginx-light)"
-	exit 77
-fi
-if ! command -v curl >/dev/null 2>&1; then
-	echo "SKIP: curl is not installed (apt-get install -y curl)"
-	exit 77
-fi
-
-SHM=/brk-it-pace-$$
-TMP=$(mktemp -d /tmp/brk-it-pace.XXXXXX)
-pids=()
-cleanup() {
-	touch "$TMP/stop"
-	[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}" 2>/dev/null
-	nginx_stop
-	rm -f "/dev/shm$SHM"
-	rm -rf "$TMP"
-}
-
-nginx_start 5 || { echo "FAIL - nginx did not start"; exit 1; }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+nginx_fleet_begin it-pace 5
 
 now_ms() { date +%s%3N; }
 
