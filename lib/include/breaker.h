@@ -145,6 +145,7 @@ extern "C" {
 #define BRK_DEFAULT_PROBE_TIMEOUT_MS 30000u
 #define BRK_DEFAULT_MAX_WAIT_MS 300000u
 #define BRK_DEFAULT_MAX_CONCURRENT 0u     /* 0 = no bulkhead */
+#define BRK_DEFAULT_MIN_CONCURRENT 1u     /* floor of a learned limit */
 #define BRK_MAX_QUORUM 8u                 /* min_distinct_processes bound */
 #define BRK_MAX_RESERVE_PCT 90u           /* reserve_pct bound (breakers and
                                              paces) */
@@ -498,6 +499,16 @@ struct brk_config {
 	                                rate-limit answers stay failures
 	                                (cool-until, five in a row open). */
 	uint32_t reserved2_;         /* padding: ignored */
+	/* since BRK_CONFIG_SIZE_VER5 */
+	uint32_t concurrency_auto;   /* 0 (default) or 1: the bulkhead's limit
+	                                is learned from completion latency by
+	                                every process of the host together
+	                                ("Adaptive concurrency" below), between
+	                                min_concurrent and max_concurrent (0:
+	                                BRK_MAX_CONCURRENT) */
+	uint32_t min_concurrent;     /* 1..max_concurrent: the learned limit's
+	                                floor (BRK_DEFAULT_MIN_CONCURRENT);
+	                                read only with concurrency_auto */
 };
 
 #define BRK_CONFIG_SIZE_VER0 96u /* sizeof in BREAKER_0 */
@@ -505,6 +516,7 @@ struct brk_config {
 #define BRK_CONFIG_SIZE_VER2 112u /* + hold_histogram */
 #define BRK_CONFIG_SIZE_VER3 120u /* + fleet, fleet_probe (after VER2's padding) */
 #define BRK_CONFIG_SIZE_VER4 128u /* + implicit_pace */
+#define BRK_CONFIG_SIZE_VER5 136u /* + concurrency_auto, min_concurrent */
 
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
@@ -638,9 +650,11 @@ enum brk_config_field {
 	BRK_CFG_HOLD_HISTOGRAM = 1u << 15,
 	BRK_CFG_FLEET = 1u << 16,
 	BRK_CFG_FLEET_PROBE = 1u << 17,
-	BRK_CFG_IMPLICIT_PACE = 1u << 18
+	BRK_CFG_IMPLICIT_PACE = 1u << 18,
+	BRK_CFG_CONCURRENCY_AUTO = 1u << 19,
+	BRK_CFG_MIN_CONCURRENT = 1u << 20
 };
-#define BRK_CFG_ALL ((uint64_t)(1u << 19) - 1u) /* every setting */
+#define BRK_CFG_ALL ((uint64_t)(1u << 21) - 1u) /* every setting */
 
 /**
  * brk_breaker_update - change only the settings named in @fields.
@@ -1270,7 +1284,20 @@ struct brk_info {
 	                               32, kept for callers built before) */
 	double implicit_pace_per_s; /* breakers: the learned rate of the
 	                               breaker's implicit pace (NAME:pace)
-	                               now; 0: it has none */
+	                               now; 0: it has none */	/* since BRK_INFO_SIZE_VER6 (it also marks callers whose brk_config
+	 * has concurrency_auto, min_concurrent: BRK_CONFIG_SIZE_VER5) */
+	double concurrency_limit;   /* breakers with a bulkhead: the limit in
+	                               force now (the learned one with
+	                               concurrency_auto, else max_concurrent);
+	                               0: no bulkhead */
+	uint64_t latency_baseline_us; /* concurrency_auto: the long-window
+	                               (no-load baseline) latency, µs; 0: not
+	                               measured yet */
+	uint64_t latency_recent_us; /* concurrency_auto: the last window's
+	                               mean latency, µs; 0: none yet */
+	uint64_t queued;            /* waiters in the bulkhead's queue now
+	                               (tickets handed out and not yet served,
+	                               skipped or left) */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -1281,6 +1308,8 @@ struct brk_info {
 #define BRK_INFO_SIZE_VER4 2896u /* + config_seq (and config VER3: fleet) */
 #define BRK_INFO_SIZE_VER5 2912u /* + generation_full, implicit_pace_per_s
                                     (config VER4) */
+#define BRK_INFO_SIZE_VER6 2944u /* + concurrency_limit, latency_baseline_us,
+                                    latency_recent_us, queued (config VER5) */
 
 /**
  * brk_breaker_info - a snapshot of one breaker. Each word is read

@@ -20,7 +20,7 @@
 
 /* The BREAKER_0 sizes are facts about the frozen ABI: if one of these
  * fails, a struct was changed in a way that breaks existing programs. */
-_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER4, "brk_config");
+_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER5, "brk_config");
 _Static_assert(offsetof(struct brk_config, fleet) == BRK_CONFIG_SIZE_VER2,
 	       "brk_config grew at the end (fleet)");
 _Static_assert(sizeof(struct brk_attach_opts) == BRK_ATTACH_OPTS_SIZE_VER1,
@@ -29,7 +29,7 @@ _Static_assert(sizeof(struct brk_segment_info) == BRK_SEGMENT_INFO_SIZE_VER3,
 	       "brk_segment_info");
 _Static_assert(offsetof(struct brk_segment_info, index_lock_pid) ==
 	       BRK_SEGMENT_INFO_SIZE_VER2, "brk_segment_info grew at the end (index_lock_pid)");
-_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER5, "brk_info");
+_Static_assert(sizeof(struct brk_info) == BRK_INFO_SIZE_VER6, "brk_info");
 _Static_assert(offsetof(struct brk_info, generation_full) == BRK_INFO_SIZE_VER4,
 	       "brk_info grew at the end (generation_full, implicit_pace_per_s)");
 _Static_assert(offsetof(struct brk_config, implicit_pace) == BRK_CONFIG_SIZE_VER3,

@@ -196,6 +196,8 @@ static const struct cfg_member {
 	M(BRK__CFG_FLEET, fleet),
 	M(BRK__CFG_FLEET_PROBE, fleet_probe),
 	M(BRK__CFG_IMPLICIT_PACE, implicit_pace),
+	M(BRK__CFG_CONCURRENCY_AUTO, concurrency_auto),
+	M(BRK__CFG_MIN_CONCURRENT, min_concurrent),
 #undef M
 };
 
@@ -217,6 +219,9 @@ _Static_assert(BRK_CFG_FAILURE_THRESHOLD == BRK__BIT(BRK__CFG_FAILURE_THRESHOLD)
 	       BRK_CFG_HOLD_HISTOGRAM == BRK__BIT(BRK__CFG_HOLD_HISTOGRAM) &&
 	       BRK_CFG_FLEET == BRK__BIT(BRK__CFG_FLEET) &&
 	       BRK_CFG_FLEET_PROBE == BRK__BIT(BRK__CFG_FLEET_PROBE) &&
+	       BRK_CFG_IMPLICIT_PACE == BRK__BIT(BRK__CFG_IMPLICIT_PACE) &&
+	       BRK_CFG_CONCURRENCY_AUTO == BRK__BIT(BRK__CFG_CONCURRENCY_AUTO) &&
+	       BRK_CFG_MIN_CONCURRENT == BRK__BIT(BRK__CFG_MIN_CONCURRENT) &&
 	       BRK_CFG_ALL == BRK__BIT(BRK__CFG_COUNT) - 1, "one bit per cfg word");
 
 /* The index of a single known bit, or -1. */

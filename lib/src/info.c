@@ -240,6 +240,7 @@ static const struct {
 	{ BRK_INFO_SIZE_VER3, BRK_CONFIG_SIZE_VER2 }, /* + hold_histogram */
 	{ BRK_INFO_SIZE_VER4, BRK_CONFIG_SIZE_VER3 }, /* + fleet, fleet_probe */
 	{ BRK_INFO_SIZE_VER5, BRK_CONFIG_SIZE_VER4 }, /* + implicit_pace */
+	{ BRK_INFO_SIZE_VER6, BRK_CONFIG_SIZE_VER5 }, /* + concurrency_auto */
 };
 
 static uint32_t config_size_for(size_t info_size)

@@ -36,8 +36,14 @@
  * means hold-and-probe (issue 21: the limit found, a GROWING bit in the
  * float's sign), and a pace word bit marks implicit paces, made by a
  * breaker (a layout-3 library would run CUBIC on the same words and take
- * both bits for corruption). Both issues landed together: one bump. */
-#define BRK__LAYOUT_VERSION 4u
+ * both bits for corruption). Both issues landed together: one bump.
+ * 5: a permit block has a control unit before its tag unit (the
+ * bulkhead's wait queue and the adaptive concurrency words), cfg[2]
+ * bit 51 is the adaptive bulkhead and cfg[6] bits 30..36 its
+ * min_concurrent, and a pace's TAT may run past now + tau (reservations:
+ * fair waits) (issue 25: a layout-4 library would barge past the queue,
+ * ignore the learned limit and heal the reservations away). */
+#define BRK__LAYOUT_VERSION 5u
 #define BRK__LINE 128u
 #define BRK__HEADER_SIZE 4096u
 #define BRK__UNIT 64u            /* arena allocation unit, bytes */
@@ -399,6 +405,8 @@ enum brk__cfg {
 	BRK__CFG_FLEET,
 	BRK__CFG_FLEET_PROBE,
 	BRK__CFG_IMPLICIT_PACE,
+	BRK__CFG_CONCURRENCY_AUTO,
+	BRK__CFG_MIN_CONCURRENT,
 	BRK__CFG_COUNT
 };
 
@@ -412,7 +420,7 @@ enum brk__cfg {
  *   cfg[1]  hold_histogram:1 | 0:11 | slow_rate_pct:7 | failure_rate_pct:7 |
  *           slow_call_ms:38
  *   cfg[2]  open_ms:38 | min_distinct:4 | reserve_pct:7 | HAS_PACE:1 |
- *           implicit_pace:1 | 0:6 | max_concurrent:7
+ *           implicit_pace:1 | concurrency_auto:1 | 0:5 | max_concurrent:7
  *           (HAS_PACE, bit 49, is no setting: release sets it when the
  *           breaker's implicit pace exists, acquire tests it; a full
  *           configure may clear it, the next rate-limit answer sets it
@@ -421,7 +429,7 @@ enum brk__cfg {
  *   cfg[4]  probe_timeout_ms:38 | fleet:1 | fleet_probe:1 (breakerd's
  *           fleet link reads them; never the acquire/release path)
  *   cfg[5]  max_wait_ms:38
- *   cfg[6]  min_calls:30
+ *   cfg[6]  min_calls:30 | min_concurrent:7
  *
  * (fields from the low bit up). The settings the closed fast path reads
  * end at bit 63, so reading one is a load and a shift, testing it a load
@@ -458,6 +466,8 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 	case BRK__CFG_IMPLICIT_PACE: return (struct brk__cfg_field){ 2, 50, 1 };
 	case BRK__CFG_MAX_WAIT_MS: return (struct brk__cfg_field){ 5, 0, 38 };
 	case BRK__CFG_MIN_CALLS: return (struct brk__cfg_field){ 6, 0, 30 };
+	case BRK__CFG_CONCURRENCY_AUTO: return (struct brk__cfg_field){ 2, 51, 1 };
+	case BRK__CFG_MIN_CONCURRENT: return (struct brk__cfg_field){ 6, 30, 7 };
 	default: return (struct brk__cfg_field){ 7, 0, 0 };
 	}
 }
@@ -476,6 +486,9 @@ static inline struct brk__cfg_field brk__cfg_pos(enum brk__cfg k)
 #define BRK__CFG_PACE_WORD 2u
 #define BRK__CFG_HAS_PACE (1ULL << 49)
 #define BRK__CFG_IMPLICIT_BIT (1ULL << 50)
+/* cfg[2] bit 51: the bulkhead's limit is learned (adaptive.c): read with
+ * max_concurrent by the same load in take_permit() */
+#define BRK__CFG_AUTO_BIT (1ULL << 51)
 
 #define BRK__CFG_WORDS 7u
 /* cfg[BRK__CFG_SEQ]: the config sequence word, CAS-bumped by every
@@ -644,9 +657,33 @@ _Static_assert(UINT64_MAX / 1000000u + 1u <= BRK__HW_SINCE_MASK, "since field");
 	 ((uint64_t)((pslots) & 0x7fu) << 24) | \
 	 ((uint64_t)((oref) & BRK__PR_REF_MASK) << 31) | \
 	 ((uint64_t)((oslots) & 0x7fu) << 55))
-/* n slots, and one unit more for the owner tag (layout 4) */
+/* n slots, the control unit (layout 5) and the owner tag's unit
+ * (layout 4) */
 #define BRK__PERMIT_UNITS(slots) \
-	((slots) ? ((slots) + 1u) / BRK__LEASES_PER_UNIT + 1u : 0u)
+	((slots) ? ((slots) + 1u) / BRK__LEASES_PER_UNIT + 2u : 0u)
+/* The control unit of a permit block: its unit before the tag unit. Only
+ * the PRIMARY block's is used (brk__permit_ctl(), blocks.c); an overflow
+ * block's stays zero. Zero in a new or reused block (cleared with it).
+ *   PQ_*: the bulkhead's wait queue (bulkhead_queue.c, issue 25):
+ *     NEXT    the next ticket to hand out (fetch-and-add)
+ *     SERVED  the ticket at the head of the queue (tickets below it were
+ *             served, skipped or left)
+ *     GONE    bit (t % 64): ticket t in [SERVED, SERVED + 64) has left
+ *     FUTEX   low 32 bits: the futex word waiters sleep on, bumped when
+ *             a permit is given back while NEXT != SERVED
+ *   AC_*: the adaptive limit (adaptive.c, issue 25; docs/design/limits.md
+ *     "Adaptive concurrency"):
+ *     LIMIT   the learned limit and its window (adaptive.c's encoding)
+ *     ACC     this window's samples (adaptive.c's encoding)
+ *     LONG    the long-window (baseline) latency
+ *     WIN     the window's start and in-flight high-water mark */
+#define BRK__PERMIT_CTL_UNIT(slots) (((slots) + 1u) / BRK__LEASES_PER_UNIT)
+enum brk__permit_ctl {
+	BRK__PQ_NEXT, BRK__PQ_SERVED, BRK__PQ_GONE, BRK__PQ_FUTEX,
+	BRK__AC_LIMIT, BRK__AC_ACC, BRK__AC_LONG, BRK__AC_WIN,
+	BRK__PERMIT_CTL_WORDS
+};
+_Static_assert(BRK__PERMIT_CTL_WORDS == BRK__UNIT_WORDS, "the control unit: 8 words");
 _Static_assert(BRK__ARENA_MAX_UNITS - 1u <= BRK__PR_REF_MASK, "refs fit the permit fields");
 _Static_assert(BRK__PERMIT_SLOTS <= 0x7fu, "slots fit 7 bits");
 

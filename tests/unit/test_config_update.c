@@ -49,9 +49,11 @@ static void assert_config_equal(const struct brk_config *a,
 	CFG_EQ(fleet);
 	CFG_EQ(fleet_probe);
 	CFG_EQ(implicit_pace);
+	CFG_EQ(concurrency_auto);
+	CFG_EQ(min_concurrent);
 #undef CFG_EQ
 	/* a member added to the struct must be added above */
-	_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER4,
+	_Static_assert(sizeof(struct brk_config) == BRK_CONFIG_SIZE_VER5,
 		       "compare the new members of struct brk_config");
 }
 
@@ -328,8 +330,8 @@ static void config_field_helpers(void **state)
 		ut_rc(0, brk_config_field_get(&c, bit, &v));
 		assert_int_equal(v, 1000 + n);
 	}
-	assert_int_equal(n, 19); /* ... hold_histogram, fleet, fleet_probe,
-					 implicit_pace */
+	assert_int_equal(n, 21); /* ... hold_histogram, fleet, fleet_probe,
+					 implicit_pace, concurrency_auto, min_concurrent */
 	assert_int_equal(c.failure_threshold, 1000);
 	assert_int_equal(c.min_distinct_processes, 1013);
 	assert_string_equal(brk_config_field_name(BRK_CFG_MAX_OPEN_MS), "max_open_ms");
@@ -371,7 +373,7 @@ static void fleet_settings_are_stored_validated_and_updated_alone(void **state)
 	got = stored(b);
 	assert_int_equal(got.fleet, 1);
 	assert_int_equal(got.fleet_probe, 0);
-	assert_int_equal(got.size, BRK_CONFIG_SIZE_VER4);
+	assert_int_equal(got.size, BRK_CONFIG_SIZE_VER5);
 	/* only fleet_probe: a garbage config elsewhere is not read */
 	garbage(&c);
 	c.fleet_probe = 1;
@@ -413,7 +415,7 @@ static void info_config_size_follows_the_callers_release(void **state)
 	ut_rc(0, brk_breaker_info_sz(b, i, BRK_INFO_SIZE_VER3));
 	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER2);
 	ut_rc(0, brk_breaker_info(b, i));
-	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER4);
+	assert_int_equal(i->config.size, BRK_CONFIG_SIZE_VER5);
 	assert_int_equal(i->config.fleet, 1);
 	seq = i->config_seq;
 	c = i->config;

@@ -573,7 +573,7 @@ static void a_layout_3_segment_is_refused_after_issue_21(void **state)
 	char want[256];
 	int fd;
 
-	assert_int_equal(BRK__LAYOUT_VERSION, 4);
+	assert_int_equal(BRK__LAYOUT_VERSION, 5);
 	fd = shm_open(u->shm, O_RDWR, 0);
 	assert_true(fd >= 0);
 	h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -585,8 +585,41 @@ static void a_layout_3_segment_is_refused_after_issue_21(void **state)
 	u->err[0] = '\0';
 	ut_rc(-EPROTO, brk_attach(&o, &s));
 	assert_null(s);
-	snprintf(want, sizeof want, "layout version 3, this library speaks 4");
+	snprintf(want, sizeof want, "layout version 3, this library speaks 5");
 	assert_non_null(strstr(u->err, want));
+	h->version = BRK__LAYOUT_VERSION;
+	munmap(h, sizeof *h);
+}
+
+/* Issue 25 made layout 5 (the permit block's control unit: the bulkhead
+ * queue and the adaptive limit; pace reservations past tau): a layout-4
+ * segment (a library before it would barge past the queue and heal the
+ * reservations away) is refused, -EPROTO, naming both versions and what
+ * to do; a layout-4 library refuses this one by the same check. */
+static void a_layout_4_segment_is_refused_after_issue_25(void **state)
+{
+	struct ut *u = *state;
+	struct brk_attach_opts o;
+	brk_segment *s = NULL;
+	struct brk__header *h;
+	char want[256];
+	int fd;
+
+	assert_int_equal(BRK__LAYOUT_VERSION, 5);
+	fd = shm_open(u->shm, O_RDWR, 0);
+	assert_true(fd >= 0);
+	h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(h != MAP_FAILED);
+	close(fd);
+	h->version = 4;
+	ut_opts(u, &o, 0);
+	o.flags = BRK_ATTACH_NOCREATE;
+	u->err[0] = '\0';
+	ut_rc(-EPROTO, brk_attach(&o, &s));
+	assert_null(s);
+	snprintf(want, sizeof want, "layout version 4, this library speaks 5");
+	assert_non_null(strstr(u->err, want));
+	assert_non_null(strstr(u->err, "stop every process using it"));
 	h->version = BRK__LAYOUT_VERSION;
 	munmap(h, sizeof *h);
 }
@@ -675,6 +708,7 @@ int main(void)
 		UT_TEST(reclaimed_judging_probe_counts_once),
 		UT_TEST(old_layout_segment_refused_with_what_to_do),
 		UT_TEST(a_layout_3_segment_is_refused_after_issue_21),
+		UT_TEST(a_layout_4_segment_is_refused_after_issue_25),
 		UT_TEST(probe_claim_never_takes_a_newer_generations_slot),
 	};
 	return cmocka_run_group_tests_name("core_fixes", tests, NULL, NULL);

@@ -106,8 +106,8 @@ static void a_breaker_without_bulkhead_uses_7_units(void **state)
 	c.max_concurrent = 10;
 	before = arena_used(u->seg);
 	b = ut_breaker(u, "bulk10", &c);
-	assert_int_equal(record_bytes(b), (7 + 5 + 1) * 64); /* + its tag unit (layout 4) */
-	assert_int_equal(arena_used(u->seg) - before, (7 + 5 + 1) * 64);
+	assert_int_equal(record_bytes(b), (7 + 5 + 2) * 64); /* + its control and tag units (layouts 5, 4) */
+	assert_int_equal(arena_used(u->seg) - before, (7 + 5 + 2) * 64);
 	assert_int_equal(brk_record_count(u->seg), 2);
 	assert_int_equal(brk_segment_info(u->seg, &si), 0);
 	assert_int_equal(si.live_records, 2);
@@ -140,12 +140,12 @@ static void raising_max_concurrent_links_an_overflow_block(void **state)
 	ut_cfg(&c);
 	c.max_concurrent = 4;
 	b = ut_breaker(u, "grow", &c);
-	assert_int_equal(record_bytes(b), (7 + 2 + 1) * 64); /* + its tag unit (layout 4) */
+	assert_int_equal(record_bytes(b), (7 + 2 + 2) * 64); /* + its control and tag units (layouts 5, 4) */
 	assert_int_equal(acquire_n(b, p, 5), 4);
 	brk_config_init(&g);
 	g.max_concurrent = 40;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2 + 1 + 30 + 1) * 64);
+	assert_int_equal(record_bytes(b), (7 + 2 + 2 + 30 + 2) * 64);
 	assert_int_equal(BRK__PR_P_SLOTS(brk__brec(b)->permit_refs), 4);
 	assert_int_equal(BRK__PR_O_SLOTS(brk__brec(b)->permit_refs), 60);
 	assert_int_equal(acquire_n(b, p + 4, 40), 36); /* 40 in all */
@@ -172,7 +172,7 @@ static void raising_max_concurrent_links_an_overflow_block(void **state)
 	/* lowering and raising again needs no new block */
 	g.max_concurrent = 64;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2 + 1 + 30 + 1) * 64);
+	assert_int_equal(record_bytes(b), (7 + 2 + 2 + 30 + 2) * 64);
 	assert_int_equal(acquire_n(b, p, 48), 48);
 	for (k = 0; k < 48; k++)
 		ut_release_ok(&p[k], BRK_SUCCESS, 0);
@@ -194,7 +194,7 @@ static void a_bulkhead_added_by_update_gets_a_primary_block(void **state)
 	brk_config_init(&g);
 	g.max_concurrent = 3;
 	ut_rc(0, brk_breaker_update(b, &g, BRK_CFG_MAX_CONCURRENT, NULL));
-	assert_int_equal(record_bytes(b), (7 + 2 + 1) * 64); /* + its tag unit (layout 4) */
+	assert_int_equal(record_bytes(b), (7 + 2 + 2) * 64); /* + its control and tag units (layouts 5, 4) */
 	assert_int_equal(acquire_n(b, p, 8), 3);
 	for (k = 0; k < 3; k++)
 		ut_release_ok(&p[k], BRK_SUCCESS, 0);
@@ -639,7 +639,7 @@ static void a_segment_of_another_layout_is_refused_both_ways(void **state)
 	uint64_t word;
 	int fd;
 
-	_Static_assert(BRK__LAYOUT_VERSION == 4, "the bump of issue 22");
+	_Static_assert(BRK__LAYOUT_VERSION == 5, "the bump of issue 25");
 	snprintf(shm, sizeof shm, "%s-vx", u->shm);
 	snprintf(path, sizeof path, "/dev/shm%s", shm);
 	ut_opts(u, &o, 0);

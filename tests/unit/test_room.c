@@ -89,11 +89,11 @@ static void arena_cost_of_an_update_is_what_it_takes(void **state)
 	b = ut_breaker(u, "svc", &c);
 	update_costs(u, b, &c, 0);             /* nothing new */
 	c.max_concurrent = 8;
-	update_costs(u, b, &c, 5 * 64);        /* 8 permit slots + the owner tag */
+	update_costs(u, b, &c, 6 * 64);        /* 8 permit slots + control + owner tag */
 	c.max_concurrent = 4;
 	update_costs(u, b, &c, 0);             /* fewer: the block stays */
 	c.max_concurrent = 20;
-	update_costs(u, b, &c, 29 * 64);       /* the overflow: 64 - 8 slots + tag */
+	update_costs(u, b, &c, 30 * 64);       /* the overflow: 64 - 8 slots + control + tag */
 	c.max_concurrent = BRK_MAX_CONCURRENT;
 	update_costs(u, b, &c, 0);
 	c.half_open_probes = 4;
