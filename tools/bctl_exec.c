@@ -28,7 +28,7 @@
  *    retry number) - or the Retry-After the failed run reported, if that
  *    is longer. A Retry-After is a wait the upstream asked for, so it is
  *    charged to --wait (one total for the whole invocation, shared with
- *    cooling waits slept out in acquire); one that does not fit in what is
+ *    the waits brk_admit() sleeps); one that does not fit in what is
  *    left of --wait (0 without --wait) ends the retries: exit 75, one line;
  *  - with --retry-budget, one retry token is withdrawn
  *    (brk_retry_permitted()); an exhausted budget ends the retries: exit

@@ -8,6 +8,7 @@
 #   - a pace of 0.5/s with 50 % reserved: after a normal take, the next
 #     normal token is ~4 s away (its half of the rate) and is refused
 #     within --wait 3s, a high-priority one ~2 s away and is waited for;
+#   - --wait sleeps out an open breaker's time left that fits in it;
 #   - SIGTERM / SIGINT while brk_admit() sleeps (a pace token, a cooling
 #     wait) end bctl exec at once with 128+N, CMD not run, the breaker's
 #     permit released cancelled (bctl exec keeps those signals blocked to
@@ -81,6 +82,22 @@ expect "--priority high: the reserved share's token is waited for" 0 "" \
 took=$(($(now_ms) - start))
 ran && [ "$took" -le 3000 ] && ok "... CMD ran after $took ms" ||
 	bad "high priority under the pace: CMD ran? took $took ms"
+
+# --- --wait is brk_admit()'s max_wait_ms: an open breaker's time left
+# that fits is slept out (the half-open probe then runs CMD); without
+# --wait it is refused at once (tests/cli/bctl_bad_input.sh)
+run config op
+run trip op --for 1s
+start=$(now_ms)
+expect "--wait 4s sleeps out an open breaker's last second, then CMD runs" 0 "" \
+	exec op --wait 4s -- touch "$mark"
+took=$(($(now_ms) - start))
+ran && [ "$took" -ge 500 ] && ok "... CMD ran after $took ms" ||
+	bad "open breaker under --wait 4s: CMD ran? after $took ms (want >= 500)"
+run trip op --for 1m
+expect "an open period longer than --wait: refused at once with the wait" 75 \
+	"^bctl: op: open, retry in [0-9]+ ms$" exec op --wait 2s -- touch "$mark"
+ran && bad "CMD ran although the breaker is open"
 
 # --- signals while brk_admit() sleeps
 # sig_during NAME SIG WANT ARGS...: start bctl exec ARGS in the background,
