@@ -127,6 +127,11 @@ static int print_values(struct bctl *g, const char *opt, const char *prefix)
 			puts(brk_state_name(k));
 		return 0;
 	}
+	if (strcmp(opt, "--priority") == 0) { /* exec */
+		puts("high");
+		puts("normal");
+		return 0;
+	}
 	if (strcmp(opt, "--pace") == 0) /* exec: a pace, or a plain bucket */
 		return print_names(g, "bucket", prefix);
 	if (strcmp(opt, "--retry-budget") == 0)

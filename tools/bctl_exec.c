@@ -2,11 +2,23 @@
  * bctl_exec.c - `bctl exec NAME [options] -- CMD [ARG...]`: run CMD under
  * a permit of the breaker NAME and report how it went.
  *
- * Refused (open, cooling, bulkhead full) -> CMD is not run, exit 75 with
- * one line saying why and for how long; with --wait DUR a cooling wait of
- * at most DUR (in total) is slept out first. Otherwise the permit is held
- * while CMD runs (bctl_run.c) and released with the verdict of
- * bctl_outcome.c; bctl exits with CMD's status.
+ * Admission is one brk_admit() per attempt (breaker.h "Admission": the
+ * breaker with its bulkhead, then the pace, then the retry budget, in that
+ * fixed order) with --priority (high may use the bulkhead's reserve_pct
+ * and the pace's reserve), and the release one brk_admit_release() with
+ * the verdict. Refused (open, cooling, bulkhead full, no token) -> CMD is
+ * not run, exit 75 with one line saying why and for how long. --wait DUR
+ * is brk_admit()'s max_wait_ms: the waits it sleeps (cooling, an open
+ * breaker's time left, a busy probe, a pace's token, a place in a
+ * bulkhead's queue) come out of DUR in total. Without --wait, brk_admit()
+ * sleeps nothing (max_wait_ms 0), and a refusal by the breaker's implicit
+ * pace (cause "paced") is slept out here, up to the breaker's max_wait_ms
+ * in all (issue 21) - brk_admit() has one max_wait_ms for every wait, and
+ * the breaker's (5 min by default) would also sleep out open breakers and
+ * full bulkheads that plain `bctl exec NAME` refuses at once. Signals:
+ * bctl_exec_admit.c. Otherwise the permit is held while CMD runs
+ * (bctl_run.c) and released with the verdict of bctl_outcome.c; bctl
+ * exits with CMD's status.
  *
  * Retries (--retries N [--retry-budget BUDGET]): a run whose verdict is a
  * failure (non-zero exit not in --healthy-exit/--ignore-exit, timeout,
@@ -16,15 +28,19 @@
  *    retry number) - or the Retry-After the failed run reported, if that
  *    is longer. A Retry-After is a wait the upstream asked for, so it is
  *    charged to --wait (one total for the whole invocation, shared with
- *    cooling waits slept out in acquire); one that does not fit in what is
+ *    the waits brk_admit() sleeps); one that does not fit in what is
  *    left of --wait (0 without --wait) ends the retries: exit 75, one line;
  *  - with --retry-budget, one retry token is withdrawn
  *    (brk_retry_permitted()); an exhausted budget ends the retries: exit
  *    75 with "NAME: retry budget BUDGET exhausted (deferred)", without
- *    sleeping on it. The first attempt deposits (brk_budget_deposit())
- *    once it is admitted by the breaker: an invocation refused at once
- *    sent nothing and earns no retries. The budget is created with the
- *    defaults (10/s, 0.2) if absent;
+ *    sleeping on it. The first attempt deposits (brk_admit() with the
+ *    budget, BRK_FIRST_ATTEMPT: step 4, once the breaker and the pace
+ *    admitted it): an invocation refused at once sent nothing and earns
+ *    no retries. A retry withdraws here, before its backoff, not in
+ *    brk_admit() (BRK_RETRY asks the budget last, after sleeping on the
+ *    breaker and taking a pace token, which a deferred retry would
+ *    waste). The budget is created with the defaults (10/s, 0.2) if
+ *    absent;
  *  - the retry goes through the breaker again (a refusal: exit 75 as
  *    usual).
  * A run that was interrupted, cancelled or could not be started is not
@@ -32,11 +48,11 @@
  * status. Every run's output passes through.
  *
  * Pacing (--pace PACE, bctl_exec_pace.c; NAME is then optional): after the
- * breaker admits (or without NAME), one token is taken from the pace,
- * sleeping to brk_bucket_wake_ns() between tries while it fits in what is
- * left of --wait; otherwise exit 75, "PACE: rate limited, next token in N
- * ms (waited M ms of --wait DUR)", and the breaker permit is released
- * cancelled. After CMD, if PACE is a real pace (paced bucket), a
+ * breaker admits (or without NAME), brk_admit() takes one token from the
+ * pace with --priority, sleeping while it fits in what is left of --wait;
+ * otherwise exit 75, "PACE: rate limited, next token in N ms (waited M ms
+ * of --wait DUR)", and the breaker permit is released cancelled. After
+ * CMD (brk_admit_release()), if PACE is a real pace (paced bucket), a
  * rate-limit answer (429; 503/529 with a Retry-After) is released to the
  * breaker as BRK_THROTTLED (counts neither way, sets no cool-until) and
  * reported to the pace as LIMITED with the token's taken_at (the pace cuts
@@ -54,11 +70,12 @@
 #include <time.h>
 
 #include "bctl.h"
+#include "bctl_exec_admit.h"
 #include "bctl_exec_pace.h"
 #include "bctl_outcome.h"
 #include "bctl_run.h"
 
-#define EXEC_MAX_WAITS 100 /* bound on the acquire/sleep loop */
+#define EXEC_MAX_WAITS 100 /* bound on the admit/sleep loop */
 #define EXEC_MAX_RETRIES 100
 #define EXEC_BACKOFF_BASE_MS 100
 #define EXEC_BACKOFF_CAP_MS 5000
@@ -71,7 +88,8 @@ enum {
 	OPT_IGNORE,
 	OPT_RETRIES,
 	OPT_RETRY_BUDGET,
-	OPT_PACE
+	OPT_PACE,
+	OPT_PRIORITY
 };
 
 struct exec_opts {
@@ -88,6 +106,7 @@ struct exec_opts {
 	uint64_t retries;    /* --retries; 0: none */
 	int has_retries;
 	const char *budget;  /* --retry-budget, or NULL */
+	int priority;        /* --priority: enum brk_priority */
 };
 
 const struct option bctl_opts_exec[] = {
@@ -98,6 +117,7 @@ const struct option bctl_opts_exec[] = {
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "retry-budget", required_argument, NULL, OPT_RETRY_BUDGET },
 	{ "pace", required_argument, NULL, OPT_PACE },
+	{ "priority", required_argument, NULL, OPT_PRIORITY },
 	BCTL_COMMON_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -132,6 +152,15 @@ static int exec_opt(int c, struct exec_opts *o)
 	case OPT_PACE:
 		o->pace = optarg;
 		return bctl_check_name(optarg);
+	case OPT_PRIORITY:
+		if (strcmp(optarg, "high") == 0)
+			o->priority = BRK_PRIORITY_HIGH;
+		else if (strcmp(optarg, "normal") == 0)
+			o->priority = BRK_PRIORITY_NORMAL;
+		else
+			return cli_usage_error("--priority: '%s' is not high or "
+					       "normal", cli_q(optarg));
+		return 0;
 	}
 	return BCTL_CONTINUE;
 }
@@ -197,32 +226,32 @@ static int exec_refused(const struct bctl *g, const struct exec_opts *o,
 	char by[BRK_NAME_MAX + 16] = "";
 	unsigned long long ms = (unsigned long long)why->wait_ms;
 
-	if (why->by[0] && strncmp(why->by, o->name, sizeof(why->by)) != 0)
+	if (why->by[0] && strncmp(why->by, o->label, sizeof(why->by)) != 0)
 		snprintf(by, sizeof(by), ", by '%s'", cli_q(why->by));
 	if (rc == -BRK_EOPEN && why->cause == BRK_CAUSE_FORCED_OPEN)
-		cli_note("%s: forced open%s (until 'bctl reset')", o->name, by);
+		cli_note("%s: forced open%s (until 'bctl reset')", o->label, by);
 	else if (rc == -BRK_EOPEN && why->cause == BRK_CAUSE_PROBES_BUSY)
 		cli_note("%s: half-open, probe in flight%s, retry in %llu ms",
-			 o->name, by, ms);
+			 o->label, by, ms);
 	else if (rc == -BRK_EOPEN && ms)
-		cli_note("%s: open%s, retry in %llu ms", o->name, by, ms);
+		cli_note("%s: open%s, retry in %llu ms", o->label, by, ms);
 	else if (rc == -BRK_EOPEN)
-		cli_note("%s: open%s", o->name, by);
+		cli_note("%s: open%s", o->label, by);
 	else if (rc == -BRK_ECOOLING && why->cause == BRK_CAUSE_PACED)
 		cli_note("%s: paced (its implicit pace %s:pace), next token in %llu ms"
-			 "%s", o->name, o->name, ms, o->has_wait ?
+			 "%s", o->label, o->label, ms, o->has_wait ?
 			 " (longer than --wait)" : " (longer than max_wait_ms)");
 	else if (rc == -BRK_ECOOLING)
-		cli_note("%s: cooling (Retry-After%s), wait %llu ms%s", o->name, by,
+		cli_note("%s: cooling (Retry-After%s), wait %llu ms%s", o->label, by,
 			 ms, o->has_wait ? " (longer than --wait)" : "");
 	else if (rc == -BRK_EFULL)
-		cli_note("%s: bulkhead full%s", o->name, by);
+		cli_note("%s: bulkhead full%s", o->label, by);
 	else if (rc == -BRK_EDEFERRED)
-		cli_note("%s: retry budget exhausted%s", o->name, by);
+		cli_note("%s: retry budget exhausted%s", o->label, by);
 	else if (rc == -BRK_ECONTENDED)
-		cli_note("%s: not admitted (contended), try again later", o->name);
+		cli_note("%s: not admitted (contended), try again later", o->label);
 	else
-		return bctl_fail(g, o->name, rc);
+		return bctl_fail(g, o->label, rc);
 	return BCTL_EXIT_TEMPFAIL;
 }
 
@@ -238,83 +267,141 @@ static uint64_t exec_max_wait(brk_breaker *b)
 	return ms;
 }
 
-/*
- * Acquire, sleeping out cooling waits that fit in what is left of --wait
- * (*@left, decremented). A refusal by the breaker's implicit pace (cause
- * "paced": the next token of the learned rate) is slept out without
- * --wait too, up to the breaker's max_wait_ms in all (issue 21: plain
- * 'bctl exec NAME -- CMD' keeps the upstream's allowance). 0 or a status.
- */
-static int exec_acquire(const struct bctl *g, const struct exec_opts *o,
-			brk_breaker *b, const sigset_t *sigs, brk_permit *p,
-			uint64_t *left)
-{
-	struct brk_refusal why;
-	uint64_t ms, paced_left = UINT64_MAX;
-	int i, rc = 0, sig;
+/* What one attempt runs with: the records, the admission, the clock. */
+struct exec_ctx {
+	brk_segment *seg;
+	brk_breaker *b;        /* NULL: --pace without NAME */
+	struct exec_pace *pace; /* NULL: no --pace */
+	brk_budget *u;         /* NULL: no --retry-budget */
+	struct brk_admission adm;
+};
 
-	if (!b)
-		return 0; /* --pace without NAME */
-	for (i = 0; i < EXEC_MAX_WAITS; i++) {
-		memset(&why, 0, sizeof(why));
-		rc = brk_acquire(b, p, &why);
-		if (rc == 0)
-			return 0;
-		if (rc == -BRK_ECOOLING && why.cause == BRK_CAUSE_PACED &&
-		    !o->has_wait) {
-			if (paced_left == UINT64_MAX)
-				paced_left = exec_max_wait(b);
-			if (why.wait_ms > paced_left)
-				return exec_refused(g, o, rc, &why);
-			ms = why.wait_ms ? why.wait_ms : 1;
-			if (g->verbose)
-				cli_note("%s: paced, waiting %" PRIu64 " ms", o->name, ms);
-			sig = exec_sleep(sigs, ms);
-			if (sig)
-				return 128 + sig;
-			paced_left -= ms;
-			continue;
-		}
-		if (rc != -BRK_ECOOLING || !o->has_wait || why.wait_ms > *left)
-			return exec_refused(g, o, rc, &why);
-		ms = why.wait_ms ? why.wait_ms : 1;
-		if (g->verbose)
-			cli_note("%s: cooling, waiting %" PRIu64 " ms", o->name, ms);
-		sig = exec_sleep(sigs, ms);
-		if (sig)
-			return 128 + sig;
-		*left -= ms;
+/* The line for brk_admit()'s refusal @rc (75), or its error (1). */
+static int exec_admit_refused(const struct bctl *g, const struct exec_opts *o,
+			      const struct exec_ctx *c, int rc,
+			      uint64_t waited_ns)
+{
+	const struct brk_admission *a = &c->adm;
+	struct brk_refusal why;
+
+	if (a->code == BRK_ADMIT_RATE_LIMITED && c->pace)
+		return exec_pace_refused(c->pace, a->wait_ms, waited_ns);
+	if (a->code == BRK_ADMIT_EXPIRED) { /* no deadline is given: not seen */
+		cli_note("%s: not admitted before its deadline (expired), next "
+			 "chance in %" PRIu64 " ms", a->by[0] ? a->by : o->label,
+			 a->wait_ms);
+		return BCTL_EXIT_TEMPFAIL;
 	}
+	if (a->code < 0) /* an error of a gate's call, not a refusal */
+		return bctl_fail(g, a->by[0] ? a->by : o->label, rc);
+	memset(&why, 0, sizeof(why));
+	why.wait_ms = a->wait_ms;
+	why.cause = a->cause;
+	memcpy(why.by, a->by, sizeof(why.by));
 	return exec_refused(g, o, rc, &why);
 }
 
+/*
+ * One brk_admit() for the attempt (the first deposits into the budget),
+ * --wait its max_wait_ms (what is left of it: *@left, decremented by the
+ * time it took). Without --wait a refusal by the breaker's implicit pace
+ * (cause "paced") is slept out here and brk_admit() asked again, up to the
+ * breaker's max_wait_ms in all. 0 (c->adm holds the admission) or a
+ * status.
+ */
+static int exec_admit(const struct bctl *g, const struct exec_opts *o,
+		      struct exec_ctx *c, int first, const sigset_t *sigs,
+		      uint64_t *left)
+{
+	struct brk_admit_req q;
+	uint64_t paced_left = UINT64_MAX, t0, took = 0, ms;
+	int i, rc = 0, sig;
+
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.breaker = c->b;
+	q.pace = c->pace ? c->pace->k : NULL;
+	q.budget = first ? c->u : NULL; /* a retry withdrew before its backoff */
+	q.attempt = BRK_FIRST_ATTEMPT;
+	q.priority = o->priority;
+	for (i = 0; i < EXEC_MAX_WAITS; i++) {
+		q.max_wait_ms = o->has_wait ? *left : 0;
+		t0 = brk_now_ns(c->seg);
+		rc = exec_admit_sig(&q, &c->adm, sigs, &sig);
+		took = brk_now_ns(c->seg) - t0;
+		if (o->has_wait)
+			*left -= took / 1000000u < *left ? took / 1000000u : *left;
+		if (sig) {
+			if (rc == 0)
+				brk_admit_release(&c->adm, BRK_CANCELLED,
+						  BRK_REASON_NONE, 0);
+			return 128 + sig;
+		}
+		if (rc == 0) {
+			if (g->verbose && c->adm.wait_ms)
+				cli_note("%s: admitted after waiting %" PRIu64 " ms",
+					 o->label, c->adm.wait_ms);
+			return 0;
+		}
+		if (rc == -BRK_ECONTENDED && c->pace &&
+		    strcmp(c->adm.by, c->pace->name) == 0)
+			continue; /* the pace's CAS gave up: take again at once */
+		if (rc != -BRK_ECOOLING || c->adm.cause != BRK_CAUSE_PACED ||
+		    o->has_wait)
+			break;
+		/* the implicit pace without --wait (issue 21) */
+		if (paced_left == UINT64_MAX)
+			paced_left = exec_max_wait(c->b);
+		if (c->adm.wait_ms > paced_left)
+			break;
+		ms = c->adm.wait_ms ? c->adm.wait_ms : 1;
+		if (g->verbose)
+			cli_note("%s: paced, waiting %" PRIu64 " ms", o->label, ms);
+		sig = exec_sleep(sigs, ms);
+		if (sig)
+			return 128 + sig;
+		paced_left -= ms;
+	}
+	return exec_admit_refused(g, o, c, rc, took);
+}
+
+/* Release the admission with the verdict (brk_admit_release(): a paced
+ * rate-limit answer becomes THROTTLED, the pace hears the answer). */
 static void exec_release(const struct bctl *g, const struct exec_opts *o,
-			 brk_permit *p, const struct exec_verdict *v)
+			 struct exec_ctx *c, const struct exec_verdict *v)
 {
 	char why[64] = "", res[48] = "";
+	uint64_t cuts = g->verbose && c->pace ? exec_pace_cuts(c->pace) : 0;
 	int rc;
 
-	if (!o->name)
-		return; /* no breaker: nothing held */
-	rc = brk_release(p, v->outcome, v->reason, v->retry_after_ms);
+	rc = brk_admit_release(&c->adm, v->outcome, v->reason, v->retry_after_ms);
 	if (!g->verbose)
 		return; /* a stale release (-BRK_ESTALE) is no news */
-	if (v->outcome == BRK_FAILURE)
+	if (c->pace && exec_pace_cuts(c->pace) > cuts)
+		cli_note("%s: rate limit answer: the rate was cut", c->pace->name);
+	if (!c->b) {
+		if (rc < 0)
+			cli_note("%s: report not counted: %s", o->label,
+				 brk_strerror(rc));
+		return;
+	}
+	if (v->outcome == BRK_FAILURE && c->adm.outcome == BRK_FAILURE)
 		snprintf(why, sizeof(why), " (%s)", brk_reason_name(v->reason));
 	if (v->retry_after_ms > 0)
 		snprintf(why + strlen(why), sizeof(why) - strlen(why),
 			 ", retry after %" PRId64 " ms", v->retry_after_ms);
 	snprintf(res, sizeof(res), "%s", rc ? brk_strerror(rc) : "counted");
 	cli_note("%s: released: %s%s: %s", o->name,
-		 brk_outcome_name(v->outcome), why, res);
+		 brk_outcome_name(c->adm.outcome ? c->adm.outcome : v->outcome),
+		 why, res);
 }
 
 static int exec_start_failed(const struct bctl *g, const struct exec_opts *o,
-			     brk_permit *p, const struct run_result *r)
+			     struct exec_ctx *c, const struct run_result *r)
 {
 	struct exec_verdict v = { BRK_CANCELLED, BRK_REASON_NONE, 0 };
 
-	exec_release(g, o, p, &v);
+	exec_release(g, o, c, &v);
 	if (!r->exec_failed)
 		return cli_error("cannot run '%s': %s", cli_q(o->cmd[0]),
 				 strerror(r->start_errno));
@@ -323,36 +410,33 @@ static int exec_start_failed(const struct bctl *g, const struct exec_opts *o,
 }
 
 /*
- * Run CMD under the permit and release it with the verdict (in *@vout).
- * *@retry: set if the run failed in a way worth retrying.
+ * Run CMD under the admission and release it with the verdict (in
+ * *@vout). *@retry: set if the run failed in a way worth retrying.
  */
 static int exec_run(const struct bctl *g, const struct exec_opts *o,
-		    brk_permit *p, struct exec_pace *pace, const sigset_t *sigs,
+		    struct exec_ctx *c, const sigset_t *sigs,
 		    const sigset_t *orig, struct exec_verdict *vout, int *retry)
 {
 	struct run_opts ro = { o->cmd, o->timeout_ms, sigs, orig };
 	struct run_result r;
 	struct exec_facts f;
 	struct exec_verdict v;
-	int sig = exec_pending(sigs), signal;
+	int sig = exec_pending(sigs);
 
 	*retry = 0;
 	if (sig) { /* interrupted before CMD started */
 		v = (struct exec_verdict){ BRK_CANCELLED, BRK_REASON_NONE, 0 };
-		exec_release(g, o, p, &v);
+		exec_release(g, o, c, &v);
 		return 128 + sig;
 	}
 	if (bctl_run(&ro, &r) < 0)
-		return exec_start_failed(g, o, p, &r);
+		return exec_start_failed(g, o, c, &r);
 	f = (struct exec_facts){ r.status, r.timed_out, r.interrupted, &r.scan,
 				 o->healthy, o->ignore };
 	bctl_verdict(&f, &v);
 	*retry = v.outcome == BRK_FAILURE && !r.interrupted;
 	*vout = v;
-	signal = pace ? exec_pace_verdict(pace, &v) : 0; /* paced: 429 -> THROTTLED */
-	exec_release(g, o, p, &v);
-	if (pace)
-		exec_pace_report(g, pace, signal, v.retry_after_ms);
+	exec_release(g, o, c, &v);
 	if (r.timed_out)
 		cli_note("%s: '%s' timed out after %" PRIu64 " ms", o->label,
 			 cli_q(o->cmd[0]), o->timeout_ms);
@@ -376,23 +460,6 @@ static int exec_budget(const struct bctl *g, const struct exec_opts *o,
 	if (rc == -EMEDIUMTYPE)
 		return bctl_wrong_kind(g, seg, o->budget, BRK_KIND_BUDGET);
 	return rc < 0 ? bctl_fail(g, o->budget, rc) : 0;
-}
-
-/* The first attempt was admitted: deposit (a dropped deposit only means
- * fewer retries). */
-static void exec_deposit(const struct bctl *g, const struct exec_opts *o,
-			 brk_budget *u)
-{
-	int i, rc = -EAGAIN;
-
-	for (i = 0; i < EXEC_BUDGET_TRIES && rc == -EAGAIN; i++) {
-		rc = brk_budget_deposit(u);
-		if (rc == -EAGAIN)
-			exec_pause_1ms();
-	}
-	if (rc < 0 && g->verbose)
-		cli_note("%s: deposit not counted: %s", o->budget,
-			 brk_strerror(rc));
 }
 
 /* One retry token, or a status (75 deferred, 1 error). */
@@ -454,31 +521,22 @@ static int exec_before_retry(const struct bctl *g, const struct exec_opts *o,
 
 /* The first attempt and up to --retries more. */
 static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
-			 brk_breaker *b, struct exec_pace *pace, brk_budget *u,
-			 const sigset_t *sigs, const sigset_t *orig)
+			 struct exec_ctx *c, const sigset_t *sigs,
+			 const sigset_t *orig)
 {
-	struct exec_verdict cancel = { BRK_CANCELLED, BRK_REASON_NONE, 0 };
 	struct exec_verdict v;
-	brk_permit p;
 	uint64_t left = o->wait_ms;
 	uint32_t k;
 	int rc, st, retry;
 
 	for (k = 0;; k++) {
-		rc = exec_acquire(g, o, b, sigs, &p, &left);
+		rc = exec_admit(g, o, c, k == 0, sigs, &left);
 		if (rc)
 			return rc;
-		rc = pace ? exec_pace_take(g, pace, sigs, &left) : 0;
-		if (rc) {
-			exec_release(g, o, &p, &cancel);
-			return rc;
-		}
-		if (k == 0 && u)
-			exec_deposit(g, o, u);
-		st = exec_run(g, o, &p, pace, sigs, orig, &v, &retry);
+		st = exec_run(g, o, c, sigs, orig, &v, &retry);
 		if (!retry || k >= o->retries)
 			return st;
-		rc = exec_before_retry(g, o, u, &v, k, &left, sigs);
+		rc = exec_before_retry(g, o, c->u, &v, k, &left, sigs);
 		if (rc != BCTL_CONTINUE)
 			return rc;
 	}
@@ -487,28 +545,28 @@ static int exec_attempts(const struct bctl *g, const struct exec_opts *o,
 static int exec_with(const struct bctl *g, const struct exec_opts *o,
 		     const sigset_t *sigs, const sigset_t *orig)
 {
-	struct exec_pace pace = { o->pace, o->wait_arg, NULL, NULL, 0, 0 };
-	brk_segment *seg;
-	brk_breaker *b = NULL;
-	brk_budget *u = NULL;
+	struct exec_pace pace = { o->pace, o->wait_arg, NULL, NULL, 0 };
+	struct exec_ctx c;
 	int rc;
 
-	rc = bctl_attach(g, 0, NULL, &seg);
+	memset(&c, 0, sizeof(c));
+	rc = bctl_attach(g, 0, NULL, &c.seg);
 	if (rc)
 		return rc;
-	rc = o->name ? brk_breaker_get(seg, o->name, NULL, &b) : 0;
+	rc = o->name ? brk_breaker_get(c.seg, o->name, NULL, &c.b) : 0;
 	if (rc < 0) {
-		rc = rc == -EMEDIUMTYPE ? bctl_find(g, seg, o->name, &b) :
-		     bctl_create_fail(g, seg, o->name, rc);
-		brk_detach(seg);
+		rc = rc == -EMEDIUMTYPE ? bctl_find(g, c.seg, o->name, &c.b) :
+		     bctl_create_fail(g, c.seg, o->name, rc);
+		brk_detach(c.seg);
 		return rc;
 	}
-	rc = o->pace ? exec_pace_open(g, seg, &pace) : 0;
+	rc = o->pace ? exec_pace_open(g, c.seg, &pace) : 0;
+	c.pace = o->pace ? &pace : NULL;
 	if (rc == 0 && o->budget)
-		rc = exec_budget(g, o, seg, &u);
+		rc = exec_budget(g, o, c.seg, &c.u);
 	if (rc == 0)
-		rc = exec_attempts(g, o, b, o->pace ? &pace : NULL, u, sigs, orig);
-	brk_detach(seg);
+		rc = exec_attempts(g, o, &c, sigs, orig);
+	brk_detach(c.seg);
 	return rc;
 }
 

@@ -97,6 +97,8 @@ completes "segment remove options" "--force" segment remove --fo
 completes "fallback NAME o: on|off" "off on" fallback api/users o
 completes "fallback NAME on (nothing after)" "" fallback api/users on ""
 completes "exec NAME -- CMD: a command" "truncate" exec api -- truncat
+completes "exec --priority VALUE" "high normal" exec api --priority ""
+completes "exec --pri (an option)" "--priority=" exec api --pri
 completes "no segment: no names, no error shown" "" --shm "$SHM" inspect a
 
 # A real segment.
