@@ -69,6 +69,24 @@ void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots 
 	}
 }
 
+/* The primary permit block's control unit (layout.h "The control unit of
+ * a permit block"): its BRK__PERMIT_CTL_WORDS words, or NULL when the
+ * record has no primary block or its link is not this record's permit
+ * block (tag-checked as brk__permit_slots()). The bulkhead queue's PQ_*
+ * words (bulkhead_queue.c) and the adaptive limit's AC_* words. */
+uint64_t *brk__permit_ctl(brk_segment *s, const struct brk__record *r)
+{
+	uint64_t p = uatomic_read(&r->permit_refs);
+	uint32_t pn = sane_slots(BRK__PR_P_SLOTS(p), BRK__PERMIT_SLOTS);
+	uint64_t *w;
+
+	if (!pn)
+		return NULL;
+	w = brk__tagged_block(s, r, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn),
+			      BRK__BT_PERMIT);
+	return w ? w + BRK__PERMIT_CTL_UNIT(pn) * BRK__UNIT_WORDS : NULL;
+}
+
 struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i)
 {
 	struct brk__slots set;
