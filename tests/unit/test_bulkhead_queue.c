@@ -172,6 +172,27 @@ static void a_waiter_that_leaves_is_skipped_at_once(void **state)
 	assert_int_equal(uatomic_read(&ctl(u, b)[BRK__PQ_GONE]), 0);
 }
 
+/* A head whose GONE bit is set (its leaver set the bit, then died
+ * before it looked at SERVED again, while the head moved to it) is
+ * skipped by the next waiter at once, with no grace. */
+static void a_head_marked_gone_is_skipped_at_once(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	struct brk__bq_waiter w1, w2;
+	brk_permit p2;
+
+	join(u, b, &w1, BRK_PRIORITY_NORMAL);
+	join(u, b, &w2, BRK_PRIORITY_NORMAL);
+	uatomic_or(&ctl(u, b)[BRK__PQ_GONE], 1ull << (w1.ticket % 64));
+	assert_int_equal(brk__bq_skip_stale(u->seg, r, &w2), 1);
+	assert_int_equal(uatomic_read(&ctl(u, b)[BRK__PQ_GONE]), 0);
+	ut_rc(0, try_claim(b, &w2, &p2));
+	ut_release_ok(&p2, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+}
+
 /* A head skipped for slowness that turns out to be alive may still claim
  * at any time: it came earlier than everyone still waiting. */
 static void a_skipped_live_waiter_can_still_claim(void **state)
@@ -428,6 +449,7 @@ int main(void)
 		UT_TEST(arrival_order_is_kept),
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
+		UT_TEST(a_head_marked_gone_is_skipped_at_once),
 		UT_TEST(a_skipped_live_waiter_can_still_claim),
 		UT_TEST(high_priority_passes_the_queue),
 		UT_TEST(queued_in_brk_info),
