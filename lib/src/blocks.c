@@ -105,6 +105,25 @@ struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_
 	return i < brk__slots_total(&set) ? brk__slot(&set, i) : NULL;
 }
 
+struct brk__lease *brk__permit_at_ctl(brk_segment *s, struct brk__record *r,
+				      uint32_t i, uint64_t **ctl)
+{
+	uint64_t p = uatomic_read(&r->permit_refs);
+	struct brk__slots set;
+
+	brk__permit_slots(s, r, &set);
+	/* the primary block, once linked, never changes: the first run is
+	 * it when it starts at the primary ref (else a lone overflow block,
+	 * whose control unit is not used) */
+	*ctl = set.n[0] && BRK__PR_P_SLOTS(p) &&
+			       (uint8_t *)set.part[0] ==
+				       s->arena + (uint64_t)BRK__PR_P_REF(p) * BRK__UNIT
+		       ? (uint64_t *)(void *)set.part[0] +
+				 BRK__PERMIT_CTL_UNIT(set.n[0]) * BRK__UNIT_WORDS
+		       : NULL;
+	return i < brk__slots_total(&set) ? brk__slot(&set, i) : NULL;
+}
+
 uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r)
 {
 	return brk__tagged_block(s, r, BRK__XR_WINDOW(uatomic_read(&r->ext_refs)),

@@ -266,12 +266,9 @@ uint64_t brk__bq_queued(brk_segment *s, const struct brk__record *r)
 	return d > BRK__BQ_MAX_QUEUED ? BRK__BQ_MAX_QUEUED : d;
 }
 
-void brk__bq_released(brk_segment *s, const struct brk__record *r)
+void brk__bq_wake(uint64_t *c)
 {
-	uint64_t *c = brk__permit_ctl(s, r);
-
-	if (c && uatomic_read(&c[BRK__PQ_NEXT]) != uatomic_read(&c[BRK__PQ_SERVED]))
-		wake(c);
+	wake(c);
 }
 
 uint64_t brk__bq_estimate_ns(brk_segment *s, struct brk__record *r,

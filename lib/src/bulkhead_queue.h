@@ -67,9 +67,14 @@ int brk__bq_skip_stale(brk_segment *s, struct brk__record *r,
 /* Waiters in @r's queue (NEXT - SERVED, clamped to [0,
  * BRK__BQ_MAX_QUEUED]); 0 without a permit block. */
 uint64_t brk__bq_queued(brk_segment *s, const struct brk__record *r);
-/* A permit of @r was given back (brk_release()): wake the waiters if
- * there are any (NEXT != SERVED); else two loads of the control unit. */
-void brk__bq_released(brk_segment *s, const struct brk__record *r);
+/* Does anyone wait in the queue of control unit @c (NULL: no queue)?
+ * brk_release() asks after it freed a permit (two loads), and then
+ * wakes them: brk__bq_wake() bumps the futex word, FUTEX_WAKE. */
+static inline int brk__bq_waiting(uint64_t *c)
+{
+	return c && uatomic_read(&c[BRK__PQ_NEXT]) != uatomic_read(&c[BRK__PQ_SERVED]);
+}
+void brk__bq_wake(uint64_t *c);
 /* The estimated wait of the @position-th waiter (1: the head) for
  * @prio: position x mean hold time / permits, the mean from the hold-time
  * histogram (hold.c). 0: unknown (no histogram, nothing recorded). */

@@ -580,6 +580,10 @@ uint64_t *brk__permit_ctl(brk_segment *s, const struct brk__record *r);
 /* Probe slot / permit slot @i of @r, or NULL (no such slot). */
 struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i);
 struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_t i);
+/* brk__permit_at() and, in *@ctl, brk__permit_ctl() from one look at
+ * the blocks (brk_release(): the permit to free, the queue to wake). */
+struct brk__lease *brk__permit_at_ctl(brk_segment *s, struct brk__record *r,
+				      uint32_t i, uint64_t **ctl);
 /* The window extension words (BRK__WIN_*, BRK__QUORUM*), or NULL. */
 uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r);
 /* Units of @r's linked extension blocks (for brk_info.record_bytes). */

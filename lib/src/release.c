@@ -312,12 +312,15 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	}
 	p->flags_ |= BRK__PERMIT_RELEASED;
 	if (p->permit_) {
-		if (brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_),
+		uint64_t *q;
+
+		if (brk__lease_free(brk__permit_at_ctl(b->seg, r, p->permit_slot_, &q),
 				    p->permit_))
 			stale = 1;
 		/* the bulkhead queue's waiters, if any (bulkhead_queue.c):
 		 * two loads when nobody waits */
-		brk__bq_released(b->seg, r);
+		if (brk__bq_waiting(q))
+			brk__bq_wake(q);
 	}
 	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
 	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED ||
