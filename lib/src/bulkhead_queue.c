@@ -328,9 +328,17 @@ int brk__bq_wait(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
 			left = BRK__BQ_POLL_NS;
 		ts.tv_sec = (time_t)(left / 1000000000u);
 		ts.tv_nsec = (long)(left % 1000000000u);
-		if (futex(futex_addr(c), FUTEX_WAIT, v, &ts) != 0 && errno == EINTR) {
-			brk__bq_leave(s, r, &w);
-			return -EINTR;
+		if (futex(futex_addr(c), FUTEX_WAIT, v, &ts) != 0) {
+			if (errno == EINTR) {
+				brk__bq_leave(s, r, &w);
+				return -EINTR;
+			}
+			/* no futex (a seccomp filter, ENOSYS): poll, do not spin */
+			if (errno != EAGAIN && errno != ETIMEDOUT &&
+			    nanosleep(&ts, NULL) != 0 && errno == EINTR) {
+				brk__bq_leave(s, r, &w);
+				return -EINTR;
+			}
 		}
 		/* woken, timed out, or EAGAIN (the word moved before we
 		 * slept): look again */
