@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "bulkhead_queue.h"
+#include "killpoint.h"
 
 /* The futex word: the low 32 bits of the FUTEX word (FUTEX_WAIT compares
  * 32 bits at the address). */
@@ -177,6 +178,7 @@ void brk__bq_leave(brk_segment *s, struct brk__record *r,
 		return; /* no bit for it: timed out as a dead head when reached */
 	uatomic_or(&c[BRK__PQ_GONE], gone_bit(t));
 	cmm_smp_mb(); /* the bit before the look at SERVED (see the top) */
+	BRK__HOOK(BRK__HOOK_BQ_GONE_SET, s, brk__ref_of(s, r));
 	srv = uatomic_read(&c[BRK__PQ_SERVED]);
 	if (srv == t) {
 		/* it became the head meanwhile: whoever clears the bit moves on */

@@ -11,6 +11,7 @@
 #include "layout.h"
 #include "internal.h"
 #include "bulkhead_queue.h"
+#include "killpoint.h"
 #include "fixture.h"
 
 UT_GROUP_FIXTURES("bq", 8)
@@ -191,6 +192,61 @@ static void a_head_marked_gone_is_skipped_at_once(void **state)
 	ut_rc(0, try_claim(b, &w2, &p2));
 	ut_release_ok(&p2, BRK_SUCCESS, 0);
 	assert_int_equal(queued(b), 0);
+}
+
+/* The race a leaver's second look at SERVED is for (the hook runs
+ * between its GONE bit and that look): the head moved to the leaver
+ * after it had looked at GONE and before the bit landed. */
+static uint64_t *race_ctl;
+static uint64_t race_served;
+
+static void move_head_hook(int id, struct brk_segment *seg, uint32_t ref)
+{
+	(void)seg;
+	(void)ref;
+	if (id == BRK__HOOK_BQ_GONE_SET)
+		uatomic_set(&race_ctl[BRK__PQ_SERVED], race_served);
+}
+
+/* ... made the leaver the head: it takes its bit back and moves on
+ * itself, or the queue would wait a grace for a waiter that is gone. */
+static void a_leaver_that_became_the_head_moves_on_itself(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__bq_waiter w1, w2, w3;
+
+	join(u, b, &w1, BRK_PRIORITY_NORMAL);
+	join(u, b, &w2, BRK_PRIORITY_NORMAL);
+	join(u, b, &w3, BRK_PRIORITY_NORMAL);
+	race_ctl = ctl(u, b);
+	race_served = w2.ticket; /* w1 moved on without seeing w2's bit */
+	brk__test_hook = move_head_hook;
+	brk__bq_leave(u->seg, brk__brec(b), &w2);
+	brk__test_hook = NULL;
+	assert_int_equal(uatomic_read(&race_ctl[BRK__PQ_SERVED]), w3.ticket);
+	assert_int_equal(uatomic_read(&race_ctl[BRK__PQ_GONE]), 0);
+	assert_int_equal(queued(b), 1);
+}
+
+/* ... or passed it (a waiter timed it out): its bit is cleared, so it
+ * does not stand for ticket t + 64. */
+static void a_leaver_passed_meanwhile_clears_its_bit(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__bq_waiter w1, w2, w3;
+
+	join(u, b, &w1, BRK_PRIORITY_NORMAL);
+	join(u, b, &w2, BRK_PRIORITY_NORMAL);
+	join(u, b, &w3, BRK_PRIORITY_NORMAL);
+	race_ctl = ctl(u, b);
+	race_served = w3.ticket;
+	brk__test_hook = move_head_hook;
+	brk__bq_leave(u->seg, brk__brec(b), &w2);
+	brk__test_hook = NULL;
+	assert_int_equal(uatomic_read(&race_ctl[BRK__PQ_SERVED]), w3.ticket);
+	assert_int_equal(uatomic_read(&race_ctl[BRK__PQ_GONE]), 0);
 }
 
 /* A head skipped for slowness that turns out to be alive may still claim
@@ -450,6 +506,8 @@ int main(void)
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
 		UT_TEST(a_head_marked_gone_is_skipped_at_once),
+		UT_TEST(a_leaver_that_became_the_head_moves_on_itself),
+		UT_TEST(a_leaver_passed_meanwhile_clears_its_bit),
 		UT_TEST(a_skipped_live_waiter_can_still_claim),
 		UT_TEST(high_priority_passes_the_queue),
 		UT_TEST(queued_in_brk_info),
