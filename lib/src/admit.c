@@ -299,9 +299,11 @@ static int step_breaker(struct run *r)
 		if (rounds == 0 && r->q.priority != BRK_PRIORITY_HIGH &&
 		    may_queue(r) &&
 		    brk__bq_queued(r->seg, brk__brec(r->q.breaker)) > 0) {
-			/* others wait for a permit: behind them, not past */
+			/* others wait for a permit: behind them, not past
+			 * (counted as full once, as a refused try would be) */
 			memset(&why, 0, sizeof(why));
 			why.cause = BRK_CAUSE_FULL;
+			brk__count(brk__brec(r->q.breaker), BRK__CTR_REJ_FULL);
 			rc = -BRK_EFULL;
 		} else {
 			rc = brk__acquire_prio(r->q.breaker, &a->permit, &why,

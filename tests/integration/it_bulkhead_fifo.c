@@ -8,7 +8,8 @@
  *     other, each only once the one before it is in the queue
  *     (brk_info.queued) and 20 ms later; the permit is given back; each
  *     holds it 50 ms. They are admitted in arrival order, each within a
- *     generous bound of the release before it (woken, not polled).
+ *     generous bound of the release before it (woken, not polled), and
+ *     each counted one refusal (rejected_full) when it joined.
  *  2. a_killed_waiter_does_not_stall_the_rest: the same, and the third
  *     waiter is SIGKILLed while it waits. The rest are admitted in order;
  *     the one after the dead waiter within the grace (50 ms) plus a
@@ -190,6 +191,14 @@ static void arrival_order_across_processes(void)
 	CHECK(worst < 200, "each admitted soon after the release before it "
 	      "(longest %llu ms; woken, not polled)", (unsigned long long)worst);
 	CHECK(queued(b) == 0, "queue empty (%llu)", (unsigned long long)queued(b));
+	{
+		struct brk_info i;
+
+		it_info(b, &i);
+		CHECK(i.counters.rejected_full == WAITERS, "each waiter counted "
+		      "one refusal when it joined, none while it waited (%llu)",
+		      (unsigned long long)i.counters.rejected_full);
+	}
 }
 
 static void a_killed_waiter_does_not_stall_the_rest(void)
