@@ -1295,9 +1295,13 @@ struct brk_info {
 	                               measured yet */
 	uint64_t latency_recent_us; /* concurrency_auto: the last window's
 	                               mean latency, µs; 0: none yet */
-	uint64_t queued;            /* waiters in the bulkhead's queue now
-	                               (tickets handed out and not yet served,
-	                               skipped or left) */
+	uint64_t queued;            /* waiters in the bulkhead's queue now:
+	                               brk_admit() tickets the head has not
+	                               yet passed (one that gave up behind the
+	                               head counts until the head passes it);
+	                               at most 2^20 (a larger gap is a garbage
+	                               word); docs/design/limits.md "Fair
+	                               bulkhead waits" */
 };
 
 #define BRK_INFO_SIZE_VER0 2592u /* sizeof in BREAKER_0 */
@@ -2477,7 +2481,20 @@ BRK_API const char *brk_budget_name(const brk_budget *g);
  *     both what is left of max_wait_ms and the deadline is slept, then
  *     the breaker is asked again; one that passes the deadline is
  *     -BRK_EEXPIRED; one longer than max_wait_ms, or without a wait
- *     (bulkhead full, forced open), is the gate's refusal.
+ *     (forced open), is the gate's refusal.
+ *     A full bulkhead (issue 25; docs/design/limits.md "Fair bulkhead
+ *     waits"): with max_wait_ms > 0 on the default clock the job waits
+ *     for a permit in the breaker's queue, served in arrival order with
+ *     the other brk_admit() waiters of every process (a job that finds
+ *     others waiting queues behind them without trying first; high
+ *     priority passes the queue), until max_wait_ms or the deadline:
+ *     then BULKHEAD_FULL, or EXPIRED when the deadline came first. When
+ *     the mean hold time is known (hold_histogram on), a job whose
+ *     estimated wait (its place x mean hold / permits) passes the
+ *     deadline is refused EXPIRED at once instead. Without max_wait_ms,
+ *     or on an injected clock, it does not wait: BULKHEAD_FULL (or
+ *     EXPIRED by the estimate) with wait_ms = the estimate (0: unknown).
+ *     Plain brk_acquire() never waits and never looks at the queue.
  *  3. pace: brk_pace_take(@priority). Refused: sleep to
  *     brk_bucket_wake_ns() (jittered) and take again while that fits
  *     max_wait_ms and the deadline; else -BRK_EEXPIRED (the token comes
@@ -2596,7 +2613,8 @@ struct brk_admission {
  * Thread- and process-safe as the calls it makes (brk_acquire(),
  * brk_pace_take(), brk_retry_permitted(), brk_budget_deposit()); another
  * process sees each of them as if made directly. No allocation; with the
- * default clock the only syscalls are the sleeps.
+ * default clock the only syscalls are the sleeps (a bulkhead waiter's
+ * are futex waits and wakes on the segment, woken by brk_release()).
  * Returns 0 (GO), or the refusal: -BRK_EEXPIRED, -BRK_EOPEN,
  * -BRK_ECOOLING, -BRK_ENOTOKENS, -BRK_EFULL, -BRK_EDEFERRED,
  * -BRK_ECONTENDED (adm->code, wait_ms, cause and by say which gate and

@@ -112,6 +112,24 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 	return 0;
 }
 
+/* Would take_permit() find a permit for @prio now (a count, no claim)?
+ * The bulkhead queue's waiters (bulkhead_queue.c) ask before they try,
+ * so a waiter that is woken for nothing is not counted as refused again
+ * and again. 1 also without a bulkhead. */
+int brk__permit_free(brk_segment *s, struct brk__record *r, int prio)
+{
+	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	uint32_t limit = mc;
+	struct brk__slots set;
+
+	if (mc == 0)
+		return 1;
+	if (prio != BRK_PRIORITY_HIGH)
+		limit -= reserved_permits(r, mc);
+	brk__permit_slots(s, r, &set);
+	return brk__lease_count(&set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) < limit;
+}
+
 /* A permit's start time is needed only by the slow-call rule and the
  * hold-time histogram (hold.c): one load and one test of the word that
  * holds both settings; without either, no clock read and 0, which tells

@@ -3,13 +3,15 @@
  * retry budget in one fixed order (breaker.h "Admission"), sleeping where
  * it may; brk_admit_release(): the answer to each of them; the stable
  * reason codes. Calls down into acquire.c (brk__acquire_prio), release.c,
- * pace.c, gcra.c and budget.c; nothing calls back up.
+ * bulkhead_queue.c (a full bulkhead's wait), pace.c, gcra.c and
+ * budget.c; nothing calls back up.
  */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 
 #include "abi.h"
+#include "bulkhead_queue.h"
 #include "ident.h"
 #include "internal.h"
 
@@ -205,6 +207,85 @@ static int breaker_code(int rc)
 	}
 }
 
+/* May step 2 wait in the bulkhead's queue? On the default clock only
+ * (an injected clock never sleeps) and with some of max_wait_ms left. */
+static int may_queue(const struct run *r)
+{
+	return r->real && r->q.max_wait_ms > 0 && fits_max_wait(r, 1);
+}
+
+/* The estimated wait for a bulkhead permit: the job's place (behind the
+ * queue; high priority passes it) x mean hold time / permits; 0 unknown
+ * (brk__bq_estimate_ns()). */
+static uint64_t full_wait_ns(const struct run *r)
+{
+	struct brk__record *rec = brk__brec(r->q.breaker);
+	uint64_t pos = r->q.priority == BRK_PRIORITY_HIGH
+			       ? 1 : brk__bq_queued(r->seg, rec) + 1;
+
+	return brk__bq_estimate_ns(r->seg, rec, pos, r->q.priority);
+}
+
+/* A full bulkhead without a wait (no max_wait_ms, or an injected clock):
+ * EXPIRED if the estimated wait passes the deadline, else BULKHEAD_FULL
+ * with the estimate as wait_ms (0: unknown). */
+static int full_now(struct run *r, const struct brk_refusal *why)
+{
+	uint64_t est = full_wait_ns(r);
+
+	if (est && past_deadline(r, est))
+		return refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED, ms_ceil(est),
+			      why->by);
+	return refuse(r, -BRK_EFULL, BRK_ADMIT_BULKHEAD_FULL, ms_ceil(est),
+		      why->by);
+}
+
+/* Step 2's wait for a bulkhead permit (docs/design/limits.md "Fair
+ * bulkhead waits"): refused EXPIRED at once when the estimated wait
+ * (position x mean hold time / permits, brk__bq_estimate_ns(): known
+ * only with a hold-time histogram) passes the deadline; else in the
+ * queue until max_wait_ms or the deadline, whichever comes first (the
+ * deadline: EXPIRED, max_wait_ms: BULKHEAD_FULL). Returns 1 with *@rc
+ * the step's answer, or 0 with *@rc a refusal of the breaker met in the
+ * queue (open, cooling; @why filled) for step_breaker() to handle, or
+ * -EAGAIN (ask again). */
+static int queue_wait(struct run *r, struct brk_refusal *why, int *rc)
+{
+	brk_breaker *b = r->q.breaker;
+	const char *name = brk_breaker_name(b);
+	uint64_t est = full_wait_ns(r);
+	uint64_t until = brk__sat_add(r->start, brk__ms_to_ns(r->q.max_wait_ms));
+
+	if (est && past_deadline(r, est)) {
+		*rc = refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED, ms_ceil(est), name);
+		return 1;
+	}
+	if (r->q.deadline_ns && r->q.deadline_ns < until)
+		until = r->q.deadline_ns;
+	*rc = brk__bq_wait(b, &r->adm->permit, why, r->q.priority, until);
+	r->now = brk__now(r->seg);
+	r->slept_ns = r->now > r->start ? r->now - r->start : 0;
+	if (*rc == 0) {
+		r->adm->flags_ |= ADM_PERMIT;
+		return 1;
+	}
+	if (*rc == -EINTR) {
+		*rc = refuse(r, -EINTR, -1, 0, name);
+		return 1;
+	}
+	if (*rc == -BRK_EFULL) {
+		r->adm->cause = BRK_CAUSE_FULL;
+		if (r->q.deadline_ns && r->now >= r->q.deadline_ns)
+			*rc = refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED,
+				     ms_ceil(est), name);
+		else
+			*rc = refuse(r, -BRK_EFULL, BRK_ADMIT_BULKHEAD_FULL,
+				     ms_ceil(est), name);
+		return 1;
+	}
+	return 0;
+}
+
 /* Step 2. */
 static int step_breaker(struct run *r)
 {
@@ -215,7 +296,19 @@ static int step_breaker(struct run *r)
 	for (rounds = 0; rounds < ADMIT_ROUNDS; rounds++) {
 		uint64_t wait_ns;
 
-		rc = brk__acquire_prio(r->q.breaker, &a->permit, &why, r->q.priority);
+		if (rounds == 0 && r->q.priority != BRK_PRIORITY_HIGH &&
+		    may_queue(r) &&
+		    brk__bq_queued(r->seg, brk__brec(r->q.breaker)) > 0) {
+			/* others wait for a permit: behind them, not past
+			 * (counted as full once, as a refused try would be) */
+			memset(&why, 0, sizeof(why));
+			why.cause = BRK_CAUSE_FULL;
+			brk__count(brk__brec(r->q.breaker), BRK__CTR_REJ_FULL);
+			rc = -BRK_EFULL;
+		} else {
+			rc = brk__acquire_prio(r->q.breaker, &a->permit, &why,
+					       r->q.priority);
+		}
 		if (rc == 0) {
 			a->flags_ |= ADM_PERMIT;
 			return 0;
@@ -223,6 +316,18 @@ static int step_breaker(struct run *r)
 		if (breaker_code(rc) < 0)
 			return refuse(r, rc, -1, 0, brk_breaker_name(r->q.breaker));
 		a->cause = why.cause;
+		if (rc == -BRK_EFULL && !may_queue(r))
+			return full_now(r, &why);
+		if (rc == -BRK_EFULL) {
+			if (queue_wait(r, &why, &rc))
+				return rc;
+			if (rc == -EAGAIN)
+				continue;
+			if (breaker_code(rc) < 0)
+				return refuse(r, rc, -1, 0,
+					      brk_breaker_name(r->q.breaker));
+			a->cause = why.cause;
+		}
 		wait_ns = brk__ms_to_ns(why.wait_ms);
 		if (why.wait_ms && past_deadline(r, wait_ns))
 			return refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED,

@@ -69,6 +69,24 @@ void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots 
 	}
 }
 
+/* The primary permit block's control unit (layout.h "The control unit of
+ * a permit block"): its BRK__PERMIT_CTL_WORDS words, or NULL when the
+ * record has no primary block or its link is not this record's permit
+ * block (tag-checked as brk__permit_slots()). The bulkhead queue's PQ_*
+ * words (bulkhead_queue.c) and the adaptive limit's AC_* words. */
+uint64_t *brk__permit_ctl(brk_segment *s, const struct brk__record *r)
+{
+	uint64_t p = uatomic_read(&r->permit_refs);
+	uint32_t pn = sane_slots(BRK__PR_P_SLOTS(p), BRK__PERMIT_SLOTS);
+	uint64_t *w;
+
+	if (!pn)
+		return NULL;
+	w = brk__tagged_block(s, r, BRK__PR_P_REF(p), BRK__PERMIT_UNITS(pn),
+			      BRK__BT_PERMIT);
+	return w ? w + BRK__PERMIT_CTL_UNIT(pn) * BRK__UNIT_WORDS : NULL;
+}
+
 struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i)
 {
 	struct brk__slots set;
@@ -84,6 +102,25 @@ struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_
 	struct brk__slots set;
 
 	brk__permit_slots(s, r, &set);
+	return i < brk__slots_total(&set) ? brk__slot(&set, i) : NULL;
+}
+
+struct brk__lease *brk__permit_at_ctl(brk_segment *s, struct brk__record *r,
+				      uint32_t i, uint64_t **ctl)
+{
+	uint64_t p = uatomic_read(&r->permit_refs);
+	struct brk__slots set;
+
+	brk__permit_slots(s, r, &set);
+	/* the primary block, once linked, never changes: the first run is
+	 * it when it starts at the primary ref (else a lone overflow block,
+	 * whose control unit is not used) */
+	*ctl = set.n[0] && BRK__PR_P_SLOTS(p) &&
+			       (uint8_t *)set.part[0] ==
+				       s->arena + (uint64_t)BRK__PR_P_REF(p) * BRK__UNIT
+		       ? (uint64_t *)(void *)set.part[0] +
+				 BRK__PERMIT_CTL_UNIT(set.n[0]) * BRK__UNIT_WORDS
+		       : NULL;
 	return i < brk__slots_total(&set) ? brk__slot(&set, i) : NULL;
 }
 

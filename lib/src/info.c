@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "bulkhead_queue.h"
 #include "fresh.h"
 #include "internal.h"
 #include "limits.h"
@@ -122,6 +123,7 @@ static void fill_state(brk_segment *s, struct brk__record *r,
 	read_leases(&slots, BRK__ST_TAG(w), BRK_LEASE_PROBE, out, rel);
 	brk__permit_slots(s, r, &slots); /* primary and overflow blocks */
 	read_leases(&slots, 0, BRK_LEASE_PERMIT, out, rel);
+	out->queued = brk__bq_queued(s, r); /* bulkhead_queue.c, clamped */
 	out->record_bytes += brk__ext_units(s, r) * BRK__UNIT;
 }
 

@@ -487,6 +487,10 @@ int brk__reset_state(brk_segment *s, struct brk__record *r, int changed);
 int brk__acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
 		      int priority);
 
+/* 1 if a bulkhead permit is free for enum brk_priority @prio now (the
+ * count take_permit() makes, without a claim; 1 without a bulkhead). */
+int brk__permit_free(brk_segment *s, struct brk__record *r, int prio);
+
 /* ---- refusals (refuse.c) ---------------------------------------------- */
 /* Refuse a call of @b: count @c on @b, fill @why (jittered wait, the name
  * of @by, or of @b when @by is NULL). Returns @code. */
@@ -569,9 +573,17 @@ static inline struct brk__lease *brk__slot(const struct brk__slots *set, uint32_
 void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
 /* The primary permit block, then the overflow block (none: 0 slots). */
 void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
+/* The primary permit block's control unit (layout.h enum brk__permit_ctl:
+ * BRK__PQ_* and BRK__AC_* words), or NULL: no primary block, or a link
+ * that is not this record's permit block. */
+uint64_t *brk__permit_ctl(brk_segment *s, const struct brk__record *r);
 /* Probe slot / permit slot @i of @r, or NULL (no such slot). */
 struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i);
 struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_t i);
+/* brk__permit_at() and, in *@ctl, brk__permit_ctl() from one look at
+ * the blocks (brk_release(): the permit to free, the queue to wake). */
+struct brk__lease *brk__permit_at_ctl(brk_segment *s, struct brk__record *r,
+				      uint32_t i, uint64_t **ctl);
 /* The window extension words (BRK__WIN_*, BRK__QUORUM*), or NULL. */
 uint64_t *brk__window_words(brk_segment *s, const struct brk__record *r);
 /* Units of @r's linked extension blocks (for brk_info.record_bytes). */

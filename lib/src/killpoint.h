@@ -47,6 +47,9 @@ enum brk__hook {
 	                                   slot taken, its verdict not counted */
 	BRK__HOOK_GCRA_LOADED = 6, /* brk__gcra_take: TAT and clock read, the
 	                              new TAT computed, its CAS not tried */
+	BRK__HOOK_BQ_GONE_SET = 7, /* brk__bq_leave: the leaver's GONE bit
+	                              set, SERVED not read again (ref: the
+	                              record) */
 };
 
 #ifdef BRK__TEST_HOOKS

@@ -2,10 +2,13 @@
  * release.c - brk_release(): count a permit's outcome in the generation
  * it was admitted under (closed failures and successes, probe verdicts,
  * the window rules, Retry-After), note how long it was held (hold.c),
- * free its leases, and report whether it counted. Calls down into state.c, window.c and lease.c.
+ * free its leases (waking the bulkhead queue's waiters), and report
+ * whether it counted. Calls down into state.c, window.c, lease.c and
+ * bulkhead_queue.c.
  */
 #include <string.h>
 
+#include "bulkhead_queue.h"
 #include "cool.h"
 #include "ident.h"
 #include "fresh.h"
@@ -308,9 +311,17 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 		return -BRK_ESTALE;
 	}
 	p->flags_ |= BRK__PERMIT_RELEASED;
-	if (p->permit_ &&
-	    brk__lease_free(brk__permit_at(b->seg, r, p->permit_slot_), p->permit_))
-		stale = 1;
+	if (p->permit_) {
+		uint64_t *q;
+
+		if (brk__lease_free(brk__permit_at_ctl(b->seg, r, p->permit_slot_, &q),
+				    p->permit_))
+			stale = 1;
+		/* the bulkhead queue's waiters, if any (bulkhead_queue.c):
+		 * two loads when nobody waits */
+		if (brk__bq_waiting(q))
+			brk__bq_wake(q);
+	}
 	BRK__KILLPOINT(BRK__KP_REL_PERMIT);
 	if (outcome < BRK_SUCCESS || outcome > BRK_THROTTLED ||
 	    reason < 0 || reason >= BRK_REASON_COUNT) {
