@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "adaptive.h"
 #include "ident.h"
 #include "fresh.h"
 #include "internal.h"
@@ -52,16 +53,46 @@ static uint32_t reserved_permits(const struct brk__record *r, uint32_t mc)
  * lowered max_concurrent: of racing claimers the last sees them all, and
  * both may give back - a lost race errs towards fewer). 0, -BRK_EFULL, or
  * BRK__EREHEAD (the record is being retired: claim given back). */
-static int take_permit(brk_breaker *b, brk_permit *p, int prio)
+/* max_concurrent's field in cfg[2]: its top bits (layout.h brk__cfg_pos),
+ * tested with the auto bit by one mask: "is there a bulkhead" */
+#define MC_SHIFT 57u
+_Static_assert(MC_SHIFT + 7u == 64u, "max_concurrent: the top 7 bits of cfg[2]");
+#define BULKHEAD_MASK ((0x7fULL << MC_SHIFT) | BRK__CFG_AUTO_BIT)
+
+/* max_concurrent = auto (adaptive.c): the learned limit is the bound of
+ * the claim and the count below, as a lowered max_concurrent would be */
+static __attribute__((noinline)) uint32_t auto_bound(brk_breaker *b)
+{
+	return brk__ac_limit(b->seg, brk__brec(b));
+}
+
+/* An auto permit: its start time (the latency sample, release.c) and the
+ * permits out now (the window's "app-limited" test, adaptive.c). */
+static __attribute__((noinline)) void
+auto_admitted(brk_breaker *b, brk_permit *p, const struct brk__slots *set,
+	      uint64_t *now)
+{
+	brk__ac_inflight(b->seg, brk__brec(b),
+			 brk__lease_count(set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG));
+	p->start_ns_ = brk__lazy_now(b->seg, now);
+}
+
+static int take_permit(brk_breaker *b, brk_permit *p, int prio, uint64_t *now)
 {
 	struct brk__record *r = brk__brec(b);
-	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	uint64_t cw = uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]);
 	struct brk__slots set;
+	uint32_t mc;
 	uint64_t hw;
 	uint32_t slot;
 
-	if (mc == 0)
+	if (!(cw & BULKHEAD_MASK))
 		return 0;
+	mc = (uint32_t)(cw >> MC_SHIFT);
+	if (mc > BRK__PERMIT_SLOTS)
+		mc = BRK__PERMIT_SLOTS; /* untrusted */
+	if (cw & BRK__CFG_AUTO_BIT)
+		mc = auto_bound(b);
 	hw = uatomic_read(&r->permit_hw);
 	while (hw < mc) { /* before the claim: a counter then sees our slot */
 		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
@@ -109,6 +140,8 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 		}
 	}
 	p->permit_slot_ = (uint16_t)slot;
+	if (cw & BRK__CFG_AUTO_BIT)
+		auto_admitted(b, p, &set, now);
 	return 0;
 }
 
@@ -127,8 +160,11 @@ static inline __attribute__((always_inline)) int /* see acquire_once() */
 admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
       struct brk_refusal *why, int prio)
 {
-	int rc = take_permit(b, p, prio);
+	int rc;
 
+	/* before the permit: an auto bulkhead's claim sets its own start */
+	p->start_ns_ = start_time(b, now);
+	rc = take_permit(b, p, prio, now);
 	if (rc == BRK__EREHEAD)
 		return rc;
 	if (rc != 0)
@@ -136,7 +172,6 @@ admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 			      BRK_CAUSE_FULL);
 	p->changes_ = BRK__ST_GEN(w); /* the 56-bit generation */
 	p->gen_ = (uint32_t)BRK__ST_GEN(w);
-	p->start_ns_ = start_time(b, now);
 	brk__count(brk__brec(b), BRK__CTR_ALLOWED);
 	BRK__KILLPOINT(BRK__KP_PERMIT_ADMITTED);
 	return 0;
@@ -211,7 +246,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		return -EAGAIN;
 	}
 	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
-	if ((rc = take_permit(b, p, prio)) != 0) {
+	if ((rc = take_permit(b, p, prio, nowp)) != 0) {
 		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		if (rc == BRK__EREHEAD)
@@ -420,11 +455,11 @@ acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 		 * (resilience4j's DISABLED state does not lift its Bulkhead
 		 * either): max_concurrent still holds. Only the emergency
 		 * kill-switch (BREAKERD_DISABLED=1) admits everything. */
-		uint64_t permit = 0;
+		uint64_t permit = 0, start = 0;
 		uint16_t slot = 0;
 
 		if (!b->seg->disabled) {
-			rc = take_permit(b, p, prio);
+			rc = take_permit(b, p, prio, &now);
 			if (rc == BRK__EREHEAD) {
 				p->flags_ = BRK__PERMIT_REFUSED;
 				return rc;
@@ -436,10 +471,13 @@ acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 			}
 			permit = p->permit_;
 			slot = p->permit_slot_;
+			start = p->start_ns_; /* auto: its sample's start */
 		}
 		rc = admit_ungated(b, p, &now, BRK__PERMIT_UNGATED);
 		p->permit_ = permit;
 		p->permit_slot_ = slot;
+		if (start)
+			p->start_ns_ = start;
 		return rc;
 	}
 	rc = brk__parents_check(b, &now, why);

@@ -569,6 +569,10 @@ static inline struct brk__lease *brk__slot(const struct brk__slots *set, uint32_
 void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
 /* The primary permit block, then the overflow block (none: 0 slots). */
 void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
+/* The control unit of @r's primary permit block (layout.h
+ * BRK__PERMIT_CTL_UNIT, enum brk__permit_ctl: its 8 words), or NULL
+ * (no primary block, or one without this record's tag). */
+uint64_t *brk__permit_ctl(brk_segment *s, struct brk__record *r);
 /* Probe slot / permit slot @i of @r, or NULL (no such slot). */
 struct brk__lease *brk__probe_at(brk_segment *s, struct brk__record *r, uint32_t i);
 struct brk__lease *brk__permit_at(brk_segment *s, struct brk__record *r, uint32_t i);
