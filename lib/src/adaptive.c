@@ -79,11 +79,9 @@ void brk__ac_encode(const struct brk__ac *a, uint64_t *limit_w, uint64_t *long_w
 uint32_t brk__ac_bound(uint64_t limit_w, uint32_t min, uint32_t max)
 {
 	struct brk__ac a;
-	uint32_t n;
 
-	brk__ac_decode(limit_w, 0, min, max, &a);
-	n = (uint32_t)a.limit;
-	return n < min ? min : n > max ? max : n;
+	brk__ac_decode(limit_w, 0, min, max, &a); /* in [min, max] */
+	return (uint32_t)a.limit;
 }
 
 /* The headroom: floor(sqrt(limit)), at least 1 (Envoy's sqrt(limit),
