@@ -424,6 +424,10 @@ static void cfg_words(const struct brk_config *old, const struct brk_config *new
 		va = old ? cfg_get(old, &cfg_fields[i]) : vb;
 		if (old && va == vb)
 			continue;
+		/* a created line says "concurrency_auto on" only when on (a
+		 * number for max_concurrent sets it off: the default) */
+		if (!old && cfg_fields[i].kind == CFG_AUTO && vb == 0)
+			continue;
 		n = snprintf(buf + at, len - at, "%s%s %s%s%s", at ? ", " : "",
 			     cfg_fields[i].key,
 			     old ? cfg_value_str(&cfg_fields[i], va, a, sizeof(a)) : "",
