@@ -46,13 +46,6 @@ static uint32_t reserved_permits(const struct brk__record *r, uint32_t mc)
 	return mc * pct / 100u;
 }
 
-/* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
- * primary block, then of the overflow block, max_concurrent in all. A
- * normal-priority claim is given back when, with it, more than
- * max_concurrent - reserved permits are out (claim, then count, as for a
- * lowered max_concurrent: of racing claimers the last sees them all, and
- * both may give back - a lost race errs towards fewer). 0, -BRK_EFULL, or
- * BRK__EREHEAD (the record is being retired: claim given back). */
 /* max_concurrent's field in cfg[2]: its top bits (layout.h brk__cfg_pos),
  * tested with the auto bit by one mask: "is there a bulkhead" */
 #define MC_SHIFT 57u
@@ -69,30 +62,26 @@ static __attribute__((noinline)) uint32_t auto_bound(brk_breaker *b)
 /* An auto permit: its start time (the latency sample, release.c) and the
  * permits out now (the window's "app-limited" test, adaptive.c). */
 static __attribute__((noinline)) void
-auto_admitted(brk_breaker *b, brk_permit *p, const struct brk__slots *set,
-	      uint64_t *now)
+auto_admitted(brk_breaker *b, brk_permit *p, const struct brk__slots *set)
 {
 	brk__ac_inflight(b->seg, brk__brec(b),
 			 brk__lease_count(set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG));
-	p->start_ns_ = brk__lazy_now(b->seg, now);
+	/* the clock read for slow_call_ms or hold_histogram, if admit()
+	 * made one (start_time() runs first), else one of our own */
+	if (!p->start_ns_)
+		p->start_ns_ = brk__now(b->seg);
 }
 
-static int take_permit(brk_breaker *b, brk_permit *p, int prio, uint64_t *now)
+/* The claim of a permit under bound @mc (max_concurrent, or the learned
+ * limit), into @set's slots; see take_permit(). */
+static inline __attribute__((always_inline)) int
+claim_permit(brk_breaker *b, brk_permit *p, int prio, uint32_t mc,
+	     struct brk__slots *set)
 {
 	struct brk__record *r = brk__brec(b);
-	uint64_t cw = uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]);
-	struct brk__slots set;
-	uint32_t mc;
 	uint64_t hw;
 	uint32_t slot;
 
-	if (!(cw & BULKHEAD_MASK))
-		return 0;
-	mc = (uint32_t)(cw >> MC_SHIFT);
-	if (mc > BRK__PERMIT_SLOTS)
-		mc = BRK__PERMIT_SLOTS; /* untrusted */
-	if (cw & BRK__CFG_AUTO_BIT)
-		mc = auto_bound(b);
 	hw = uatomic_read(&r->permit_hw);
 	while (hw < mc) { /* before the claim: a counter then sees our slot */
 		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
@@ -101,16 +90,16 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio, uint64_t *now)
 		else
 			hw = seen;
 	}
-	brk__permit_slots(b->seg, r, &set);
-	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), &set, mc, PERMIT_TAG,
+	brk__permit_slots(b->seg, r, set);
+	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), set, mc, PERMIT_TAG,
 				      PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), &set, mc,
+		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), set, mc,
 					      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
 	if (!head_kept(b, r)) {
-		brk__lease_free(brk__slot(&set, slot), p->permit_);
+		brk__lease_free(brk__slot(set, slot), p->permit_);
 		p->permit_ = 0;
 		return BRK__EREHEAD;
 	}
@@ -123,26 +112,61 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio, uint64_t *now)
 	if (hw > BRK__PERMIT_SLOTS)
 		hw = BRK__PERMIT_SLOTS; /* untrusted */
 	if (hw > mc &&
-	    brk__lease_count(&set, mc, (uint32_t)hw, PERMIT_TAG) != 0 &&
-	    brk__lease_count(&set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
-		brk__lease_free(brk__slot(&set, slot), p->permit_);
+	    brk__lease_count(set, mc, (uint32_t)hw, PERMIT_TAG) != 0 &&
+	    brk__lease_count(set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
+		brk__lease_free(brk__slot(set, slot), p->permit_);
 		p->permit_ = 0;
 		return -BRK_EFULL;
 	}
 	if (prio != BRK_PRIORITY_HIGH) {
 		uint32_t keep = reserved_permits(r, mc);
 		if (keep &&
-		    brk__lease_count(&set, 0, hw > mc ? (uint32_t)hw : mc,
+		    brk__lease_count(set, 0, hw > mc ? (uint32_t)hw : mc,
 				     PERMIT_TAG) > mc - keep) {
-			brk__lease_free(brk__slot(&set, slot), p->permit_);
+			brk__lease_free(brk__slot(set, slot), p->permit_);
 			p->permit_ = 0;
 			return -BRK_EFULL;
 		}
 	}
 	p->permit_slot_ = (uint16_t)slot;
-	if (cw & BRK__CFG_AUTO_BIT)
-		auto_admitted(b, p, &set, now);
 	return 0;
+}
+
+/* max_concurrent = auto: out of line, so a fixed bulkhead's claim stays
+ * as it was (bench/callgrind.sh) */
+static __attribute__((noinline)) int take_auto(brk_breaker *b, brk_permit *p,
+					       int prio)
+{
+	struct brk__slots set;
+	int rc = claim_permit(b, p, prio, auto_bound(b), &set);
+
+	if (rc == 0)
+		auto_admitted(b, p, &set);
+	return rc;
+}
+
+/* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
+ * primary block, then of the overflow block, max_concurrent in all. A
+ * normal-priority claim is given back when, with it, more than
+ * max_concurrent - reserved permits are out (claim, then count, as for a
+ * lowered max_concurrent: of racing claimers the last sees them all, and
+ * both may give back - a lost race errs towards fewer). 0, -BRK_EFULL, or
+ * BRK__EREHEAD (the record is being retired: claim given back). With
+ * max_concurrent = auto the bound is the learned limit (take_auto()). */
+static int take_permit(brk_breaker *b, brk_permit *p, int prio)
+{
+	uint64_t cw = uatomic_read(&brk__brec(b)->cfg[BRK__CFG_PACE_WORD]);
+	struct brk__slots set;
+	uint32_t mc;
+
+	if (!(cw & BULKHEAD_MASK))
+		return 0;
+	if (cw & BRK__CFG_AUTO_BIT)
+		return take_auto(b, p, prio);
+	mc = (uint32_t)(cw >> MC_SHIFT);
+	if (mc > BRK__PERMIT_SLOTS)
+		mc = BRK__PERMIT_SLOTS; /* untrusted */
+	return claim_permit(b, p, prio, mc, &set);
 }
 
 /* A permit's start time is needed only by the slow-call rule and the
@@ -164,7 +188,7 @@ admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 
 	/* before the permit: an auto bulkhead's claim sets its own start */
 	p->start_ns_ = start_time(b, now);
-	rc = take_permit(b, p, prio, now);
+	rc = take_permit(b, p, prio);
 	if (rc == BRK__EREHEAD)
 		return rc;
 	if (rc != 0)
@@ -246,7 +270,7 @@ static int try_probe(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *nowp,
 		return -EAGAIN;
 	}
 	BRK__KILLPOINT(BRK__KP_PROBE_CHECKED);
-	if ((rc = take_permit(b, p, prio, nowp)) != 0) {
+	if ((rc = take_permit(b, p, prio)) != 0) {
 		brk__lease_free(brk__slot(&set, slot), p->token_);
 		p->token_ = 0;
 		if (rc == BRK__EREHEAD)
@@ -459,7 +483,7 @@ acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 		uint16_t slot = 0;
 
 		if (!b->seg->disabled) {
-			rc = take_permit(b, p, prio, &now);
+			rc = take_permit(b, p, prio);
 			if (rc == BRK__EREHEAD) {
 				p->flags_ = BRK__PERMIT_REFUSED;
 				return rc;
