@@ -525,7 +525,7 @@ struct brk_config {
  * latency, in [min_concurrent, max_concurrent]: one limit per breaker,
  * fed by the releases of every process of the host, by Netflix
  * concurrency-limits' Gradient2 rule (long-window baseline against each
- * short window's mean latency, headroom sqrt(limit)). A release is a
+ * short window's mean latency, headroom half of sqrt(limit)). A release is a
  * sample when it reports BRK_SUCCESS, BRK_HEALTHY_ERROR or a
  * BRK_REASON_TIMEOUT failure. brk_info.concurrency_limit,
  * latency_baseline_us and latency_recent_us show it. The rule, its

@@ -4,14 +4,14 @@
  * host, by Netflix concurrency-limits' Gradient2 rule:
  *
  *   gradient = clamp(long / short, 0.5, 1.0)
- *   new      = gradient * limit + sqrt(limit)        (headroom)
+ *   new      = gradient * limit + max(1, floor(sqrt(limit)) / 2)  (headroom)
  *   limit    = 0.8 * limit + 0.2 * new, in [min, max]
  *
  * once per short window (>= 100 ms and >= 10 samples, or >= 1 s with any
- * sample), not at all while app-limited (fewer than limit / 2 permits were
- * out at every admission of the window); long is an EWMA of the windows'
- * means (100 windows, the first 10 a plain mean) and decays by 0.9 a
- * window while long / short > 2 (Gradient2's drift recovery). The
+ * sample), never growing while app-limited (fewer than limit / 2 permits
+ * were out at every admission of the window); long is an EWMA of the
+ * windows' means (600 windows, the first 10 a plain mean) and decays by
+ * 0.9 a window while long / short > 2 (Gradient2's drift recovery). The
  * constants, their sources and why: docs/design/limits.md "Adaptive
  * concurrency".
  *
@@ -84,15 +84,15 @@ uint32_t brk__ac_bound(uint64_t limit_w, uint32_t min, uint32_t max)
 	return (uint32_t)a.limit;
 }
 
-/* The headroom: floor(sqrt(limit)), at least 1 (Envoy's sqrt(limit),
- * not Gradient2's fixed 4: docs/design/limits.md says why). */
+/* The headroom: floor(sqrt(limit)) / 2, at least 1 (half of Envoy's
+ * sqrt(limit), not Gradient2's fixed 4: docs/design/limits.md says why). */
 static double headroom(double limit)
 {
 	uint32_t l = (uint32_t)limit, q = 1;
 
 	while ((q + 1) * (q + 1) <= l)
 		q++;
-	return q;
+	return q / 2 ? q / 2 : 1;
 }
 
 void brk__ac_step(struct brk__ac *a, uint64_t short_us, uint32_t inflight,
@@ -120,12 +120,16 @@ void brk__ac_step(struct brk__ac *a, uint64_t short_us, uint32_t inflight,
 	 * long overload; do not wait for the EWMA */
 	if (a->long_us / s > BRK__AC_DRIFT)
 		a->long_us *= BRK__AC_DRIFT_DECAY;
-	/* app-limited: the limit was not what held the callers back */
-	if ((double)inflight < a->limit / 2)
-		return;
 	g = clampd(a->long_us / s, BRK__AC_GRAD_MIN, BRK__AC_GRAD_MAX);
 	nl = g * a->limit + headroom(a->limit);
 	nl = a->limit * (1 - BRK__AC_SMOOTHING) + nl * BRK__AC_SMOOTHING;
+	/* app-limited: the limit was not what held the callers back, so
+	 * latency says nothing about a higher one: no growth. (Gradient2
+	 * returns before any change; a fall is kept here, or a limit left
+	 * high while the callers were few would not follow an upstream that
+	 * slows down meanwhile.) */
+	if ((double)inflight < a->limit / 2 && nl > a->limit)
+		return;
 	a->limit = clampd(nl, min, max);
 }
 

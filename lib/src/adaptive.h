@@ -17,7 +17,7 @@
 #define BRK__AC_WIN_MS 100u        /* a short window: >= 100 ms and */
 #define BRK__AC_WIN_SAMPLES 10u    /* >= 10 samples, or */
 #define BRK__AC_WIN_IDLE_MS 1000u  /* >= 1 s with any sample */
-#define BRK__AC_LONG_WINDOWS 100u  /* the baseline's EWMA: 2 / (100 + 1) */
+#define BRK__AC_LONG_WINDOWS 600u  /* the baseline's EWMA: 2 / (600 + 1) */
 #define BRK__AC_WARMUP 10u         /* its first 10 windows: a plain mean */
 #define BRK__AC_SMOOTHING 0.2      /* Gradient2's smoothing */
 #define BRK__AC_DRIFT 2.0          /* long / short above this: */
