@@ -144,7 +144,7 @@ static json_t *json_signals(const struct brk_info *in)
 	set(o, "completions", ju(in->completions));
 	set(o, "in_flight", ju((uint64_t)in->in_flight + in->probes_in_flight));
 	set(o, "oldest_in_flight_ms", ju(in->oldest_in_flight_ms));
-	set(o, "max_concurrent", ju(max));
+	set(o, "max_concurrent", ju(in->config.max_concurrent));
 	set(o, "half_open_probes", ju(in->config.half_open_probes));
 	set(o, "remaining_concurrent", max == 0 ? json_null()
 	    : ju(in->in_flight < max ? max - in->in_flight : 0));
