@@ -43,6 +43,8 @@ int bench_fastpath(const char *shm_name, uint64_t ops)
 	struct brk_config c;
 	const char *hold = getenv("BENCH_HOLD_HISTOGRAM");
 	const char *mc = getenv("BENCH_MAX_CONCURRENT"); /* a bulkhead of N */
+	/* 1: max_concurrent auto (the learned limit, adaptive.c) */
+	const char *ac = getenv("BENCH_CONCURRENCY_AUTO");
 	brk_segment *seg;
 	brk_breaker *b;
 	int rc, bad;
@@ -59,6 +61,7 @@ int bench_fastpath(const char *shm_name, uint64_t ops)
 	brk_config_init(&c);
 	c.hold_histogram = hold && strcmp(hold, "1") == 0;
 	c.max_concurrent = mc ? (uint32_t)strtoul(mc, NULL, 10) : 0;
+	c.concurrency_auto = ac && strcmp(ac, "1") == 0;
 	rc = brk_breaker_get(seg, "bench/fast", &c, &b);
 	if (rc) {
 		fprintf(stderr, "breakerd-bench: breaker: %s\n", brk_strerror(rc));
@@ -73,6 +76,7 @@ int bench_fastpath(const char *shm_name, uint64_t ops)
 	printf("fastpath: %llu acquire+release after %u warm-up, %d failed%s%s\n",
 	       (unsigned long long)ops, BENCH_FAST_WARMUP, bad,
 	       c.hold_histogram ? " (hold_histogram on)" : "",
+	       c.concurrency_auto ? " (learned bulkhead)" :
 	       c.max_concurrent ? " (bulkhead)" : "");
 	return bad ? 1 : 0;
 }

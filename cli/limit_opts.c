@@ -29,8 +29,12 @@ const struct cfg_field cfg_fields[] = {
 	CFG_F("probe-timeout", CFG_DUR, 0, 0, probe_timeout_ms,
 	      BRK_CFG_PROBE_TIMEOUT_MS),
 	CFG_F("max-wait", CFG_DUR, 0, 0, max_wait_ms, BRK_CFG_MAX_WAIT_MS),
-	CFG_F("max-concurrent", CFG_UINT, 0, BRK_MAX_CONCURRENT, max_concurrent,
+	CFG_F("max-concurrent", CFG_MC, 0, BRK_MAX_CONCURRENT, max_concurrent,
 	      BRK_CFG_MAX_CONCURRENT),
+	CFG_F("min-concurrent", CFG_UINT, 1, BRK_MAX_CONCURRENT, min_concurrent,
+	      BRK_CFG_MIN_CONCURRENT),
+	CFG_F("concurrency-auto", CFG_AUTO, 0, 1, concurrency_auto,
+	      BRK_CFG_CONCURRENCY_AUTO),
 	CFG_F("failure-rate", CFG_PCT, 0, 100, failure_rate_pct,
 	      BRK_CFG_FAILURE_RATE_PCT),
 	CFG_F("window", CFG_DUR, 0, 0, window_ms, BRK_CFG_WINDOW_MS),
@@ -117,6 +121,36 @@ int cfg_apply(struct brk_config *c, const struct cfg_set *set)
 	return changed;
 }
 
+/* max_concurrent: N (a fixed bulkhead, 0 = none), auto (a limit learned
+ * from latency, docs/design/limits.md "Adaptive concurrency", up to
+ * BRK_MAX_CONCURRENT) or auto:N (learned, at most N). Sets
+ * concurrency_auto too: a number turns a learned limit off. */
+static int cfg_parse_mc(size_t i, const char *label, const char *arg,
+			struct cfg_set *set)
+{
+	size_t k;
+	int rc = 0, is_auto = strncmp(arg, "auto", 4) == 0 &&
+			      (arg[4] == '\0' || arg[4] == ':');
+
+	if (is_auto && arg[4] == ':')
+		rc = cli_opt_uint(label, arg + 5, 1, BRK_MAX_CONCURRENT, &set->val[i]);
+	else if (is_auto)
+		set->val[i] = 0;
+	else if (arg[0] < '0' || arg[0] > '9')
+		return cli_usage_error("%s: '%s' is not a number 0-%u, auto or "
+				       "auto:N", label, cli_q(arg), BRK_MAX_CONCURRENT);
+	else
+		rc = cli_opt_uint(label, arg, 0, BRK_MAX_CONCURRENT, &set->val[i]);
+	if (rc)
+		return rc;
+	for (k = 0; k < cfg_n; k++)
+		if (cfg_fields[k].kind == CFG_AUTO) {
+			set->mask |= 1u << k;
+			set->val[k] = (uint64_t)is_auto;
+		}
+	return 0;
+}
+
 int cfg_parse_value(size_t i, const char *label, const char *arg,
 		    struct cfg_set *set)
 {
@@ -135,6 +169,8 @@ int cfg_parse_value(size_t i, const char *label, const char *arg,
 		}
 		return cli_usage_error("%s: '%s' is not on or off", label, cli_q(arg));
 	}
+	if (f->kind == CFG_MC)
+		return cfg_parse_mc(i, label, arg, set);
 	if (f->kind == CFG_DUR)
 		return cli_opt_duration(label, arg, &set->val[i]);
 	if (f->kind == CFG_PCT)
@@ -148,7 +184,8 @@ int cfg_opt(const char *key, const char *label, const char *arg,
 	size_t i;
 
 	for (i = 0; i < cfg_n; i++)
-		if (strcmp(cfg_fields[i].opt, key) == 0)
+		if (cfg_fields[i].kind != CFG_AUTO &&
+		    strcmp(cfg_fields[i].opt, key) == 0)
 			return cfg_parse_value(i, label, arg, set);
 	return -ENOENT;
 }
@@ -162,6 +199,9 @@ const char *cfg_hint(const char *key)
 	if (strcmp(key, "min_calls") == 0 || strcmp(key, "window_ms") == 0 ||
 	    strcmp(key, "failure_rate_pct") == 0)
 		return " (see --failure-rate, --window, --min-calls)";
+	if (strcmp(key, "min_concurrent") == 0 || strcmp(key, "concurrency_auto") == 0)
+		return " (need 1 <= min-concurrent <= max-concurrent's bound with "
+		       "--max-concurrent auto or auto:N)";
 	return "";
 }
 
@@ -359,7 +399,7 @@ int pace_check(const struct pace_set *a, const char *floor_label,
 static const char *cfg_value_str(const struct cfg_field *f, uint64_t v,
 				 char *buf, size_t len)
 {
-	if (f->kind == CFG_BOOL)
+	if (f->kind == CFG_BOOL || f->kind == CFG_AUTO)
 		return v ? "on" : "off";
 	snprintf(buf, len, "%" PRIu64, v);
 	return buf;
@@ -383,6 +423,10 @@ static void cfg_words(const struct brk_config *old, const struct brk_config *new
 		vb = cfg_get(new, &cfg_fields[i]);
 		va = old ? cfg_get(old, &cfg_fields[i]) : vb;
 		if (old && va == vb)
+			continue;
+		/* a created line says "concurrency_auto on" only when on (a
+		 * number for max_concurrent sets it off: the default) */
+		if (!old && cfg_fields[i].kind == CFG_AUTO && vb == 0)
 			continue;
 		n = snprintf(buf + at, len - at, "%s%s %s%s%s", at ? ", " : "",
 			     cfg_fields[i].key,

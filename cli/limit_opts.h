@@ -30,7 +30,10 @@ struct cfg_field {
 	uint64_t bit;     /* enum brk_config_field */
 };
 
-enum cfg_kind { CFG_UINT, CFG_DUR, CFG_PCT, CFG_BOOL /* on|off: 1|0 */ };
+enum cfg_kind { CFG_UINT, CFG_DUR, CFG_PCT, CFG_BOOL /* on|off: 1|0 */,
+	       CFG_MC,   /* max_concurrent: N, auto or auto:N (sets CFG_AUTO) */
+	       CFG_AUTO  /* concurrency_auto: no option or key of its own;
+			    set by CFG_MC's value (auto: 1, a number: 0) */ };
 
 extern const struct cfg_field cfg_fields[];
 extern const size_t cfg_n;

@@ -28,6 +28,10 @@ struct m_snap {
 	struct brk_hold_info hold;   /* permit hold time (m_hold(),
 	                                metrics_render.c) */
 	int hold_on;                 /* config.hold_histogram */
+	int auto_on;                 /* config.concurrency_auto (m_adaptive(),
+	                                metrics_render.c) */
+	double concurrency_limit;    /* the learned limit */
+	uint64_t latency_baseline_us, latency_recent_us;
 };
 
 /* A growing array of records of @size bytes. */

@@ -489,6 +489,50 @@ static void m_hold(FILE *f, const struct m_snap *snaps, size_t n)
 	}
 }
 
+/*
+ * max_concurrent = auto (docs/design/limits.md "Adaptive concurrency"):
+ * the learned limit and the two latencies it is learned from. Only
+ * breakers with a learned limit have series, and the families are printed
+ * only if one has (a static bulkhead's limit is breakerd_max_concurrent).
+ */
+static void m_adaptive(FILE *f, const struct m_snap *snaps, size_t n)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "breakerd_concurrency_limit",
+		  "Bulkhead limit learned from latency (max_concurrent auto), "
+		  "shared by every process of the host." },
+		{ "breakerd_latency_baseline_seconds",
+		  "Long-window (baseline) completion latency the learned limit "
+		  "compares against." },
+		{ "breakerd_latency_recent_seconds",
+		  "Mean completion latency of the last closed window." },
+	};
+	size_t i, k;
+
+	for (i = 0; i < n && !snaps[i].auto_on; i++)
+		;
+	if (i == n || m_stopped())
+		return;
+	for (k = 0; k < N_OF(fam); k++) {
+		m_head(f, fam[k].name, M_GAUGE, fam[k].help);
+		for (i = 0; i < n; i++) {
+			uint64_t us = k == 1 ? snaps[i].latency_baseline_us
+					     : snaps[i].latency_recent_us;
+
+			if (!snaps[i].auto_on)
+				continue;
+			m_open(f, fam[k].name, snaps[i].name);
+			if (k == 0)
+				m_double(f, snaps[i].concurrency_limit);
+			else
+				fprintf(f, "} %" PRIu64 ".%06" PRIu64 "\n",
+					us / 1000000u, us % 1000000u);
+		}
+	}
+}
+
 static void m_segment(FILE *f, const struct brk_segment_info *si)
 {
 	enum bctl_daemon d = bctl_daemon_state(si);
@@ -539,6 +583,10 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->c = in->counters;
 	s->hold = in->hold;
 	s->hold_on = in->config.hold_histogram != 0;
+	s->auto_on = in->config.concurrency_auto != 0;
+	s->concurrency_limit = in->concurrency_limit;
+	s->latency_baseline_us = in->latency_baseline_us;
+	s->latency_recent_us = in->latency_recent_us;
 }
 
 static void m_recs_free(struct m_recs *r)
@@ -695,6 +743,7 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 	for (k = 0; k < N_OF(m_gauges); k++)
 		m_plain_family(f, &m_gauges[k], snaps, z, n);
 	m_hold(f, snaps, n);
+	m_adaptive(f, snaps, n);
 	m_plain_all(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
 		    r->bkt.n);
 	m_plain_all(f, m_paces, N_OF(m_paces), r->pace.v, r->pace.size,

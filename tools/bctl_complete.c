@@ -132,6 +132,10 @@ static int print_values(struct bctl *g, const char *opt, const char *prefix)
 		puts("normal");
 		return 0;
 	}
+	if (strcmp(opt, "--max-concurrent") == 0) { /* or a number, auto:N */
+		puts("auto");
+		return 0;
+	}
 	if (strcmp(opt, "--pace") == 0) /* exec: a pace, or a plain bucket */
 		return print_names(g, "bucket", prefix);
 	if (strcmp(opt, "--retry-budget") == 0)

@@ -26,15 +26,17 @@ const struct option *bctl_opts_config(void)
 	static struct option lo[CFG_MAX_FIELDS + 4];
 	static const struct option common[] = { BCTL_COMMON_LONGOPTS,
 						{ NULL, 0, NULL, 0 } };
-	size_t i;
+	size_t i, k = 0;
 
 	for (i = 0; i < CFG_N; i++) {
-		lo[i].name = cfg_fields[i].opt;
-		lo[i].has_arg = required_argument;
-		lo[i].flag = NULL;
-		lo[i].val = BCTL_OPT_FIRST_CMD + (int)i;
+		if (cfg_fields[i].kind == CFG_AUTO)
+			continue; /* --max-concurrent auto sets it */
+		lo[k].name = cfg_fields[i].opt;
+		lo[k].has_arg = required_argument;
+		lo[k].flag = NULL;
+		lo[k++].val = BCTL_OPT_FIRST_CMD + (int)i;
 	}
-	memcpy(&lo[CFG_N], common, sizeof(common));
+	memcpy(&lo[k], common, sizeof(common));
 	return lo;
 }
 

@@ -52,6 +52,8 @@ static json_t *json_config(const struct brk_config *c)
 	set(o, "fleet", json_boolean(c->fleet));
 	set(o, "fleet_probe", json_boolean(c->fleet_probe));
 	set(o, "implicit_pace", json_boolean(c->implicit_pace));
+	set(o, "concurrency_auto", json_boolean(c->concurrency_auto));
+	set(o, "min_concurrent", ju(c->min_concurrent));
 	return o;
 }
 
@@ -132,7 +134,9 @@ static json_t *json_window(const struct brk_info *in)
 static json_t *json_signals(const struct brk_info *in)
 {
 	json_t *o = json_object();
-	uint32_t max = in->config.max_concurrent;
+	/* max_concurrent auto: the learned limit bounds the permits */
+	uint32_t max = in->config.concurrency_auto ? (uint32_t)in->concurrency_limit
+						   : in->config.max_concurrent;
 
 	if (!o)
 		return NULL;
@@ -140,7 +144,7 @@ static json_t *json_signals(const struct brk_info *in)
 	set(o, "completions", ju(in->completions));
 	set(o, "in_flight", ju((uint64_t)in->in_flight + in->probes_in_flight));
 	set(o, "oldest_in_flight_ms", ju(in->oldest_in_flight_ms));
-	set(o, "max_concurrent", ju(max));
+	set(o, "max_concurrent", ju(in->config.max_concurrent));
 	set(o, "half_open_probes", ju(in->config.half_open_probes));
 	set(o, "remaining_concurrent", max == 0 ? json_null()
 	    : ju(in->in_flight < max ? max - in->in_flight : 0));
@@ -210,6 +214,13 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "config", json_config(&in->config));
 	set(o, "implicit_pace_per_s", in->implicit_pace_per_s > 0.0 ?
 		json_real(in->implicit_pace_per_s) : json_null());
+	/* the bulkhead's limit now: learned (max_concurrent auto) or
+	 * max_concurrent; the latencies only for a learned one */
+	set(o, "concurrency_limit", json_real(in->concurrency_limit));
+	set(o, "latency_baseline_us", in->config.concurrency_auto ?
+		ju(in->latency_baseline_us) : json_null());
+	set(o, "latency_recent_us", in->config.concurrency_auto ?
+		ju(in->latency_recent_us) : json_null());
 	set(o, "counters", json_counters(&in->counters));
 	set(o, "signals", json_signals(in));
 	set(o, "hold_time", json_hold(&in->hold));

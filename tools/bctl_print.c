@@ -44,8 +44,15 @@ static void print_config(FILE *f, const struct brk_config *c)
 	bctl_kv(f, 2, "success_threshold", "%" PRIu32, c->success_threshold);
 	bctl_kv(f, 2, "probe_timeout_ms", "%" PRIu64, c->probe_timeout_ms);
 	bctl_kv(f, 2, "max_wait_ms", "%" PRIu64, c->max_wait_ms);
-	bctl_kv(f, 2, "max_concurrent", "%" PRIu32 "%s", c->max_concurrent,
-	   c->max_concurrent ? "" : " (no bulkhead)");
+	if (c->concurrency_auto) {
+		bctl_kv(f, 2, "max_concurrent", "auto:%" PRIu32 " (learned from "
+			"latency)", c->max_concurrent ? c->max_concurrent
+						       : (uint32_t)BRK_MAX_CONCURRENT);
+		bctl_kv(f, 2, "min_concurrent", "%" PRIu32, c->min_concurrent);
+	} else {
+		bctl_kv(f, 2, "max_concurrent", "%" PRIu32 "%s", c->max_concurrent,
+			c->max_concurrent ? "" : " (no bulkhead)");
+	}
 	bctl_kv(f, 2, "min_distinct_processes", "%" PRIu32 "%s",
 	   c->min_distinct_processes,
 	   c->min_distinct_processes > 1 ? "" : " (off)");
@@ -149,6 +156,11 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "half_open_successes", "%" PRIu32, in->half_open_successes);
 	bctl_kv(f, 0, "probes_in_flight", "%" PRIu32, in->probes_in_flight);
 	bctl_kv(f, 0, "in_flight", "%" PRIu32, in->in_flight);
+	if (in->config.concurrency_auto)
+		bctl_kv(f, 0, "concurrency_limit", "%.2f (learned; latency "
+			"baseline %" PRIu64 " us, recent %" PRIu64 " us)",
+			in->concurrency_limit, in->latency_baseline_us,
+			in->latency_recent_us);
 	bctl_kv(f, 0, "record_bytes", "%" PRIu32, in->record_bytes);
 	if (in->implicit_pace_per_s > 0.0)
 		bctl_kv(f, 0, "implicit_pace", "%.3f/s (learned by %s:pace from the "

@@ -518,6 +518,23 @@ struct brk_config {
 #define BRK_CONFIG_SIZE_VER4 128u /* + implicit_pace */
 #define BRK_CONFIG_SIZE_VER5 136u /* + concurrency_auto, min_concurrent */
 
+/*
+ * Adaptive concurrency (issue 25). With concurrency_auto = 1 the bulkhead
+ * (a permit block of max_concurrent slots, BRK_MAX_CONCURRENT when
+ * max_concurrent is 0) admits at most a limit learned from completion
+ * latency, in [min_concurrent, max_concurrent]: one limit per breaker,
+ * fed by the releases of every process of the host, by Netflix
+ * concurrency-limits' Gradient2 rule (long-window baseline against each
+ * short window's mean latency, headroom half of sqrt(limit)). A release is a
+ * sample when it reports BRK_SUCCESS, BRK_HEALTHY_ERROR or a
+ * BRK_REASON_TIMEOUT failure. brk_info.concurrency_limit,
+ * latency_baseline_us and latency_recent_us show it. The rule, its
+ * constants and sources: docs/design/limits.md "Adaptive concurrency".
+ * brk_config_validate() names "min_concurrent" when it is 0 or above the
+ * bound with concurrency_auto on (without, any value up to
+ * BRK_MAX_CONCURRENT is kept unread) and "concurrency_auto" when above 1.
+ */
+
 /**
  * brk_config_init - fill @c with the defaults (BRK_DEFAULT_*) and store
  * the caller's sizeof(*@c) in c->size (a macro over brk_config_init_sz()).

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "adaptive.h"
 #include "ident.h"
 #include "fresh.h"
 #include "internal.h"
@@ -45,23 +46,42 @@ static uint32_t reserved_permits(const struct brk__record *r, uint32_t mc)
 	return mc * pct / 100u;
 }
 
-/* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
- * primary block, then of the overflow block, max_concurrent in all. A
- * normal-priority claim is given back when, with it, more than
- * max_concurrent - reserved permits are out (claim, then count, as for a
- * lowered max_concurrent: of racing claimers the last sees them all, and
- * both may give back - a lost race errs towards fewer). 0, -BRK_EFULL, or
- * BRK__EREHEAD (the record is being retired: claim given back). */
-static int take_permit(brk_breaker *b, brk_permit *p, int prio)
+/* max_concurrent's field in cfg[2]: its top bits (layout.h brk__cfg_pos),
+ * tested with the auto bit by one mask: "is there a bulkhead" */
+#define MC_SHIFT 57u
+_Static_assert(MC_SHIFT + 7u == 64u, "max_concurrent: the top 7 bits of cfg[2]");
+#define BULKHEAD_MASK ((0x7fULL << MC_SHIFT) | BRK__CFG_AUTO_BIT)
+
+/* max_concurrent = auto (adaptive.c): the learned limit is the bound of
+ * the claim and the count below, as a lowered max_concurrent would be */
+static __attribute__((noinline)) uint32_t auto_bound(brk_breaker *b)
+{
+	return brk__ac_limit(b->seg, brk__brec(b));
+}
+
+/* An auto permit: its start time (the latency sample, release.c) and the
+ * permits out now (the window's "app-limited" test, adaptive.c). */
+static __attribute__((noinline)) void
+auto_admitted(brk_breaker *b, brk_permit *p, const struct brk__slots *set)
+{
+	brk__ac_inflight(b->seg, brk__brec(b),
+			 brk__lease_count(set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG));
+	/* the clock read for slow_call_ms or hold_histogram, if admit()
+	 * made one (start_time() runs first), else one of our own */
+	if (!p->start_ns_)
+		p->start_ns_ = brk__now(b->seg);
+}
+
+/* The claim of a permit under bound @mc (max_concurrent, or the learned
+ * limit), into @set's slots; see take_permit(). */
+static inline __attribute__((always_inline)) int
+claim_permit(brk_breaker *b, brk_permit *p, int prio, uint32_t mc,
+	     struct brk__slots *set)
 {
 	struct brk__record *r = brk__brec(b);
-	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
-	struct brk__slots set;
 	uint64_t hw;
 	uint32_t slot;
 
-	if (mc == 0)
-		return 0;
 	hw = uatomic_read(&r->permit_hw);
 	while (hw < mc) { /* before the claim: a counter then sees our slot */
 		uint64_t seen = uatomic_cmpxchg(&r->permit_hw, hw, mc);
@@ -70,16 +90,16 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 		else
 			hw = seen;
 	}
-	brk__permit_slots(b->seg, r, &set);
-	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), &set, mc, PERMIT_TAG,
+	brk__permit_slots(b->seg, r, set);
+	p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), set, mc, PERMIT_TAG,
 				      PERMIT_TAG, &slot);
 	if (!p->permit_ && brk__caller_reclaim(b)) /* a holder died? */
-		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), &set, mc,
+		p->permit_ = brk__lease_claim(b->seg, brk__bidx(b), set, mc,
 					      PERMIT_TAG, PERMIT_TAG, &slot);
 	if (!p->permit_)
 		return -BRK_EFULL;
 	if (!head_kept(b, r)) {
-		brk__lease_free(brk__slot(&set, slot), p->permit_);
+		brk__lease_free(brk__slot(set, slot), p->permit_);
 		p->permit_ = 0;
 		return BRK__EREHEAD;
 	}
@@ -92,18 +112,18 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
 	if (hw > BRK__PERMIT_SLOTS)
 		hw = BRK__PERMIT_SLOTS; /* untrusted */
 	if (hw > mc &&
-	    brk__lease_count(&set, mc, (uint32_t)hw, PERMIT_TAG) != 0 &&
-	    brk__lease_count(&set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
-		brk__lease_free(brk__slot(&set, slot), p->permit_);
+	    brk__lease_count(set, mc, (uint32_t)hw, PERMIT_TAG) != 0 &&
+	    brk__lease_count(set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) > mc) {
+		brk__lease_free(brk__slot(set, slot), p->permit_);
 		p->permit_ = 0;
 		return -BRK_EFULL;
 	}
 	if (prio != BRK_PRIORITY_HIGH) {
 		uint32_t keep = reserved_permits(r, mc);
 		if (keep &&
-		    brk__lease_count(&set, 0, hw > mc ? (uint32_t)hw : mc,
+		    brk__lease_count(set, 0, hw > mc ? (uint32_t)hw : mc,
 				     PERMIT_TAG) > mc - keep) {
-			brk__lease_free(brk__slot(&set, slot), p->permit_);
+			brk__lease_free(brk__slot(set, slot), p->permit_);
 			p->permit_ = 0;
 			return -BRK_EFULL;
 		}
@@ -118,16 +138,58 @@ static int take_permit(brk_breaker *b, brk_permit *p, int prio)
  * and again. 1 also without a bulkhead. */
 int brk__permit_free(brk_segment *s, struct brk__record *r, int prio)
 {
-	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
-	uint32_t limit = mc;
+	uint64_t cw = uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]);
+	uint32_t mc, limit;
 	struct brk__slots set;
 
-	if (mc == 0)
+	if (!(cw & BULKHEAD_MASK))
 		return 1;
+	/* max_concurrent = auto: the learned limit is the bound */
+	mc = (cw & BRK__CFG_AUTO_BIT)
+		     ? brk__ac_limit(s, r)
+		     : brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	limit = mc;
 	if (prio != BRK_PRIORITY_HIGH)
 		limit -= reserved_permits(r, mc);
 	brk__permit_slots(s, r, &set);
 	return brk__lease_count(&set, 0, BRK__PERMIT_SLOTS, PERMIT_TAG) < limit;
+}
+
+/* max_concurrent = auto: out of line, so a fixed bulkhead's claim stays
+ * as it was (bench/callgrind.sh) */
+static __attribute__((noinline)) int take_auto(brk_breaker *b, brk_permit *p,
+					       int prio)
+{
+	struct brk__slots set;
+	int rc = claim_permit(b, p, prio, auto_bound(b), &set);
+
+	if (rc == 0)
+		auto_admitted(b, p, &set);
+	return rc;
+}
+
+/* Claim a bulkhead permit if the breaker has a bulkhead: slots of the
+ * primary block, then of the overflow block, max_concurrent in all. A
+ * normal-priority claim is given back when, with it, more than
+ * max_concurrent - reserved permits are out (claim, then count, as for a
+ * lowered max_concurrent: of racing claimers the last sees them all, and
+ * both may give back - a lost race errs towards fewer). 0, -BRK_EFULL, or
+ * BRK__EREHEAD (the record is being retired: claim given back). With
+ * max_concurrent = auto the bound is the learned limit (take_auto()). */
+static int take_permit(brk_breaker *b, brk_permit *p, int prio)
+{
+	uint64_t cw = uatomic_read(&brk__brec(b)->cfg[BRK__CFG_PACE_WORD]);
+	struct brk__slots set;
+	uint32_t mc;
+
+	if (!(cw & BULKHEAD_MASK))
+		return 0;
+	if (cw & BRK__CFG_AUTO_BIT)
+		return take_auto(b, p, prio);
+	mc = (uint32_t)(cw >> MC_SHIFT);
+	if (mc > BRK__PERMIT_SLOTS)
+		mc = BRK__PERMIT_SLOTS; /* untrusted */
+	return claim_permit(b, p, prio, mc, &set);
 }
 
 /* A permit's start time is needed only by the slow-call rule and the
@@ -145,8 +207,11 @@ static inline __attribute__((always_inline)) int /* see acquire_once() */
 admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
       struct brk_refusal *why, int prio)
 {
-	int rc = take_permit(b, p, prio);
+	int rc;
 
+	/* before the permit: an auto bulkhead's claim sets its own start */
+	p->start_ns_ = start_time(b, now);
+	rc = take_permit(b, p, prio);
 	if (rc == BRK__EREHEAD)
 		return rc;
 	if (rc != 0)
@@ -154,7 +219,6 @@ admit(brk_breaker *b, brk_permit *p, uint64_t w, uint64_t *now,
 			      BRK_CAUSE_FULL);
 	p->changes_ = BRK__ST_GEN(w); /* the 56-bit generation */
 	p->gen_ = (uint32_t)BRK__ST_GEN(w);
-	p->start_ns_ = start_time(b, now);
 	brk__count(brk__brec(b), BRK__CTR_ALLOWED);
 	BRK__KILLPOINT(BRK__KP_PERMIT_ADMITTED);
 	return 0;
@@ -438,7 +502,7 @@ acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 		 * (resilience4j's DISABLED state does not lift its Bulkhead
 		 * either): max_concurrent still holds. Only the emergency
 		 * kill-switch (BREAKERD_DISABLED=1) admits everything. */
-		uint64_t permit = 0;
+		uint64_t permit = 0, start = 0;
 		uint16_t slot = 0;
 
 		if (!b->seg->disabled) {
@@ -454,10 +518,13 @@ acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 			}
 			permit = p->permit_;
 			slot = p->permit_slot_;
+			start = p->start_ns_; /* auto: its sample's start */
 		}
 		rc = admit_ungated(b, p, &now, BRK__PERMIT_UNGATED);
 		p->permit_ = permit;
 		p->permit_slot_ = slot;
+		if (start)
+			p->start_ns_ = start;
 		return rc;
 	}
 	rc = brk__parents_check(b, &now, why);

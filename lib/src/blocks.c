@@ -11,6 +11,7 @@
  * carries this record's owner tag (layout.h, BRK__BTAG; issue 22): a
  * corrupt one reads as "no block", so nothing is ever written through it.
  */
+#include "adaptive.h"
 #include "internal.h"
 
 uint32_t brk__ref_of(const brk_segment *s, const struct brk__record *r)
@@ -242,8 +243,8 @@ int brk__ensure_blocks(brk_segment *s, struct brk__record *r,
 		rc = link_ext(s, r, 0, BRK__PROBE_EXT_UNITS);
 	if (!rc && needs_window(c))
 		rc = link_ext(s, r, 32, BRK__WIN_EXT_UNITS);
-	if (!rc && c->max_concurrent > 0)
-		rc = link_permits(s, r, c->max_concurrent);
+	if (!rc && brk__bulkhead_slots(c) > 0) /* auto: a bulkhead too */
+		rc = link_permits(s, r, brk__bulkhead_slots(c));
 	/* hold_histogram on: its block is linked by the first release
 	 * (hold.c); one refused for want of room is tried again */
 	if (!rc && c->hold_histogram)

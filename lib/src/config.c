@@ -40,6 +40,8 @@ void brk__config_defaults(struct brk_config *c)
 	c->fleet = 0;
 	c->fleet_probe = 0;
 	c->implicit_pace = 1;
+	c->concurrency_auto = 0;
+	c->min_concurrent = BRK_DEFAULT_MIN_CONCURRENT;
 }
 
 #define CHECK(cond, name) \
@@ -93,6 +95,17 @@ int brk_config_validate(const struct brk_config *user, const char **what)
 	CHECK(c->fleet <= 1, "fleet");
 	CHECK(c->fleet_probe <= 1, "fleet_probe");
 	CHECK(c->implicit_pace <= 1, "implicit_pace");
+	CHECK(c->concurrency_auto <= 1, "concurrency_auto");
+	/* min_concurrent is read only with concurrency_auto (any value up to
+	 * BRK_MAX_CONCURRENT is kept without it); with it, the learned limit
+	 * lies in [min_concurrent, max_concurrent], max_concurrent 0 meaning
+	 * BRK_MAX_CONCURRENT */
+	CHECK(c->min_concurrent <= BRK_MAX_CONCURRENT, "min_concurrent");
+	CHECK(!c->concurrency_auto ||
+	      (c->min_concurrent >= 1 &&
+	       c->min_concurrent <= (c->max_concurrent ? c->max_concurrent
+						       : BRK_MAX_CONCURRENT)),
+	      "min_concurrent");
 	return 0;
 }
 
@@ -165,6 +178,9 @@ void brk__config_load(const struct brk__record *r, struct brk_config *c)
 	c->fleet = (uint32_t)brk__cfg(r, BRK__CFG_FLEET);
 	c->fleet_probe = (uint32_t)brk__cfg(r, BRK__CFG_FLEET_PROBE);
 	c->implicit_pace = (uint32_t)brk__cfg(r, BRK__CFG_IMPLICIT_PACE);
+	c->concurrency_auto = (uint32_t)brk__cfg(r, BRK__CFG_CONCURRENCY_AUTO);
+	c->min_concurrent = (uint32_t)clamp(brk__cfg(r, BRK__CFG_MIN_CONCURRENT), 0,
+					    BRK_MAX_CONCURRENT);
 }
 
 /* ---- partial updates (brk_breaker_update) ------------------------------ */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "adaptive.h"
 #include "bulkhead_queue.h"
 #include "fresh.h"
 #include "internal.h"
@@ -137,6 +138,23 @@ uint64_t brk__change_age_ms(brk_segment *s, const struct brk__record *r)
 	return rel > at ? rel - at : 0; /* a stamp in the future: just now */
 }
 
+/* The bulkhead's limit now (adaptive.c: learned with concurrency_auto,
+ * else max_concurrent) and the latencies it was learned from. */
+static void fill_adaptive(brk_segment *s, struct brk__record *r,
+			  struct brk_info *out)
+{
+	struct brk__ac a;
+
+	if (!out->config.concurrency_auto) {
+		out->concurrency_limit = out->config.max_concurrent;
+		return;
+	}
+	brk__ac_read(s, r, &a);
+	out->concurrency_limit = a.limit;
+	out->latency_baseline_us = (uint64_t)(a.long_us + 0.5);
+	out->latency_recent_us = a.recent_us;
+}
+
 static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 {
 	struct brk__record *r;
@@ -168,6 +186,7 @@ static int fill(brk_segment *s, uint32_t idx, struct brk_info *out)
 	out->last_change_age_ms = brk__change_age_ms(s, r);
 	if (uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) & BRK__CFG_HAS_PACE)
 		out->implicit_pace_per_s = brk__ipace_rate(s, out->name);
+	fill_adaptive(s, r, out);
 	return 0;
 }
 

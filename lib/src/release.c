@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "adaptive.h"
 #include "bulkhead_queue.h"
 #include "cool.h"
 #include "ident.h"
@@ -257,6 +258,28 @@ void note_hold_on(brk_breaker *b, const brk_permit *p, uint64_t *now)
 		brk__hold_note(b->seg, brk__brec(b), *now - p->start_ns_);
 }
 
+/* max_concurrent = auto (adaptive.c): a completion's latency is a sample
+ * of the host-wide limit. Successes and healthy errors (the upstream
+ * answered) and timeouts (it was at least that slow) are samples; other
+ * failures are not (a refused connection is fast and would read as "no
+ * queue"). Called only for a permit with a start time: one load and a
+ * test of the auto bit here. */
+static __attribute__((noinline))
+void note_latency(brk_breaker *b, const brk_permit *p, int outcome, int reason,
+		  uint64_t *now)
+{
+	struct brk__record *r = brk__brec(b);
+
+	if (!(uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) & BRK__CFG_AUTO_BIT) ||
+	    !p->permit_)
+		return;
+	if (!(outcome == BRK_SUCCESS || outcome == BRK_HEALTHY_ERROR ||
+	      (outcome == BRK_FAILURE && reason == BRK_REASON_TIMEOUT)))
+		return;
+	if (lazy_now(b, now) > p->start_ns_)
+		brk__ac_sample(b->seg, r, *now - p->start_ns_, *now);
+}
+
 /* A permit has a start time only if slow_call_ms or hold_histogram was
  * on when it was admitted (acquire.c start_time()): without, this is the
  * release's whole cost of the histogram, one test of the permit. */
@@ -368,6 +391,8 @@ int brk_release(brk_permit *p, int outcome, int reason, int64_t retry_after_ms)
 	if (retry_after_ms > 0 && !(p->flags_ & BRK__PERMIT_UNGATED))
 		retry_after(b, retry_after_ms, rc == 0, outcome,
 			    lazy_now(b, &now));
+	if (p->start_ns_)
+		note_latency(b, p, outcome, reason, &now);
 	note_hold(b, p, &now);
 	return rc;
 }

@@ -9,6 +9,7 @@
  * test_room.c checks both against the arena a real create and update
  * use).
  */
+#include "adaptive.h"
 #include "internal.h"
 
 /* The probe, window and bulkhead blocks @c needs, in units, beyond
@@ -16,6 +17,7 @@
 static uint64_t blocks_units(const struct brk_config *c, uint64_t x, uint64_t p)
 {
 	uint32_t pn = BRK__PR_P_SLOTS(p), on = BRK__PR_O_SLOTS(p);
+	uint32_t mc = brk__bulkhead_slots(c); /* auto: a bulkhead too */
 	uint64_t u = 0;
 
 	if (c->half_open_probes > 1 && (uint32_t)x == 0)
@@ -24,10 +26,8 @@ static uint64_t blocks_units(const struct brk_config *c, uint64_t x, uint64_t p)
 	     c->min_distinct_processes >= 2) && (uint32_t)(x >> 32) == 0)
 		u += BRK__WIN_EXT_UNITS;
 	/* link_permits(): one block per change, as blocks.c allocates it */
-	if (c->max_concurrent > 0 && !(pn + on >= c->max_concurrent ||
-				       (pn && on) || pn >= BRK__PERMIT_SLOTS))
-		u += BRK__PERMIT_UNITS(pn ? BRK__PERMIT_SLOTS - pn
-					  : (c->max_concurrent + 1u) & ~1u);
+	if (mc > 0 && !(pn + on >= mc || (pn && on) || pn >= BRK__PERMIT_SLOTS))
+		u += BRK__PERMIT_UNITS(pn ? BRK__PERMIT_SLOTS - pn : (mc + 1u) & ~1u);
 	return u;
 }
 

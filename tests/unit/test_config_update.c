@@ -305,8 +305,11 @@ static void conflicting_concurrent_updates_leave_a_valid_combination(void **stat
 	fprintf(stderr, "open: %u ok, %u invalid, %u withdrawn; max_open: %u ok, "
 		"%u invalid, %u withdrawn; stored %" PRIu64 " <= %" PRIu64 "\n",
 		a.ok, a.invalid, a.contended, b.ok, b.invalid, b.contended,
-		r->cfg[BRK__CFG_OPEN_MS], r->cfg[BRK__CFG_MAX_OPEN_MS]);
-	assert_true(r->cfg[BRK__CFG_OPEN_MS] <= r->cfg[BRK__CFG_MAX_OPEN_MS]);
+		brk__cfg(r, BRK__CFG_OPEN_MS), brk__cfg(r, BRK__CFG_MAX_OPEN_MS));
+	/* the settings, not the words cfg[6] and cfg[7] (the packed words
+	 * min_calls | min_concurrent and the sequence word, which the enum
+	 * values index): a stored min_concurrent (bit 30) made cfg[6] large */
+	assert_true(brk__cfg(r, BRK__CFG_OPEN_MS) <= brk__cfg(r, BRK__CFG_MAX_OPEN_MS));
 	assert_true(a.ok > 0 && b.ok > 0);
 	assert_true(a.invalid + b.invalid > 0); /* the rule really bit */
 	brk_detach(other);

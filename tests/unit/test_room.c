@@ -54,6 +54,13 @@ static void arena_cost_of_a_create_is_what_it_takes(void **state)
 	c.slow_rate_pct = 50;
 	create_costs(u, "all", &c);
 	create_costs(u, "defaults", NULL);
+	/* max_concurrent auto (issue 25): a bulkhead of BRK_MAX_CONCURRENT
+	 * slots when max_concurrent is 0, of N for auto:N */
+	ut_cfg(&c);
+	c.concurrency_auto = 1;
+	create_costs(u, "auto", &c);
+	c.max_concurrent = 6;
+	create_costs(u, "auto6", &c);
 
 	before = arena_used(u);
 	ut_rc(0, brk_arena_cost(BRK_KIND_BUCKET, NULL, NULL, &cost));

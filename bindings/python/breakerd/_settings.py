@@ -12,7 +12,10 @@ SETTINGS = {
     "success_threshold": ("success_threshold", "count"),
     "probe_timeout": ("probe_timeout_ms", "duration"),
     "max_wait": ("max_wait_ms", "duration"),
-    "max_concurrent": ("max_concurrent", "count"),
+    # N (0: no bulkhead), "auto" (a limit learned from latency by every
+    # process of the host, up to MAX_CONCURRENT) or "auto:N" (up to N)
+    "max_concurrent": ("max_concurrent", "concurrent"),
+    "min_concurrent": ("min_concurrent", "count"),  # floor of a learned limit
     "failure_rate": ("failure_rate_pct", "pct"),
     "window": ("window_ms", "duration"),
     "min_calls": ("min_calls", "count"),
@@ -38,6 +41,18 @@ def _count(name, v):
     return v
 
 
+def _concurrent(name, v):
+    """max_concurrent: (max_concurrent, concurrency_auto) of N, "auto",
+    "auto:N"."""
+    if isinstance(v, str):
+        if v == "auto":
+            return 0, 1
+        if v.startswith("auto:") and v[5:].isdigit():
+            return int(v[5:]), 1
+        raise ValueError(f"{name} must be a count, 'auto' or 'auto:N', not {v!r}")
+    return _count(name, v), 0
+
+
 def _pct(name, v):
     if v is None:
         return 0
@@ -59,6 +74,8 @@ def to_config(settings):
             raise TypeError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})") from None
         if kind == "count":
             out[field] = _count(name, value)
+        elif kind == "concurrent":
+            out[field], out["concurrency_auto"] = _concurrent(name, value)
         elif kind == "bool":
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
@@ -91,7 +108,10 @@ _RULES = {
     "failure_threshold": lambda: f"must be 1..{_core.MAX_FAILURE_THRESHOLD}",
     "success_threshold": lambda: f"must be 1..{_core.MAX_SUCCESS_THRESHOLD}",
     "half_open_probes": lambda: f"must be 1..{_core.MAX_PROBES}",
-    "max_concurrent": lambda: f"must be 0 (no bulkhead) ..{_core.MAX_CONCURRENT}",
+    "max_concurrent": lambda: f"must be 0 (no bulkhead) ..{_core.MAX_CONCURRENT}, 'auto' or 'auto:N'",
+    "min_concurrent": lambda: "must be 1..max_concurrent (the bound of 'auto:N', or "
+    f"{_core.MAX_CONCURRENT} for 'auto') with max_concurrent='auto'",
+    "concurrency_auto": lambda: "must be 0 or 1",
     "min_calls": lambda: f"must be 0..{_core.MAX_MIN_CALLS}",
     "min_distinct_processes": lambda: f"must be 0 or 1 (off), or 2..{_core.MAX_QUORUM}",
     "reserve_pct": lambda: f"must be 0..{_core.MAX_RESERVE_PCT} (share kept for high priority)",

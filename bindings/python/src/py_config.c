@@ -21,6 +21,7 @@ static const struct cfg_field cfg_fields[] = {
 	CF64(probe_timeout_ms), CF64(max_wait_ms), CF32(max_concurrent),
 	CF32(min_distinct_processes), CF32(reserve_pct), CFBOOL(hold_histogram),
 	CFBOOL(fleet), CFBOOL(fleet_probe), CFBOOL(implicit_pace),
+	CFBOOL(concurrency_auto), CF32(min_concurrent),
 };
 #define N_CFG (sizeof(cfg_fields) / sizeof(cfg_fields[0]))
 

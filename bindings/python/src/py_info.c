@@ -20,6 +20,7 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	size_t i, n;
 	uint64_t cum = 0; /* hold_time: the cumulative count */
 	int rc;
+	uint32_t bound;
 
 	if (!d)
 		return NULL;
@@ -66,6 +67,16 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 		      PyFloat_FromDouble(in->implicit_pace_per_s) :
 		      (Py_INCREF(Py_None), Py_None)))
 		goto fail_nox;
+	/* the bulkhead's limit now (learned with max_concurrent auto) and,
+	 * learned, the latencies it follows; as `bctl inspect --json` */
+	if (PUTD(d, "concurrency_limit", in->concurrency_limit) ||
+	    brkpy_put(d, "latency_baseline_us", in->config.concurrency_auto ?
+		      PyLong_FromUnsignedLongLong(in->latency_baseline_us) :
+		      (Py_INCREF(Py_None), Py_None)) ||
+	    brkpy_put(d, "latency_recent_us", in->config.concurrency_auto ?
+		      PyLong_FromUnsignedLongLong(in->latency_recent_us) :
+		      (Py_INCREF(Py_None), Py_None)))
+		goto fail_nox;
 	if (!(x = PyDict_New()) || PUTU(x, "allowed", c->allowed) ||
 	    PUTU(x, "rejected_open", c->rejected_open) ||
 	    PUTU(x, "rejected_cooling", c->rejected_cooling) ||
@@ -96,12 +107,13 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 	    PUTU(x, "max_concurrent", in->config.max_concurrent) ||
 	    PUTU(x, "half_open_probes", in->config.half_open_probes))
 		goto fail;
-	if (in->config.max_concurrent == 0)
+	bound = in->config.concurrency_auto ? (uint32_t)in->concurrency_limit
+					    : in->config.max_concurrent;
+	if (bound == 0)
 		rc = PyDict_SetItemString(x, "remaining_concurrent", Py_None);
 	else
 		rc = PUTU(x, "remaining_concurrent",
-			  in->in_flight < in->config.max_concurrent
-				  ? in->config.max_concurrent - in->in_flight : 0);
+			  in->in_flight < bound ? bound - in->in_flight : 0);
 	if (rc)
 		goto fail;
 	if (brkpy_put(d, "signals", x))

@@ -25,7 +25,8 @@ static VALUE config_hash(const struct brk_config *c)
 		if (!name || brk_config_field_get(c, bit, &v))
 			continue;
 		if (!strcmp(name, "hold_histogram") || !strcmp(name, "fleet") ||
-		    !strcmp(name, "fleet_probe") || !strcmp(name, "implicit_pace"))
+		    !strcmp(name, "fleet_probe") || !strcmp(name, "implicit_pace") ||
+		    !strcmp(name, "concurrency_auto"))
 			PUT(h, name, v ? Qtrue : Qfalse);
 		else
 			PUTU(h, name, v);
@@ -44,6 +45,7 @@ VALUE rbk_breaker_info_hash(const struct brk_info *in)
 	VALUE d = rb_hash_new(), x, r, l;
 	size_t i, n;
 	uint64_t cum = 0;
+	uint32_t bound;
 
 	PUTS(d, "name", in->name);
 	PUTS(d, "kind", "breaker");
@@ -80,6 +82,13 @@ VALUE rbk_breaker_info_hash(const struct brk_info *in)
 	/* as bctl inspect --json: the breaker's implicit pace's rate, or nil */
 	PUT(d, "implicit_pace_per_s", in->implicit_pace_per_s > 0.0 ?
 	    rb_float_new(in->implicit_pace_per_s) : Qnil);
+	/* as bctl inspect --json: the bulkhead's limit now (learned with
+	 * max_concurrent auto) and, learned, the latencies it follows */
+	PUT(d, "concurrency_limit", rb_float_new(in->concurrency_limit));
+	PUT(d, "latency_baseline_us", in->config.concurrency_auto ?
+	    ULL2NUM(in->latency_baseline_us) : Qnil);
+	PUT(d, "latency_recent_us", in->config.concurrency_auto ?
+	    ULL2NUM(in->latency_recent_us) : Qnil);
 	x = rb_hash_new();
 	PUTU(x, "allowed", c->allowed);
 	PUTU(x, "rejected_open", c->rejected_open);
@@ -108,10 +117,10 @@ VALUE rbk_breaker_info_hash(const struct brk_info *in)
 	PUTU(x, "oldest_in_flight_ms", in->oldest_in_flight_ms);
 	PUTU(x, "max_concurrent", in->config.max_concurrent);
 	PUTU(x, "half_open_probes", in->config.half_open_probes);
-	PUT(x, "remaining_concurrent",
-	    in->config.max_concurrent == 0 ? Qnil
-	    : ULL2NUM(in->in_flight < in->config.max_concurrent
-			      ? in->config.max_concurrent - in->in_flight : 0));
+	bound = in->config.concurrency_auto ? (uint32_t)in->concurrency_limit
+					    : in->config.max_concurrent;
+	PUT(x, "remaining_concurrent", bound == 0 ? Qnil
+	    : ULL2NUM(in->in_flight < bound ? bound - in->in_flight : 0));
 	PUT(d, "signals", x);
 	/* "hold_time": cumulative buckets, the last "le" "+Inf" */
 	x = rb_hash_new();
