@@ -2123,6 +2123,8 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  *  - brk_acquire() of the closed breaker takes one token from the pace
  *    first; a refusal is -BRK_ECOOLING with wait_ms until the token
  *    (cause BRK_CAUSE_COOLING): the caller waits as for a cooling period;
+ *    brk_admit() instead reserves a slot on the pace (step 3, "Fair
+ *    waits"), so its waiters are served in arrival order;
  *  - brk_release() reports successes to it (its accepted-rate estimate)
  *    and rate-limit answers with the permit's admission time (one cut per
  *    round trip).
@@ -2594,11 +2596,18 @@ BRK_API const char *brk_budget_name(const brk_budget *g);
  *     the breaker is asked again; one that passes the deadline is
  *     -BRK_EEXPIRED; one longer than max_wait_ms, or without a wait
  *     (bulkhead full, forced open), is the gate's refusal.
- *  3. pace: brk_pace_take(@priority). Refused: sleep to
- *     brk_bucket_wake_ns() (jittered) and take again while that fits
- *     max_wait_ms and the deadline; else -BRK_EEXPIRED (the token comes
- *     after the deadline) or -BRK_ENOTOKENS (RATE_LIMITED). The breaker
- *     permit of step 2 is released BRK_CANCELLED.
+ *  3. pace: brk_pace_reserve(@priority) with the horizon min(what is
+ *     left of max_wait_ms, deadline - now) ("Fair waits": arrival order
+ *     across processes), sleep to the slot, brk_ticket_check(), sleep
+ *     again if a cut moved it. A slot past the horizon reserves nothing:
+ *     -BRK_EEXPIRED at once if it is after the deadline, else
+ *     -BRK_ENOTOKENS (RATE_LIMITED) with wait_ms until it; the same when
+ *     a moved slot passes them (the ticket cancelled), or on a signal
+ *     (-EINTR, cancelled). The breaker permit of step 2 is released
+ *     BRK_CANCELLED. Without @pace, a breaker's implicit pace ("Implicit
+ *     pace") is reserved on the same way after step 2 (whose acquire
+ *     then skips its own take of it; RATE_LIMITED/EXPIRED name
+ *     NAME:pace), and the permit's start is the token's time.
  *  4. retry budget: BRK_RETRY -> brk_retry_permitted() (-BRK_EDEFERRED:
  *     DEFERRED; the permit is released BRK_CANCELLED, the pace token is
  *     not given back: the request would have been sent); BRK_FIRST_ATTEMPT
