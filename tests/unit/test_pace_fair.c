@@ -139,6 +139,33 @@ static void a_cut_respaces_outstanding_tickets_in_order(void **state)
 	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), c + 4 * tn);
 }
 
+/* A ticket that slept through two cuts cannot replay them (it knows its
+ * own cut word and the last one only): it reserves again at the end of
+ * the queue, after every slot the two re-spacings kept, never before. */
+static void a_ticket_that_slept_through_two_cuts_queues_again_at_the_end(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cut2", 10.0, 1, 0);
+	struct brk_ticket a, b, c;
+	uint64_t c2, t2, ep = u->seg->epoch_ns;
+
+	reserve(k, BRK_PRIORITY_NORMAL, &a);
+	reserve(k, BRK_PRIORITY_NORMAL, &b);
+	reserve(k, BRK_PRIORITY_NORMAL, &c);
+	ut_rc(0, brk_ticket_check(k, &a));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 5000));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 2500));
+	c2 = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	t2 = info(k).interval_ns;
+	/* the queue (b, c) was kept through both: 2 slots, then b again */
+	ut_rc(1, brk_ticket_check(k, &b));
+	assert_int_equal(b.at_ns, c2 + 3 * t2);
+	ut_set_ns(u, b.at_ns);
+	ut_rc(0, brk_ticket_check(k, &b));
+}
+
 /* A slot past the horizon (the caller's deadline) reserves nothing and
  * says when it would have been; brk_admit() refuses EXPIRED at once. */
 static void a_slot_past_the_deadline_reserves_nothing(void **state)
@@ -294,6 +321,7 @@ int main(void)
 		UT_TEST(reservations_are_served_in_arrival_order),
 		UT_TEST(a_dead_waiter_costs_exactly_one_slot),
 		UT_TEST(a_cut_respaces_outstanding_tickets_in_order),
+		UT_TEST(a_ticket_that_slept_through_two_cuts_queues_again_at_the_end),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
