@@ -248,8 +248,12 @@ static uint64_t pace_horizon(const struct run *r)
 	if (!r->real)
 		return 0;
 	h = r->slept_ns < max ? max - r->slept_ns : 0;
-	if (r->q.deadline_ns && r->q.deadline_ns - r->now < h)
-		h = r->q.deadline_ns > r->now ? r->q.deadline_ns - r->now : 0;
+	if (r->q.deadline_ns) {
+		uint64_t d = r->q.deadline_ns > r->now ? r->q.deadline_ns - r->now : 0;
+
+		if (d < h)
+			h = d;
+	}
 	return h;
 }
 
