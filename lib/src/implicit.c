@@ -99,8 +99,10 @@ int brk__ipace_acquire(brk_breaker *b, uint64_t *taken_at, uint64_t *wait_ns)
 
 int brk__ipace_admit(brk_breaker *b, brk_bucket **out)
 {
+	/* metrics-only admits what the pace refuses: nothing to wait for */
 	if (!(uatomic_read(&brk__brec(b)->cfg[BRK__CFG_PACE_WORD]) &
 	      BRK__CFG_HAS_PACE) ||
+	    uatomic_read(&brk__brec(b)->mode) == BRK_MODE_METRICS_ONLY ||
 	    !implicit_on(b) || ipace_get(b, 0, out) != 0)
 		return -ENOENT;
 	return 0;
