@@ -85,6 +85,13 @@ int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
 uint64_t brk__pace_respace(uint64_t old, uint64_t c, uint64_t t_old,
 			   uint64_t tau_old, uint64_t t_new, uint64_t tau_new,
 			   uint64_t floor_tat);
+/* pace_ticket.c: the number of reservations a cut at @cut_ms (ns @c)
+ * re-spaces on the shared TAT @old (interval @t_old, tolerance @tau_old
+ * before the cut): those not gone by number, at most the TAT's distance
+ * allows; stores BRK__BK_CUTQ (the number before the first of them), by
+ * which each ticket finds its place. */
+uint64_t brk__pace_cut_queue(struct brk__record *r, uint64_t cut_ms, uint64_t old,
+			     uint64_t c, uint64_t t_old, uint64_t tau_old);
 /* The interval in ns a take would use now (0: words corrupt or unset). */
 uint64_t brk__pace_t_now(brk_segment *s, const struct brk__record *r);
 /* Fill the pace fields of @out (and rate, interval, tokens at the learned

@@ -393,11 +393,28 @@ static void empty_after_cut(brk_segment *s, struct brk__record *r,
 
 		if (w && q->reserve_pct == 0)
 			break;
+		if (w == 0) {
+			/* the shared queue, by number (brk__pace_cut_queue):
+			 * exactly its live reservations after c */
+			uint64_t n = brk__pace_cut_queue(r, now_ms, uatomic_read(tat), c, a,
+							 brk__pace_tau(a, q->burst));
+			unsigned __int128 v = (unsigned __int128)n * b +
+					      brk__sat_add(c, tau_b);
+			uint64_t nw = v > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)v;
+
+			for (i = 0; i < BRK__CAS_TRIES; i++) {
+				uint64_t old = uatomic_read(tat);
+
+				if (old == nw || uatomic_cmpxchg(tat, old, nw) == old)
+					break;
+				caa_cpu_relax();
+			}
+			continue;
+		}
 		for (i = 0; i < BRK__CAS_TRIES; i++) {
 			uint64_t old = uatomic_read(tat);
 			uint64_t nw = brk__pace_respace(old, c, a, brk__pace_tau(a, q->burst),
-							b, tau_b,
-							w ? 0 : brk__sat_add(c, tau_b));
+							b, tau_b, 0);
 
 			if (old >= nw || uatomic_cmpxchg(tat, old, nw) == old)
 				break;
@@ -687,7 +704,7 @@ int brk__pace_implicit_start(brk_bucket *k)
 	brk_segment *s = b->seg;
 	struct brk__record *r = brk__brec(b);
 	uint64_t *cw = &brk__xw(r)[BRK__BK_CUT], *tat = &brk__xw(r)[BRK__BK_TAT];
-	uint64_t now, now_ms, nw, t;
+	uint64_t now, now_ms, nw, t, tn, c, q;
 	struct brk__pace p;
 	uint64_t w[3];
 	int i, rc;
@@ -715,15 +732,20 @@ int brk__pace_implicit_start(brk_bucket *k)
 	 * having grown meanwhile */
 	t = brk__pace_rate_t(&p, now_ms);
 	t = brk__sat_add(t, brk__pace_rate_t(&p, now_ms + t / 1000000u));
+	/* reservations made at the ceiling stay queued, re-spaced at the
+	 * start rate (breaker.h "Fair waits") */
+	tn = brk__pace_rate_t(&p, now_ms);
+	c = brk__sat_add(s->epoch_ns, brk__ms_to_ns(now_ms));
+	q = brk__pace_cut_queue(r, now_ms, uatomic_read(tat), c, p.ceil_t,
+				brk__pace_tau(p.ceil_t, p.burst));
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		/* reservations made at the ceiling stay queued, re-spaced at
-		 * the start rate (breaker.h "Fair waits") */
-		uint64_t tn = brk__pace_rate_t(&p, now_ms), old = uatomic_read(tat);
-		uint64_t want = brk__pace_respace(
-			old, brk__sat_add(s->epoch_ns, brk__ms_to_ns(now_ms)), p.ceil_t,
-			brk__pace_tau(p.ceil_t, p.burst), tn, brk__pace_tau(tn, p.burst),
-			brk__sat_add(now, t));
+		uint64_t old = uatomic_read(tat), want = brk__sat_add(now, t);
+		unsigned __int128 v = (unsigned __int128)q * tn +
+				      brk__sat_add(c, brk__pace_tau(tn, p.burst));
+		uint64_t qw = v > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)v;
 
+		if (qw > want)
+			want = qw;
 		if (old >= want || uatomic_cmpxchg(tat, old, want) == old)
 			break;
 		caa_cpu_relax();

@@ -28,7 +28,13 @@
 #define TK_HIGH 8u               /* high priority (counted as such) */
 
 /* private_ words */
-enum { TK_STATE, TK_TAT_END, TK_NEED, TK_CUT, TK_CUTS, TK_HANDLE };
+enum { TK_STATE, TK_TAT_END, TK_NEED, TK_CUT, TK_CUTS, TK_HANDLE, TK_SEQ };
+
+#define SEQ_BITS 40u
+#define SEQ_MASK ((1ULL << SEQ_BITS) - 1u)
+#define CUTQ_MAKE(ms, seq) (((uint64_t)(ms) & 0xffffffu) << SEQ_BITS | ((seq) & SEQ_MASK))
+#define CUTQ_TAG(w) ((w) >> SEQ_BITS)
+#define CUTQ_SEQ(w) ((w) & SEQ_MASK)
 
 int brk_ticket_init_sz(struct brk_ticket *t, size_t size)
 {
@@ -156,6 +162,10 @@ static int tk_reserve(brk_breaker *b, int priority, uint64_t horizon,
 	t->private_[TK_CUT] = cut_w;
 	t->private_[TK_CUTS] = cuts;
 	t->private_[TK_HANDLE] = (uint64_t)(uintptr_t)b;
+	/* its number in the shared queue: a cut re-spaces by it */
+	t->private_[TK_SEQ] = (st & TK_PACED) && !normal
+				      ? uatomic_add_return(&brk__xw(r)[BRK__BK_RESV], 1u)
+				      : 0;
 	return 0;
 }
 
@@ -196,29 +206,55 @@ static int give_back_last(struct brk__record *r, const struct brk_ticket *t)
 
 /*
  * The cut word changed from the ticket's: move its slot as the cut moved
- * the queue (brk__pace_respace). 0 (moved, or nothing to move), 1 (two
- * cuts or more since the reservation: reserve again at the end), <0.
+ * the queue (brk__pace_respace): position i = ceil((slot - c) / T_own),
+ * T_own the interval it reserved with, new slot c + i x T_new. Between
+ * cuts the rate only grows, so a later reservation's T is at most an
+ * earlier one's and positions stay distinct and in order; with T_own
+ * (not the rate at the cut, the smallest) a queue reserved while the rate
+ * grew keeps few gaps. 0 (moved, or nothing to move), 1 (two cuts or more
+ * since the reservation: reserve again at the end), <0.
  */
 static int tk_follow_cut(brk_breaker *b, struct brk_ticket *t, uint64_t cut_w)
 {
 	struct brk__record *r = brk__brec(b);
 	uint64_t cuts = uatomic_read(&brk__xw(r)[BRK__BK_CUTS]);
 	int normal = (t->private_[TK_STATE] & TK_NORMAL_TAT) != 0;
-	struct brk__pace po, pn;
-	uint64_t c_ms, c, t_old, t_new;
+	struct brk__pace pn;
+	uint64_t c_ms, c, t_old = t->private_[TK_NEED], t_new;
 	int rc;
 
-	if (cuts - t->private_[TK_CUTS] != 1u)
-		return 1;
-	rc = tk_load(r, t->private_[TK_CUT], &po);
-	if (rc == 0)
-		rc = tk_load(r, cut_w, &pn);
+	rc = tk_load(r, cut_w, &pn);
 	if (rc)
 		return rc < 0 ? rc : -BRK_ECORRUPT;
 	c_ms = BRK__CUT_MS(cut_w);
 	c = cut_ns(b->seg, c_ms);
-	t_old = word_t(&po, c_ms, normal);
 	t_new = word_t(&pn, c_ms, normal);
+	if (t->private_[TK_SEQ]) {
+		/* the cut's queue head (brk__pace_cut_queue): position by
+		 * number, exact whatever the spacing and however many cuts */
+		uint64_t w = uatomic_read(&brk__xw(r)[BRK__BK_CUTQ]);
+
+		if (CUTQ_TAG(w) == (c_ms & 0xffffffu)) {
+			int64_t i = (int64_t)(((t->private_[TK_SEQ] - CUTQ_SEQ(w)) & SEQ_MASK)
+					      << (64u - SEQ_BITS)) >> (64u - SEQ_BITS);
+
+			if (i > 0) {
+				unsigned __int128 a = (unsigned __int128)(uint64_t)i * t_new + c;
+
+				t->at_ns = a > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)a;
+				t->private_[TK_TAT_END] =
+					brk__sat_add(t->at_ns, brk__pace_tau(t_new, pn.burst));
+				t->private_[TK_NEED] = t_new;
+			} else {
+				t->private_[TK_TAT_END] = 0; /* due before the cut */
+			}
+			t->private_[TK_CUT] = cut_w;
+			t->private_[TK_CUTS] = cuts;
+			return 0;
+		}
+	}
+	if (cuts - t->private_[TK_CUTS] != 1u)
+		return 1;
 	if (t->at_ns > c && t_old) {
 		uint64_t i = (t->at_ns - c + t_old - 1u) / t_old;
 		unsigned __int128 a = (unsigned __int128)i * t_new + c;
@@ -241,6 +277,20 @@ static void tk_done(brk_breaker *b, struct brk_ticket *t, uint64_t now)
 
 	t->private_[TK_STATE] &= ~(uint64_t)TK_RESERVED;
 	t->taken_at_ns = now;
+	if (t->private_[TK_SEQ]) {
+		/* the highest number gone: the dead ones before it are past */
+		uint64_t *sw = &brk__xw(r)[BRK__BK_SERVED], seq = t->private_[TK_SEQ];
+		int i;
+
+		for (i = 0; i < BRK__CAS_TRIES; i++) {
+			uint64_t old = uatomic_read(sw);
+
+			if ((int64_t)(seq - old) <= 0 ||
+			    uatomic_cmpxchg(sw, old, seq) == old)
+				break;
+			caa_cpu_relax();
+		}
+	}
 	uatomic_inc(&brk__xw(r)[BRK__BK_TAKEN]);
 	(void)uatomic_add_return(&brk__xw(r)[BRK__BK_TOKENS], 1u);
 	if (t->private_[TK_STATE] & TK_HIGH)
@@ -320,6 +370,24 @@ int brk_ticket_cancel(brk_bucket *k, struct brk_ticket *t)
 		rc = give_back_last(brk__brec(b), t);
 	t->private_[TK_STATE] &= ~(uint64_t)TK_RESERVED;
 	return rc;
+}
+
+uint64_t brk__pace_cut_queue(struct brk__record *r, uint64_t cut_ms, uint64_t old,
+			     uint64_t c, uint64_t t_old, uint64_t tau_old)
+{
+	uint64_t n = uatomic_read(&brk__xw(r)[BRK__BK_RESV]);
+	uint64_t served = uatomic_read(&brk__xw(r)[BRK__BK_SERVED]);
+	uint64_t q = 0, live = (int64_t)(n - served) > 0 ? n - served : 0;
+
+	/* reserved slots after c by the TAT's distance at the smallest T (an
+	 * over-estimate when they were spaced wider) ... */
+	if (t_old && old > brk__sat_add(c, tau_old))
+		q = (old - tau_old - c + t_old - 1u) / t_old;
+	/* ... and by number: reserved, not gone (dead ones included once) */
+	if (live < q)
+		q = live;
+	uatomic_set(&brk__xw(r)[BRK__BK_CUTQ], CUTQ_MAKE(cut_ms, n - q));
+	return q;
 }
 
 uint64_t brk__pace_respace(uint64_t old, uint64_t c, uint64_t t_old,

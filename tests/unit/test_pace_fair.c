@@ -139,14 +139,14 @@ static void a_cut_respaces_outstanding_tickets_in_order(void **state)
 	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), c + 4 * tn);
 }
 
-/* A ticket that slept through two cuts cannot replay them (it knows its
- * own cut word and the last one only): it reserves again at the end of
- * the queue, after every slot the two re-spacings kept, never before. */
-static void a_ticket_that_slept_through_two_cuts_queues_again_at_the_end(void **state)
+/* A ticket that slept through two cuts keeps its place: each cut stores
+ * the number before the first ticket it re-spaced (BRK__BK_CUTQ), so a
+ * ticket finds its position from the last cut alone. */
+static void a_ticket_that_slept_through_two_cuts_keeps_its_place(void **state)
 {
 	struct ut *u = *state;
 	brk_bucket *k = pace(u, "cut2", 10.0, 1, 0);
-	struct brk_ticket a, b, c;
+	struct brk_ticket a, b, c, e;
 	uint64_t c2, t2, ep = u->seg->epoch_ns;
 
 	reserve(k, BRK_PRIORITY_NORMAL, &a);
@@ -159,11 +159,47 @@ static void a_ticket_that_slept_through_two_cuts_queues_again_at_the_end(void **
 	ut_rc(0, brk_pace_cut(k, 2500));
 	c2 = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
 	t2 = info(k).interval_ns;
-	/* the queue (b, c) was kept through both: 2 slots, then b again */
 	ut_rc(1, brk_ticket_check(k, &b));
-	assert_int_equal(b.at_ns, c2 + 3 * t2);
+	assert_int_equal(b.at_ns, c2 + t2);
+	ut_rc(1, brk_ticket_check(k, &c));
+	assert_int_equal(c.at_ns, c2 + 2 * t2);
+	/* and the queue after them */
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), c2 + 3 * t2);
 	ut_set_ns(u, b.at_ns);
 	ut_rc(0, brk_ticket_check(k, &b));
+}
+
+/* A queue reserved while the rate grew (wider gaps first) is re-spaced
+ * by number at a cut: exactly one new interval apart, no gaps (by time
+ * at the rate of the cut or the ticket's own, the ones reserved at the
+ * faster rate would count the wider gaps ahead as several places). */
+static void a_cut_respaces_a_queue_of_mixed_spacing_without_gaps(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "mixed", 10.0, 1, 0);
+	struct brk_ticket t[5];
+	uint64_t c, tn, ep = u->seg->epoch_ns, t_slow, t_fast;
+	int i;
+
+	ut_rc(0, brk_pace_cut(k, 2000)); /* 2/s, held 10 s, then probing */
+	ut_advance_ms(u, 10000);
+	t_slow = info(k).interval_ns;
+	for (i = 0; i < 3; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_ticket_check(k, &t[0]));
+	ut_set_ns(u, t[1].at_ns);
+	ut_rc(0, brk_ticket_check(k, &t[1]));
+	t_fast = info(k).interval_ns;
+	assert_true(t_fast * 3 / 2 < t_slow); /* the probe sped it up */
+	reserve(k, BRK_PRIORITY_NORMAL, &t[3]);
+	reserve(k, BRK_PRIORITY_NORMAL, &t[4]);
+	ut_rc(0, brk_pace_cut(k, 1000));
+	c = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	tn = info(k).interval_ns;
+	for (i = 2; i < 5; i++) {
+		ut_rc(1, brk_ticket_check(k, &t[i]));
+		assert_int_equal(t[i].at_ns, c + (uint64_t)(i - 1) * tn);
+	}
 }
 
 /* A slot past the horizon (the caller's deadline) reserves nothing and
@@ -321,7 +357,8 @@ int main(void)
 		UT_TEST(reservations_are_served_in_arrival_order),
 		UT_TEST(a_dead_waiter_costs_exactly_one_slot),
 		UT_TEST(a_cut_respaces_outstanding_tickets_in_order),
-		UT_TEST(a_ticket_that_slept_through_two_cuts_queues_again_at_the_end),
+		UT_TEST(a_ticket_that_slept_through_two_cuts_keeps_its_place),
+		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
