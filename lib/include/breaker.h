@@ -2285,16 +2285,17 @@ BRK_API int brk_pace_take(brk_bucket *k, int priority, uint64_t *taken_at_ns,
  *    (nothing reserved), whatever horizon the caller gives, so the TAT
  *    never runs more than that (plus tau) ahead of the clock.
  *  - A cut while reservations are outstanding keeps the queue and spaces
- *    it at the new rate: the cut at time c (its ms, rounded up) finds
- *    q = ceil((TAT - tau_old - c) / T_old) slots reserved after c and
- *    sets TAT = c + tau_new + q x T_new; a ticket that sees the cut word
- *    change recomputes its slot as c + i x T_new, i = ceil((slot - c) /
- *    T_old) its position (order kept, nobody before the new spacing).
- *    T_old and T_new are functions of the old and new cut words at c, so
- *    the cutter and every ticket compute the same numbers. A ticket that
- *    slept through two cuts or more (the cut counter moved by more than
- *    one) cannot replay them: it gives its slot up and reserves again at
- *    the end of the queue (rare: cuts are one per round trip).
+ *    it at the new rate, by number: each reservation on the shared TAT
+ *    is numbered (a shared counter), a ticket that goes raises the
+ *    highest number gone, and the cut at time c (its ms, rounded up)
+ *    takes q = the numbers reserved and not gone (at most the TAT's
+ *    distance at the old rate allows), sets TAT = c + tau_new +
+ *    q x T_new and stores the number h before the first of them. A
+ *    ticket that sees the cut word change moves its slot to
+ *    c + (its number - h) x T_new: order kept, exactly one new interval
+ *    apart, nobody before the new spacing, whatever the spacing before
+ *    and however many cuts it slept through. A dead waiter's number is
+ *    re-spaced at most once (the next ticket to go passes it).
  *  - Priorities (reserve_pct > 0): a normal-priority reservation is made
  *    on the normal TAT (at (1 - reserve) x rate) only; at its slot
  *    brk_ticket_check() takes from the shared TAT for real, and if high
