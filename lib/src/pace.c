@@ -744,7 +744,7 @@ int brk__pace_implicit_start(brk_bucket *k)
 				      brk__sat_add(c, brk__pace_tau(tn, p.burst));
 		uint64_t qw = v > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)v;
 
-		if (qw > want)
+		if (q && qw > want) /* none queued: the start rule alone */
 			want = qw;
 		if (old >= want || uatomic_cmpxchg(tat, old, want) == old)
 			break;
