@@ -3,11 +3,15 @@
  * 25): reservations on the GCRA TAT, on the injected fake clock. FIFO
  * order, a dead waiter's cost, a cut while tickets are outstanding, a
  * horizon (deadline) that refuses without reserving, cancel, priorities,
- * and brk_admit() reserving on a breaker's implicit pace.
+ * brk_admit() reserving on a breaker's implicit pace, and a threads race
+ * (suite threads).
  *
  * Each test was checked to fail with its rule reverted (see the report of
  * the branch "fair" and docs/design/pacing.md "Fair waits").
  */
+#include <pthread.h>
+#include <stdlib.h>
+
 #include "fixture.h"
 
 #include "internal.h" /* the segment's epoch, for the cut's time */
@@ -351,6 +355,77 @@ static void admit_reserves_on_the_implicit_pace_once(void **state)
 	}
 }
 
+/* Threads (suite threads, run under TSan): racing reservations on the
+ * one TAT, the clock standing still, get every slot exactly once, one
+ * interval apart, and each ticket its own number. */
+#define RACERS 4
+#define PER_RACER 200
+
+struct racer {
+	brk_bucket *k;
+	pthread_barrier_t *bar;
+	uint64_t at[PER_RACER];
+	uint64_t seq[PER_RACER];
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct brk_ticket t;
+	int i;
+
+	pthread_barrier_wait(r->bar);
+	for (i = 0; i < PER_RACER; i++) {
+		brk_ticket_init(&t);
+		if (brk_pace_reserve(r->k, BRK_PRIORITY_NORMAL, UINT64_MAX, &t) != 0)
+			break;
+		r->at[i] = t.at_ns;
+		r->seq[i] = t.private_[6];
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void threads_race_reservations_get_every_slot_once(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "race", 1000.0, 1, 0); /* 1 ms */
+	static struct racer r[RACERS];
+	static uint64_t all[RACERS * PER_RACER], seqs[RACERS * PER_RACER];
+	pthread_barrier_t bar;
+	pthread_t th[RACERS];
+	uint64_t t0 = ut_now_ns(u);
+	unsigned i, j, n = 0;
+
+	pthread_barrier_init(&bar, NULL, RACERS);
+	for (i = 0; i < RACERS; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].k = k;
+		r[i].bar = &bar;
+		assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	for (i = 0; i < RACERS; i++)
+		for (j = 0; j < PER_RACER; j++, n++) {
+			all[n] = r[i].at[j];
+			seqs[n] = r[i].seq[j];
+		}
+	qsort(all, n, sizeof(all[0]), cmp_u64);
+	qsort(seqs, n, sizeof(seqs[0]), cmp_u64);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(all[i], t0 + (uint64_t)i * UT_NS_PER_MS);
+		assert_int_equal(seqs[i], i + 1u);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +438,7 @@ int main(void)
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
 		UT_TEST(admit_reserves_on_the_implicit_pace_once),
+		UT_TEST(threads_race_reservations_get_every_slot_once),
 	};
 	return cmocka_run_group_tests_name("pace_fair", tests, NULL, NULL);
 }
