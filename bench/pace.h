@@ -20,7 +20,11 @@ enum pace_strategy {
 	PACE_AIMD,            /* each process its own pace (no sharing) */
 	PACE_COOLING,         /* shared breaker: 429 -> rate_limited failure
 	                         with Retry-After -> shared cool-until */
-	PACE_SHARED,          /* shared pace (learned rate) */
+	PACE_SHARED,          /* shared pace (learned rate): take, sleep to the
+	                         jittered wake time, take again */
+	PACE_FAIR,            /* the same pace, fair waits: reserve the next
+	                         slot, sleep to it, check (breaker.h "Fair
+	                         waits") */
 	PACE_NSTRATEGIES
 };
 

@@ -5,7 +5,9 @@
  * aimd (per-process) and pacing (shared) run the same learned-rate pace
  * (brk_pace_take()/brk_pace_report(), breaker.h "Pacing (learned rate)"):
  * aimd in a private segment of each worker (nobody else sees its cuts),
- * pacing in the shared segment.
+ * pacing in the shared segment; pacing (fair) the shared pace again, but
+ * waiting by reservation (brk_pace_reserve()/brk_ticket_check(), breaker.h
+ * "Fair waits") instead of take, sleep, take again.
  */
 #include "pace.h"
 
@@ -19,7 +21,7 @@
 
 static const char *const names[PACE_NSTRATEGIES] = {
 	"none", "retry-after", "aimd (per process)", "cooling (breaker)",
-	"pacing (shared)"
+	"pacing (shared)", "pacing (fair)"
 };
 
 const char *pace_strategy_name(int s)
@@ -62,7 +64,9 @@ static int open_pace(struct pace_ctx *c, brk_segment *seg)
 
 	brk_pace_config_init(&pc);
 	pc.ceiling_per_s = c->p->ceiling;
-	return brk_pace_get(seg, "bench/pace", &pc, &c->k);
+	return brk_pace_get(seg, c->strategy == PACE_FAIR ? "bench/pace-fair"
+							   : "bench/pace",
+			    &pc, &c->k);
 }
 
 int pace_ctx_open(struct pace_ctx *c)
@@ -75,7 +79,7 @@ int pace_ctx_open(struct pace_ctx *c)
 		return rc ? rc : brk_breaker_get(c->seg, "bench/cooling", NULL,
 						 &c->b);
 	}
-	if (c->strategy == PACE_SHARED) {
+	if (c->strategy == PACE_SHARED || c->strategy == PACE_FAIR) {
 		rc = open_seg(c->p->shm, &c->seg);
 		return rc ? rc : open_pace(c, c->seg);
 	}
@@ -123,6 +127,36 @@ static int take(struct pace_ctx *c, uint64_t end_ns)
 	}
 }
 
+/* Reserve the next slot (within the window), sleep to it, check; again
+ * if a cut moved it. */
+static int reserve(struct pace_ctx *c, uint64_t end_ns)
+{
+	struct brk_ticket t;
+	uint64_t now = pace_now_ns();
+	int rc;
+
+	brk_ticket_init(&t);
+	rc = brk_pace_reserve(c->k, BRK_PRIORITY_NORMAL,
+			      end_ns > now ? end_ns - now : 0, &t);
+	if (rc == -BRK_ENOTOKENS)
+		return 1; /* the slot is past the window */
+	while (rc >= 0) {
+		if (t.at_ns >= end_ns) {
+			brk_ticket_cancel(c->k, &t);
+			return 1;
+		}
+		if (t.at_ns > pace_now_ns())
+			pace_sleep_until(t.at_ns);
+		rc = brk_ticket_check(c->k, &t);
+		if (rc == 0) {
+			c->taken_at_ns = t.taken_at_ns;
+			return 0;
+		}
+	}
+	brk_ticket_cancel(c->k, &t);
+	return rc;
+}
+
 /* Acquire a permit of the shared breaker, sleeping out its waits. */
 static int acquire(struct pace_ctx *c, uint64_t end_ns)
 {
@@ -157,6 +191,8 @@ int pace_before(struct pace_ctx *c, uint64_t end_ns)
 	case PACE_AIMD:
 	case PACE_SHARED:
 		return take(c, end_ns);
+	case PACE_FAIR:
+		return reserve(c, end_ns);
 	case PACE_COOLING:
 		return acquire(c, end_ns);
 	}
@@ -181,6 +217,7 @@ void pace_after(struct pace_ctx *c, const struct brk_result *res)
 		return;
 	case PACE_AIMD:
 	case PACE_SHARED:
+	case PACE_FAIR:
 		brk_pace_report(c->k, c->taken_at_ns,
 				brk_pace_signal_of(res->outcome, res->reason,
 						   res->retry_after_ms),

@@ -2097,9 +2097,9 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  * Priorities: with reserve_pct > 0, normal-priority takes also pass a
  * second GCRA at (1 - reserve) * rate, so normal work never takes more
  * than that share and high-priority work always has the rest.
- * There is no reservation of future tokens: a refused take writes nothing
- * but counters; the caller sleeps to brk_bucket_wake_ns() and takes again
- * (a queue of reservations would stay spaced at the old rate after a cut).
+ * A refused take writes nothing but counters; a caller that wants to
+ * wait reserves its slot instead (brk_pace_reserve(), "Fair waits"
+ * below: arrival order across processes; a cut re-spaces the queue).
  * A pace is fully usable through the plain bucket calls too:
  * brk_bucket_take() on a pace takes at the learned rate, as normal
  * priority; brk_bucket_update()/configure() on a pace change its ceiling
@@ -2144,6 +2144,8 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  *  - brk_acquire() of the closed breaker takes one token from the pace
  *    first; a refusal is -BRK_ECOOLING with wait_ms until the token
  *    (cause BRK_CAUSE_COOLING): the caller waits as for a cooling period;
+ *    brk_admit() instead reserves a slot on the pace (step 3, "Fair
+ *    waits"), so its waiters are served in arrival order;
  *  - brk_release() reports successes to it (its accepted-rate estimate)
  *    and rate-limit answers with the permit's admission time (one cut per
  *    round trip).
@@ -2286,6 +2288,123 @@ enum brk_priority { BRK_PRIORITY_NORMAL = 0, BRK_PRIORITY_HIGH = 1 };
  */
 BRK_API int brk_pace_take(brk_bucket *k, int priority, uint64_t *taken_at_ns,
 			  uint64_t *not_before_ns);
+
+/*
+ * Fair waits (issue 25): reservations on the pace's TAT. A waiting caller
+ * does not take-sleep-retry (each free token then goes to a random
+ * waiter: p99 wait 3.4 x the mean in bench/pace.sh) but reserves the
+ * next free slot at once and sleeps to it: the slot is paid for by the
+ * wait, and arrival order is the order in which the reservations' CASes
+ * on the shared TAT won, across every process of the host. This is the
+ * reservation of Go's golang.org/x/time/rate (Limiter.Reserve) and
+ * Guava's RateLimiter (acquire() pays by sleeping), on GCRA's TAT: a
+ * reservation moves the TAT by one interval like a take, the slot being
+ * the earliest time the take would have passed (TAT - tau).
+ *  - No queue head: a waiter that dies holding a reservation costs one
+ *    interval of the rate, nothing else (the next slot is unaffected).
+ *  - Bounded: a slot more than BRK_PACE_MAX_HORIZON_MS away is refused
+ *    (nothing reserved), whatever horizon the caller gives, so the TAT
+ *    never runs more than that (plus tau) ahead of the clock.
+ *  - A cut while reservations are outstanding keeps the queue and spaces
+ *    it at the new rate, by number: each reservation on the shared TAT
+ *    is numbered (a shared counter), a ticket that goes raises the
+ *    highest number gone, and the cut at time c (its ms, rounded up)
+ *    takes q = the numbers reserved and not gone (at most the TAT's
+ *    distance at the old rate allows), sets TAT = c + tau_new +
+ *    q x T_new and stores the number h before the first of them. A
+ *    ticket that sees the cut word change moves its slot to
+ *    c + (its number - h) x T_new: order kept, exactly one new interval
+ *    apart, nobody before the new spacing, whatever the spacing before
+ *    and however many cuts it slept through. A dead waiter's number is
+ *    re-spaced at most once (the next ticket to go passes it).
+ *  - Priorities (reserve_pct > 0): a normal-priority reservation is made
+ *    on the normal TAT (at (1 - reserve) x rate) only; at its slot
+ *    brk_ticket_check() takes from the shared TAT for real, and if high
+ *    priority used that slot it reserves the next one there. High
+ *    priority reserves on the shared TAT, so it passes every normal
+ *    waiter not yet at its slot.
+ * docs/design/pacing.md "Fair waits".
+ */
+#define BRK_PACE_MAX_HORIZON_MS 60000u /* the farthest slot reserved, ms */
+
+struct brk_ticket {
+	uint32_t size;        /* set by brk_ticket_init() */
+	uint32_t priority;    /* enum brk_priority, as reserved */
+	uint64_t at_ns;       /* the slot: segment clock, ns (brk_now_ns());
+	                         sleep until then, then brk_ticket_check() */
+	uint64_t taken_at_ns; /* after brk_ticket_check() 0: the take's time,
+	                         for brk_pace_report() */
+	uint64_t private_[8]; /* the library's; never touch */
+};
+
+#define BRK_TICKET_SIZE_VER0 88u /* sizeof when introduced */
+
+/**
+ * brk_ticket_init - zero @t and set its size. A macro over
+ * brk_ticket_init_sz(t, sizeof(*(t))) ("Growing structs" rule 1: the
+ * library writes only within t->size). Pure, thread-safe.
+ * Returns 0, or -EINVAL (NULL, size below BRK_TICKET_SIZE_VER0 or above
+ * BRK_STRUCT_SIZE_MAX, or not a multiple of 8).
+ */
+BRK_API int brk_ticket_init_sz(struct brk_ticket *t, size_t size);
+#define brk_ticket_init(t) brk_ticket_init_sz((t), sizeof(*(t)))
+
+/**
+ * brk_pace_reserve - reserve the next free slot of a pace (or a plain
+ * bucket: one TAT at its set rate, priority ignored) for one token.
+ * @k:          the pace.
+ * @priority:   enum brk_priority.
+ * @horizon_ns: the longest wait the caller accepts, ns; 0: only a token
+ *              free now. Capped at BRK_PACE_MAX_HORIZON_MS.
+ * @t:          a ticket (brk_ticket_init(), or one used before and
+ *              finished); owned by the caller, filled by the call. It may
+ *              live in any memory of one process: it names no process.
+ *
+ * One CAS on the shared TAT (the normal TAT for normal priority with
+ * reserve_pct > 0) moving it one interval of the current rate, exactly as
+ * brk_pace_take() would, except that the slot may be in the future. Then
+ * sleep until t->at_ns (if it is in the future) and call
+ * brk_ticket_check() before sending, always. Other processes see the TAT
+ * one interval later (their reservations queue behind this one).
+ * Thread- and process-safe, lock-free, no syscall with the default clock.
+ * Returns 0 (reserved: t->at_ns, at or before now means go at once after
+ * brk_ticket_check()), -BRK_ENOTOKENS (the slot is past now + horizon:
+ * nothing reserved, t->at_ns says when it would have been, so a caller
+ * whose deadline is before it can refuse at once; counted denied),
+ * -BRK_ECONTENDED (nothing reserved), -EINVAL (NULL, bad priority or
+ * ticket size, a ticket still holding a reservation), -EROFS, -EAGAIN
+ * (settings never stored), -BRK_ECORRUPT.
+ */
+BRK_API int brk_pace_reserve(brk_bucket *k, int priority, uint64_t horizon_ns,
+			     struct brk_ticket *t);
+
+/**
+ * brk_ticket_check - may the holder of @t send now?
+ * Call it at (or after) t->at_ns. A cut since the reservation moves the
+ * slot (see "Fair waits"); a normal-priority ticket of a pace with a
+ * reserve takes from the shared TAT here, and reserves its next slot if
+ * high priority used this one. Counts the take (taken, tokens, high).
+ * Thread-safe for distinct tickets; one ticket belongs to one thread.
+ * Returns 0 (go: t->taken_at_ns set; the ticket is finished), 1 (not yet:
+ * sleep until the new t->at_ns and check again; it may be later than
+ * the caller's deadline: then brk_ticket_cancel() and give up),
+ * -EINVAL (NULL, a ticket not holding a reservation of @k), -EROFS,
+ * -BRK_ECORRUPT, -BRK_ECONTENDED (still reserved: check again or
+ * cancel).
+ */
+BRK_API int brk_ticket_check(brk_bucket *k, struct brk_ticket *t);
+
+/**
+ * brk_ticket_cancel - give up the reservation of @t (a deadline, a
+ * signal): if it is still the last one reserved (the TAT is still the
+ * value it wrote) the TAT moves back one interval by CAS and the slot is
+ * free again; else the slot is lost (one interval of the rate, as a
+ * waiter that died). The ticket is finished either way.
+ * Thread-safe for distinct tickets.
+ * Returns 1 (given back), 0 (lost, or the ticket held nothing), -EINVAL
+ * (NULL).
+ */
+BRK_API int brk_ticket_cancel(brk_bucket *k, struct brk_ticket *t);
 
 enum brk_pace_signal { BRK_PACE_OK = 1, BRK_PACE_LIMITED = 2, BRK_PACE_IGNORE = 3 };
 
@@ -2512,11 +2631,18 @@ BRK_API const char *brk_budget_name(const brk_budget *g);
  *     or on an injected clock, it does not wait: BULKHEAD_FULL (or
  *     EXPIRED by the estimate) with wait_ms = the estimate (0: unknown).
  *     Plain brk_acquire() never waits and never looks at the queue.
- *  3. pace: brk_pace_take(@priority). Refused: sleep to
- *     brk_bucket_wake_ns() (jittered) and take again while that fits
- *     max_wait_ms and the deadline; else -BRK_EEXPIRED (the token comes
- *     after the deadline) or -BRK_ENOTOKENS (RATE_LIMITED). The breaker
- *     permit of step 2 is released BRK_CANCELLED.
+ *  3. pace: brk_pace_reserve(@priority) with the horizon min(what is
+ *     left of max_wait_ms, deadline - now) ("Fair waits": arrival order
+ *     across processes), sleep to the slot, brk_ticket_check(), sleep
+ *     again if a cut moved it. A slot past the horizon reserves nothing:
+ *     -BRK_EEXPIRED at once if it is after the deadline, else
+ *     -BRK_ENOTOKENS (RATE_LIMITED) with wait_ms until it; the same when
+ *     a moved slot passes them (the ticket cancelled), or on a signal
+ *     (-EINTR, cancelled). The breaker permit of step 2 is released
+ *     BRK_CANCELLED. Without @pace, a breaker's implicit pace ("Implicit
+ *     pace") is reserved on the same way after step 2 (whose acquire
+ *     then skips its own take of it; RATE_LIMITED/EXPIRED name
+ *     NAME:pace), and the permit's start is the token's time.
  *  4. retry budget: BRK_RETRY -> brk_retry_permitted() (-BRK_EDEFERRED:
  *     DEFERRED; the permit is released BRK_CANCELLED, the pace token is
  *     not given back: the request would have been sent); BRK_FIRST_ATTEMPT

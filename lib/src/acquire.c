@@ -344,7 +344,7 @@ static int cooling(brk_breaker *b, uint64_t *now, uint64_t *left_ms)
  * both entry points, as acquire_once() below. */
 static inline __attribute__((always_inline)) int
 acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
-	      struct brk_refusal *why, int prio)
+	      struct brk_refusal *why, int prio, int noip)
 {
 	struct brk__record *r = brk__brec(b);
 	uint64_t w, left, rel;
@@ -379,7 +379,8 @@ acquire_state(brk_breaker *b, brk_permit *p, uint64_t *now,
 
 			/* the implicit pace (implicit.c): one load and a test
 			 * unless the breaker has one */
-			if ((uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) &
+			if (!noip &&
+			    (uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) &
 			     BRK__CFG_HAS_PACE) &&
 			    brk__ipace_acquire(b, &at, &wait) != 0)
 				return refuse(b, why, BRK__CTR_REJ_COOLING,
@@ -465,20 +466,26 @@ int brk_acquire(brk_breaker *b, brk_permit *p, struct brk_refusal *why)
 	return acquire_prio(b, p, why, BRK_PRIORITY_NORMAL);
 }
 
-/* brk_admit()'s acquire: high priority may use the reserved permits. */
+/* brk_admit()'s acquire: high priority may use the reserved permits;
+ * BRK__ACQ_NO_IPACE: brk_admit() reserved on the implicit pace itself. */
 int brk__acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
 		      int priority)
 {
-	return acquire_prio(b, p, why, priority == BRK_PRIORITY_HIGH
-					       ? BRK_PRIORITY_HIGH
-					       : BRK_PRIORITY_NORMAL);
+	int prio = priority & ~BRK__ACQ_NO_IPACE;
+
+	return acquire_prio(b, p, why,
+			    (priority & BRK__ACQ_NO_IPACE) |
+				    (prio == BRK_PRIORITY_HIGH ? BRK_PRIORITY_HIGH
+							       : BRK_PRIORITY_NORMAL));
 }
 
 static inline __attribute__((always_inline)) int
 acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 {
 	uint64_t now = 0;
-	int mode, rc;
+	int noip = prio & BRK__ACQ_NO_IPACE, mode, rc;
+
+	prio &= ~BRK__ACQ_NO_IPACE; /* brk_acquire(): a constant 0, folded */
 
 	/* The reserved tail is the library's own future storage: a release
 	 * that uses it will set it here. Zeroing only the fields in use keeps
@@ -529,7 +536,7 @@ acquire_once(brk_breaker *b, brk_permit *p, struct brk_refusal *why, int prio)
 	}
 	rc = brk__parents_check(b, &now, why);
 	if (rc == 0)
-		rc = acquire_state(b, p, &now, why, prio);
+		rc = acquire_state(b, p, &now, why, prio, noip);
 	if (rc && mode == BRK_MODE_METRICS_ONLY && brk_is_refusal(rc))
 		rc = admit_ungated(b, p, &now, 0);
 	if (rc) /* a refused permit cannot be released and counted */

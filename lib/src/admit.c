@@ -14,6 +14,7 @@
 #include "bulkhead_queue.h"
 #include "ident.h"
 #include "internal.h"
+#include "limits.h"
 
 /* brk_admission.flags_ */
 #define ADM_GO 1u       /* a GO admission, not yet released */
@@ -100,6 +101,7 @@ struct run {
 	uint64_t now;        /* segment clock, ns */
 	uint64_t start;
 	uint64_t slept_ns;
+	int acq_flags;       /* OR-ed into step 2's priority (BRK__ACQ_*) */
 };
 
 static int refuse(struct run *r, int rc, int code, uint64_t wait_ms,
@@ -262,7 +264,8 @@ static int queue_wait(struct run *r, struct brk_refusal *why, int *rc)
 	}
 	if (r->q.deadline_ns && r->q.deadline_ns < until)
 		until = r->q.deadline_ns;
-	*rc = brk__bq_wait(b, &r->adm->permit, why, r->q.priority, until);
+	*rc = brk__bq_wait(b, &r->adm->permit, why, r->q.priority | r->acq_flags,
+			   until);
 	r->now = brk__now(r->seg);
 	r->slept_ns = r->now > r->start ? r->now - r->start : 0;
 	if (*rc == 0) {
@@ -307,7 +310,7 @@ static int step_breaker(struct run *r)
 			rc = -BRK_EFULL;
 		} else {
 			rc = brk__acquire_prio(r->q.breaker, &a->permit, &why,
-					       r->q.priority);
+					       r->q.priority | r->acq_flags);
 		}
 		if (rc == 0) {
 			a->flags_ |= ADM_PERMIT;
@@ -340,58 +343,80 @@ static int step_breaker(struct run *r)
 	return refuse(r, rc, breaker_code(rc), why.wait_ms, why.by);
 }
 
-/* Step 3. */
-static int step_pace(struct run *r)
+/* The wait the pace step may reserve ahead: what is left of
+ * max_wait_ms and of the deadline (0 with an injected clock: it cannot
+ * sleep, so only a token free now). */
+static uint64_t pace_horizon(const struct run *r)
+{
+	uint64_t max = brk__ms_to_ns(r->q.max_wait_ms), h;
+
+	if (!r->real)
+		return 0;
+	h = r->slept_ns < max ? max - r->slept_ns : 0;
+	if (r->q.deadline_ns) {
+		uint64_t d = r->q.deadline_ns > r->now ? r->q.deadline_ns - r->now : 0;
+
+		if (d < h)
+			h = d;
+	}
+	return h;
+}
+
+/* A pace refusal or give-up at slot @at: EXPIRED when @at is past the
+ * deadline, else RATE_LIMITED with the wait (ticket given back). */
+static int pace_refuse(struct run *r, brk_bucket *k, struct brk_ticket *t,
+		       uint64_t at)
+{
+	uint64_t wait = at > r->now ? at - r->now : 0;
+
+	(void)brk_ticket_cancel(k, t);
+	drop_permit(r);
+	if (past_deadline(r, wait))
+		return refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED, ms_ceil(wait),
+			      brk_bucket_name(k));
+	return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED, ms_ceil(wait),
+		      brk_bucket_name(k));
+}
+
+/* Step 3: a reservation on pace @k (breaker.h "Fair waits"): the slot
+ * comes in arrival order; one past the deadline or max_wait_ms is
+ * refused at once, nothing reserved. */
+static int step_pace(struct run *r, brk_bucket *k)
 {
 	struct brk_admission *a = r->adm;
-	const char *name = brk_bucket_name(r->q.pace);
-	uint64_t taken = 0, nb = 0, wake, wait_ns = 0;
-	int rounds, rc = 0;
+	const char *name = brk_bucket_name(k);
+	struct brk_ticket t;
+	int rounds, rc;
 
-	for (rounds = 0; rounds < ADMIT_ROUNDS; rounds++) {
-		rc = brk_pace_take(r->q.pace, r->q.priority, &taken, &nb);
-		if (rc == 0) {
-			a->taken_at_ns = taken;
-			a->flags_ |= ADM_PACE;
-			r->now = taken > r->now ? taken : r->now;
-			return 0;
-		}
-		if (rc == -BRK_ECONTENDED) {
-			drop_permit(r);
-			return refuse(r, rc, BRK_ADMIT_CONTENDED, 0, name);
-		}
-		if (rc != -BRK_ENOTOKENS) {
-			drop_permit(r);
-			return refuse(r, rc, -1, 0, name);
-		}
-		r->now = brk__now(r->seg);
-		if (nb < r->now)
-			nb = r->now;
-		wake = brk_bucket_wake_ns(r->q.pace, nb);
-		/* the jitter must not cost a token in time: not past the
-		 * deadline, and not past max_wait_ms */
-		if (past_deadline(r, wake - r->now) ||
-		    (fits_max_wait(r, nb - r->now) &&
-		     !fits_max_wait(r, wake - r->now)))
-			wake = nb;
-		wait_ns = wake - r->now;
-		if (past_deadline(r, nb - r->now)) {
-			drop_permit(r);
-			return refuse(r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED,
-				      ms_ceil(nb - r->now), name);
-		}
-		if (!fits_max_wait(r, wait_ns) || !r->real) {
-			drop_permit(r);
-			return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED,
-				      ms_ceil(wait_ns), name);
-		}
-		if (sleep_until(r, wake) == -EINTR) {
+	(void)brk_ticket_init(&t);
+	rc = brk_pace_reserve(k, r->q.priority, pace_horizon(r), &t);
+	if (rc == -BRK_ENOTOKENS)
+		return pace_refuse(r, k, &t, t.at_ns);
+	for (rounds = 0; rc >= 0 && rounds < ADMIT_ROUNDS; rounds++) {
+		if (t.at_ns > r->now && sleep_until(r, t.at_ns) == -EINTR) {
+			(void)brk_ticket_cancel(k, &t);
 			drop_permit(r);
 			return refuse(r, -EINTR, -1, 0, name);
 		}
+		rc = brk_ticket_check(k, &t);
+		r->now = brk__now(r->seg);
+		if (rc == 0) {
+			a->taken_at_ns = t.taken_at_ns;
+			r->now = t.taken_at_ns > r->now ? t.taken_at_ns : r->now;
+			return 0;
+		}
+		/* 1: a cut (or high priority) moved the slot later */
+		if (rc == 1 && t.at_ns > r->now &&
+		    (past_deadline(r, t.at_ns - r->now) ||
+		     !fits_max_wait(r, t.at_ns - r->now) || !r->real))
+			return pace_refuse(r, k, &t, t.at_ns);
 	}
+	(void)brk_ticket_cancel(k, &t);
 	drop_permit(r);
-	return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED, ms_ceil(wait_ns),
+	if (rc >= 0)
+		return refuse(r, -BRK_ENOTOKENS, BRK_ADMIT_RATE_LIMITED,
+			      ms_ceil(t.at_ns > r->now ? t.at_ns - r->now : 0), name);
+	return refuse(r, rc, rc == -BRK_ECONTENDED ? BRK_ADMIT_CONTENDED : -1, 0,
 		      name);
 }
 
@@ -451,6 +476,7 @@ int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
 	struct run r;
 	const char *by = NULL;
 	uint64_t wait;
+	brk_bucket *ipace = NULL;
 	int rc;
 
 	if (!adm)
@@ -466,6 +492,7 @@ int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
 	r.real = r.seg->clock == brk__monotonic_ns;
 	r.now = r.start = brk__now(r.seg);
 	r.slept_ns = 0;
+	r.acq_flags = 0;
 	adm->code = BRK_ADMIT_GO;
 
 	/* 1. EXPIRED (the pace's snapshot also says whether it is a pace) */
@@ -474,12 +501,30 @@ int brk_admit(const struct brk_admit_req *req, struct brk_admission *adm)
 	wait = wait_now(&r, have_bi ? &bi : NULL, &by);
 	if (past_deadline(&r, wait)) /* also a deadline already gone */
 		return refuse(&r, -BRK_EEXPIRED, BRK_ADMIT_EXPIRED, ms_ceil(wait), by);
-	/* 2. breaker */
+	/* 2. breaker; without a pace given, the breaker's implicit pace is
+	 * not taken from there (acquire's take-or-refuse) but reserved on in
+	 * step 3, fairly */
+	if (r.q.breaker && !r.q.pace &&
+	    brk__ipace_admit(r.q.breaker, &ipace) == 0)
+		r.acq_flags |= BRK__ACQ_NO_IPACE;
 	if (r.q.breaker && (rc = step_breaker(&r)) != 0)
 		return rc;
+	/* a probe or an ungated permit: acquire would not have paced it */
+	if (ipace && (adm->permit.token_ ||
+		      (adm->permit.flags_ & BRK__PERMIT_UNGATED)))
+		ipace = NULL;
 	/* 3. pace */
-	if (r.q.pace && (rc = step_pace(&r)) != 0)
+	if (r.q.pace && (rc = step_pace(&r, r.q.pace)) != 0)
 		return rc;
+	if (r.q.pace)
+		adm->flags_ |= ADM_PACE;
+	if (ipace) {
+		if ((rc = step_pace(&r, ipace)) != 0)
+			return rc;
+		/* the token's time: the implicit pace's cut rule and the
+		 * call's duration (brk_release() reports to the pace) */
+		adm->permit.start_ns_ = adm->taken_at_ns;
+	}
 	/* 4. retry budget */
 	if (r.q.budget && (rc = step_budget(&r)) != 0)
 		return rc;

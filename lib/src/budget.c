@@ -291,7 +291,7 @@ int brk_budget_update(brk_budget *g, double floor_per_s, double ratio,
 		if (rc || oc.t == 0) /* none before (or corrupt): clamp only */
 			oc.t = nc.t, oc.tau = nc.tau;
 		return brk__gcra_rescale(b->seg, &brk__xw(brk__brec(b))[BRK__BG_TAT],
-					 oc.t, oc.tau, nc.t, nc.tau);
+					 oc.t, oc.tau, nc.t, nc.tau, 0);
 	}
 	return -BRK_ECONTENDED;
 }

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adaptive.h"
 #include "bulkhead_queue.h"
 #include "killpoint.h"
 
@@ -140,6 +141,7 @@ int brk__bq_join(brk_segment *s, struct brk__record *r, int prio,
 	}
 	w->ticket = t;
 	w->prio = prio == BRK_PRIORITY_HIGH ? BRK_PRIORITY_HIGH : BRK_PRIORITY_NORMAL;
+	w->acq_flags = 0;
 	w->timed_head = 0;
 	w->free_since = 0;
 	w->timing = 0;
@@ -211,7 +213,7 @@ int brk__bq_try_claim(brk_breaker *b, struct brk__bq_waiter *w, brk_permit *p,
 		return -EAGAIN;
 	if (!brk__permit_free(b->seg, r, w->prio))
 		return -BRK_EFULL;
-	rc = brk__acquire_prio(b, p, why, w->prio);
+	rc = brk__acquire_prio(b, p, why, w->prio | w->acq_flags);
 	if (rc == 0)
 		claimed(b->seg, r, w);
 	return rc;
@@ -277,16 +279,25 @@ uint64_t brk__bq_estimate_ns(brk_segment *s, struct brk__record *r,
 			     uint64_t position, int prio)
 {
 	struct brk_hold_info h;
-	uint32_t mc = brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
+	struct brk__ac ac;
+	int is_auto = (uatomic_read(&r->cfg[BRK__CFG_PACE_WORD]) & BRK__CFG_AUTO_BIT) != 0;
+	uint32_t mc = is_auto ? brk__ac_limit(s, r)
+			      : brk__cfg_u32(r, BRK__CFG_MAX_CONCURRENT, 0, BRK__PERMIT_SLOTS);
 	uint32_t pct = brk__cfg_u32(r, BRK__CFG_RESERVE_PCT, 0, BRK_MAX_RESERVE_PCT);
 	uint32_t limit = prio == BRK_PRIORITY_HIGH ? mc : mc - mc * pct / 100u;
-	double ns;
+	double hold_ns = 0.0, ns;
 
+	/* the mean hold: the hold histogram's, else (max_concurrent = auto)
+	 * the adaptive limit's last window of latencies, else unknown */
 	brk__hold_read(s, r, &h);
-	if (h.state != BRK_HOLD_RECORDED || h.count == 0 || limit == 0)
+	if (h.state == BRK_HOLD_RECORDED && h.count > 0)
+		hold_ns = (double)h.sum_us * 1000.0 / (double)h.count;
+	else if (is_auto && brk__ac_read(s, r, &ac) == 0)
+		hold_ns = (double)(ac.recent_us ? ac.recent_us
+						: (uint64_t)ac.long_us) * 1000.0;
+	if (hold_ns <= 0.0 || limit == 0)
 		return 0;
-	ns = (double)position * ((double)h.sum_us * 1000.0 / (double)h.count) /
-	     (double)limit;
+	ns = (double)position * hold_ns / (double)limit;
 	return ns >= 1.8e19 ? UINT64_MAX : (uint64_t)ns;
 }
 
@@ -299,8 +310,9 @@ int brk__bq_wait(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
 	uint64_t *c = brk__permit_ctl(s, r);
 	int rc;
 
-	if (!c || brk__bq_join(s, r, prio, &w) != 0)
+	if (!c || brk__bq_join(s, r, prio & ~BRK__ACQ_NO_IPACE, &w) != 0)
 		return -BRK_EFULL; /* no queue: refused as before */
+	w.acq_flags = prio & BRK__ACQ_NO_IPACE; /* brk_admit() paces itself */
 	for (;;) {
 		uint32_t v = futex_value(c);
 		struct timespec ts;

@@ -30,6 +30,8 @@
 struct brk__bq_waiter {
 	uint64_t ticket;
 	int prio;             /* enum brk_priority: HIGH claims out of turn */
+	int acq_flags;        /* BRK__ACQ_* for the claim's acquire (brk_admit()
+	                         reserved the implicit pace itself) */
 	uint64_t timed_head;  /* the head this waiter is timing ... */
 	uint64_t free_since;  /* ... since this segment time (ns) with a
 	                         permit free */

@@ -103,7 +103,7 @@ int brk_bucket_update(brk_bucket *k, double rate_per_s, uint32_t burst,
 			t_old = t_new, burst_old = burst_new;
 		return brk__gcra_rescale(b->seg, &brk__xw(brk__brec(b))[BRK__BK_TAT],
 					 t_old, t_old * burst_old, t_new,
-					 t_new * burst_new);
+					 t_new * burst_new, 0);
 	}
 	return -BRK_ECONTENDED;
 }

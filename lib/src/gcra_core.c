@@ -89,7 +89,8 @@ int brk__gcra_take(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
 }
 
 int brk__gcra_rescale(brk_segment *s, uint64_t *tat, uint64_t t_old,
-		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new)
+		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new,
+		      uint64_t cap)
 {
 	int i;
 
@@ -102,11 +103,15 @@ int brk__gcra_rescale(brk_segment *s, uint64_t *tat, uint64_t t_old,
 		if (old <= now)
 			return 0; /* full: nothing owed, nothing to scale */
 		d = old - now;
-		if (d > tau_old)
-			d = tau_old; /* owes more than a bucket: heal */
+		/* owes more than a bucket (and a pace's reservations'
+		 * horizon @cap, breaker.h "Fair waits": a queue is legitimate
+		 * up to there): heal */
+		if (d > brk__sat_add(tau_old, cap))
+			d = brk__sat_add(tau_old, cap);
 		/* the tokens owed stay owed; round up (never grants more) */
 		q = ((unsigned __int128)d * t_new + (t_old - 1)) / t_old;
-		d = q > tau_new ? tau_new : (uint64_t)q;
+		d = q > brk__sat_add(tau_new, cap) ? brk__sat_add(tau_new, cap)
+						   : (uint64_t)q;
 		nw = brk__sat_add(now, d);
 		if (nw == old || uatomic_cmpxchg(tat, old, nw) == old)
 			return 0;

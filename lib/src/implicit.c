@@ -97,6 +97,17 @@ int brk__ipace_acquire(brk_breaker *b, uint64_t *taken_at, uint64_t *wait_ns)
 	return -BRK_ENOTOKENS;
 }
 
+int brk__ipace_admit(brk_breaker *b, brk_bucket **out)
+{
+	/* metrics-only admits what the pace refuses: nothing to wait for */
+	if (!(uatomic_read(&brk__brec(b)->cfg[BRK__CFG_PACE_WORD]) &
+	      BRK__CFG_HAS_PACE) ||
+	    uatomic_read(&brk__brec(b)->mode) == BRK_MODE_METRICS_ONLY ||
+	    !implicit_on(b) || ipace_get(b, 0, out) != 0)
+		return -ENOENT;
+	return 0;
+}
+
 void brk__ipace_release(brk_breaker *b, uint64_t taken_at, int *outcome,
 			int reason, int64_t retry_after_ms)
 {

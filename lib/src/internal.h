@@ -486,6 +486,10 @@ int brk__reset_state(brk_segment *s, struct brk__record *r, int changed);
  * bulkhead permits reserve_pct keeps back. brk_admit() uses it. */
 int brk__acquire_prio(brk_breaker *b, brk_permit *p, struct brk_refusal *why,
 		      int priority);
+/* OR-ed into brk__acquire_prio()'s @priority: do not take from the
+ * breaker's implicit pace (brk_admit() reserved its slot there itself,
+ * breaker.h "Fair waits"). */
+#define BRK__ACQ_NO_IPACE 0x100
 
 /* 1 if a bulkhead permit is free for enum brk_priority @prio now (the
  * count take_permit() makes, without a claim; 1 without a bulkhead). */

@@ -859,6 +859,12 @@ static inline uint64_t brk__total_size(uint32_t capacity, uint32_t units)
  *           the since-cut count (cut_ms:40 | n:24)
  *   unit 3  words 29, 30 (after the idle words): high-priority takes and
  *           the last refusal (ms + 1)
+ * Reservations (issue 25, pace_ticket.c): unit 2 word 23 BRK__BK_RESV
+ *   (reservations on the shared TAT, a ticket's number), unit 3 word 31
+ *   BRK__BK_SERVED (the highest number whose ticket went), unit 1 word 13
+ *   BRK__BK_CUTQ (written by each cut: its ms's low 24 bits and the number
+ *   before the first ticket it re-spaced, 40 bits).
+ *   All 0 in records made before them (layout 5 is this issue's).
  * Old records and plain buckets have 0 in all of them.
  * Budget (7 units):
  *   unit 1  (after the name) settings: configured:1 (bit 63) |
@@ -904,7 +910,12 @@ enum brk__bucket_ext {
 	BRK__BK_EST = BRK__BK_TAT + 5,     /* slot_s:32 | cur:16 | prev:16 */
 	BRK__BK_SINCE = BRK__BK_TAT + 6,   /* cut_ms:40 | OK reports since it:24 */
 	BRK__BK_HIGH = BRK__BK_END + 2,    /* high-priority takes */
-	BRK__BK_LAST_DENIED_MS = BRK__BK_END + 3 /* ms + 1 of the last refusal */
+	BRK__BK_LAST_DENIED_MS = BRK__BK_END + 3, /* ms + 1 of the last refusal */
+	/* reservations (pace_ticket.c, breaker.h "Fair waits"; issue 25) */
+	BRK__BK_RESV = BRK__BK_TAT + 7,    /* reservations made on the TAT */
+	BRK__BK_SERVED = BRK__BK_END + 4,  /* highest reservation gone */
+	BRK__BK_CUTQ = BRK__BK_CFG + 3     /* the last cut's queue head:
+					      cut_ms & 0xffffff:24 | seq:40 */
 };
 
 enum brk__budget_ext {
@@ -1058,6 +1069,10 @@ _Static_assert(BRK__BK_SINCE < BRK__BK_TAKEN && BRK__SINCE_N_BITS == BRK__CUT_W_
 	       "unit 2: the TATs and the report words");
 _Static_assert(BRK__BK_LAST_DENIED_MS < BRK__BUCKET_UNITS * BRK__UNIT_WORDS - 1u &&
 	       BRK__BK_HIGH > BRK__BK_END + 1u, "unit 3 free words");
+_Static_assert(BRK__BK_SERVED < BRK__BUCKET_UNITS * BRK__UNIT_WORDS &&
+	       BRK__BK_RESV < BRK__BK_TAKEN && BRK__BK_SINCE < BRK__BK_RESV &&
+	       BRK__BK_CUTQ < BRK__BK_TAT && BRK__BK_CUT < BRK__BK_CUTQ,
+	       "reservation words in free words of units 1, 2, 3");
 _Static_assert(BRK__PC_RESERVE_SHIFT == BRK__BKC_T_BITS &&
 	       BRK__PC_RESERVE_SHIFT + 7u < 63u, "reserve bits 44..50");
 _Static_assert(BRK__PC_RESERVE_MASK >= 90u, "reserve field holds 90");

@@ -51,11 +51,15 @@ int brk__gcra_take(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
 
 /*
  * Rescale the TAT after the interval changed from @t_old to @t_new (and
- * the tolerance to @tau_new): TAT' = now + min((TAT - now) * t_new /
- * t_old, tau_new), saturating. Returns 0 or -BRK_ECONTENDED.
+ * the tolerance to @tau_new): TAT' = now + min(min(TAT - now,
+ * tau_old + cap) * t_new / t_old, tau_new + cap), saturating; a pace
+ * passes cap = BRK_PACE_MAX_HORIZON_MS in ns (its queue of reservations
+ * is kept), plain buckets and budgets 0.
+ * Returns 0 or -BRK_ECONTENDED.
  */
 int brk__gcra_rescale(brk_segment *s, uint64_t *tat, uint64_t t_old,
-		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new);
+		      uint64_t tau_old, uint64_t t_new, uint64_t tau_new,
+		      uint64_t cap);
 
 /* Tokens available at @now (0 .. tau / t), and ns until full. */
 double brk__gcra_tokens(uint64_t tat, uint64_t now, uint64_t t, uint64_t tau,
@@ -74,6 +78,20 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
  * bucket. Errors as brk_pace_take(); -EINVAL for n == 0 or n > burst. */
 int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
 		   uint64_t *taken_at_ns, uint64_t *not_before_ns);
+/* pace_ticket.c (breaker.h "Fair waits"): the TAT after a cut at @c (ns)
+ * from interval @t_old to @t_new: the q = ceil((old - tau_old - c) /
+ * t_old) slots reserved after c re-spaced, c + tau_new + q * t_new, and
+ * at least @floor_tat. Pure. */
+uint64_t brk__pace_respace(uint64_t old, uint64_t c, uint64_t t_old,
+			   uint64_t tau_old, uint64_t t_new, uint64_t tau_new,
+			   uint64_t floor_tat);
+/* pace_ticket.c: the number of reservations a cut at @cut_ms (ns @c)
+ * re-spaces on the shared TAT @old (interval @t_old, tolerance @tau_old
+ * before the cut): those not gone by number, at most the TAT's distance
+ * allows; stores BRK__BK_CUTQ (the number before the first of them), by
+ * which each ticket finds its place. */
+uint64_t brk__pace_cut_queue(struct brk__record *r, uint64_t cut_ms, uint64_t old,
+			     uint64_t c, uint64_t t_old, uint64_t tau_old);
 /* The interval in ns a take would use now (0: words corrupt or unset). */
 uint64_t brk__pace_t_now(brk_segment *s, const struct brk__record *r);
 /* Fill the pace fields of @out (and rate, interval, tokens at the learned
@@ -95,6 +113,10 @@ int brk__pace_implicit_start(brk_bucket *k);
  * a token from its implicit pace. 0 (taken: *@taken_at, or no usable
  * pace), or -BRK_ENOTOKENS with *@wait_ns until the (jittered) token. */
 int brk__ipace_acquire(brk_breaker *b, uint64_t *taken_at, uint64_t *wait_ns);
+/* brk_admit(): the breaker's implicit pace when acquire would take from
+ * it (implicit_pace on, HAS_PACE set, the pace found): 0 and *@out, else
+ * -ENOENT. */
+int brk__ipace_admit(brk_breaker *b, brk_bucket **out);
 /* release.c: a rate-limit answer makes or cuts the implicit pace and
  * turns *@outcome into BRK_THROTTLED; a success is reported to it. */
 void brk__ipace_release(brk_breaker *b, uint64_t taken_at, int *outcome,

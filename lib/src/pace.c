@@ -230,7 +230,8 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 			return brk__gcra_rescale(b->seg, &brk__xw(r)[BRK__BK_TAT], p.ceil_t,
 						 brk__pace_tau(p.ceil_t, p.burst),
 						 BRK__BKC_T(cfg),
-						 brk__pace_tau(BRK__BKC_T(cfg), burst));
+						 brk__pace_tau(BRK__BKC_T(cfg), burst),
+						 brk__ms_to_ns(BRK_PACE_MAX_HORIZON_MS));
 		return 0;
 	}
 	return -BRK_ECONTENDED;
@@ -368,23 +369,57 @@ static void est_add(struct brk__record *r, uint64_t now_ms)
 	}
 }
 
-/* After a cut the bucket is empty at the new rate: TAT >= now + tau, so
- * the next token is one new interval away. Without this the larger tau
- * of the slower rate would hand out a burst at once, straight into the
- * limit that just answered 429 (each of those would cut again). */
+/* After a cut the bucket is empty at the new rate: TAT >= c + tau, so
+ * the next token is one new interval after the cut's time c (its ms,
+ * rounded up). Without this the larger tau of the slower rate would hand
+ * out a burst at once, straight into the limit that just answered 429
+ * (each of those would cut again). Reservations outstanding past c stay
+ * queued, re-spaced at the new rate (breaker.h "Fair waits"): the shared
+ * TAT and, with a reserve, the normal one. @p: the pace before the cut,
+ * @q after it. */
 static void empty_after_cut(brk_segment *s, struct brk__record *r,
-			    const struct brk__pace *q, uint64_t now_ms)
+			    const struct brk__pace *p, const struct brk__pace *q,
+			    uint64_t now_ms)
 {
-	uint64_t *tat = &brk__xw(r)[BRK__BK_TAT];
-	uint64_t tau = brk__pace_tau(brk__pace_rate_t(q, now_ms), q->burst);
-	int i;
+	uint64_t c = brk__sat_add(s->epoch_ns, brk__ms_to_ns(now_ms));
+	uint64_t to = brk__pace_rate_t(p, now_ms), tn = brk__pace_rate_t(q, now_ms);
+	int w, i;
 
-	for (i = 0; i < BRK__CAS_TRIES; i++) {
-		uint64_t old = uatomic_read(tat), nw = brk__sat_add(brk__now(s), tau);
+	for (w = 0; w < 2; w++) {
+		uint64_t *tat = &brk__xw(r)[w ? BRK__BK_TAT_NORMAL : BRK__BK_TAT];
+		uint64_t a = w ? brk__pace_normal_t(to, q->reserve_pct) : to;
+		uint64_t b = w ? brk__pace_normal_t(tn, q->reserve_pct) : tn;
+		uint64_t tau_b = brk__pace_tau(b, q->burst);
 
-		if (old >= nw || uatomic_cmpxchg(tat, old, nw) == old)
-			return;
-		caa_cpu_relax();
+		if (w && q->reserve_pct == 0)
+			break;
+		if (w == 0) {
+			/* the shared queue, by number (brk__pace_cut_queue):
+			 * exactly its live reservations after c */
+			uint64_t n = brk__pace_cut_queue(r, now_ms, uatomic_read(tat), c, a,
+							 brk__pace_tau(a, q->burst));
+			unsigned __int128 v = (unsigned __int128)n * b +
+					      brk__sat_add(c, tau_b);
+			uint64_t nw = v > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)v;
+
+			for (i = 0; i < BRK__CAS_TRIES; i++) {
+				uint64_t old = uatomic_read(tat);
+
+				if (old == nw || uatomic_cmpxchg(tat, old, nw) == old)
+					break;
+				caa_cpu_relax();
+			}
+			continue;
+		}
+		for (i = 0; i < BRK__CAS_TRIES; i++) {
+			uint64_t old = uatomic_read(tat);
+			uint64_t nw = brk__pace_respace(old, c, a, brk__pace_tau(a, q->burst),
+							b, tau_b, 0);
+
+			if (old >= nw || uatomic_cmpxchg(tat, old, nw) == old)
+				break;
+			caa_cpu_relax();
+		}
 	}
 }
 
@@ -400,7 +435,7 @@ static void cut_stored(brk_segment *s, struct brk__record *r,
 	q.grow = (nw & BRK__CUT_GROW) != 0;
 	q.w_max = brk__pace_f24_decode(BRK__CUT_W(nw & ~BRK__CUT_GROW));
 	nr = brk__pace_rate(&q, now_ms);
-	empty_after_cut(s, r, &q, now_ms);
+	empty_after_cut(s, r, p, &q, now_ms);
 	uatomic_inc(&brk__xw(r)[BRK__BK_CUTS]);
 	brk__record_event(s, r, BRK_CLOSED, BRK_CLOSED, BRK_EV_PACE_CUT,
 			  brk__self()->pid, (uint64_t)llround(nr * 1e3));
@@ -499,7 +534,7 @@ static int pace_cut_to(brk_breaker *b, struct brk__pace *p, double rate)
 			caa_cpu_relax();
 			continue;
 		}
-		cut_stored(s, r, p, nw, now_ms);
+		cut_stored(s, r, &q, nw, now_ms); /* q: the pace before it */
 		return 0;
 	}
 	return -BRK_ECONTENDED;
@@ -669,7 +704,7 @@ int brk__pace_implicit_start(brk_bucket *k)
 	brk_segment *s = b->seg;
 	struct brk__record *r = brk__brec(b);
 	uint64_t *cw = &brk__xw(r)[BRK__BK_CUT], *tat = &brk__xw(r)[BRK__BK_TAT];
-	uint64_t now, now_ms, nw, t;
+	uint64_t now, now_ms, nw, t, tn, c, q;
 	struct brk__pace p;
 	uint64_t w[3];
 	int i, rc;
@@ -697,9 +732,20 @@ int brk__pace_implicit_start(brk_bucket *k)
 	 * having grown meanwhile */
 	t = brk__pace_rate_t(&p, now_ms);
 	t = brk__sat_add(t, brk__pace_rate_t(&p, now_ms + t / 1000000u));
+	/* reservations made at the ceiling stay queued, re-spaced at the
+	 * start rate (breaker.h "Fair waits") */
+	tn = brk__pace_rate_t(&p, now_ms);
+	c = brk__sat_add(s->epoch_ns, brk__ms_to_ns(now_ms));
+	q = brk__pace_cut_queue(r, now_ms, uatomic_read(tat), c, p.ceil_t,
+				brk__pace_tau(p.ceil_t, p.burst));
 	for (i = 0; i < BRK__CAS_TRIES; i++) {
 		uint64_t old = uatomic_read(tat), want = brk__sat_add(now, t);
+		unsigned __int128 v = (unsigned __int128)q * tn +
+				      brk__sat_add(c, brk__pace_tau(tn, p.burst));
+		uint64_t qw = v > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)v;
 
+		if (q && qw > want) /* none queued: the start rule alone */
+			want = qw;
 		if (old >= want || uatomic_cmpxchg(tat, old, want) == old)
 			break;
 		caa_cpu_relax();

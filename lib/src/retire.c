@@ -37,7 +37,9 @@ uint64_t brk__activity(const struct brk__record *r, uint64_t head)
 		      uatomic_read(&brk__xw(r)[BRK__BK_CUTS]) +
 		      uatomic_read(&brk__xw(r)[BRK__BK_LIMITED]) +
 		      uatomic_read(&brk__xw(r)[BRK__BK_OK]) +
-		      uatomic_read(&brk__xw(r)[BRK__BK_HIGH]);
+		      uatomic_read(&brk__xw(r)[BRK__BK_HIGH]) +
+		      /* a reservation waiting is activity (issue 25) */
+		      uatomic_read(&brk__xw(r)[BRK__BK_RESV]);
 		break;
 	case BRK_KIND_BUDGET:
 		sum = uatomic_read(&brk__xw(r)[BRK__BG_DEPOSITS]) +

@@ -25,8 +25,8 @@ grep -q '^pace benchmark: nginx limit_req 5 r/s, burst 5 nodelay' "$out" ||
 	bad "no parameters line"
 grep -q '^allowance per strategy: 10 requests' "$out" || bad "no allowance line"
 for row in 'none' 'retry-after' 'aimd \(per process\)' 'cooling \(breaker\)' \
-	'pacing \(shared\)'; do
-	grep -Eq "^$row +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$out" ||
+	'pacing \(shared\)' 'pacing \(fair\)'; do
+	grep -Eq "^$row +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$out" ||
 		bad "row '$row' missing or without figures"
 done
 after=$(ls /dev/shm | grep -c '^brk-bench-pace-')

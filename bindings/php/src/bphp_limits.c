@@ -4,7 +4,9 @@
  * Breakerd\Budget (a retry budget), over brk_bucket_*(), brk_pace_*() and
  * brk_budget_*().
  */
+#include <errno.h>
 #include <math.h>
+#include <time.h>
 
 #include "bphp_core.h"
 
@@ -397,16 +399,17 @@ PHP_METHOD(Breakerd_Bucket, info)
 }
 
 /* Pace->take(string $priority = 'normal', int|float|string $wait = 0): PaceToken
- * Waits up to $wait at the library's jittered wake times (never on a
- * FakeClock segment), else throws NoTokens with the wait. */
+ * Waits up to $wait for a slot reserved in arrival order across
+ * processes (brk_pace_reserve; never on a FakeClock segment), else throws
+ * NoTokens with the wait at once, nothing reserved. */
 PHP_METHOD(Breakerd_Pace, take)
 {
 	struct bphp_limit_obj *o;
 	zend_string *prio_s = NULL;
 	zval *wait_z = NULL;
 	struct bphp_token_obj *t;
-	uint64_t budget_ms = 0, at = 0, nb = 0;
-	double waited = 0, w;
+	uint64_t budget_ms = 0, at = 0, horizon, t0;
+	struct brk_ticket tk;
 	int prio = BRK_PRIORITY_NORMAL, rc;
 
 	ZEND_PARSE_PARAMETERS_START(0, 2)
@@ -427,22 +430,47 @@ PHP_METHOD(Breakerd_Pace, take)
 		RETURN_THROWS();
 	if (!(o = this_limit(ZEND_THIS)))
 		RETURN_THROWS();
-	for (;;) {
-		rc = brk_pace_take(o->rec, prio, &at, &nb);
+	/* a fair wait (breaker.h "Fair waits"): the next slot in arrival
+	 * order, reserved if within $wait (0 on a FakeClock segment: only a
+	 * token free now), slept to, checked; a cut may move it later */
+	(void)brk_ticket_init(&tk);
+	horizon = o->fake_clock ? 0 : budget_ms * 1000000u;
+	t0 = brk_now_ns(o->s->seg);
+	rc = brk_pace_reserve(o->rec, prio, horizon, &tk);
+	while (rc >= 0) {
+		uint64_t now = brk_now_ns(o->s->seg);
+
+		if (tk.at_ns > now) {
+			struct timespec ts = { (time_t)(tk.at_ns / 1000000000u),
+					       (long)(tk.at_ns % 1000000000u) };
+
+			if (o->fake_clock || tk.at_ns - t0 > horizon) {
+				(void)brk_ticket_cancel(o->rec, &tk);
+				rc = -BRK_ENOTOKENS;
+				break;
+			}
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			continue;
+		}
+		rc = brk_ticket_check(o->rec, &tk);
 		if (rc == 0)
 			break;
-		if (rc != -BRK_ENOTOKENS) {
-			bphp_throw(rc, brk_bucket_name(o->rec));
-			RETURN_THROWS();
-		}
-		w = wait_s(o, nb);
-		if (o->fake_clock || waited + w > (double)budget_ms / 1000.0) {
-			bphp_throw_refused(-BRK_ENOTOKENS, w, "no_tokens", brk_bucket_name(o->rec));
-			RETURN_THROWS();
-		}
-		usleep((useconds_t)(w * 1e6) + 1);
-		waited += w;
 	}
+	if (rc == -BRK_ENOTOKENS) {
+		uint64_t now = brk_now_ns(o->s->seg);
+
+		bphp_throw_refused(rc, tk.at_ns == UINT64_MAX ? INFINITY
+				       : tk.at_ns > now ? (double)(tk.at_ns - now) / 1e9 : 0.0,
+				   "no_tokens", brk_bucket_name(o->rec));
+		RETURN_THROWS();
+	}
+	if (rc < 0) {
+		(void)brk_ticket_cancel(o->rec, &tk);
+		bphp_throw(rc, brk_bucket_name(o->rec));
+		RETURN_THROWS();
+	}
+	at = tk.taken_at_ns;
 	object_init_ex(return_value, bphp_ce_pace_token);
 	t = BPHP_OBJ(bphp_token_obj, Z_OBJ_P(return_value));
 	t->s = bphp_seg_ref(o->s);

@@ -1,7 +1,6 @@
 """Pace and PaceToken: a host-wide learned rate and one request's slot
 at it."""
 
-import time
 
 from . import _core
 from ._classify import OUTCOMES, REASONS, classify_http_ms, header
@@ -105,22 +104,14 @@ class Pace:
 
     def take(self, priority="normal", wait=0):
         """A PaceToken, sleeping up to ``wait`` (seconds or a duration
-        string; 0: never sleeps) in total for a slot, at the jittered wake
-        times the library gives; else raise NoTokens (``wait``: when to
-        try again). On a segment with a FakeClock it never sleeps: a take
-        that would have to wait raises NoTokens at once (tests move the
-        clock)."""
-        prio = priority_code(priority)
-        budget = to_ms(wait, "wait") / 1000.0
-        waited = 0.0
-        while True:
-            at, w = self._k._take(prio)
-            if w == 0.0:
-                return PaceToken(self, at, waited)
-            if waited + w > budget or self._segment._clock is not None:
-                raise NoTokens(wait=w, cause="no_tokens", breaker=self.name)
-            time.sleep(w)
-            waited += w
+        string; 0: never sleeps) for a slot reserved in arrival order
+        across processes (a fair wait: the library's brk_pace_reserve);
+        a slot past ``wait`` raises NoTokens at once (``wait``: when it
+        would have been), nothing reserved. On a segment with a FakeClock
+        it never sleeps: a take that would have to wait raises NoTokens
+        at once (tests move the clock)."""
+        at, waited = self._k._take_wait(priority_code(priority), to_ms(wait, "wait"))
+        return PaceToken(self, at, waited)
 
     def try_take(self, priority="normal"):
         """(token, 0.0) if taken, else (None, seconds to wait, jittered)."""

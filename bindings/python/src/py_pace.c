@@ -5,6 +5,9 @@
  * is breakerd.Pace (_pace.py); this file translates the arguments and
  * the library's codes.
  */
+#include <errno.h>
+#include <time.h>
+
 #include "py_core.h"
 
 static void pace_dealloc(BucketObject *self)
@@ -182,6 +185,81 @@ static PyObject *pace_take(BucketObject *self, PyObject *arg)
 	return brkpy_set_error(rc, brk_bucket_name(self->k), NULL);
 }
 
+/* NoTokens for ticket @t's slot (cancelled first: it is given back when
+ * it was the last reserved). */
+static PyObject *wait_refused(BucketObject *self, struct brk_ticket *t, int cancel)
+{
+	uint64_t now = brk_now_ns(self->seg->seg);
+
+	if (cancel)
+		(void)brk_ticket_cancel(self->k, t);
+	if (t->at_ns == UINT64_MAX)
+		return brkpy_raise_refusal(brkpy_NoTokens_cls, Py_HUGE_VAL, "no_tokens",
+					   brk_bucket_name(self->k));
+	return brkpy_raise_refusal(brkpy_NoTokens_cls,
+				   t->at_ns > now ? (double)(t->at_ns - now) / 1e9 : 0.0,
+				   "no_tokens", brk_bucket_name(self->k));
+}
+
+/* _take_wait(priority, wait_ms) -> (taken_at_ns, waited s): a fair wait
+ * (breaker.h "Fair waits"): brk_pace_reserve() of the next slot within
+ * wait_ms (0 with a FakeClock: only a token free now), sleep to it
+ * without the GIL, brk_ticket_check(), sleep again if a cut moved it.
+ * A slot past wait_ms raises NoTokens with the wait, nothing reserved. A
+ * signal's Python handler runs during the sleep; if it raises, the ticket
+ * is cancelled and the exception propagates. */
+static PyObject *pace_take_wait(BucketObject *self, PyObject *args)
+{
+	PyObject *po, *wo;
+	uint64_t wait_ms, horizon, t0, now;
+	struct brk_ticket t;
+	int prio, rc, fake, r;
+
+	if (!PyArg_ParseTuple(args, "OO:_take_wait", &po, &wo))
+		return NULL;
+	if (brkpy_seg_check(self->seg) || get_priority(po, &prio) ||
+	    brkpy_get_u64(wo, "wait", BRK_MAX_DURATION_MS, &wait_ms))
+		return NULL;
+	fake = self->seg->clock != NULL;
+	horizon = fake ? 0 : wait_ms * 1000000u;
+	t0 = brk_now_ns(self->seg->seg);
+	(void)brk_ticket_init(&t);
+	rc = brk_pace_reserve(self->k, prio, horizon, &t);
+	if (rc == -BRK_ENOTOKENS)
+		return wait_refused(self, &t, 0);
+	while (rc >= 0) {
+		now = brk_now_ns(self->seg->seg);
+		if (t.at_ns > now) {
+			struct timespec ts = { (time_t)(t.at_ns / 1000000000u),
+					       (long)(t.at_ns % 1000000000u) };
+
+			if (fake || t.at_ns - t0 > horizon)
+				return wait_refused(self, &t, 1); /* a cut moved it */
+			self->seg->busy++;
+			Py_BEGIN_ALLOW_THREADS
+			r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			Py_END_ALLOW_THREADS
+			self->seg->busy--;
+			if (r == EINTR && PyErr_CheckSignals() < 0) {
+				(void)brk_ticket_cancel(self->k, &t);
+				return NULL;
+			}
+			continue;
+		}
+		rc = brk_ticket_check(self->k, &t);
+		if (rc == 0)
+			return Py_BuildValue("Kd", (unsigned long long)t.taken_at_ns,
+					     t.taken_at_ns > t0
+						     ? (double)(t.taken_at_ns - t0) / 1e9
+						     : 0.0);
+	}
+	(void)brk_ticket_cancel(self->k, &t);
+	if (rc == -BRK_ECONTENDED)
+		return brkpy_raise_refusal(brkpy_NoTokens_cls, 0.0, "contended",
+					   brk_bucket_name(self->k));
+	return brkpy_set_error(rc, brk_bucket_name(self->k), NULL);
+}
+
 /* _report(taken_at_ns, signal, retry_after_ms) -> True if it cut the rate */
 static PyObject *pace_report(BucketObject *self, PyObject *args)
 {
@@ -271,6 +349,8 @@ PyObject *brkpy_pace_signal_of(PyObject *mod, PyObject *args)
 static PyMethodDef pace_methods[] = {
 	{ "_take", (PyCFunction)pace_take, METH_O,
 	  "_take(priority) -> (taken_at_ns, wait s); wait 0.0: taken." },
+	{ "_take_wait", (PyCFunction)pace_take_wait, METH_VARARGS,
+	  "_take_wait(priority, wait_ms) -> (taken_at_ns, waited s): a fair wait." },
 	{ "_report", (PyCFunction)pace_report, METH_VARARGS,
 	  "_report(taken_at_ns, signal, retry_after_ms) -> True if it cut the rate." },
 	{ "info", (PyCFunction)pace_info, METH_NOARGS, "A snapshot as a dict." },

@@ -3,6 +3,10 @@
  * learned rate: the same record in paced mode), over brk_bucket_*() and
  * brk_pace_*().
  */
+#include <time.h>
+
+#include <ruby/thread.h>
+
 #include "rb_core.h"
 
 VALUE rbk_cBucket, rbk_cPace;
@@ -178,6 +182,79 @@ static VALUE p_take(VALUE self, VALUE prio)
 	rbk_raise(rc, brk_bucket_name(x->k));
 }
 
+struct sleep_arg {
+	struct timespec ts;
+	int rc;
+};
+
+static void *sleep_nogvl(void *p)
+{
+	struct sleep_arg *a = p;
+
+	a->rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &a->ts, NULL);
+	return NULL;
+}
+
+static VALUE check_ints(VALUE unused)
+{
+	(void)unused;
+	rb_thread_check_ints();
+	return Qnil;
+}
+
+/* Pace#_take_wait(priority, wait_ms, fake) -> [taken_at_ns, waited_s]: a
+ * fair wait (breaker.h "Fair waits"): brk_pace_reserve() of the next slot
+ * within wait_ms (0 with a FakeClock: only a token free now), a sleep to
+ * it without the GVL, brk_ticket_check(), again if a cut moved it. A slot
+ * past wait_ms raises NoTokens with the wait, nothing reserved; an
+ * interrupt (Thread#raise, Ctrl-C) cancels the ticket and propagates. */
+static VALUE p_take_wait(VALUE self, VALUE prio, VALUE wait_ms, VALUE fake)
+{
+	struct rbk_bucket *x = k_of(self);
+	brk_segment *seg = rbk_seg_get(x->s);
+	uint64_t ms = rbk_u64(wait_ms, "wait", BRK_MAX_DURATION_MS);
+	uint64_t horizon = RTEST(fake) ? 0 : ms * 1000000u, t0 = brk_now_ns(seg), now;
+	struct brk_ticket t;
+	int rc, state = 0;
+
+	(void)brk_ticket_init(&t);
+	rc = brk_pace_reserve(x->k, NUM2INT(prio), horizon, &t);
+	while (rc >= 0) {
+		now = brk_now_ns(seg);
+		if (t.at_ns > now) {
+			struct sleep_arg a = { { (time_t)(t.at_ns / 1000000000u),
+						 (long)(t.at_ns % 1000000000u) }, 0 };
+
+			if (RTEST(fake) || t.at_ns - t0 > horizon) {
+				(void)brk_ticket_cancel(x->k, &t);
+				rc = -BRK_ENOTOKENS;
+				break;
+			}
+			rb_thread_call_without_gvl(sleep_nogvl, &a, RUBY_UBF_IO, NULL);
+			rb_protect(check_ints, Qnil, &state);
+			if (state) {
+				(void)brk_ticket_cancel(x->k, &t);
+				rb_jump_tag(state);
+			}
+			continue;
+		}
+		rc = brk_ticket_check(x->k, &t);
+		if (rc == 0)
+			return rb_ary_new_from_args(2, ULL2NUM(t.taken_at_ns),
+						    DBL2NUM(t.taken_at_ns > t0
+							    ? (double)(t.taken_at_ns - t0) / 1e9
+							    : 0.0));
+	}
+	if (rc == -BRK_ENOTOKENS) {
+		now = brk_now_ns(seg);
+		rbk_raise_refused(rc, t.at_ns == UINT64_MAX ? INFINITY
+				  : t.at_ns > now ? (double)(t.at_ns - now) / 1e9 : 0.0,
+				  "no_tokens", brk_bucket_name(x->k));
+	}
+	(void)brk_ticket_cancel(x->k, &t);
+	rbk_raise(rc, brk_bucket_name(x->k));
+}
+
 /* Pace#_report(taken_at_ns, signal, retry_after_ms) -> true if it cut. */
 static VALUE p_report(VALUE self, VALUE at, VALUE sig, VALUE ms)
 {
@@ -204,6 +281,7 @@ void rbk_init_bucket(void)
 	rb_define_private_method(rbk_cBucket, "_configure", k_configure, 2);
 	rb_define_method(rbk_cPace, "name", k_name, 0);
 	rb_define_private_method(rbk_cPace, "_take", p_take, 1);
+	rb_define_private_method(rbk_cPace, "_take_wait", p_take_wait, 3);
 	rb_define_private_method(rbk_cPace, "_report", p_report, 3);
 	rb_define_method(rbk_cPace, "info", k_info, 0);
 }

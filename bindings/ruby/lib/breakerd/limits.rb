@@ -75,23 +75,16 @@ module Breakerd
   class Pace
     PRIORITIES = { normal: PRIORITY_NORMAL, high: PRIORITY_HIGH }.freeze
 
-    # A PaceToken, sleeping up to +wait+ (seconds or "250ms"; 0: never) in
-    # all at the library's jittered wake times; else raise NoTokens. On a
-    # segment with a FakeClock it never sleeps.
+    # A PaceToken, sleeping up to +wait+ (seconds or "250ms"; 0: never) for
+    # a slot reserved in arrival order across processes (a fair wait, the
+    # library's brk_pace_reserve); a slot past +wait+ raises NoTokens at
+    # once. On a segment with a FakeClock it never sleeps.
     def take(priority: :normal, wait: 0)
       prio = PRIORITIES.fetch(priority) do
         raise ArgumentError, "priority must be :normal or :high, not #{priority.inspect}"
       end
-      budget = Durations.to_ms(wait, "wait") / 1000.0
-      waited = 0.0
-      loop do
-        at, w = _take(prio)
-        return PaceToken.new(self, at, waited) if w.zero?
-        raise NoTokens.new(wait: w, cause: "no_tokens", breaker: name) if waited + w > budget || segment_fake_clock?
-
-        sleep(w)
-        waited += w
-      end
+      at, waited = _take_wait(prio, Durations.to_ms(wait, "wait"), segment_fake_clock?)
+      PaceToken.new(self, at, waited)
     end
 
     # Tell the pace how the request taken at +taken_at+ was answered: an

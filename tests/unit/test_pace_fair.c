@@ -1,0 +1,444 @@
+/*
+ * test_pace_fair.c - fair waits on a pace (breaker.h "Fair waits", issue
+ * 25): reservations on the GCRA TAT, on the injected fake clock. FIFO
+ * order, a dead waiter's cost, a cut while tickets are outstanding, a
+ * horizon (deadline) that refuses without reserving, cancel, priorities,
+ * brk_admit() reserving on a breaker's implicit pace, and a threads race
+ * (suite threads).
+ *
+ * Each test was checked to fail with its rule reverted (see the report of
+ * the branch "fair" and docs/design/pacing.md "Fair waits").
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "fixture.h"
+
+#include "internal.h" /* the segment's epoch, for the cut's time */
+
+UT_GROUP_FIXTURES("pfair", 64)
+
+#define T100 (100 * UT_NS_PER_MS) /* 10/s */
+
+static brk_bucket *pace(struct ut *u, const char *name, double ceiling,
+			uint32_t burst, uint32_t reserve)
+{
+	struct brk_pace_config c;
+	brk_bucket *k = NULL;
+
+	ut_rc(0, brk_pace_config_init(&c));
+	c.ceiling_per_s = ceiling;
+	c.burst = burst;
+	c.reserve_pct = reserve;
+	ut_rc(0, brk_pace_get(u->seg, name, &c, &k));
+	return k;
+}
+
+static struct brk_bucket_info info(brk_bucket *k)
+{
+	struct brk_bucket_info bi;
+
+	ut_rc(0, brk_bucket_info(k, &bi));
+	return bi;
+}
+
+/* Reserve (horizon: the cap) and return the slot. */
+static uint64_t reserve(brk_bucket *k, int prio, struct brk_ticket *t)
+{
+	ut_rc(0, brk_ticket_init(t));
+	ut_rc(0, brk_pace_reserve(k, prio, UINT64_MAX, t));
+	return t->at_ns;
+}
+
+/* Reservations are served in the order their CASes won: each slot one
+ * interval after the last, and a caller that did not reserve cannot take
+ * a reserved slot. */
+static void reservations_are_served_in_arrival_order(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "fifo", 10.0, 1, 0);
+	struct brk_ticket t[4];
+	uint64_t t0 = ut_now_ns(u), nb = 0;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &t[i]), t0 + i * T100);
+	for (i = 0; i < 4; i++) {
+		ut_set_ns(u, t0 + i * T100);
+		if (i > 0) {
+			/* a late-comer's take finds the slot reserved */
+			ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL,
+							    NULL, &nb));
+			ut_set_ns(u, t0 + i * T100 - 1);
+			ut_rc(1, brk_ticket_check(k, &t[i])); /* not yet */
+			ut_set_ns(u, t0 + i * T100);
+		}
+		ut_rc(0, brk_ticket_check(k, &t[i]));
+		assert_int_equal(t[i].taken_at_ns, t0 + i * T100);
+		ut_rc(-EINVAL, brk_ticket_check(k, &t[i])); /* finished */
+	}
+	assert_int_equal(info(k).taken, 4);
+}
+
+/* A waiter that dies holding a ticket costs its one slot and nothing
+ * more: the tickets behind it go at their own slots, and the next
+ * reservation is one interval later than it would have been. */
+static void a_dead_waiter_costs_exactly_one_slot(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "dead", 10.0, 1, 0);
+	struct brk_ticket a, dead, c, e;
+	uint64_t t0 = ut_now_ns(u), nb = 0;
+
+	reserve(k, BRK_PRIORITY_NORMAL, &a);
+	reserve(k, BRK_PRIORITY_NORMAL, &dead); /* never checked again */
+	reserve(k, BRK_PRIORITY_NORMAL, &c);
+	ut_rc(0, brk_ticket_check(k, &a));
+	/* its slot passes unused: nobody else may take it */
+	ut_set_ns(u, t0 + T100);
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	/* the next ticket is not delayed by it */
+	ut_set_ns(u, t0 + 2 * T100);
+	ut_rc(0, brk_ticket_check(k, &c));
+	assert_int_equal(c.taken_at_ns, t0 + 2 * T100);
+	/* and a new reservation comes right after: one slot lost, no more */
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), t0 + 3 * T100);
+}
+
+/* A cut while tickets are outstanding keeps the queue: each ticket's
+ * slot becomes c + i x T_new (i its position), in order, none before it,
+ * and the next reservation queues after them at the new rate. */
+static void a_cut_respaces_outstanding_tickets_in_order(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cut", 10.0, 1, 0);
+	struct brk_ticket t[4], e;
+	uint64_t t0 = ut_now_ns(u), c, tn, ep = u->seg->epoch_ns;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_ticket_check(k, &t[0]));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 5000)); /* to 5/s */
+	c = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	tn = info(k).interval_ns;
+	assert_true(tn >= 2 * T100 && tn < 2 * T100 + UT_NS_PER_MS);
+	/* each one, woken at its old slot, is sent to its new one */
+	for (i = 1; i < 4; i++) {
+		ut_set_ns(u, t0 + i * T100 > ut_now_ns(u) ? t0 + i * T100 : ut_now_ns(u));
+		ut_rc(1, brk_ticket_check(k, &t[i]));
+		assert_int_equal(t[i].at_ns, c + i * tn);
+	}
+	for (i = 1; i < 4; i++) {
+		ut_set_ns(u, c + i * tn - 1);
+		ut_rc(1, brk_ticket_check(k, &t[i]));
+		assert_int_equal(t[i].at_ns, c + i * tn); /* not moved again */
+		ut_set_ns(u, c + i * tn);
+		ut_rc(0, brk_ticket_check(k, &t[i]));
+	}
+	/* the queue was kept: a reservation made at the first new slot
+	 * would have come before the last ticket without the re-spacing */
+	ut_set_ns(u, c + tn);
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), c + 4 * tn);
+}
+
+/* A ticket that slept through two cuts keeps its place: each cut stores
+ * the number before the first ticket it re-spaced (BRK__BK_CUTQ), so a
+ * ticket finds its position from the last cut alone. */
+static void a_ticket_that_slept_through_two_cuts_keeps_its_place(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cut2", 10.0, 1, 0);
+	struct brk_ticket a, b, c, e;
+	uint64_t c2, t2, ep = u->seg->epoch_ns;
+
+	reserve(k, BRK_PRIORITY_NORMAL, &a);
+	reserve(k, BRK_PRIORITY_NORMAL, &b);
+	reserve(k, BRK_PRIORITY_NORMAL, &c);
+	ut_rc(0, brk_ticket_check(k, &a));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 5000));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 2500));
+	c2 = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	t2 = info(k).interval_ns;
+	ut_rc(1, brk_ticket_check(k, &b));
+	assert_int_equal(b.at_ns, c2 + t2);
+	ut_rc(1, brk_ticket_check(k, &c));
+	assert_int_equal(c.at_ns, c2 + 2 * t2);
+	/* and the queue after them */
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), c2 + 3 * t2);
+	ut_set_ns(u, b.at_ns);
+	ut_rc(0, brk_ticket_check(k, &b));
+}
+
+/* A queue reserved while the rate grew (wider gaps first) is re-spaced
+ * by number at a cut: exactly one new interval apart, no gaps (by time
+ * at the rate of the cut or the ticket's own, the ones reserved at the
+ * faster rate would count the wider gaps ahead as several places). */
+static void a_cut_respaces_a_queue_of_mixed_spacing_without_gaps(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "mixed", 10.0, 1, 0);
+	struct brk_ticket t[5];
+	uint64_t c, tn, ep = u->seg->epoch_ns, t_slow, t_fast;
+	int i;
+
+	ut_rc(0, brk_pace_cut(k, 2000)); /* 2/s, held 10 s, then probing */
+	ut_advance_ms(u, 10000);
+	t_slow = info(k).interval_ns;
+	for (i = 0; i < 3; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_ticket_check(k, &t[0]));
+	ut_set_ns(u, t[1].at_ns);
+	ut_rc(0, brk_ticket_check(k, &t[1]));
+	t_fast = info(k).interval_ns;
+	assert_true(t_fast * 3 / 2 < t_slow); /* the probe sped it up */
+	reserve(k, BRK_PRIORITY_NORMAL, &t[3]);
+	reserve(k, BRK_PRIORITY_NORMAL, &t[4]);
+	ut_rc(0, brk_pace_cut(k, 1000));
+	c = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	tn = info(k).interval_ns;
+	for (i = 2; i < 5; i++) {
+		ut_rc(1, brk_ticket_check(k, &t[i]));
+		assert_int_equal(t[i].at_ns, c + (uint64_t)(i - 1) * tn);
+	}
+}
+
+/* A slot past the horizon (the caller's deadline) reserves nothing and
+ * says when it would have been; brk_admit() refuses EXPIRED at once. */
+static void a_slot_past_the_deadline_reserves_nothing(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "dl", 10.0, 1, 0);
+	struct brk_ticket t[3], late;
+	struct brk_admit_req q;
+	struct brk_admission a;
+	uint64_t t0 = ut_now_ns(u);
+
+	reserve(k, BRK_PRIORITY_NORMAL, &t[0]);
+	reserve(k, BRK_PRIORITY_NORMAL, &t[1]);
+	ut_rc(0, brk_ticket_init(&late));
+	ut_rc(-BRK_ENOTOKENS, brk_pace_reserve(k, BRK_PRIORITY_NORMAL,
+					       2 * T100 - 1, &late));
+	assert_int_equal(late.at_ns, t0 + 2 * T100);
+	ut_rc(-EINVAL, brk_ticket_check(k, &late)); /* holds nothing */
+	/* brk_admit: one interval of tokens owed (step 1 passes), but the
+	 * slot is two intervals away, past the deadline: EXPIRED */
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.pace = k;
+	q.max_wait_ms = 10000;
+	q.deadline_ns = t0 + 150 * UT_NS_PER_MS;
+	ut_rc(-BRK_EEXPIRED, brk_admit(&q, &a));
+	assert_int_equal(a.code, BRK_ADMIT_EXPIRED);
+	assert_int_equal(a.wait_ms, 200);
+	/* nothing was reserved: the slot is still the next one */
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &t[2]), t0 + 2 * T100);
+	/* the horizon is capped whatever the caller gives */
+	{
+		struct brk_ticket far;
+		int i, rc = 0;
+
+		for (i = 0; i < 700 && rc == 0; i++) {
+			ut_rc(0, brk_ticket_init(&far));
+			rc = brk_pace_reserve(k, BRK_PRIORITY_HIGH, UINT64_MAX, &far);
+		}
+		ut_rc(-BRK_ENOTOKENS, rc);
+		assert_true(far.at_ns > t0 + BRK_PACE_MAX_HORIZON_MS * UT_NS_PER_MS);
+		assert_true(far.at_ns <= t0 + BRK_PACE_MAX_HORIZON_MS * UT_NS_PER_MS +
+					   T100);
+	}
+}
+
+/* Cancel gives the slot back when it is still the last one reserved;
+ * otherwise it is lost (one interval), never handed out twice. */
+static void cancel_of_the_last_ticket_gives_its_slot_back(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cancel", 10.0, 1, 0);
+	struct brk_ticket a, b, c, d, e;
+	uint64_t t0 = ut_now_ns(u);
+
+	reserve(k, BRK_PRIORITY_NORMAL, &a);
+	reserve(k, BRK_PRIORITY_NORMAL, &b);
+	reserve(k, BRK_PRIORITY_NORMAL, &c);
+	ut_rc(1, brk_ticket_cancel(k, &c));
+	ut_rc(0, brk_ticket_cancel(k, &c)); /* finished: nothing again */
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &d), t0 + 2 * T100);
+	/* b is not the last: its slot is lost, d keeps its own */
+	ut_rc(0, brk_ticket_cancel(k, &b));
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &e), t0 + 3 * T100);
+}
+
+/* With a reserve, normal priority queues on its own share; high priority
+ * reserves on the shared TAT and passes every normal waiter not yet at
+ * its slot. A normal ticket whose shared slot high priority used gets
+ * the next one. */
+static void high_priority_passes_queued_normal_waiters(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "prio", 10.0, 1, 50); /* normal: 5/s */
+	struct brk_ticket n[4], h;
+	uint64_t t0 = ut_now_ns(u);
+	int i;
+
+	for (i = 0; i < 4; i++)
+		assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &n[i]),
+				 t0 + i * 2 * T100);
+	ut_rc(0, brk_ticket_check(k, &n[0]));
+	/* high, arriving after all four, goes before the three waiting */
+	assert_int_equal(reserve(k, BRK_PRIORITY_HIGH, &h), t0 + T100);
+	assert_true(h.at_ns < n[1].at_ns);
+	ut_set_ns(u, t0 + T100);
+	ut_rc(0, brk_ticket_check(k, &h));
+	/* n[1] at its slot: the shared TAT has it */
+	ut_set_ns(u, t0 + 2 * T100);
+	ut_rc(0, brk_ticket_check(k, &n[1]));
+	/* high takes n[2]'s shared slot just before it: n[2] gets the next */
+	ut_set_ns(u, t0 + 4 * T100);
+	ut_rc(0, brk_pace_take(k, BRK_PRIORITY_HIGH, NULL, NULL));
+	ut_rc(1, brk_ticket_check(k, &n[2]));
+	assert_int_equal(n[2].at_ns, t0 + 5 * T100);
+	ut_set_ns(u, t0 + 5 * T100);
+	ut_rc(0, brk_ticket_check(k, &n[2]));
+	assert_int_equal(info(k).high_taken, 2);
+}
+
+/* brk_admit() with a breaker that has an implicit pace reserves on it
+ * (step 3) and acquires without the implicit take: one token per job,
+ * and the permit's start is the token's time (the pace's cut rule). */
+static void admit_reserves_on_the_implicit_pace_once(void **state)
+{
+	struct ut *u = *state;
+	struct brk_config cfg;
+	struct brk_admit_req q;
+	struct brk_admission a;
+	struct brk_refusal why;
+	brk_breaker *b;
+	brk_bucket *k;
+	brk_permit p;
+	int rc, n = 0;
+
+	brk_config_init(&cfg);
+	cfg.max_wait_ms = 10000;
+	b = ut_breaker(u, "api", &cfg);
+	ut_acquire_ok(b, &p);
+	ut_rc(0, brk_release(&p, BRK_FAILURE, BRK_REASON_RATE_LIMITED, 0));
+	ut_rc(0, brk_bucket_find(u->seg, "api:pace", &k));
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.breaker = b;
+	q.max_wait_ms = 10000;
+	/* the first token is an interval away: RATE_LIMITED by the pace
+	 * (the fake clock cannot sleep), nothing reserved, nothing held */
+	ut_rc(-BRK_ENOTOKENS, brk_admit(&q, &a));
+	assert_int_equal(a.code, BRK_ADMIT_RATE_LIMITED);
+	assert_string_equal(a.by, "api:pace");
+	assert_true(a.wait_ms >= 1);
+	while ((rc = brk_admit(&q, &a)) == -BRK_ENOTOKENS && n++ < 50)
+		ut_advance_ms(u, a.wait_ms);
+	ut_rc(0, rc);
+	assert_int_equal(info(k).taken, 1); /* not taken again by acquire */
+	assert_true(a.taken_at_ns != 0);
+	assert_int_equal(a.permit.start_ns_, a.taken_at_ns);
+	ut_rc(0, brk_admit_release(&a, BRK_SUCCESS, BRK_REASON_NONE, 0));
+	assert_int_equal(info(k).ok, 1);
+	/* brk_acquire() alone still takes from it */
+	memset(&why, 0, sizeof(why));
+	rc = brk_acquire(b, &p, &why);
+	assert_true(rc == 0 || (rc == -BRK_ECOOLING && why.cause == BRK_CAUSE_PACED));
+	if (rc == 0) {
+		assert_int_equal(info(k).taken, 2);
+		ut_rc(0, brk_release(&p, BRK_SUCCESS, BRK_REASON_NONE, 0));
+	}
+}
+
+/* Threads (suite threads, run under TSan): racing reservations on the
+ * one TAT, the clock standing still, get every slot exactly once, one
+ * interval apart, and each ticket its own number. */
+#define RACERS 4
+#define PER_RACER 200
+
+struct racer {
+	brk_bucket *k;
+	pthread_barrier_t *bar;
+	uint64_t at[PER_RACER];
+	uint64_t seq[PER_RACER];
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct brk_ticket t;
+	int i;
+
+	pthread_barrier_wait(r->bar);
+	for (i = 0; i < PER_RACER; i++) {
+		brk_ticket_init(&t);
+		if (brk_pace_reserve(r->k, BRK_PRIORITY_NORMAL, UINT64_MAX, &t) != 0)
+			break;
+		r->at[i] = t.at_ns;
+		r->seq[i] = t.private_[6];
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void threads_race_reservations_get_every_slot_once(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "race", 1000.0, 1, 0); /* 1 ms */
+	static struct racer r[RACERS];
+	static uint64_t all[RACERS * PER_RACER], seqs[RACERS * PER_RACER];
+	pthread_barrier_t bar;
+	pthread_t th[RACERS];
+	uint64_t t0 = ut_now_ns(u);
+	unsigned i, j, n = 0;
+
+	pthread_barrier_init(&bar, NULL, RACERS);
+	for (i = 0; i < RACERS; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].k = k;
+		r[i].bar = &bar;
+		assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	for (i = 0; i < RACERS; i++)
+		for (j = 0; j < PER_RACER; j++, n++) {
+			all[n] = r[i].at[j];
+			seqs[n] = r[i].seq[j];
+		}
+	qsort(all, n, sizeof(all[0]), cmp_u64);
+	qsort(seqs, n, sizeof(seqs[0]), cmp_u64);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(all[i], t0 + (uint64_t)i * UT_NS_PER_MS);
+		assert_int_equal(seqs[i], i + 1u);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		UT_TEST(reservations_are_served_in_arrival_order),
+		UT_TEST(a_dead_waiter_costs_exactly_one_slot),
+		UT_TEST(a_cut_respaces_outstanding_tickets_in_order),
+		UT_TEST(a_ticket_that_slept_through_two_cuts_keeps_its_place),
+		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
+		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
+		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
+		UT_TEST(high_priority_passes_queued_normal_waiters),
+		UT_TEST(admit_reserves_on_the_implicit_pace_once),
+		UT_TEST(threads_race_reservations_get_every_slot_once),
+	};
+	return cmocka_run_group_tests_name("pace_fair", tests, NULL, NULL);
+}
