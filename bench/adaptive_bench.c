@@ -816,13 +816,16 @@ static int usage(void)
 	return 2;
 }
 
-static int parse_only(char *arg, unsigned *only)
+static int parse_only(const char *arg, unsigned *only)
 {
-	char *tok;
+	char buf[128], *tok, *save = NULL;
 	int s;
 
+	/* a copy: argv is printed as the command line later */
+	snprintf(buf, sizeof(buf), "%s", arg);
 	*only = 0;
-	for (tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		for (s = 0; s < S_N; s++)
 			if (!strcmp(tok, snames[s]))
 				break;
