@@ -43,8 +43,9 @@
  * concurrency_limit: the sum over the clients' segments for per-process,
  * the shared one otherwise; sampled every 100 ms, mean over the phase),
  * and the CPU load of the phase: the host's busy share of all its cores
- * (/proc/stat), the clients' and gunicorn's CPU in cores (getrusage /
- * /proc/PID/stat of the master, its reaped and its live workers), and
+ * (/proc/stat), the clients' and gunicorn's CPU in cores (each client's
+ * CLOCK_PROCESS_CPUTIME_ID; /proc/PID/stat of gunicorn's master, its
+ * reaped and its live workers), and
  * the 1-minute load average at the phase's end.
  * "in bounds" = goodput >= 95 % of the measured capacity (halved after
  * the cut) and p99 <= 2 x unloaded, over 1 s windows that slide by 0.5 s;
@@ -72,7 +73,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +112,7 @@ struct rec {
 /* One client's records (in the parent's shared mapping). */
 struct slot {
 	uint64_t n, dropped; /* kept, beyond max */
+	double cpu_s[2];     /* this client's CPU before and after the cut */
 	int32_t rc;
 	char err[116];
 	struct rec r[];
@@ -295,11 +296,6 @@ static double ticks_s(long long t)
 	return (double)t / (double)sysconf(_SC_CLK_TCK);
 }
 
-static double rusage_s(const struct rusage *r)
-{
-	return (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6 +
-	       (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6;
-}
 
 /* ---- the client ---- */
 
@@ -364,9 +360,20 @@ static int open_breaker(const struct params *p, int s, uint32_t i,
 	return rc;
 }
 
-static void client(const struct params *p, int s, uint32_t idx,
-		   const char *url, uint64_t start_ns, uint64_t end_ns)
+static double cpu_self_s(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void client(const struct params *p, int s, uint32_t idx,
+		   const char *url, uint64_t start_ns, uint64_t halve_ns,
+		   uint64_t end_ns)
+{
+	double cpu0;
+	int ph = 0;
 	struct slot *sl = slot_at(idx);
 	struct brk_admit_req req;
 	struct brk_admission adm;
@@ -401,8 +408,18 @@ static void client(const struct params *p, int s, uint32_t idx,
 	req.attempt = BRK_FIRST_ATTEMPT;
 	req.priority = BRK_PRIORITY_NORMAL;
 	req.max_wait_ms = p->max_wait_ms;
+/* at the cut, this client's CPU so far is the first phase's */
+#define CPU_PHASE(t) do { \
+		if (halve_ns && !ph && (t) >= halve_ns) { \
+			sl->cpu_s[0] = cpu_self_s() - cpu0; \
+			cpu0 += sl->cpu_s[0]; \
+			ph = 1; \
+		} \
+	} while (0)
 	sleep_until(start_ns);
+	cpu0 = cpu_self_s();
 	while ((t0 = now_ns()) < end_ns) {
+		CPU_PHASE(t0);
 		if (b) {
 			while ((rc = brk_admit(&req, &adm)) != 0) {
 				if (rc != -BRK_EFULL && !sl->err[0])
@@ -420,6 +437,7 @@ static void client(const struct params *p, int s, uint32_t idx,
 					goto out;
 				}
 				sleep_ns(p->retry_us * 1000);
+				CPU_PHASE(now_ns());
 			}
 		}
 		t1 = now_ns();
@@ -443,9 +461,11 @@ static void client(const struct params *p, int s, uint32_t idx,
 			sl->dropped++;
 	}
 out:
+	sl->cpu_s[ph] = cpu_self_s() - cpu0;
 	curl_easy_cleanup(h);
 	brk_detach(seg);
 	_exit(0);
+#undef CPU_PHASE
 }
 
 /* ---- figures ---- */
@@ -555,6 +575,7 @@ static double in_bounds_after(uint32_t nclients, double from, double to,
 
 /* ---- one run ---- */
 
+
 struct limits {
 	double sum[2];
 	uint32_t n[2];
@@ -575,7 +596,7 @@ static double limit_now(brk_breaker **bs, uint32_t nb)
 }
 
 struct phase_cpu {
-	double host_pct, clients, upstream, load;
+	double wall, host_pct, clients, upstream, load;
 };
 
 struct run {
@@ -599,14 +620,17 @@ static void unlink_segs(const struct params *p)
 	}
 }
 
+/* The CPU of a phase; the clients' is added by run() from what they
+ * measured themselves (CLOCK_PROCESS_CPUTIME_ID: a client uses far less
+ * than one clock tick per phase). */
 static void cpu_phase(const struct cpu_mark *a, const struct cpu_mark *b,
-		      double clients_s, struct phase_cpu *out)
+		      struct phase_cpu *out)
 {
 	double wall = (double)(b->ns - a->ns) / 1e9;
 
+	out->wall = wall;
 	out->host_pct = b->total > a->total ?
 		100.0 * (double)(b->busy - a->busy) / (double)(b->total - a->total) : 0;
-	out->clients = wall > 0 ? clients_s / wall : 0;
 	out->upstream = wall > 0 ? ticks_s(b->up - a->up) / wall : 0;
 	out->load = load1();
 }
@@ -622,8 +646,6 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 	uint32_t nb = 0, i, done;
 	uint64_t start, end, halve = 0, next;
 	struct cpu_mark m0, m1, m2;
-	struct rusage ru0, ru1;
-	double cli_half = 0;
 	int status, cut = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -634,6 +656,7 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 		struct slot *sl = slot_at(i);
 
 		sl->n = sl->dropped = 0;
+		sl->cpu_s[0] = sl->cpu_s[1] = 0;
 		sl->rc = 0;
 		sl->err[0] = 0;
 	}
@@ -651,7 +674,6 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 			}
 		}
 	}
-	getrusage(RUSAGE_CHILDREN, &ru0);
 	start = now_ns() + AB_START_DELAY_NS;
 	end = start + (uint64_t)(secs * 1e9);
 	if (halve_at > 0)
@@ -660,7 +682,7 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			client(p, s, i, p->url, start, end);
+			client(p, s, i, p->url, start, halve, end);
 		}
 		if (pids[i] < 0) {
 			perror("fork");
@@ -676,13 +698,7 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 		sleep_until(next);
 		if (halve && !cut && now_ns() >= halve) {
 			cpu_mark(&m1, p->upstream);
-			for (i = 0; i < nclients; i++) {
-				long long t = proc_cpu(pids[i], 0, NULL);
-
-				if (t > 0)
-					cli_half += ticks_s(t);
-			}
-			out->cpu[0].load = load1();
+			cpu_phase(&m0, &m1, &out->cpu[0]);
 			/* one signal at a time (equal pending signals merge) */
 			for (i = 0; i < p->workers / 2; i++) {
 				kill(p->upstream, SIGTTOU);
@@ -707,16 +723,17 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 		    WEXITSTATUS(status))
 			out->failed = 1;
 	cpu_mark(&m2, p->upstream);
-	getrusage(RUSAGE_CHILDREN, &ru1);
-	if (cut) {
-		cpu_phase(&m0, &m1, cli_half, &out->cpu[0]);
-		out->cpu[0].load = load1();
-		cpu_phase(&m1, &m2, rusage_s(&ru1) - rusage_s(&ru0) - cli_half,
-			  &out->cpu[1]);
-	} else {
-		cpu_phase(&m0, &m2, rusage_s(&ru1) - rusage_s(&ru0),
-			  &out->cpu[0]);
+	if (cut)
+		cpu_phase(&m1, &m2, &out->cpu[1]);
+	else
+		cpu_phase(&m0, &m2, &out->cpu[0]);
+	for (i = 0; i < nclients; i++) {
+		out->cpu[0].clients += slot_at(i)->cpu_s[0];
+		out->cpu[1].clients += slot_at(i)->cpu_s[1];
 	}
+	for (i = 0; i < 2; i++)
+		if (out->cpu[i].wall > 0)
+			out->cpu[i].clients /= out->cpu[i].wall;
 	for (i = 0; i < nb; i++)
 		brk_detach(segs[i]);
 	unlink_segs(p);
@@ -744,6 +761,10 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 
 /* ---- output ---- */
 
+/* The mean limit of each strategy and phase (-1: none), for the
+ * overshoot line. */
+static double limit_mean[S_N][2];
+
 static void row(const struct params *p, const char *name, int ph,
 		const struct run *r, double nominal, double measured,
 		double unloaded)
@@ -768,6 +789,9 @@ static void row(const struct params *p, const char *name, int ph,
 	}
 	window_of(r->nclients, a, b, &w);
 	lim = r->lim.n[ph] ? r->lim.sum[ph] / r->lim.n[ph] : -1;
+	for (int s = 0; s < S_N; s++)
+		if (!strcmp(name, snames[s]))
+			limit_mean[s][ph] = lim;
 	if (lim < 0)
 		snprintf(lbuf, sizeof(lbuf), "-");
 	else
@@ -1018,6 +1042,20 @@ int main(int argc, char **argv)
 		row(&p, snames[s], 0, &r, nominal, measured, unloaded);
 		if (p.halve_at > 0)
 			row(&p, snames[s], 1, &r, nominal, measured, unloaded);
+	}
+	for (s = 0; s < 2 && (only & (1u << S_PERPROC)) &&
+		    (only & (1u << S_HOST)); s++) {
+		if (s == 1 && p.halve_at <= 0)
+			break;
+		printf("%sper-process overshoot %s: the sum of the %u "
+		       "per-process limits %.1f vs the host-wide limit %.1f",
+		       s ? "" : "\n", s ? "after the cut" : "before the cut",
+		       p.clients, limit_mean[S_PERPROC][s],
+		       limit_mean[S_HOST][s]);
+		if (limit_mean[S_HOST][s] > 0)
+			printf(" (%.1fx)", limit_mean[S_PERPROC][s] /
+			       limit_mean[S_HOST][s]);
+		printf("\n");
 	}
 	printf("\nwaitp99: first ask to admission, with the requests still "
 	       "waiting at the end (their wait so far); fair: the fewest 200s "
