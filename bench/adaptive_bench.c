@@ -575,7 +575,6 @@ static double in_bounds_after(uint32_t nclients, double from, double to,
 
 /* ---- one run ---- */
 
-
 struct limits {
 	double sum[2];
 	uint32_t n[2];
@@ -600,7 +599,6 @@ struct phase_cpu {
 };
 
 struct run {
-	const char *label;
 	double secs, halve_at;
 	uint32_t nclients;
 	struct phase_cpu cpu[2];
