@@ -41,13 +41,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 # The master's children (its workers; one being stopped counts until it
 # has exited).
 gunicorn_nworkers() {
-	local n=0 f ppid
-	for f in /proc/[0-9]*/stat; do
-		# field 4 is the ppid; the comm in (...) may hold spaces
-		ppid=$(sed -e 's/^.*) //' "$f" 2>/dev/null | awk '{ print $2 }')
-		[ "$ppid" = "$GUNICORN_PID" ] && n=$((n + 1))
-	done
-	echo "$n"
+	pgrep -P "$GUNICORN_PID" | wc -l
 }
 
 # Wait (up to 10 s) until GET URL/up answers and N workers run.
