@@ -96,13 +96,13 @@ gunicorn_stop() {
 }
 
 gunicorn_start() { # [WORKERS [SLEEP_MS]]
-	local workers=${1:-4} sleep_ms=${2:-20} try
+	local workers=${1:-4} sleep_ms=${2:-20} _try
 	gunicorn_have || { echo "gunicorn_start: $GUNICORN_PY cannot import gunicorn" >&2; return 1; }
 	GUNICORN_DIR=$(mktemp -d /tmp/brk-gunicorn.XXXXXX) || return 1
 	trap 'gunicorn_stop' EXIT
 	trap 'gunicorn_stop; exit 130' INT
 	trap 'gunicorn_stop; exit 143' TERM
-	for try in 1 2 3 4 5; do
+	for _try in 1 2 3 4 5; do
 		GUNICORN_PORT=$(gunicorn__free_port) || return 1
 		GUNICORN_URL="http://127.0.0.1:$GUNICORN_PORT/"
 		UPSTREAM_SLEEP_MS=$sleep_ms "$GUNICORN_PY" -m gunicorn \
