@@ -2638,7 +2638,9 @@ BRK_API const char *brk_budget_name(const brk_budget *g);
  *     -BRK_EEXPIRED at once if it is after the deadline, else
  *     -BRK_ENOTOKENS (RATE_LIMITED) with wait_ms until it; the same when
  *     a moved slot passes them (the ticket cancelled), or on a signal
- *     (-EINTR, cancelled). The breaker permit of step 2 is released
+ *     (-EINTR, cancelled). A slot within the horizon but more than
+ *     BRK_PACE_MAX_HORIZON_MS away is not refused: the job sleeps until
+ *     it is within that reach, then reserves. The breaker permit of step 2 is released
  *     BRK_CANCELLED. Without @pace, a breaker's implicit pace ("Implicit
  *     pace") is reserved on the same way after step 2 (whose acquire
  *     then skips its own take of it; RATE_LIMITED/EXPIRED name

@@ -389,9 +389,26 @@ static int step_pace(struct run *r, brk_bucket *k)
 	int rounds, rc;
 
 	(void)brk_ticket_init(&t);
-	rc = brk_pace_reserve(k, r->q.priority, pace_horizon(r), &t);
-	if (rc == -BRK_ENOTOKENS)
-		return pace_refuse(r, k, &t, t.at_ns);
+	for (rounds = 0;; rounds++) {
+		uint64_t h = pace_horizon(r), cap, ahead;
+
+		rc = brk_pace_reserve(k, r->q.priority, h, &t);
+		if (rc != -BRK_ENOTOKENS)
+			break;
+		/* A slot within this job's wait but past the reservation cap
+		 * (BRK_PACE_MAX_HORIZON_MS: a slow pace, a long --wait) is
+		 * not refused: sleep until it is within the cap's reach, then
+		 * reserve it (the order among such far waiters is the
+		 * take-and-retry one). */
+		cap = brk__ms_to_ns(BRK_PACE_MAX_HORIZON_MS);
+		ahead = t.at_ns > r->now ? t.at_ns - r->now : 0;
+		if (!r->real || ahead <= cap || ahead > h || rounds >= ADMIT_ROUNDS)
+			return pace_refuse(r, k, &t, t.at_ns);
+		if (sleep_until(r, t.at_ns - cap) == -EINTR) {
+			drop_permit(r);
+			return refuse(r, -EINTR, -1, 0, name);
+		}
+	}
 	for (rounds = 0; rc >= 0 && rounds < ADMIT_ROUNDS; rounds++) {
 		if (t.at_ns > r->now && sleep_until(r, t.at_ns) == -EINTR) {
 			(void)brk_ticket_cancel(k, &t);
