@@ -286,6 +286,14 @@ static int exec_admit_refused(const struct bctl *g, const struct exec_opts *o,
 
 	if (a->code == BRK_ADMIT_RATE_LIMITED && c->pace)
 		return exec_pace_refused(c->pace, a->wait_ms, waited_ns);
+	if (a->code == BRK_ADMIT_RATE_LIMITED && c->b) {
+		/* the breaker's implicit pace (NAME:pace): its slot is past
+		 * --wait, or past max_wait_ms without it */
+		memset(&why, 0, sizeof(why));
+		why.wait_ms = a->wait_ms;
+		why.cause = BRK_CAUSE_PACED;
+		return exec_refused(g, o, -BRK_ECOOLING, &why);
+	}
 	if (a->code == BRK_ADMIT_EXPIRED) { /* no deadline is given: not seen */
 		cli_note("%s: not admitted before its deadline (expired), next "
 			 "chance in %" PRIu64 " ms", a->by[0] ? a->by : o->label,
@@ -324,6 +332,11 @@ static int exec_admit(const struct bctl *g, const struct exec_opts *o,
 	q.budget = first ? c->u : NULL; /* a retry withdrew before its backoff */
 	q.attempt = BRK_FIRST_ATTEMPT;
 	q.priority = o->priority;
+	/* plain `bctl exec NAME` waits for its implicit pace's turn (a fair
+	 * reservation in brk_admit(), issue 25) up to the breaker's
+	 * max_wait_ms, and for nothing else (issue 21) */
+	if (!o->has_wait && c->b && !c->pace)
+		q.pace_wait_ms = exec_max_wait(c->b);
 	for (i = 0; i < EXEC_MAX_WAITS; i++) {
 		q.max_wait_ms = o->has_wait ? *left : 0;
 		t0 = brk_now_ns(c->seg);

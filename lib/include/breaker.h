@@ -2720,9 +2720,18 @@ struct brk_admit_req {
 	uint64_t deadline_ns;  /* segment clock (brk_now_ns()); 0: none */
 	uint64_t max_wait_ms;  /* longest the call may sleep in all (open,
 	                          cooling, a token); 0: never sleeps */
+	/* since BRK_ADMIT_REQ_SIZE_VER1 */
+	uint64_t pace_wait_ms; /* longest step 3 (the pace's or the breaker's
+	                          implicit pace's slot) may sleep from the
+	                          call's start when that is longer than
+	                          max_wait_ms (a job that waits for its rate's
+	                          turn but not for an open breaker: plain
+	                          `bctl exec NAME` passes the breaker's
+	                          max_wait_ms here); 0: max_wait_ms */
 };
 
 #define BRK_ADMIT_REQ_SIZE_VER0 56u
+#define BRK_ADMIT_REQ_SIZE_VER1 64u /* + pace_wait_ms */
 
 /* The answer. Fixed size (rule 3): 256 bytes. */
 struct brk_admission {

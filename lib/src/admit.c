@@ -27,7 +27,7 @@
  * answers "wait 1 ms" forever. */
 #define ADMIT_ROUNDS 64
 
-_Static_assert(sizeof(struct brk_admit_req) == BRK_ADMIT_REQ_SIZE_VER0,
+_Static_assert(sizeof(struct brk_admit_req) == BRK_ADMIT_REQ_SIZE_VER1,
 	       "brk_admit_req");
 _Static_assert(sizeof(struct brk_admission) == 256, "brk_admission: fixed size");
 
@@ -346,9 +346,27 @@ static int step_breaker(struct run *r)
 /* The wait the pace step may reserve ahead: what is left of
  * max_wait_ms and of the deadline (0 with an injected clock: it cannot
  * sleep, so only a token free now). */
+/* The longest step 3 may have slept in all: max_wait_ms, or pace_wait_ms
+ * when that is longer. */
+static uint64_t pace_max_ns(const struct run *r)
+{
+	uint64_t ms = r->q.pace_wait_ms > r->q.max_wait_ms ? r->q.pace_wait_ms
+							 : r->q.max_wait_ms;
+
+	return brk__ms_to_ns(ms);
+}
+
+/* May step 3 wait @wait_ns more from now? */
+static int fits_pace_wait(const struct run *r, uint64_t wait_ns)
+{
+	uint64_t max = pace_max_ns(r);
+
+	return wait_ns > 0 && r->slept_ns <= max && wait_ns <= max - r->slept_ns;
+}
+
 static uint64_t pace_horizon(const struct run *r)
 {
-	uint64_t max = brk__ms_to_ns(r->q.max_wait_ms), h;
+	uint64_t max = pace_max_ns(r), h;
 
 	if (!r->real)
 		return 0;
@@ -425,7 +443,7 @@ static int step_pace(struct run *r, brk_bucket *k)
 		/* 1: a cut (or high priority) moved the slot later */
 		if (rc == 1 && t.at_ns > r->now &&
 		    (past_deadline(r, t.at_ns - r->now) ||
-		     !fits_max_wait(r, t.at_ns - r->now) || !r->real))
+		     !fits_pace_wait(r, t.at_ns - r->now) || !r->real))
 			return pace_refuse(r, k, &t, t.at_ns);
 	}
 	(void)brk_ticket_cancel(k, &t);
