@@ -20,7 +20,7 @@ struct worker {
 	brk_breaker *b;
 	pthread_barrier_t *start;
 	int *stop;
-	uint64_t ok, stale, other, release_err;
+	uint64_t ok, stale, contended, other, release_err;
 };
 
 static void *worker_fn(void *arg)
@@ -35,6 +35,13 @@ static void *worker_fn(void *arg)
 
 		if (rc == -BRK_EFULL)
 			continue;
+		if (rc == -BRK_ECONTENDED) {
+			/* the record was retired and made anew under each of
+			 * the call's re-resolutions (breaker.h brk_acquire():
+			 * "a few times, then -BRK_ECONTENDED"): an answer, rare */
+			w->contended++;
+			continue;
+		}
 		if (rc != 0) {
 			if (!w->other++)
 				fprintf(stderr, "acquire: %d %s\n", rc, brk_strerror(rc));
@@ -57,7 +64,7 @@ static void run(struct ut *u, const char *name, const struct brk_config *c)
 	pthread_t t[NTHREADS];
 	pthread_barrier_t start;
 	struct brk_info i;
-	uint64_t ok = 0;
+	uint64_t ok = 0, contended = 0;
 	int stop = 0, retired = 0, k, rc;
 
 	pthread_barrier_init(&start, NULL, NTHREADS + 1);
@@ -83,9 +90,12 @@ static void run(struct ut *u, const char *name, const struct brk_config *c)
 		assert_int_equal(w[k].other, 0);
 		assert_int_equal(w[k].release_err, 0);
 		ok += w[k].ok;
+		contended += w[k].contended;
 	}
 	pthread_barrier_destroy(&start);
 	assert_true(retired > 0);
+	/* at most 1 % of the calls (seen under ASan: a few of 80,000) */
+	assert_true(contended * 100u <= (uint64_t)NTHREADS * NOPS);
 	ut_info(b, &i); /* the handle resolves to a live record */
 	assert_string_equal(i.name, name);
 	assert_true(i.counters.allowed <= ok);
