@@ -82,8 +82,11 @@ fi
 : >"$TMP/hold" # the holder reads EOF and ends
 wait "$holder" || bad "the holder: exit $?"
 wait "$waiter" || bad "the waiter: exit $?"
-[ -e "$mark" ] && ok "the waiter got the permit and ran" ||
+if [ -e "$mark" ]; then
+	ok "the waiter got the permit and ran"
+else
 	bad "the waiter did not run"
+fi
 if jkey b queued 0 && jkey b in_flight 0 &&
    b metrics | grep -q '^breakerd_bulkhead_queued{name="b"} 0$'; then
 	ok "served: queued 0, in_flight 0"
