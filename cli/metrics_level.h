@@ -32,6 +32,9 @@ struct m_snap {
 	                                metrics_render.c) */
 	double concurrency_limit;    /* the learned limit */
 	uint64_t latency_baseline_us, latency_recent_us;
+	int bulkhead_on;             /* max_concurrent > 0 or concurrency_auto
+	                                (m_queued(), metrics_render.c) */
+	uint64_t queued;             /* waiters in the bulkhead's queue */
 };
 
 /* A growing array of records of @size bytes. */

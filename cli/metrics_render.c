@@ -533,6 +533,34 @@ static void m_adaptive(FILE *f, const struct m_snap *snaps, size_t n)
 	}
 }
 
+/*
+ * breakerd_bulkhead_queued: the waiters in a bulkhead's queue now
+ * (brk_info.queued; docs/design/limits.md "Fair bulkhead waits"). Only
+ * breakers with a bulkhead (max_concurrent > 0 or auto) have a series, and
+ * the family is printed only if one has: without a bulkhead nobody can
+ * queue, and a zero would say "nobody waits" of a breaker that has no
+ * queue at all.
+ */
+static void m_queued(FILE *f, const struct m_snap *snaps, size_t n)
+{
+	static const char fam[] = "breakerd_bulkhead_queued";
+	size_t i;
+
+	for (i = 0; i < n && !snaps[i].bulkhead_on; i++)
+		;
+	if (i == n || m_stopped())
+		return;
+	m_head(f, fam, M_GAUGE,
+	       "Callers waiting in the bulkhead's queue for a permit (brk_admit "
+	       "with a wait, bctl exec --wait), every process of the host.");
+	for (i = 0; i < n; i++) {
+		if (!snaps[i].bulkhead_on)
+			continue;
+		m_open(f, fam, snaps[i].name);
+		m_value(f, snaps[i].queued, 0);
+	}
+}
+
 static void m_segment(FILE *f, const struct brk_segment_info *si)
 {
 	enum bctl_daemon d = bctl_daemon_state(si);
@@ -587,6 +615,9 @@ static void m_snap_fill(struct m_snap *s, const struct brk_info *in)
 	s->concurrency_limit = in->concurrency_limit;
 	s->latency_baseline_us = in->latency_baseline_us;
 	s->latency_recent_us = in->latency_recent_us;
+	s->bulkhead_on = in->config.max_concurrent != 0 ||
+			 in->config.concurrency_auto != 0;
+	s->queued = in->queued;
 }
 
 static void m_recs_free(struct m_recs *r)
@@ -743,6 +774,7 @@ static void m_print(FILE *f, const struct brk_segment_info *si,
 	for (k = 0; k < N_OF(m_gauges); k++)
 		m_plain_family(f, &m_gauges[k], snaps, z, n);
 	m_hold(f, snaps, n);
+	m_queued(f, snaps, n);
 	m_adaptive(f, snaps, n);
 	m_plain_all(f, m_buckets, N_OF(m_buckets), r->bkt.v, r->bkt.size,
 		    r->bkt.n);

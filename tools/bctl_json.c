@@ -208,6 +208,10 @@ json_t *bctl_json_breaker(const struct brk_info *in)
 	set(o, "half_open_successes", ju(in->half_open_successes));
 	set(o, "probes_in_flight", ju(in->probes_in_flight));
 	set(o, "in_flight", ju(in->in_flight));
+	/* waiters in the bulkhead's queue (brk_admit() with a wait);
+	 * null without a bulkhead, as signals.remaining_concurrent */
+	set(o, "queued", in->config.max_concurrent || in->config.concurrency_auto
+		? ju(in->queued) : json_null());
 	set(o, "record_bytes", ju(in->record_bytes));
 	set(o, "leases", json_leases(in));
 	set(o, "window", json_window(in));

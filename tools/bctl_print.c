@@ -156,6 +156,9 @@ void bctl_print_breaker(FILE *f, const struct brk_info *in)
 	bctl_kv(f, 0, "half_open_successes", "%" PRIu32, in->half_open_successes);
 	bctl_kv(f, 0, "probes_in_flight", "%" PRIu32, in->probes_in_flight);
 	bctl_kv(f, 0, "in_flight", "%" PRIu32, in->in_flight);
+	if (in->config.max_concurrent || in->config.concurrency_auto)
+		bctl_kv(f, 0, "queued", "%" PRIu64 " (waiting in the bulkhead's "
+			"queue for a permit)", in->queued);
 	if (in->config.concurrency_auto)
 		bctl_kv(f, 0, "concurrency_limit", "%.2f (learned; latency "
 			"baseline %" PRIu64 " us, recent %" PRIu64 " us)",

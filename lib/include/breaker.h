@@ -1301,7 +1301,8 @@ struct brk_info {
 	                               32, kept for callers built before) */
 	double implicit_pace_per_s; /* breakers: the learned rate of the
 	                               breaker's implicit pace (NAME:pace)
-	                               now; 0: it has none */	/* since BRK_INFO_SIZE_VER6 (it also marks callers whose brk_config
+	                               now; 0: it has none */
+	/* since BRK_INFO_SIZE_VER6 (it also marks callers whose brk_config
 	 * has concurrency_auto, min_concurrent: BRK_CONFIG_SIZE_VER5) */
 	double concurrency_limit;   /* breakers with a bulkhead: the limit in
 	                               force now (the learned one with
@@ -2143,7 +2144,8 @@ BRK_API const char *brk_bucket_name(const brk_bucket *k);
  *    (one above max_wait_ms still opens the breaker for that long);
  *  - brk_acquire() of the closed breaker takes one token from the pace
  *    first; a refusal is -BRK_ECOOLING with wait_ms until the token
- *    (cause BRK_CAUSE_COOLING): the caller waits as for a cooling period;
+ *    (cause BRK_CAUSE_PACED, counted in rejected_cooling): the caller
+ *    waits as for a cooling period;
  *    brk_admit() instead reserves a slot on the pace (step 3, "Fair
  *    waits"), so its waiters are served in arrival order;
  *  - brk_release() reports successes to it (its accepted-rate estimate)
@@ -2666,7 +2668,11 @@ BRK_API const char *brk_budget_name(const brk_budget *g);
  * Sleeping and clocks: waits are on the segment clock (brk_now_ns(),
  * CLOCK_MONOTONIC ns unless brk_attach_opts.clock was injected). With
  * the default clock brk_admit() sleeps (clock_nanosleep(CLOCK_MONOTONIC,
- * TIMER_ABSTIME), resumed after a signal) at most max_wait_ms in all.
+ * TIMER_ABSTIME), or a futex wait in the bulkhead's queue) at most
+ * max_wait_ms in all. A signal whose handler runs during a sleep ends
+ * it, SA_RESTART or not: brk_admit() gives back what it took and returns
+ * -EINTR (see the return values below); a signal that is blocked or
+ * ignored does not wake it (tests/integration/it_admit_eintr.c).
  * With an injected clock it never sleeps: where it would, it returns
  * the refusal at once with wait_ms set (<= max_wait_ms, within the
  * deadline) and nothing held; the caller (a test) advances its clock by

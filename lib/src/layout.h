@@ -230,12 +230,16 @@ _Static_assert(offsetof(struct brk__header, peers) == 6 * BRK__LINE, "hdr peers"
 #define BRK__IDX_TOMB 0xffffffffffffffffULL
 /* A retired record's own words carry its free list (alloc.c): word 1
  * (the hash) links to the next newer free record (ref + 1; 0: the last),
- * and the kind's last word (BRK__FREE_MS_WORD(): a breaker's hold word,
- * unused by the other kinds) holds its stamp, BRK__FREE_STAMP(): when it
- * was freed (ms since the segment epoch) and a breaker's histogram ref
- * (see "Hold-time histogram"). No writer
- * through a stale handle touches either, and a lookup racing the
- * retirement reads neither (it reads the head and the name). */
+ * and the kind's last word (BRK__FREE_MS_WORD(): a breaker's hold word, a
+ * paced bucket's BRK__BK_SERVED, unused by budgets) holds its stamp,
+ * BRK__FREE_STAMP(): when it was freed (ms since the segment epoch) and a
+ * breaker's histogram ref (see "Hold-time histogram"). No writer
+ * through a stale handle touches either, but for a ticket whose
+ * brk_ticket_check() passed its freshness test just before the
+ * retirement: its max-CAS on BRK__BK_SERVED only raises the word, which
+ * reads as a later (or future) free time, so the record waits longer,
+ * never less; a lookup racing the retirement reads neither (it reads the
+ * head and the name). */
 #define BRK__FREE_LINK_WORD 1u
 #define BRK__IDX_HASH(w) ((uint32_t)((w) >> 32))
 #define BRK__IDX_REC(w) ((uint32_t)((w) & 0xffffffffu)) /* ref + 1 */
@@ -943,8 +947,10 @@ _Static_assert(BRK__BK_END + 2u <= BRK__BUCKET_UNITS * BRK__UNIT_WORDS &&
 	       offsetof(struct brk__record, idle_snap) + 8u, "idle words fit");
 
 /* A free record's stamp (alloc.c, BRK__FREE_STAMP()): the last word of
- * its kind's run. Buckets and budgets leave it unused while they live; a
- * live breaker's is its hold word, whose histogram ref the stamp keeps. */
+ * its kind's run. Budgets leave it unused while they live, a live paced
+ * bucket's is BRK__BK_SERVED (layout 5; zeroed on reuse like every
+ * bucket word), a live breaker's is its hold word, whose histogram ref
+ * the stamp keeps. */
 #define BRK__FREE_MS_WORD(kind) (brk__kind_units(kind) * BRK__UNIT_WORDS - 1u)
 _Static_assert(offsetof(struct brk__record, hold) ==
 	       (BRK__BREAKER_UNITS * BRK__UNIT_WORDS - 1u) * 8u &&

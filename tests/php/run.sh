@@ -49,6 +49,26 @@ if [ "$(cat "$out/.stamp" 2>/dev/null)" != "$stamp" ] || ! [ -f "$out/modules/br
 fi
 exec 9>&-
 
+# A breakerd extension the host's ini files load (the README's set-up step,
+# phpenmod) wins over -d extension= ("Module already loaded"): the tests
+# would run the installed extension, not this tree's. Then scan a copy of
+# the ini files without the ones that load it.
+if "$php" -r 'exit(extension_loaded("breakerd") ? 0 : 1);' 2>/dev/null; then
+	ini=$out/conf.d
+	rm -rf "$ini"
+	mkdir -p "$ini"
+	"$php" -r 'echo str_replace(",", "\n", (string)php_ini_scanned_files());' |
+		sed 's/^ *//; /^$/d' | while IFS= read -r f; do
+			grep -Eq '^[[:space:]]*extension[[:space:]]*=[[:space:]]*"?breakerd(\.so)?"?[[:space:]]*$' "$f" ||
+				ln -s "$f" "$ini/$(basename "$f")"
+		done
+	export PHP_INI_SCAN_DIR=$ini
+	if "$php" -r 'exit(extension_loaded("breakerd") ? 0 : 1);' 2>/dev/null; then
+		echo "FAIL: the host's php.ini loads a breakerd extension (not from a scanned file): the tests would not run this tree's"
+		exit 1
+	fi
+fi
+
 export BRKPHP_EXT=$out/modules/breakerd.so
 export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export BRKPHP_SRCDIR=$src BRKPHP_BUILDDIR=$build

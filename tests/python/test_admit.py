@@ -368,3 +368,37 @@ def test_every_refusal_carries_its_code(seg, clock):
         cool.acquire()
     assert ei.value.code == "COOLING"
     assert breakerd.Refused(cause="expired").code == "EXPIRED"
+
+
+def test_info_shows_a_waiter_in_the_bulkhead_queue_as_bctl_does(realseg, bctl):
+    """brk_info.queued (docs/design/limits.md "Fair bulkhead waits"): a
+    thread's admit(max_wait=...) behind the only permit waits in the queue,
+    and info()["queued"] says so, as `bctl inspect --json` does; None
+    without a bulkhead."""
+    br = realseg.breaker("x/q", max_concurrent=1)
+    assert realseg.breaker("x/nq").info()["queued"] is None
+    assert br.info()["queued"] == 0
+    held = br.acquire()
+    out = {}
+
+    def wait_for_permit():
+        try:
+            with realseg.admit(breaker=br, max_wait=10) as adm:
+                out["waited"] = adm.waited
+        except BaseException as e:  # noqa: BLE001 - reported below
+            out["err"] = e
+
+    t = threading.Thread(target=wait_for_permit)
+    t.start()
+    try:
+        end = time.monotonic() + 5
+        while br.info()["queued"] != 1 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert br.info()["queued"] == 1
+        assert bctl.json("inspect", "x/q")["queued"] == 1
+    finally:
+        held.success()
+        t.join(10)
+    assert "err" not in out, out
+    assert out["waited"] > 0
+    assert br.info()["queued"] == 0

@@ -23,6 +23,11 @@ class TestBadArgs < Minitest::Test
     assert_rejects(ArgumentError, "failure_rate") { @seg.breaker("b/a", failure_rate: 150) }
     assert_rejects(ArgumentError, "slow_rate") { @seg.breaker("b/a", slow_call: "1s") }
     assert_rejects(TypeError, "fleet") { @seg.breaker("b/a", fleet: 1) }
+    assert_rejects(TypeError, "concurrency_auto: true") { @seg.breaker("b/a", max_concurrent: "auto") }
+    assert_rejects(TypeError, "concurrency_auto") { @seg.breaker("b/a", concurrency_auto: 1) }
+    assert_rejects(ArgumentError, "min_concurrent=9") do
+      @seg.breaker("b/a", concurrency_auto: true, max_concurrent: 8, min_concurrent: 9)
+    end
     assert_rejects(ArgumentError, "unknown setting") { @seg.breaker("b/a", treshold: 3) }
     assert_rejects(TypeError, "exclude") { @seg.breaker("b/a", exclude: ["IOError"]) }
   end

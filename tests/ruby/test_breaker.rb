@@ -148,6 +148,23 @@ class TestBreaker < Minitest::Test
     assert_equal want, cfg.slice(*want.keys)
   end
 
+  # max_concurrent = auto as the C fields: concurrency_auto, min_concurrent
+  # and max_concurrent (the bound; 0: LIMITS["max_concurrent"]); the
+  # learned limit starts at 4 (docs/design/limits.md "Adaptive concurrency")
+  def test_a_learned_bulkhead_limit_by_its_c_fields
+    br = @seg.breaker("t/auto", concurrency_auto: true, min_concurrent: 2, max_concurrent: 8)
+    info = br.info
+    want = { "concurrency_auto" => true, "min_concurrent" => 2, "max_concurrent" => 8 }
+    assert_equal want, info["config"].slice(*want.keys)
+    assert_equal 4.0, info["concurrency_limit"]
+    assert_equal 4, info["signals"]["remaining_concurrent"]
+    br.configure(max_concurrent: 6, concurrency_auto: false)
+    info = br.info
+    assert_equal [false, 6], info["config"].values_at("concurrency_auto", "max_concurrent")
+    assert_equal 6.0, info["concurrency_limit"]
+    assert_nil info["latency_recent_us"]
+  end
+
   def test_a_second_handle_shares_the_state
     @seg.breaker("t/l", failure_threshold: 1).tap { |b| fail_times(b, 1) }
     other = Breakerd.attach(shm: @shm, clock: @clock)

@@ -28,7 +28,8 @@ static void config_array(zval *h, const struct brk_config *c)
 		if (!name || brk_config_field_get(c, bit, &v))
 			continue;
 		if (!strcmp(name, "hold_histogram") || !strcmp(name, "fleet") ||
-		    !strcmp(name, "fleet_probe") || !strcmp(name, "implicit_pace"))
+		    !strcmp(name, "fleet_probe") || !strcmp(name, "implicit_pace") ||
+		    !strcmp(name, "concurrency_auto"))
 			PUTB(h, name, v != 0);
 		else
 			PUTU(h, name, v);
@@ -46,6 +47,7 @@ void bphp_breaker_info_array(zval *d, const struct brk_info *in)
 	zval x, r, l;
 	size_t i, n;
 	uint64_t cum = 0;
+	uint32_t bound;
 
 	array_init(d);
 	PUTSTR(d, "name", in->name);
@@ -61,6 +63,12 @@ void bphp_breaker_info_array(zval *d, const struct brk_info *in)
 	PUTU(d, "half_open_successes", in->half_open_successes);
 	PUTU(d, "probes_in_flight", in->probes_in_flight);
 	PUTU(d, "in_flight", in->in_flight);
+	/* as bctl inspect --json: waiters in the bulkhead's queue, null
+	 * without a bulkhead */
+	if (in->config.max_concurrent || in->config.concurrency_auto)
+		PUTU(d, "queued", in->queued);
+	else
+		add_assoc_null(d, "queued");
 	PUTU(d, "record_bytes", in->record_bytes);
 	array_init(&x);
 	n = in->n_leases < sizeof(in->leases) / sizeof(in->leases[0])
@@ -86,6 +94,16 @@ void bphp_breaker_info_array(zval *d, const struct brk_info *in)
 		PUTD(d, "implicit_pace_per_s", in->implicit_pace_per_s);
 	else
 		add_assoc_null(d, "implicit_pace_per_s");
+	/* as bctl inspect --json: the bulkhead's limit now (learned with
+	 * concurrency_auto) and, learned, the latencies it follows */
+	PUTD(d, "concurrency_limit", in->concurrency_limit);
+	if (in->config.concurrency_auto) {
+		PUTU(d, "latency_baseline_us", in->latency_baseline_us);
+		PUTU(d, "latency_recent_us", in->latency_recent_us);
+	} else {
+		add_assoc_null(d, "latency_baseline_us");
+		add_assoc_null(d, "latency_recent_us");
+	}
 	array_init(&x);
 	PUTU(&x, "allowed", c->allowed);
 	PUTU(&x, "rejected_open", c->rejected_open);
@@ -114,11 +132,14 @@ void bphp_breaker_info_array(zval *d, const struct brk_info *in)
 	PUTU(&x, "oldest_in_flight_ms", in->oldest_in_flight_ms);
 	PUTU(&x, "max_concurrent", in->config.max_concurrent);
 	PUTU(&x, "half_open_probes", in->config.half_open_probes);
-	if (in->config.max_concurrent == 0)
+	/* the learned limit bounds the permits under concurrency_auto */
+	bound = in->config.concurrency_auto ? (uint32_t)in->concurrency_limit
+					    : in->config.max_concurrent;
+	if (bound == 0)
 		add_assoc_null(&x, "remaining_concurrent");
 	else
-		PUTU(&x, "remaining_concurrent", in->in_flight < in->config.max_concurrent
-			     ? in->config.max_concurrent - in->in_flight : 0);
+		PUTU(&x, "remaining_concurrent",
+		     in->in_flight < bound ? bound - in->in_flight : 0);
 	add_assoc_zval(d, "signals", &x);
 	/* "hold_time": cumulative buckets, the last "le" "+Inf" */
 	array_init(&x);

@@ -34,6 +34,11 @@ static const struct setting {
 	{ "fleet", "fleet", K_BOOL },
 	{ "fleet_probe", "fleet_probe", K_BOOL },
 	{ "implicit_pace", "implicit_pace", K_BOOL },
+	/* a bulkhead limit learned from latency (docs/design/limits.md
+	 * "Adaptive concurrency"): the C fields as they are, no "auto" string
+	 * to parse; max_concurrent is its bound (0: 64) */
+	{ "concurrency_auto", "concurrency_auto", K_BOOL },
+	{ "min_concurrent", "min_concurrent", K_COUNT },
 };
 
 static const struct rule { const char *field; const char *text; } rules[] = {
@@ -41,6 +46,7 @@ static const struct rule { const char *field; const char *text; } rules[] = {
 	{ "success_threshold", "must be 1..1000000" },
 	{ "half_open_probes", "must be 1..8" },
 	{ "max_concurrent", "must be 0 (no bulkhead) ..64" },
+	{ "min_concurrent", "must be 1..max_concurrent (64 when 0) with concurrency_auto => true" },
 	{ "min_calls", "must be 0..1000000000" },
 	{ "min_distinct_processes", "must be 0 or 1 (off), or 2..8" },
 	{ "reserve_pct", "must be 0..90" },
@@ -58,7 +64,7 @@ static const char *key_names(void)
 	return "failure_threshold, open, max_open, half_open_probes, success_threshold, "
 	       "probe_timeout, max_wait, max_concurrent, failure_rate, window, min_calls, "
 	       "slow_call, slow_rate, min_distinct_processes, reserve_pct, hold_histogram, "
-	       "fleet, fleet_probe";
+	       "fleet, fleet_probe, implicit_pace, concurrency_auto, min_concurrent";
 }
 
 static int convert(const struct setting *st, zval *v, uint32_t argn, uint64_t *out)
@@ -69,6 +75,12 @@ static int convert(const struct setting *st, zval *v, uint32_t argn, uint64_t *o
 	ZVAL_DEREF(v);
 	switch (st->kind) {
 	case K_COUNT:
+		if (Z_TYPE_P(v) == IS_STRING && !strcmp(k, "max_concurrent")) {
+			zend_argument_type_error(argn, "key \"max_concurrent\" must be of type int, "
+						 "string given (a learned limit: \"concurrency_auto\" "
+						 "=> true, \"max_concurrent\" => N, 0 for 64)");
+			return -1;
+		}
 		if (Z_TYPE_P(v) != IS_LONG) {
 			zend_argument_type_error(argn, "key \"%s\" must be of type int, %s given", k,
 						 zend_zval_type_name(v));

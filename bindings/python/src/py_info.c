@@ -69,6 +69,13 @@ PyObject *brkpy_make_info(const struct brk_info *in)
 		goto fail_nox;
 	/* the bulkhead's limit now (learned with max_concurrent auto) and,
 	 * learned, the latencies it follows; as `bctl inspect --json` */
+	/* waiters in the bulkhead's queue, None without a bulkhead: as
+	 * `bctl inspect --json` */
+	if (brkpy_put(d, "queued", in->config.max_concurrent ||
+			      in->config.concurrency_auto ?
+		      PyLong_FromUnsignedLongLong(in->queued) :
+		      (Py_INCREF(Py_None), Py_None)))
+		goto fail_nox;
 	if (PUTD(d, "concurrency_limit", in->concurrency_limit) ||
 	    brkpy_put(d, "latency_baseline_us", in->config.concurrency_auto ?
 		      PyLong_FromUnsignedLongLong(in->latency_baseline_us) :

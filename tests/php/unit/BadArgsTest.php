@@ -54,6 +54,13 @@ final class BadArgsTest extends TestCase
             fn() => $this->seg->breaker('a', ['failure_rate' => 150]));
         $this->assertThrowsNaming(\TypeError::class, 'key "fleet" must be of type bool',
             fn() => $this->seg->breaker('a', ['fleet' => 1]));
+        $this->assertThrowsNaming(\TypeError::class, '"concurrency_auto" => true',
+            fn() => $this->seg->breaker('a', ['max_concurrent' => 'auto']));
+        $this->assertThrowsNaming(\TypeError::class, 'key "concurrency_auto" must be of type bool',
+            fn() => $this->seg->breaker('a', ['concurrency_auto' => 1]));
+        $this->assertThrowsNaming(\ValueError::class, '"min_concurrent" => 9: must be 1..max_concurrent',
+            fn() => $this->seg->breaker('a', ['concurrency_auto' => true, 'max_concurrent' => 8,
+                                              'min_concurrent' => 9]));
         $this->assertThrowsNaming(\ValueError::class, 'Argument #2 ($settings)',
             fn() => $this->seg->breaker('a', [3]));
     }

@@ -157,8 +157,9 @@ final class BreakerTest extends TestCase
         $info = $this->seg->breaker('api', ['hold_histogram' => true])->info();
         foreach (['name', 'kind', 'state', 'mode', 'generation', 'consecutive_failures',
                   'failure_streak', 'implicit_pace_per_s', 'cooling_level', 'open_remaining_ms', 'cool_until_remaining_ms',
-                  'half_open_successes', 'probes_in_flight', 'in_flight', 'record_bytes',
-                  'leases', 'window', 'config', 'counters', 'signals', 'hold_time'] as $k) {
+                  'half_open_successes', 'probes_in_flight', 'in_flight', 'queued', 'record_bytes',
+                  'leases', 'window', 'config', 'concurrency_limit', 'latency_baseline_us',
+                  'latency_recent_us', 'counters', 'signals', 'hold_time'] as $k) {
             $this->assertArrayHasKey($k, $info, $k);
         }
         $this->assertSame(0, $info['failure_streak']);
@@ -187,6 +188,28 @@ final class BreakerTest extends TestCase
         $this->assertSame(20, $c['reserve_pct']);
         $this->assertFalse($c['implicit_pace']);
         $this->assertTrue($this->seg->breaker('dflt')->info()['config']['implicit_pace']);
+    }
+
+    /** max_concurrent = auto as the C fields (docs/design/limits.md
+     * "Adaptive concurrency"): concurrency_auto, min_concurrent and
+     * max_concurrent its bound; the learned limit starts at 4. */
+    public function testALearnedBulkheadLimitByItsCFields(): void
+    {
+        $br = $this->seg->breaker('auto', ['concurrency_auto' => true, 'min_concurrent' => 2,
+                                           'max_concurrent' => 8]);
+        $info = $br->info();
+        $this->assertTrue($info['config']['concurrency_auto']);
+        $this->assertSame(2, $info['config']['min_concurrent']);
+        $this->assertSame(8, $info['config']['max_concurrent']);
+        $this->assertSame(4.0, $info['concurrency_limit']);
+        $this->assertSame(4, $info['signals']['remaining_concurrent']);
+        $this->assertSame(0, $info['queued']);
+        $br->configure(['concurrency_auto' => false, 'max_concurrent' => 6]);
+        $info = $br->info();
+        $this->assertFalse($info['config']['concurrency_auto']);
+        $this->assertSame(6.0, $info['concurrency_limit']);
+        $this->assertNull($info['latency_recent_us']);
+        $this->assertNull($this->seg->breaker('nobulkhead')->info()['queued']);
     }
 
     public function testEventsAndSegmentInfo(): void

@@ -60,6 +60,10 @@ VALUE rbk_breaker_info_hash(const struct brk_info *in)
 	PUTU(d, "half_open_successes", in->half_open_successes);
 	PUTU(d, "probes_in_flight", in->probes_in_flight);
 	PUTU(d, "in_flight", in->in_flight);
+	/* as bctl inspect --json: waiters in the bulkhead's queue, nil
+	 * without a bulkhead */
+	PUT(d, "queued", in->config.max_concurrent || in->config.concurrency_auto
+	    ? ULL2NUM(in->queued) : Qnil);
 	PUTU(d, "record_bytes", in->record_bytes);
 	x = rb_ary_new();
 	n = in->n_leases < sizeof(in->leases) / sizeof(in->leases[0])

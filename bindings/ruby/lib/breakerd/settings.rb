@@ -11,6 +11,12 @@ module Breakerd
       probe_timeout: ["probe_timeout_ms", :duration],
       max_wait: ["max_wait_ms", :duration],
       max_concurrent: ["max_concurrent", :count],
+      # a bulkhead limit learned from latency by every process of the host
+      # (docs/design/limits.md "Adaptive concurrency"), between
+      # min_concurrent and max_concurrent (0: Breakerd::LIMITS's); the C
+      # fields as they are: no "auto" string to parse
+      concurrency_auto: ["concurrency_auto", :bool],
+      min_concurrent: ["min_concurrent", :count],
       failure_rate: ["failure_rate_pct", :pct],
       window: ["window_ms", :duration],
       min_calls: ["min_calls", :count],
@@ -30,6 +36,9 @@ module Breakerd
       "success_threshold" => -> { "must be 1..#{LIMITS['success_threshold']}" },
       "half_open_probes" => -> { "must be 1..#{LIMITS['half_open_probes']}" },
       "max_concurrent" => -> { "must be 0 (no bulkhead) ..#{LIMITS['max_concurrent']}" },
+      "min_concurrent" => lambda {
+        "must be 1..max_concurrent (#{LIMITS['max_concurrent']} when 0) with concurrency_auto: true"
+      },
       "min_calls" => -> { "must be 0..#{LIMITS['min_calls']}" },
       "min_distinct_processes" => -> { "must be 0 or 1 (off), or 2..#{LIMITS['min_distinct_processes']}" },
       "reserve_pct" => -> { "must be 0..#{LIMITS['reserve_pct']}" },
@@ -58,6 +67,10 @@ module Breakerd
     def convert(name, kind, value)
       case kind
       when :count
+        if name.to_sym == :max_concurrent && value.is_a?(String)
+          raise TypeError, "max_concurrent must be an Integer, not String #{value.inspect} " \
+                           "(a learned limit: concurrency_auto: true, max_concurrent: N, 0 for #{LIMITS['max_concurrent']})"
+        end
         raise TypeError, "#{name} must be an Integer, not #{value.class}" unless value.is_a?(Integer)
         raise ArgumentError, "#{name} must not be negative, not #{value}" if value.negative?
 
