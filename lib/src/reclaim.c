@@ -212,6 +212,20 @@ static int holds_lease(brk_segment *s, struct brk__record *r)
 	return 0;
 }
 
+/* Does the run at @r carry a record's identity: a NUL-terminated name
+ * whose hash is its hash word? A record being created or retired always
+ * does; a unit inside a block (a lease token's low byte can read as any
+ * head kind: 1 in 256 as "retired") almost never (2^-64). */
+static int has_identity(const struct brk__record *r)
+{
+	char name[BRK__NAME_BYTES];
+
+	memcpy(name, (const char *)r->name, sizeof(name));
+	if (memchr(name, '\0', sizeof(name)) == NULL)
+		return 0;
+	return brk__hash(name) == uatomic_read(&r->hash);
+}
+
 /* Visit record @ref: reclaim, then keep its mark right. @marked: found
  * through the lease map (else: by the sweep, unmarked). */
 static void visit(struct scan *sc, uint32_t ref, int marked)
@@ -227,7 +241,8 @@ static void visit(struct scan *sc, uint32_t ref, int marked)
 	kind = brk__ref_kind(s, ref);
 	if (kind != BRK_KIND_BREAKER) {
 		if (marked && (kind != 0 || BRK__HEAD_KIND(uatomic_read(
-				&brk__rec(s, ref)->head)) != BRK__KIND_RETIRED))
+				&brk__rec(s, ref)->head)) != BRK__KIND_RETIRED ||
+			       !has_identity(brk__rec(s, ref))))
 			brk__lmap_clear(s, ref);
 		return;
 	}

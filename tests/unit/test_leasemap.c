@@ -344,6 +344,32 @@ static void scan_during_a_busy_retirement_keeps_the_mark(void **state)
 	assert_false(brk__lmap_test(u->seg, brk__bidx(b[1])));
 }
 
+/* A stray bit on a unit that only LOOKS like a record being retired (its
+ * first word reads as a retired head: a lease token's low byte in a
+ * permit block is 0xfe one time in 256, which made
+ * stray_bits_and_cursor_are_harmless fail now and then) is cleared: a
+ * real retiring record also carries its name's hash. */
+static void a_stray_bit_on_a_unit_that_only_looks_retired_is_cleared(void **state)
+{
+	struct ut *u = *state;
+	struct brk_reclaim_stats st;
+	brk_breaker *b[2];
+	struct brk__record *r;
+	uint32_t ref;
+
+	breakers(u, b, 2);
+	ref = (uint32_t)uatomic_read(&u->seg->hdr->arena_next) + 3u; /* unused */
+	assert_true(ref + BRK__BREAKER_UNITS < u->seg->arena_units);
+	r = brk__rec(u->seg, ref);
+	uatomic_set(&r->hash, 0x1234);
+	uatomic_set(&r->head, BRK__HEAD_MAKE(BRK__KIND_RETIRED, BRK__BREAKER_UNITS, 1));
+	brk__lmap_mark(u->seg, ref);
+	reclaim_ok(u->seg, &st);
+	assert_false(brk__lmap_test(u->seg, ref));
+	uatomic_set(&r->head, 0);
+	uatomic_set(&r->hash, 0);
+}
+
 /* Garbage in the segment's map and cursor costs visits, never a crash or
  * a lost lease, and is cleaned up by the scan. */
 static void stray_bits_and_cursor_are_harmless(void **state)
@@ -467,6 +493,7 @@ int main(void)
 		UT_TEST(sweep_slice_follows_interval),
 		UT_TEST(scan_during_a_busy_retirement_keeps_the_mark),
 		UT_TEST(stray_bits_and_cursor_are_harmless),
+		UT_TEST(a_stray_bit_on_a_unit_that_only_looks_retired_is_cleared),
 		UT_TEST(owner_checked_once_per_scan),
 		UT_TEST(a_reclaimed_probe_keeps_its_slot_until_its_verdict),
 	};
