@@ -645,6 +645,9 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 	uint64_t start, end, halve = 0, next;
 	struct cpu_mark m0, m1, m2;
 	int status, cut = 0;
+	/* AB_TRACE=1: the shared limit every 100 ms on stderr */
+	const char *tr = getenv("AB_TRACE"), *name = snames[s];
+	int trace = tr && *tr && strcmp(tr, "0") != 0;
 
 	memset(out, 0, sizeof(*out));
 	out->secs = secs;
@@ -713,6 +716,17 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 			if (t >= from) {
 				out->lim.sum[ph] += limit_now(bs, nb);
 				out->lim.n[ph]++;
+			}
+			if (trace && nb == 1 && bs[0]) {
+				struct brk_info inf;
+				if (brk_breaker_info(bs[0], &inf) == 0)
+					fprintf(stderr, "trace %s t=%.1f limit=%.2f "
+						"baseline_us=%llu recent_us=%llu "
+						"queued=%llu\n", name, t,
+						inf.concurrency_limit,
+						(unsigned long long)inf.latency_baseline_us,
+						(unsigned long long)inf.latency_recent_us,
+						(unsigned long long)inf.queued);
 			}
 		}
 	}
