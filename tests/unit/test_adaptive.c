@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "internal.h"
 #include "adaptive.h"
+#include "bulkhead_queue.h"
 #include "fixture.h"
 
 UT_GROUP_FIXTURES("adaptive", 8)
@@ -504,6 +505,27 @@ static void a_garbage_ac_word_is_clamped(void **state)
 	}
 }
 
+/* The bulkhead queue's wait estimate (brk_admit()'s EXPIRED at once)
+ * of an auto bulkhead without a hold histogram uses the learned
+ * latency: place x the last window's mean / the learned limit. It read
+ * brk__ac_read()'s "has a block" (1) as failure and never did (0:
+ * unknown) after the merge of issue 25's branches. */
+static void an_auto_bulkhead_wait_estimate_uses_the_learned_latency(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = auto_breaker(u, "svc", 1, 32);
+	struct brk_info i;
+	uint64_t want;
+
+	drive(u, b, 2, 40, 2);
+	ut_info(b, &i);
+	assert_true(i.latency_recent_us >= 39000 && i.latency_recent_us <= 41000);
+	want = 3 * i.latency_recent_us * 1000u / (uint32_t)i.concurrency_limit;
+	assert_true(brk__bq_estimate_ns(u->seg, brk__brec(b), 3,
+					BRK_PRIORITY_NORMAL) / 1000u ==
+		    want / 1000u);
+}
+
 /* A breaker without auto never touches the words. */
 static void a_static_bulkhead_leaves_the_words_alone(void **state)
 {
@@ -562,6 +584,7 @@ int main(void)
 		UT_TEST(two_processes_feed_one_limit),
 		UT_TEST(only_answers_and_timeouts_are_samples),
 		UT_TEST(a_garbage_ac_word_is_clamped),
+		UT_TEST(an_auto_bulkhead_wait_estimate_uses_the_learned_latency),
 		UT_TEST(a_static_bulkhead_leaves_the_words_alone),
 		UT_TEST(auto_switched_on_by_an_update),
 	};
