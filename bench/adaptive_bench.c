@@ -58,6 +58,9 @@
  *       [--warmup SEC] [--low N] [--high N] [--auto-min N] [--auto-max N]
  *       [--max-wait-ms MS] [--retry-us US] [--only LIST] [--kv]
  * --halve-at 0: no cut (one phase). --kv adds "kv key=value ..." lines.
+ * AB_TRACE=1 in the environment prints the shared limit, its baseline, the
+ * last window's mean and the queue every 100 ms on stderr (one-segment
+ * strategies).
  */
 #include "breaker.h"
 
