@@ -58,6 +58,9 @@
  *       [--warmup SEC] [--low N] [--high N] [--auto-min N] [--auto-max N]
  *       [--max-wait-ms MS] [--retry-us US] [--only LIST] [--kv]
  * --halve-at 0: no cut (one phase). --kv adds "kv key=value ..." lines.
+ * AB_TRACE=1 in the environment prints the shared limit, its baseline, the
+ * last window's mean and the queue every 100 ms on stderr (one-segment
+ * strategies).
  */
 #include "breaker.h"
 
@@ -645,6 +648,9 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 	uint64_t start, end, halve = 0, next;
 	struct cpu_mark m0, m1, m2;
 	int status, cut = 0;
+	/* AB_TRACE=1: the shared limit every 100 ms on stderr */
+	const char *tr = getenv("AB_TRACE"), *name = snames[s];
+	int trace = tr && *tr && strcmp(tr, "0") != 0;
 
 	memset(out, 0, sizeof(*out));
 	out->secs = secs;
@@ -713,6 +719,17 @@ static int run(const struct params *p, int s, uint32_t nclients, double secs,
 			if (t >= from) {
 				out->lim.sum[ph] += limit_now(bs, nb);
 				out->lim.n[ph]++;
+			}
+			if (trace && nb == 1 && bs[0]) {
+				struct brk_info inf;
+				if (brk_breaker_info(bs[0], &inf) == 0)
+					fprintf(stderr, "trace %s t=%.1f limit=%.2f "
+						"baseline_us=%llu recent_us=%llu "
+						"queued=%llu\n", name, t,
+						inf.concurrency_limit,
+						(unsigned long long)inf.latency_baseline_us,
+						(unsigned long long)inf.latency_recent_us,
+						(unsigned long long)inf.queued);
 			}
 		}
 	}

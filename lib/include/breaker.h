@@ -524,8 +524,10 @@ struct brk_config {
  * max_concurrent is 0) admits at most a limit learned from completion
  * latency, in [min_concurrent, max_concurrent]: one limit per breaker,
  * fed by the releases of every process of the host, by Netflix
- * concurrency-limits' Gradient2 rule (long-window baseline against each
- * short window's mean latency, headroom half of sqrt(limit)). A release is a
+ * concurrency-limits' Gradient2 update (no-load baseline against each
+ * short window's mean latency, headroom half of sqrt(limit)) whose baseline
+ * is a windowed minimum (the smallest sample of the last 5..10 s, as TCP
+ * Vegas and BBR; re-measured as it expires, no pin). A release is a
  * sample when it reports BRK_SUCCESS, BRK_HEALTHY_ERROR or a
  * BRK_REASON_TIMEOUT failure. brk_info.concurrency_limit,
  * latency_baseline_us and latency_recent_us show it. The rule, its
@@ -1308,9 +1310,9 @@ struct brk_info {
 	                               force now (the learned one with
 	                               concurrency_auto, else max_concurrent);
 	                               0: no bulkhead */
-	uint64_t latency_baseline_us; /* concurrency_auto: the long-window
-	                               (no-load baseline) latency, µs; 0: not
-	                               measured yet */
+	uint64_t latency_baseline_us; /* concurrency_auto: the no-load
+	                               baseline (the smallest sample of the
+	                               last 5..10 s), µs; 0: not measured yet */
 	uint64_t latency_recent_us; /* concurrency_auto: the last window's
 	                               mean latency, µs; 0: none yet */
 	uint64_t queued;            /* waiters in the bulkhead's queue now:

@@ -1,28 +1,35 @@
 /*
  * adaptive.c - max_concurrent = auto (issue 25): one bulkhead limit per
  * breaker, learned from completion latency across every process of the
- * host, by Netflix concurrency-limits' Gradient2 rule:
+ * host, by a gradient rule after Netflix concurrency-limits' Gradient2
+ * whose baseline is a no-load estimate, a windowed minimum as in TCP
+ * Vegas, BBR's min-RTT filter and Envoy's minRTT, rather than Gradient2's
+ * long EWMA (which, under sustained saturation, absorbs the queueing the
+ * limit causes and lets the limit creep up):
  *
- *   gradient = clamp(long / short, 0.5, 1.0)
- *   new      = gradient * limit + max(1, floor(sqrt(limit)) / 2)  (headroom)
+ *   baseline = min of the windows' smallest samples over the current 5 s
+ *              period and the one before (a minimum lives 5..10 s)
+ *   gradient = clamp(baseline / short, 0.5, 1.0)
+ *   new      = gradient * limit + max(0.5, floor(floor(sqrt(limit)) / 2))
  *   limit    = 0.8 * limit + 0.2 * new, in [min, max]
  *
  * once per short window (>= 100 ms and >= 10 samples, or >= 1 s with any
- * sample), never growing while app-limited (fewer than limit / 2 permits
- * were out at every admission of the window); long is an EWMA of the
- * windows' means (600 windows, the first 10 a plain mean) and decays by
- * 0.9 a window while long / short > 2 (Gradient2's drift recovery). The
- * constants, their sources and why: docs/design/limits.md "Adaptive
- * concurrency".
+ * sample; short = the window's mean), never growing while app-limited
+ * (fewer than limit / 2 permits were out at every admission of the
+ * window). A persistent slowdown of the upstream at any load is the new
+ * baseline after at most two periods: the re-measure, without a pin of the
+ * limit and its burst of refusals. The constants, their sources and why:
+ * docs/design/limits.md "Adaptive concurrency".
  *
  * State: four words of the primary permit block's control unit
  * (layout.h BRK__AC_*, encodings in adaptive.h). A release adds its
- * sample with one fetch-and-add; the release that finds the window due
- * wins a CAS on WIN, takes the samples (exchange to 0) and writes LIMIT
- * and LONG (plain stores: only a window's closer writes them; a closer
- * stalled past the next window's close may overwrite a newer value with
- * an older sane one, never with garbage). Every word is read as
- * untrusted: decoded values are clamped.
+ * sample with one fetch-and-add and lowers the window's minimum with a
+ * CAS when it beats it; the release that finds the window due wins a CAS
+ * on WIN, takes the samples (exchange to 0), updates LIMIT with a CAS
+ * (which also takes the window's minimum) and stores LONG (only a
+ * window's closer writes it; a closer stalled past the next window's
+ * close may overwrite a newer value with an older sane one, never with
+ * garbage). Every word is read as untrusted: decoded values are clamped.
  */
 #include "adaptive.h"
 
@@ -47,33 +54,42 @@ static double initial(uint32_t min, uint32_t max)
 	return clampd(BRK__AC_INITIAL, min, max);
 }
 
+static uint64_t cap24(uint64_t v)
+{
+	return v > BRK__AC_RTT_MAX_US ? BRK__AC_RTT_MAX_US : v;
+}
+
+/* the min filter's baseline: the smaller nonzero half (0: none) */
+static double baseline(uint64_t cur, uint64_t prev)
+{
+	uint64_t b = cur && prev ? (cur < prev ? cur : prev) : cur ? cur : prev;
+
+	return (double)b;
+}
+
 void brk__ac_decode(uint64_t limit_w, uint64_t long_w, uint32_t min,
 		    uint32_t max, struct brk__ac *a)
 {
 	uint32_t fp = (uint32_t)(limit_w & 0xffffu);
-	uint64_t lf = long_w & BRK__AC_48;
 
 	a->limit = fp ? clampd((double)fp / BRK__AC_LIMIT_FP, min, max)
 		      : initial(min, max);
-	a->recent_us = (limit_w >> 16) & ((1ULL << 40) - 1u);
-	if (a->recent_us > BRK__AC_RTT_MAX_US)
-		a->recent_us = BRK__AC_RTT_MAX_US;
-	a->long_us = clampd((double)lf / BRK__AC_LONG_FP, 0, BRK__AC_RTT_MAX_US);
-	a->windows = a->long_us > 0 ? (uint32_t)(long_w >> 48) : 0;
+	a->recent_us = (limit_w >> 16) & BRK__AC_24;
+	a->cur_us = long_w & BRK__AC_24;
+	a->prev_us = (long_w >> 24) & BRK__AC_24;
+	a->period = (uint32_t)(long_w >> 48);
+	a->long_us = baseline(a->cur_us, a->prev_us);
 }
 
+/* LIMIT without its window minimum (the closer's CAS adds it: none) */
 void brk__ac_encode(const struct brk__ac *a, uint64_t *limit_w, uint64_t *long_w)
 {
 	double l = clampd(a->limit, 1, BRK__PERMIT_SLOTS);
-	double lu = clampd(a->long_us, 0, BRK__AC_RTT_MAX_US);
 	uint64_t fp = (uint64_t)(l * BRK__AC_LIMIT_FP + 0.5);
-	uint64_t rec = a->recent_us > BRK__AC_RTT_MAX_US ? BRK__AC_RTT_MAX_US
-							 : a->recent_us;
-	uint32_t n = a->windows > 0xffffu ? 0xffffu : a->windows;
 
-	*limit_w = (fp > 0xffffu ? 0xffffu : fp) | (rec << 16);
-	*long_w = ((uint64_t)(lu * BRK__AC_LONG_FP + 0.5) & BRK__AC_48) |
-		  ((uint64_t)n << 48);
+	*limit_w = (fp > 0xffffu ? 0xffffu : fp) | (cap24(a->recent_us) << 16);
+	*long_w = cap24(a->cur_us) | (cap24(a->prev_us) << 24) |
+		  ((uint64_t)(a->period & 0xffffu) << 48);
 }
 
 uint32_t brk__ac_bound(uint64_t limit_w, uint32_t min, uint32_t max)
@@ -84,43 +100,52 @@ uint32_t brk__ac_bound(uint64_t limit_w, uint32_t min, uint32_t max)
 	return (uint32_t)a.limit;
 }
 
-/* The headroom: floor(sqrt(limit)) / 2, at least 1 (half of Envoy's
- * sqrt(limit), not Gradient2's fixed 4: docs/design/limits.md says why). */
+/* The headroom: floor(sqrt(limit)) / 2 (integer halves), at least 0.5
+ * (half of Envoy's sqrt(limit), not Gradient2's fixed 4:
+ * docs/design/limits.md says why). */
 static double headroom(double limit)
 {
 	uint32_t l = (uint32_t)limit, q = 1;
 
 	while ((q + 1) * (q + 1) <= l)
 		q++;
-	return q / 2 ? q / 2 : 1;
+	return q / 2 ? (double)(q / 2) : BRK__AC_HEADROOM_MIN;
 }
 
-void brk__ac_step(struct brk__ac *a, uint64_t short_us, uint32_t inflight,
-		  uint32_t min, uint32_t max)
+/* The min filter: the window's minimum joins the current period's; a new
+ * period moves the current one to prev; a gap of two periods or more
+ * (or a period word from the future: garbage, or 2^16 periods of
+ * silence) leaves nothing to keep. */
+static void min_filter(struct brk__ac *a, uint64_t wmin, uint64_t rel_ms)
 {
-	double s = (double)(short_us ? short_us : 1), g, nl;
+	uint32_t p = (uint32_t)((rel_ms / BRK__AC_PERIOD_MS) & 0xffffu);
+	uint32_t d = (p - a->period) & 0xffffu;
 
-	if (s > BRK__AC_RTT_MAX_US)
-		s = BRK__AC_RTT_MAX_US;
+	if (d == 1) {
+		a->prev_us = a->cur_us;
+		a->cur_us = 0;
+	} else if (d != 0) {
+		a->prev_us = a->cur_us = 0;
+	}
+	a->period = p;
+	if (a->cur_us == 0 || wmin < a->cur_us)
+		a->cur_us = wmin;
+	a->long_us = baseline(a->cur_us, a->prev_us);
+}
+
+void brk__ac_step(struct brk__ac *a, uint64_t short_us, uint64_t wmin_us,
+		  uint32_t inflight, uint64_t rel_ms, uint32_t min, uint32_t max)
+{
+	double s = (double)cap24(short_us ? short_us : 1), g, nl;
+	uint64_t wm = wmin_us && wmin_us <= (uint64_t)s ? wmin_us : (uint64_t)s;
+
 	a->recent_us = (uint64_t)s;
 	a->limit = clampd(a->limit, min, max);
-	/* the baseline: a plain mean of the first windows, then an EWMA */
-	if (a->long_us <= 0 || a->windows == 0) {
-		a->long_us = s;
-		a->windows = 1;
-	} else if (a->windows < BRK__AC_WARMUP) {
-		a->long_us = (a->long_us * a->windows + s) / (a->windows + 1);
-		a->windows++;
-	} else {
-		a->long_us += (s - a->long_us) * (2.0 / (BRK__AC_LONG_WINDOWS + 1));
-		if (a->windows < 0xffffu)
-			a->windows++;
-	}
-	/* drift recovery: latency fell well below a baseline inflated by a
-	 * long overload; do not wait for the EWMA */
-	if (a->long_us / s > BRK__AC_DRIFT)
-		a->long_us *= BRK__AC_DRIFT_DECAY;
-	g = clampd(a->long_us / s, BRK__AC_GRAD_MIN, BRK__AC_GRAD_MAX);
+	a->cur_us = cap24(a->cur_us);
+	a->prev_us = cap24(a->prev_us);
+	min_filter(a, wm, rel_ms);
+	g = clampd(BRK__AC_TOLERANCE * a->long_us / s, BRK__AC_GRAD_MIN,
+		   BRK__AC_GRAD_MAX);
 	nl = g * a->limit + headroom(a->limit);
 	nl = a->limit * (1 - BRK__AC_SMOOTHING) + nl * BRK__AC_SMOOTHING;
 	/* app-limited: the limit was not what held the callers back, so
@@ -166,7 +191,21 @@ void brk__ac_inflight(brk_segment *s, struct brk__record *r, uint32_t n)
 		uint64_t w = uatomic_read(&ctl[BRK__AC_WIN]);
 		if (BRK__AC_WIN_HW(w) >= n ||
 		    uatomic_cmpxchg(&ctl[BRK__AC_WIN], w,
-				    BRK__AC_WIN_MAKE(BRK__AC_WIN_START(w), n)) == w)
+				    BRK__AC_WIN_MAKE(BRK__AC_WIN_START(w), n,
+						     BRK__AC_WIN_CLOSED(w))) == w)
+			return;
+	}
+}
+
+/* the open window's minimum: lowered to @us if it beats it (0: none) */
+static void lower_wmin(uint64_t *lw, uint64_t us)
+{
+	int tries;
+
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		uint64_t w = uatomic_read(lw), m = BRK__AC_LIMIT_WMIN(w);
+		if ((m && m <= us) ||
+		    uatomic_cmpxchg(lw, w, (w & ~(BRK__AC_24 << 40)) | (us << 40)) == w)
 			return;
 	}
 }
@@ -175,13 +214,15 @@ void brk__ac_sample(brk_segment *s, struct brk__record *r, uint64_t rtt_ns,
 		    uint64_t now_ns)
 {
 	uint64_t *ctl = brk__permit_ctl(s, r);
-	uint64_t us = rtt_ns / 1000u, rel, w, acc, lw, gw;
+	uint64_t us = rtt_ns / 1000u, rel, w, acc, lw, gw, old;
 	uint32_t n, min, max;
+	int tries;
 	struct brk__ac a;
 
 	if (!ctl)
 		return;
 	us = us < 1 ? 1 : us > BRK__AC_RTT_MAX_US ? BRK__AC_RTT_MAX_US : us;
+	lower_wmin(&ctl[BRK__AC_LIMIT], us);
 	n = BRK__AC_ACC_COUNT(uatomic_add_return(&ctl[BRK__AC_ACC],
 						 BRK__AC_ACC_ONE(us)));
 	rel = brk__rel_ms(s, now_ns);
@@ -190,24 +231,33 @@ void brk__ac_sample(brk_segment *s, struct brk__record *r, uint64_t rtt_ns,
 		/* the first window starts (or a start in the future, garbage,
 		 * starts over): its samples so far are this window's */
 		(void)uatomic_cmpxchg(&ctl[BRK__AC_WIN], w,
-				      BRK__AC_WIN_MAKE(rel + 1, BRK__AC_WIN_HW(w)));
+				      BRK__AC_WIN_MAKE(rel + 1, BRK__AC_WIN_HW(w),
+						       BRK__AC_WIN_CLOSED(w)));
 		return;
 	}
 	if (!brk__ac_due(BRK__AC_WIN_START(w), n, rel))
 		return;
-	if (uatomic_cmpxchg(&ctl[BRK__AC_WIN], w, BRK__AC_WIN_MAKE(rel + 1, 0)) != w)
+	if (uatomic_cmpxchg(&ctl[BRK__AC_WIN], w,
+			    BRK__AC_WIN_MAKE(rel + 1, 0, BRK__AC_WIN_CLOSED(w) + 1)) != w)
 		return; /* another release closed it */
 	acc = uatomic_xchg(&ctl[BRK__AC_ACC], 0);
 	if (BRK__AC_ACC_COUNT(acc) == 0)
 		return;
 	brk__ac_bounds(r, &min, &max);
-	brk__ac_decode(uatomic_read(&ctl[BRK__AC_LIMIT]),
-		       uatomic_read(&ctl[BRK__AC_LONG]), min, max, &a);
-	brk__ac_step(&a, BRK__AC_ACC_SUM(acc) / BRK__AC_ACC_COUNT(acc),
-		     BRK__AC_WIN_HW(w), min, max);
-	brk__ac_encode(&a, &lw, &gw);
-	uatomic_set(&ctl[BRK__AC_LONG], gw);
-	uatomic_set(&ctl[BRK__AC_LIMIT], lw);
+	/* LIMIT by CAS: a release may lower the window minimum meanwhile;
+	 * the new word starts the next window with none */
+	for (tries = 0; tries < BRK__CAS_TRIES; tries++) {
+		old = uatomic_read(&ctl[BRK__AC_LIMIT]);
+		brk__ac_decode(old, uatomic_read(&ctl[BRK__AC_LONG]), min, max, &a);
+		brk__ac_step(&a, BRK__AC_ACC_SUM(acc) / BRK__AC_ACC_COUNT(acc),
+			     BRK__AC_LIMIT_WMIN(old), BRK__AC_WIN_HW(w), rel,
+			     min, max);
+		brk__ac_encode(&a, &lw, &gw);
+		if (uatomic_cmpxchg(&ctl[BRK__AC_LIMIT], old, lw) == old) {
+			uatomic_set(&ctl[BRK__AC_LONG], gw);
+			return;
+		}
+	}
 }
 
 int brk__ac_read(brk_segment *s, struct brk__record *r, struct brk__ac *a)

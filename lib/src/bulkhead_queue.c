@@ -292,7 +292,7 @@ uint64_t brk__bq_estimate_ns(brk_segment *s, struct brk__record *r,
 	brk__hold_read(s, r, &h);
 	if (h.state == BRK_HOLD_RECORDED && h.count > 0)
 		hold_ns = (double)h.sum_us * 1000.0 / (double)h.count;
-	else if (is_auto && brk__ac_read(s, r, &ac) == 0)
+	else if (is_auto && brk__ac_read(s, r, &ac))
 		hold_ns = (double)(ac.recent_us ? ac.recent_us
 						: (uint64_t)ac.long_us) * 1000.0;
 	if (hold_ns <= 0.0 || limit == 0)

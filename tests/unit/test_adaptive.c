@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "internal.h"
 #include "adaptive.h"
+#include "bulkhead_queue.h"
 #include "fixture.h"
 
 UT_GROUP_FIXTURES("adaptive", 8)
@@ -33,15 +34,19 @@ static double raw_limit(struct ut *u, brk_breaker *b)
 	       BRK__AC_LIMIT_FP;
 }
 
+/* The baseline as stored: the min filter's smaller nonzero half. */
 static double raw_long_us(struct ut *u, brk_breaker *b)
 {
-	return (double)(uatomic_read(&ctl_of(u, b)[BRK__AC_LONG]) & BRK__AC_48) /
-	       BRK__AC_LONG_FP;
+	struct brk__ac a;
+
+	brk__ac_decode(0, uatomic_read(&ctl_of(u, b)[BRK__AC_LONG]), 1, 64, &a);
+	return a.long_us;
 }
 
+/* Windows closed, mod 256 (WIN's counter). */
 static uint32_t windows_seen(struct ut *u, brk_breaker *b)
 {
-	return (uint32_t)(uatomic_read(&ctl_of(u, b)[BRK__AC_LONG]) >> 48);
+	return BRK__AC_WIN_CLOSED(uatomic_read(&ctl_of(u, b)[BRK__AC_WIN]));
 }
 
 static brk_breaker *auto_breaker(struct ut *u, const char *name,
@@ -73,16 +78,29 @@ static uint32_t round_of(struct ut *u, brk_breaker *b, uint32_t want,
 	return k;
 }
 
-/* Rounds until @n more windows have closed. */
+/* Rounds until @n more windows have closed (a round closes at most one:
+ * its releases share one instant). */
 static void drive(struct ut *u, brk_breaker *b, uint32_t want, uint64_t lat_ms,
 		  uint32_t n)
 {
-	uint32_t w0 = windows_seen(u, b), guard = 0;
+	uint32_t seen = 0, guard = 0;
 
-	while (windows_seen(u, b) < w0 + n) {
+	while (seen < n) {
+		uint32_t w0 = windows_seen(u, b);
 		round_of(u, b, want, lat_ms);
+		seen += (windows_seen(u, b) - w0) & 0xffu;
 		assert_true(++guard < 100000);
 	}
+}
+
+/* Rounds for @ms of the fake clock. */
+static void drive_ms(struct ut *u, brk_breaker *b, uint32_t want,
+		     uint64_t lat_ms, uint64_t ms)
+{
+	uint64_t end = ut_now_ns(u) + ms * 1000000ull;
+
+	while (ut_now_ns(u) < end)
+		round_of(u, b, want, lat_ms);
 }
 
 static void settings_are_validated_and_named(void **state)
@@ -183,7 +201,7 @@ static void the_limit_falls_when_latency_rises_and_not_below_min(void **state)
 	assert_true(before > 8.0);
 	drive(u, b, 64, 80, 3); /* latency x8 */
 	assert_true(raw_limit(u, b) < before);
-	drive(u, b, 64, 80, 40);
+	drive(u, b, 64, 80, 15); /* (within the min filter's 5..10 s) */
 	/* the gradient's floor (0.5) alone would settle near 2 */
 	assert_true(raw_limit(u, b) == 6.0);
 	assert_int_equal(round_of(u, b, 64, 80), 6);
@@ -210,21 +228,117 @@ static void the_limit_rises_back_when_latency_falls_and_not_above_max(void **sta
 	assert_int_equal(round_of(u, b, 64, 10), 12);
 }
 
-/* Gradient2's drift recovery: latency far below the baseline shrinks the
- * baseline by 0.9 a window on top of the EWMA. */
-static void a_baseline_far_above_latency_decays_faster_than_its_average(void **state)
+/* The baseline is a no-load estimate: the smallest sample of a window
+ * (the requests that did not queue), not the window's mean, and the
+ * smallest such over the filter's periods. */
+static void the_baseline_is_the_windows_minimum_not_their_mean(void **state)
 {
-	struct brk__ac a = { 10, 100000, 200, 0 };
-	double ewma = 100000 + (1000 - 100000) * (2.0 / (BRK__AC_LONG_WINDOWS + 1));
+	struct brk__ac a = { .limit = 8 };
 
 	(void)state;
-	brk__ac_step(&a, 1000, 10, 1, 64);
-	assert_true(a.long_us < ewma * 0.91 && a.long_us > ewma * 0.89);
-	/* within 2x: the EWMA alone */
-	a.long_us = 1500;
-	ewma = 1500 - 500 * (2.0 / (BRK__AC_LONG_WINDOWS + 1));
-	brk__ac_step(&a, 1000, 10, 1, 64);
-	assert_true(a.long_us > ewma - 0.01 && a.long_us < ewma + 0.01);
+	brk__ac_step(&a, 30000, 20000, 8, 100, 1, 64);
+	assert_true(a.long_us == 20000.0);
+	assert_true(a.recent_us == 30000);
+	/* a later window with a higher minimum does not raise it */
+	brk__ac_step(&a, 45000, 25000, 8, 200, 1, 64);
+	assert_true(a.long_us == 20000.0);
+	/* gradient = 1.0 x 20000 / 45000 < 1: the limit fell */
+	assert_true(a.limit < 8.0);
+	/* a lower one lowers it at once */
+	brk__ac_step(&a, 19000, 18000, 8, 300, 1, 64);
+	assert_true(a.long_us == 18000.0);
+	/* without a minimum (0) or one above the mean: the mean */
+	a = (struct brk__ac){ .limit = 8 };
+	brk__ac_step(&a, 30000, 0, 8, 100, 1, 64);
+	assert_true(a.long_us == 30000.0);
+	a = (struct brk__ac){ .limit = 8 };
+	brk__ac_step(&a, 30000, 40000, 8, 100, 1, 64);
+	assert_true(a.long_us == 30000.0);
+}
+
+/* Through the shm words: every release lowers the open window's minimum,
+ * and the closer hands it to the filter (one window: 10 ms and 30 ms
+ * holds, baseline 10 ms, recent the 20 ms mean). */
+static void the_window_minimum_reaches_the_baseline_through_shm(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = auto_breaker(u, "svc", 1, 64);
+	struct brk_info i;
+	brk_permit p[2];
+	uint32_t k, w0;
+
+	round_of(u, b, 1, 20); /* opens the first window */
+	w0 = windows_seen(u, b);
+	for (k = 0; k < 5; k++) {
+		ut_acquire_ok(b, &p[0]);
+		ut_acquire_ok(b, &p[1]);
+		ut_advance_ms(u, 10);
+		ut_release_ok(&p[0], BRK_SUCCESS, 0);
+		ut_advance_ms(u, 20);
+		ut_release_ok(&p[1], BRK_SUCCESS, 0);
+	}
+	assert_int_equal(windows_seen(u, b), w0 + 1);
+	ut_info(b, &i);
+	assert_true(i.latency_baseline_us == 10000);
+	assert_true(i.latency_recent_us >= 19000 && i.latency_recent_us <= 21000);
+}
+
+/* The min filter's expiry, pure: a persistent step up of the latency
+ * (every window's minimum) is the new baseline after two periods, and not
+ * before one; the old minimum lives on in the previous half meanwhile. */
+static void a_persistent_step_is_the_new_baseline_after_two_periods(void **state)
+{
+	struct brk__ac a = { .limit = 8 };
+	uint64_t t;
+
+	(void)state;
+	/* 10 ms until 4.9 s, the step at 4.9 s (late in period 0) */
+	for (t = 100; t < 4900; t += 100)
+		brk__ac_step(&a, 10000, 10000, 8, t, 1, 64);
+	assert_true(a.long_us == 10000.0);
+	for (; t < BRK__AC_PERIOD_MS + 4900; t += 100) {
+		brk__ac_step(&a, 40000, 40000, 8, t, 1, 64);
+		/* not before one period: still the old minimum */
+		assert_true(a.long_us == 10000.0);
+	}
+	for (; t < 2 * BRK__AC_PERIOD_MS; t += 100)
+		brk__ac_step(&a, 40000, 40000, 8, t, 1, 64);
+	assert_true(a.long_us == 10000.0); /* period 1: prev = period 0's */
+	brk__ac_step(&a, 40000, 40000, 8, t, 1, 64); /* period 2 begins */
+	assert_true(a.long_us == 40000.0);
+	/* the last old sample at the start of a period: it lives until the
+	 * end of the next one, just under two periods */
+	a = (struct brk__ac){ .limit = 8 };
+	brk__ac_step(&a, 10000, 10000, 8, 3 * BRK__AC_PERIOD_MS, 1, 64);
+	for (t = 3 * BRK__AC_PERIOD_MS + 100; t < 5 * BRK__AC_PERIOD_MS; t += 100) {
+		brk__ac_step(&a, 40000, 40000, 8, t, 1, 64);
+		assert_true(a.long_us == 10000.0);
+	}
+	brk__ac_step(&a, 40000, 40000, 8, t, 1, 64);
+	assert_true(a.long_us == 40000.0);
+	/* a gap of two periods or more keeps nothing */
+	brk__ac_step(&a, 50000, 50000, 8, t + 2 * BRK__AC_PERIOD_MS, 1, 64);
+	assert_true(a.long_us == 50000.0);
+}
+
+/* A transient queue (seconds of slow windows, shorter than a period)
+ * does not raise the baseline: the limit it cut grows back once it is
+ * gone, from the same no-load estimate. Through the shm words. */
+static void a_transient_queue_does_not_raise_the_baseline(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = auto_breaker(u, "svc", 1, 64);
+	double base, low;
+
+	drive(u, b, 64, 10, 20);
+	base = raw_long_us(u, b);
+	assert_true(base >= 9900.0 && base <= 10100.0);
+	drive_ms(u, b, 64, 80, 4000);
+	assert_true(raw_long_us(u, b) == base);
+	low = raw_limit(u, b);
+	drive(u, b, 64, 10, 10);
+	assert_true(raw_long_us(u, b) == base);
+	assert_true(raw_limit(u, b) > low);
 }
 
 static void no_growth_while_app_limited(void **state)
@@ -254,9 +368,10 @@ static void an_app_limited_limit_still_falls(void **state)
 }
 
 /* After a persistent latency step up (the upstream is slower for good,
- * not queueing), the baseline follows: within 10 % of the new latency in
- * 1.15 x BRK__AC_LONG_WINDOWS windows (EWMA 2/(N+1): 0.99667^690 < 0.1),
- * and the limit, cut at first, grows again instead of staying low. */
+ * not queueing), the baseline follows within two periods of the min
+ * filter (BRK__AC_PERIOD_MS), and the limit, cut at first, grows again
+ * instead of staying low: the re-measure, with no pin and no burst of
+ * refusals (the limit never drops below what the cut left). */
 static void the_baseline_is_re_measured_after_a_persistent_step(void **state)
 {
 	struct ut *u = *state;
@@ -265,10 +380,11 @@ static void the_baseline_is_re_measured_after_a_persistent_step(void **state)
 
 	drive(u, b, 64, 10, 40);
 	peak = raw_limit(u, b);
-	drive(u, b, 64, 40, 30);
+	drive(u, b, 64, 40, 10);
 	cut = raw_limit(u, b);
-	assert_true(cut < peak / 3);
-	drive(u, b, 64, 40, BRK__AC_LONG_WINDOWS * 115 / 100 - 30);
+	assert_true(cut < peak * 0.6);
+	assert_true(raw_long_us(u, b) < 11000.0);
+	drive_ms(u, b, 64, 40, 2 * BRK__AC_PERIOD_MS);
 	assert_true(raw_long_us(u, b) > 36000.0);
 	drive(u, b, 64, 40, 40);
 	assert_true(raw_limit(u, b) > 2 * cut);
@@ -370,7 +486,7 @@ static void a_garbage_ac_word_is_clamped(void **state)
 	/* a window start in the future and a sample count near overflow */
 	uatomic_set(&ctl[BRK__AC_WIN], ~0ULL);
 	uatomic_set(&ctl[BRK__AC_ACC], ~0ULL);
-	for (k = 0; k < 50; k++) /* windows_seen stays 0xffff: saturated */
+	for (k = 0; k < 50; k++)
 		round_of(u, b, 64, 10);
 	assert_true(BRK__AC_WIN_START(uatomic_read(&ctl[BRK__AC_WIN])) <=
 		    brk__rel_ms(u->seg, ut_now_ns(u)) + 1);
@@ -387,6 +503,27 @@ static void a_garbage_ac_word_is_clamped(void **state)
 		assert_true(a.limit == 3.0);
 		assert_int_equal(brk__ac_bound(0xffff, 3, 9), 9);
 	}
+}
+
+/* The bulkhead queue's wait estimate (brk_admit()'s EXPIRED at once)
+ * of an auto bulkhead without a hold histogram uses the learned
+ * latency: place x the last window's mean / the learned limit. It read
+ * brk__ac_read()'s "has a block" (1) as failure and never did (0:
+ * unknown) after the merge of issue 25's branches. */
+static void an_auto_bulkhead_wait_estimate_uses_the_learned_latency(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = auto_breaker(u, "svc", 1, 32);
+	struct brk_info i;
+	uint64_t want;
+
+	drive(u, b, 2, 40, 2);
+	ut_info(b, &i);
+	assert_true(i.latency_recent_us >= 39000 && i.latency_recent_us <= 41000);
+	want = 3 * i.latency_recent_us * 1000u / (uint32_t)i.concurrency_limit;
+	assert_true(brk__bq_estimate_ns(u->seg, brk__brec(b), 3,
+					BRK_PRIORITY_NORMAL) / 1000u ==
+		    want / 1000u);
 }
 
 /* A breaker without auto never touches the words. */
@@ -437,13 +574,17 @@ int main(void)
 		UT_TEST(auto_starts_at_the_initial_limit),
 		UT_TEST(the_limit_falls_when_latency_rises_and_not_below_min),
 		UT_TEST(the_limit_rises_back_when_latency_falls_and_not_above_max),
-		cmocka_unit_test(a_baseline_far_above_latency_decays_faster_than_its_average),
+		cmocka_unit_test(the_baseline_is_the_windows_minimum_not_their_mean),
+		UT_TEST(the_window_minimum_reaches_the_baseline_through_shm),
+		cmocka_unit_test(a_persistent_step_is_the_new_baseline_after_two_periods),
+		UT_TEST(a_transient_queue_does_not_raise_the_baseline),
 		UT_TEST(no_growth_while_app_limited),
 		UT_TEST(an_app_limited_limit_still_falls),
 		UT_TEST(the_baseline_is_re_measured_after_a_persistent_step),
 		UT_TEST(two_processes_feed_one_limit),
 		UT_TEST(only_answers_and_timeouts_are_samples),
 		UT_TEST(a_garbage_ac_word_is_clamped),
+		UT_TEST(an_auto_bulkhead_wait_estimate_uses_the_learned_latency),
 		UT_TEST(a_static_bulkhead_leaves_the_words_alone),
 		UT_TEST(auto_switched_on_by_an_update),
 	};
