@@ -287,6 +287,7 @@ int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
 	if (n == 0 || n > p.burst)
 		return -EINVAL;
 	if (paced) {
+		brk__pace_heal_far(s, r, &p);
 		t = brk__pace_rate_t(&p, brk__rel_ms(s, brk__now(s)));
 		tau = brk__pace_tau(t, p.burst);
 	} else {

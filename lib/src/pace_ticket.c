@@ -142,6 +142,8 @@ static int tk_reserve(brk_breaker *b, int priority, uint64_t horizon,
 	}
 	if (normal)
 		st |= TK_NORMAL_TAT;
+	if (st & TK_PACED)
+		brk__pace_heal_far(s, r, &p);
 	rc = reserve_on(s, &brk__xw(r)[normal ? BRK__BK_TAT_NORMAL : BRK__BK_TAT],
 			tt, tau, horizon, &at, &end);
 	t->at_ns = at;
@@ -370,6 +372,29 @@ int brk_ticket_cancel(brk_bucket *k, struct brk_ticket *t)
 		rc = give_back_last(brk__brec(b), t);
 	t->private_[TK_STATE] &= ~(uint64_t)TK_RESERVED;
 	return rc;
+}
+
+void brk__pace_heal_far(brk_segment *s, struct brk__record *r,
+			const struct brk__pace *p)
+{
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		/* the word's intervals at the ceiling and at the floor */
+		uint64_t ct = w ? brk__pace_normal_t(p->ceil_t, p->reserve_pct) : p->ceil_t;
+		uint64_t ft = w ? brk__pace_normal_t(p->floor_t, p->reserve_pct) : p->floor_t;
+		uint64_t *tat = &brk__xw(r)[w ? BRK__BK_TAT_NORMAL : BRK__BK_TAT];
+		uint64_t old = uatomic_read(tat), now = brk__now(s), lim;
+		unsigned __int128 q;
+
+		if (ct == 0 || old <= now)
+			continue;
+		q = (unsigned __int128)brk__ms_to_ns(BRK_PACE_MAX_HORIZON_MS) * ft / ct +
+		    2u * (unsigned __int128)brk__pace_tau(ft, p->burst) + ft;
+		lim = q > (UINT64_MAX >> 1) ? (UINT64_MAX >> 1) : (uint64_t)q;
+		if (old - now > lim)
+			(void)uatomic_cmpxchg(tat, old, brk__sat_add(now, lim));
+	}
 }
 
 uint64_t brk__pace_cut_queue(struct brk__record *r, uint64_t cut_ms, uint64_t old,

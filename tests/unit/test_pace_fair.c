@@ -14,6 +14,7 @@
 
 #include "fixture.h"
 
+#include "limits.h" /* brk__bk_h */
 #include "internal.h" /* the segment's epoch, for the cut's time */
 
 UT_GROUP_FIXTURES("pfair", 64)
@@ -252,6 +253,52 @@ static void a_slot_past_the_deadline_reserves_nothing(void **state)
 	}
 }
 
+/* A TAT word years ahead (garbage: a hostile or broken writer) is not
+ * believed: a pace's queue is legitimate up to the reservation horizon
+ * (BRK_PACE_MAX_HORIZON_MS) plus a burst, so a take or a reservation
+ * heals the word to there and is refused for at most that long, not for
+ * years (on the shared word and on the normal share's). */
+static void a_tat_years_ahead_is_healed_to_the_horizon(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config pc;
+	brk_bucket *k = NULL, *dflt = pace(u, "far-floor", 10.0, 1, 0);
+	struct brk__record *r;
+	uint64_t cap = BRK_PACE_MAX_HORIZON_MS * UT_NS_PER_MS, years, t0, nb = 0;
+	struct brk_ticket t;
+	int w;
+
+	/* the floor's (ceiling / 100) spacing after a cut: hours, not years */
+	t0 = ut_now_ns(u);
+	uatomic_set(&brk__xw(brk__brec(brk__bk_h(dflt)))[BRK__BK_TAT],
+		    t0 + 10ull * 365 * 24 * 3600 * UT_NS_PER_S);
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(dflt, BRK_PRIORITY_NORMAL, NULL, &nb));
+	assert_true(nb <= t0 + 2ull * 3600 * UT_NS_PER_S);
+	/* floor = ceiling: the horizon itself */
+	ut_rc(0, brk_pace_config_init(&pc));
+	pc.ceiling_per_s = 10.0;
+	pc.floor_per_s = 10.0;
+	pc.burst = 1;
+	pc.reserve_pct = 20;
+	ut_rc(0, brk_pace_get(u->seg, "far", &pc, &k));
+	r = brk__brec(brk__bk_h(k));
+	for (w = 0; w < 2; w++) {
+		t0 = ut_now_ns(u);
+		years = t0 + 10ull * 365 * 24 * 3600 * UT_NS_PER_S;
+		uatomic_set(&brk__xw(r)[w ? BRK__BK_TAT_NORMAL : BRK__BK_TAT], years);
+		ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+		assert_true(nb <= t0 + cap + 4 * T100);
+		ut_rc(0, brk_ticket_init(&t));
+		/* high priority reserves on the shared word, normal on its own */
+		ut_rc(-BRK_ENOTOKENS, brk_pace_reserve(k, w ? BRK_PRIORITY_NORMAL
+							    : BRK_PRIORITY_HIGH,
+						       UINT64_MAX, &t));
+		assert_true(t.at_ns <= t0 + cap + 4 * T100);
+		ut_set_ns(u, t0 + cap + 4 * T100);
+		ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	}
+}
+
 /* Cancel gives the slot back when it is still the last one reserved;
  * otherwise it is lost (one interval), never handed out twice. */
 static void cancel_of_the_last_ticket_gives_its_slot_back(void **state)
@@ -435,6 +482,7 @@ int main(void)
 		UT_TEST(a_ticket_that_slept_through_two_cuts_keeps_its_place),
 		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
+		UT_TEST(a_tat_years_ahead_is_healed_to_the_horizon),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
 		UT_TEST(admit_reserves_on_the_implicit_pace_once),
