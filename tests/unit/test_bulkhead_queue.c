@@ -349,6 +349,36 @@ static void release_wakes_only_while_someone_waits(void **state)
 	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f + 2);
 }
 
+/* Garbage queue words that no queue can have (SERVED past NEXT, a gap
+ * of more than BRK__BQ_MAX_QUEUED) do not make every release of the
+ * bulkhead a FUTEX_WAKE syscall until a waiter comes: a release wakes
+ * (bumps the futex word) only for 0 < NEXT - SERVED <= 2^20, as
+ * brk_info.queued reads it. */
+static void release_does_not_wake_for_garbage_queue_words(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	uint64_t *c = ctl(u, b), f;
+	brk_permit p;
+
+	uatomic_set(&c[BRK__PQ_NEXT], 5);
+	uatomic_set(&c[BRK__PQ_SERVED], 1000);
+	ut_acquire_ok(b, &p);
+	f = uatomic_read(&c[BRK__PQ_FUTEX]);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f);
+	uatomic_set(&c[BRK__PQ_SERVED], 7);
+	uatomic_set(&c[BRK__PQ_NEXT], 7 + (1ull << 40));
+	ut_acquire_ok(b, &p);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f);
+	/* the largest queue believed still wakes */
+	uatomic_set(&c[BRK__PQ_NEXT], 7 + BRK__BQ_MAX_QUEUED);
+	ut_acquire_ok(b, &p);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f + 1);
+}
+
 /* Garbage queue words (SERVED past NEXT, a gap no queue has, every GONE
  * bit set) are clamped by readers and repaired by the next waiter that
  * joins: nothing hangs, nothing crashes, the permit is still handed out. */
@@ -512,6 +542,7 @@ int main(void)
 		UT_TEST(high_priority_passes_the_queue),
 		UT_TEST(queued_in_brk_info),
 		UT_TEST(release_wakes_only_while_someone_waits),
+		UT_TEST(release_does_not_wake_for_garbage_queue_words),
 		UT_TEST(garbage_queue_words_are_clamped_and_repaired),
 		UT_TEST(no_gone_bit_beyond_the_window),
 		UT_TEST(estimated_wait_past_the_deadline_is_expired_at_once),
