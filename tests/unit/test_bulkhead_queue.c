@@ -143,6 +143,44 @@ static void dead_head_is_skipped_after_the_grace_and_no_earlier(void **state)
 	ut_release_ok(&p2, BRK_SUCCESS, 0);
 }
 
+/* Many dead tickets in a row (a storm of SIGKILLed waiters, or waiters
+ * that gave up 64 or more behind the head and left no GONE bit) cost the
+ * live waiter behind them a few graces, not one grace each: a waiter
+ * whose skip was not followed by a claim doubles its next skip (1, 2, 4,
+ * ...; never past itself). Before, 300 dead tickets stalled it 300 x 50
+ * ms = 15 s: every waiter with a shorter max_wait was refused
+ * BULKHEAD_FULL on an empty bulkhead, and each left another dead ticket. */
+static void a_run_of_dead_tickets_costs_a_few_graces_not_one_each(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	struct brk__bq_waiter dead, live, behind;
+	brk_permit p;
+	int i, graces = 0;
+
+	for (i = 0; i < 300; i++)
+		join(u, b, &dead, BRK_PRIORITY_NORMAL); /* never seen again */
+	join(u, b, &live, BRK_PRIORITY_NORMAL);
+	join(u, b, &behind, BRK_PRIORITY_NORMAL);
+	while (brk__bq_turn(u->seg, r, &live) != 1 && graces < 400) {
+		(void)brk__bq_skip_stale(u->seg, r, &live); /* timing */
+		ut_advance_ns(u, BRK__BQ_GRACE_NS);
+		(void)brk__bq_skip_stale(u->seg, r, &live);
+		graces++;
+	}
+	assert_true(graces <= 10); /* log2(300) + 1 */
+	/* it became the head itself; the one behind it keeps its place */
+	assert_int_equal(uatomic_read(&ctl(u, b)[BRK__PQ_SERVED]), live.ticket);
+	assert_int_equal(brk__bq_turn(u->seg, r, &behind), 0);
+	ut_rc(0, try_claim(b, &live, &p));
+	assert_int_equal(queued(b), 1);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	ut_rc(0, try_claim(b, &behind, &p));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+}
+
 /* A waiter that leaves (deadline, max_wait, a signal) is skipped at once:
  * behind the head, by its GONE bit when the head moves on; as the head,
  * by itself. No clock moves in this test. */
@@ -534,6 +572,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		UT_TEST(arrival_order_is_kept),
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
+		UT_TEST(a_run_of_dead_tickets_costs_a_few_graces_not_one_each),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
 		UT_TEST(a_head_marked_gone_is_skipped_at_once),
 		UT_TEST(a_leaver_that_became_the_head_moves_on_itself),
