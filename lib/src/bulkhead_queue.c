@@ -250,10 +250,16 @@ int brk__bq_try_claim(brk_breaker *b, struct brk__bq_waiter *w, brk_permit *p,
 	struct brk__record *r = brk__brec(b);
 	int rc = brk__bq_turn(b->seg, r, w);
 
+	/* nothing free: a holder that died? Reclaimed here, by any waiter,
+	 * as brk_acquire() does when it finds the bulkhead full (at most
+	 * once per 100 ms a segment, reclaim.c): a waiter calls the acquire
+	 * path only once it sees a permit free, so nobody else would
+	 * (without breakerd's sweep) */
+	if (!brk__permit_free(b->seg, r, w->prio) &&
+	    (!brk__caller_reclaim(b) || !brk__permit_free(b->seg, r, w->prio)))
+		return rc == 0 ? -EAGAIN : -BRK_EFULL;
 	if (rc == 0)
 		return -EAGAIN;
-	if (!brk__permit_free(b->seg, r, w->prio))
-		return -BRK_EFULL;
 	rc = brk__acquire_prio(b, p, why, w->prio | w->acq_flags);
 	if (rc == 0)
 		claimed(b->seg, r, w);

@@ -8,6 +8,9 @@
  * sleeps: the sleeping loop (brk__bq_wait()) runs only on the real
  * clock (tests/integration/it_bulkhead_fifo.c).
  */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "layout.h"
 #include "internal.h"
 #include "bulkhead_queue.h"
@@ -179,6 +182,46 @@ static void a_run_of_dead_tickets_costs_a_few_graces_not_one_each(void **state)
 	ut_rc(0, try_claim(b, &behind, &p));
 	ut_release_ok(&p, BRK_SUCCESS, 0);
 	assert_int_equal(queued(b), 0);
+}
+
+/* Permits held by a process that died are reclaimed by the waiters
+ * (brk__caller_reclaim(), as a plain brk_acquire() that finds the
+ * bulkhead full does): a waiter only calls the acquire path once it sees
+ * a permit free, so before, with every permit held by dead holders (and
+ * no breakerd sweeping), the queue waited out every max_wait and refused
+ * BULKHEAD_FULL on a bulkhead nobody used. Here behind a dead head too:
+ * the waiter behind it reclaims, then times the head out. */
+static void waiters_reclaim_permits_of_dead_holders(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	struct brk__bq_waiter dead, live;
+	struct brk_info *i = malloc(sizeof(*i));
+	brk_permit p;
+	pid_t pid;
+	int st = 0;
+
+	assert_non_null(i);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(brk_acquire(b, &p, NULL) == 0 ? 0 : 1); /* leaks it */
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	join(u, b, &dead, BRK_PRIORITY_NORMAL);
+	join(u, b, &live, BRK_PRIORITY_NORMAL);
+	ut_rc(-EAGAIN, try_claim(b, &live, &p)); /* not its turn ... */
+	ut_info(b, i);
+	assert_int_equal(i->in_flight, 0); /* ... but it reclaimed */
+	assert_int_equal(brk__bq_skip_stale(u->seg, r, &live), 0); /* timing */
+	ut_advance_ns(u, BRK__BQ_GRACE_NS);
+	assert_int_equal(brk__bq_skip_stale(u->seg, r, &live), 1);
+	ut_rc(0, try_claim(b, &live, &p));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+	free(i);
 }
 
 /* A waiter that leaves (deadline, max_wait, a signal) is skipped at once:
@@ -573,6 +616,7 @@ int main(void)
 		UT_TEST(arrival_order_is_kept),
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
 		UT_TEST(a_run_of_dead_tickets_costs_a_few_graces_not_one_each),
+		UT_TEST(waiters_reclaim_permits_of_dead_holders),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
 		UT_TEST(a_head_marked_gone_is_skipped_at_once),
 		UT_TEST(a_leaver_that_became_the_head_moves_on_itself),
