@@ -299,8 +299,10 @@ static int step_breaker(struct run *r)
 	for (rounds = 0; rounds < ADMIT_ROUNDS; rounds++) {
 		uint64_t wait_ns;
 
+		/* (a read-only attach writes nothing, not even this count:
+		 * its acquire below answers -EROFS) */
 		if (rounds == 0 && r->q.priority != BRK_PRIORITY_HIGH &&
-		    may_queue(r) &&
+		    may_queue(r) && !r->q.breaker->seg->readonly &&
 		    brk__bq_queued(r->seg, brk__brec(r->q.breaker)) > 0) {
 			/* others wait for a permit: behind them, not past
 			 * (counted as full once, as a refused try would be) */

@@ -224,6 +224,46 @@ static void waiters_reclaim_permits_of_dead_holders(void **state)
 	free(i);
 }
 
+/* A read-only attach (BRK_ATTACH_READONLY: mapped PROT_READ) never
+ * writes the queue's words nor its counters: brk_admit() that may wait
+ * (the real clock, max_wait_ms) on a full bulkhead with others queued is
+ * -EROFS like every write. Before, it counted its refusal (a write)
+ * before it joined the queue: SIGSEGV in the caller. */
+static void a_read_only_attach_never_writes_the_queue(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0), *rb;
+	uint64_t *c = ctl(u, b), next;
+	struct brk__bq_waiter w;
+	struct brk_attach_opts o;
+	struct brk_admit_req q;
+	struct brk_admission a;
+	brk_segment *ro;
+	brk_permit hold;
+
+	ut_acquire_ok(b, &hold);
+	join(u, b, &w, BRK_PRIORITY_NORMAL);
+	next = uatomic_read(&c[BRK__PQ_NEXT]);
+	ut_opts(u, &o, 0);
+	o.flags = BRK_ATTACH_READONLY;
+	o.clock = NULL; /* the real clock: brk_admit() may wait */
+	o.clock_ctx = NULL;
+	ut_rc(0, brk_attach(&o, &ro));
+	ut_rc(0, brk_breaker_find(ro, "svc", &rb));
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.breaker = rb;
+	q.max_wait_ms = 100;
+	ut_rc(-EROFS, brk_admit(&q, &a));
+	q.priority = BRK_PRIORITY_HIGH;
+	ut_rc(-EROFS, brk_admit(&q, &a));
+	assert_int_equal(uatomic_read(&c[BRK__PQ_NEXT]), next);
+	assert_int_equal(queued(b), 1);
+	brk_detach(ro);
+	brk__bq_leave(u->seg, brk__brec(b), &w);
+	ut_release_ok(&hold, BRK_SUCCESS, 0);
+}
+
 /* A waiter that leaves (deadline, max_wait, a signal) is skipped at once:
  * behind the head, by its GONE bit when the head moves on; as the head,
  * by itself. No clock moves in this test. */
@@ -617,6 +657,7 @@ int main(void)
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
 		UT_TEST(a_run_of_dead_tickets_costs_a_few_graces_not_one_each),
 		UT_TEST(waiters_reclaim_permits_of_dead_holders),
+		UT_TEST(a_read_only_attach_never_writes_the_queue),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
 		UT_TEST(a_head_marked_gone_is_skipped_at_once),
 		UT_TEST(a_leaver_that_became_the_head_moves_on_itself),
