@@ -366,8 +366,13 @@ int brk_ticket_cancel(brk_bucket *k, struct brk_ticket *t)
 
 	if (!k || !t)
 		return -EINVAL;
-	if (!tk_held(b, t))
-		return 0;
+	if (!tk_held(b, t)) {
+		uint64_t st = t->private_[TK_STATE];
+
+		/* a reservation of another pace: not @k's to cancel, and the
+		 * ticket stays as it was (it is not finished) */
+		return (st & ~0xffffu) == TK_MAGIC && (st & TK_RESERVED) ? -EINVAL : 0;
+	}
 	if (!b->seg->readonly && brk__fresh(b) == 0)
 		rc = give_back_last(brk__brec(b), t);
 	t->private_[TK_STATE] &= ~(uint64_t)TK_RESERVED;

@@ -299,6 +299,36 @@ static void a_tat_years_ahead_is_healed_to_the_horizon(void **state)
 	}
 }
 
+/* A ticket given to another pace's check or cancel is refused (-EINVAL)
+ * and left as it was: it still holds its reservation, which its own pace
+ * then cancels (the slot given back). Before, the other pace's cancel
+ * answered 0 ("lost, or held nothing") and kept the reservation held,
+ * so the caller believed it finished and its next reserve with it was
+ * -EINVAL ("still holds one"). A cancel twice, a check after cancel or
+ * after its take: nothing held. */
+static void a_ticket_given_to_another_pace_is_refused_and_kept(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "mine", 10.0, 1, 0), *o = pace(u, "other", 10.0, 1, 0);
+	struct brk_ticket t;
+	uint64_t t0 = ut_now_ns(u);
+
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &t), t0);
+	ut_rc(-EINVAL, brk_ticket_check(o, &t));
+	ut_rc(-EINVAL, brk_ticket_cancel(o, &t));
+	/* still held: not reserved again, given back by its own pace */
+	ut_rc(-EINVAL, brk_pace_reserve(k, BRK_PRIORITY_NORMAL, UINT64_MAX, &t));
+	ut_rc(1, brk_ticket_cancel(k, &t));
+	ut_rc(0, brk_ticket_cancel(k, &t)); /* twice: nothing held */
+	ut_rc(-EINVAL, brk_ticket_check(k, &t));
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &t), t0); /* free again */
+	ut_rc(0, brk_ticket_check(k, &t));
+	ut_rc(0, brk_ticket_cancel(k, &t)); /* after its take: nothing held */
+	ut_rc(-EINVAL, brk_ticket_check(k, &t));
+	assert_int_equal(info(k).taken, 1);
+	assert_int_equal(info(o).taken, 0);
+}
+
 /* Cancel gives the slot back when it is still the last one reserved;
  * otherwise it is lost (one interval), never handed out twice. */
 static void cancel_of_the_last_ticket_gives_its_slot_back(void **state)
@@ -483,6 +513,7 @@ int main(void)
 		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
 		UT_TEST(a_tat_years_ahead_is_healed_to_the_horizon),
+		UT_TEST(a_ticket_given_to_another_pace_is_refused_and_kept),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
 		UT_TEST(admit_reserves_on_the_implicit_pace_once),
