@@ -239,7 +239,14 @@ static int tk_follow_cut(brk_breaker *b, struct brk_ticket *t, uint64_t cut_w)
 		if (CUTQ_TAG(w) == (c_ms & 0xffffffu)) {
 			int64_t i = (int64_t)(((t->private_[TK_SEQ] - CUTQ_SEQ(w)) & SEQ_MASK)
 					      << (64u - SEQ_BITS)) >> (64u - SEQ_BITS);
+			/* its place by time (at T_own: an over-count, as the
+			 * slots before it were at least T_own apart) bounds its
+			 * place by number: a larger one is a garbage word */
+			uint64_t i_time = t->at_ns > c && t_old
+						  ? (t->at_ns - c + t_old - 1u) / t_old : 0;
 
+			if (i > 0 && (uint64_t)i > i_time)
+				i = (int64_t)i_time;
 			if (i > 0) {
 				unsigned __int128 a = (unsigned __int128)(uint64_t)i * t_new + c;
 

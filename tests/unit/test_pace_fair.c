@@ -329,6 +329,37 @@ static void a_ticket_given_to_another_pace_is_refused_and_kept(void **state)
 	assert_int_equal(info(o).taken, 0);
 }
 
+/* A garbage cut-queue word (BRK__BK_CUTQ: the number before the first
+ * ticket a cut re-spaced) does not send a ticket years away: a ticket's
+ * place by number is at most its place by time (its slot's distance from
+ * the cut at the interval it reserved with, which over-counts when the
+ * slots before it were wider), so the larger one is not believed. */
+static void a_garbage_cut_queue_word_moves_a_ticket_no_later_than_its_time_place(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cutq", 10.0, 1, 0);
+	struct brk__record *r = brk__brec(brk__bk_h(k));
+	struct brk_ticket t[4];
+	uint64_t ep = u->seg->epoch_ns, c, tn, w, mask = (1ull << 40) - 1;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_ticket_check(k, &t[0]));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 5000)); /* to 5/s */
+	c = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	tn = info(k).interval_ns;
+	/* the cut's word, its number 2^38 before t[3]'s */
+	w = uatomic_read(&brk__xw(r)[BRK__BK_CUTQ]);
+	uatomic_set(&brk__xw(r)[BRK__BK_CUTQ],
+		    (w & ~mask) | ((t[3].private_[6] - (1ull << 38)) & mask));
+	ut_rc(1, brk_ticket_check(k, &t[3]));
+	assert_int_equal(t[3].at_ns, c + 3 * tn); /* its place by time */
+	ut_set_ns(u, c + 3 * tn);
+	ut_rc(0, brk_ticket_check(k, &t[3]));
+}
+
 /* Cancel gives the slot back when it is still the last one reserved;
  * otherwise it is lost (one interval), never handed out twice. */
 static void cancel_of_the_last_ticket_gives_its_slot_back(void **state)
@@ -514,6 +545,7 @@ int main(void)
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
 		UT_TEST(a_tat_years_ahead_is_healed_to_the_horizon),
 		UT_TEST(a_ticket_given_to_another_pace_is_refused_and_kept),
+		UT_TEST(a_garbage_cut_queue_word_moves_a_ticket_no_later_than_its_time_place),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
 		UT_TEST(admit_reserves_on_the_implicit_pace_once),
