@@ -226,7 +226,12 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 			caa_cpu_relax();
 			continue; /* the first may be the new one already: redo */
 		}
-		if (cfg != w[0])
+		/* a ceiling raised keeps the TAT: the slots reserved at the
+		 * old rate stay where they are (tickets are the callers'), and
+		 * a rescaled TAT would put new reservations between them, over
+		 * the new ceiling (pacing.md "Fair waits"); a lower ceiling or
+		 * another burst rescales what is owed */
+		if (cfg != w[0] && BRK__BKC_T(cfg) >= p.ceil_t)
 			return brk__gcra_rescale(b->seg, &brk__xw(r)[BRK__BK_TAT], p.ceil_t,
 						 brk__pace_tau(p.ceil_t, p.burst),
 						 BRK__BKC_T(cfg),

@@ -360,6 +360,39 @@ static void a_garbage_cut_queue_word_moves_a_ticket_no_later_than_its_time_place
 	ut_rc(0, brk_ticket_check(k, &t[3]));
 }
 
+/* A ceiling raised (brk_pace_update()) while tickets are outstanding does
+ * not put new reservations between them: the tickets keep their slots
+ * (reserved at the old rate), so the TAT is kept and new reservations
+ * queue after the last of them at the new rate. Before, the TAT was
+ * rescaled to the new rate (owed time halved at twice the ceiling): 10
+ * tickets at 10/s up to +900 ms, then 10 new ones at +500 .. +950 ms -
+ * 15 sends in 450 ms, 33/s against a ceiling of 20/s. */
+static void a_ceiling_raise_queues_new_reservations_after_outstanding_tickets(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "raise", 10.0, 1, 0);
+	struct brk_ticket t[10], n[10];
+	struct brk_pace_config pc;
+	uint64_t tn;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_pace_config_init(&pc));
+	pc.ceiling_per_s = 20.0;
+	ut_rc(0, brk_pace_update(k, &pc, BRK_PACE_F_CEILING));
+	tn = info(k).interval_ns;
+	assert_int_equal(tn, T100 / 2);
+	for (i = 0; i < 10; i++) {
+		reserve(k, BRK_PRIORITY_NORMAL, &n[i]);
+		assert_true(n[i].at_ns >= t[9].at_ns + (uint64_t)(i + 1) * tn);
+	}
+	for (i = 0; i < 10; i++) {
+		ut_set_ns(u, t[i].at_ns);
+		ut_rc(0, brk_ticket_check(k, &t[i]));
+	}
+}
+
 /* Cancel gives the slot back when it is still the last one reserved;
  * otherwise it is lost (one interval), never handed out twice. */
 static void cancel_of_the_last_ticket_gives_its_slot_back(void **state)
@@ -544,6 +577,7 @@ int main(void)
 		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
 		UT_TEST(a_tat_years_ahead_is_healed_to_the_horizon),
+		UT_TEST(a_ceiling_raise_queues_new_reservations_after_outstanding_tickets),
 		UT_TEST(a_ticket_given_to_another_pace_is_refused_and_kept),
 		UT_TEST(a_garbage_cut_queue_word_moves_a_ticket_no_later_than_its_time_place),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
