@@ -123,22 +123,54 @@ static int advance(uint64_t *c, uint64_t s)
 }
 
 /*
- * A head @s timed out by @w: skip it, and if @w's last skip was not
- * followed by a claim (the head it made timed out too), twice as many
- * tickets as that skip (1, 2, 4, ...), never past @w itself: a run of N
- * dead tickets (a storm of SIGKILLs, leavers 64 or more back with no
- * GONE bit) costs about log2(N) graces instead of N. Live waiters in the
- * run are skipped ones (rule 6: they may claim at any time): an order
- * lost, never a permit. The GONE bits of the tickets passed are cleared
- * (one a leaver set for a ticket of the new window is lost with them:
- * a grace, rule 10). 1 if this call moved SERVED.
+ * The skip run: the high 32 bits of FUTEX (the futex word is the low 32)
+ * count the heads skipped as stale since a head last claimed; the next
+ * skip passes 2^run tickets (rule 5). A wake's add carries into them
+ * once in 2^32 wakes: one skip doubled once, harmless.
  */
-static int skip_run(uint64_t *c, uint64_t s, struct brk__bq_waiter *w)
+#define RUN_SHIFT 32u
+#define RUN_MAX 20u /* 2^20 = BRK__BQ_MAX_QUEUED: no larger skip needed */
+
+static unsigned run_of(uint64_t *c)
 {
+	uint64_t r = uatomic_read(&c[BRK__PQ_FUTEX]) >> RUN_SHIFT;
+
+	return r > RUN_MAX ? RUN_MAX : (unsigned)r;
+}
+
+/* Set the run to @run (0: a head claimed) keeping the futex word. */
+static void run_set(uint64_t *c, unsigned run)
+{
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(&c[BRK__PQ_FUTEX]);
+		uint64_t nw = (old & 0xffffffffu) | (uint64_t)run << RUN_SHIFT;
+
+		if (old == nw || uatomic_cmpxchg(&c[BRK__PQ_FUTEX], old, nw) == old)
+			return;
+	}
+}
+
+/*
+ * A head @s timed out by @w: skip it, and as many tickets after it as
+ * the queue's skip run says (1, 2, 4, ...: each stale skip since a head
+ * last claimed doubles the next), never past @w itself. A run of N dead
+ * tickets (a storm of SIGKILLs, leavers 64 or more back with no GONE
+ * bit, a garbage NEXT) costs about log2(N) + 1 graces in all, even when
+ * the waiters that time them out come and go. Live waiters in the run
+ * are skipped ones (rule 6: they may claim at any time): an order lost,
+ * never a permit. The GONE bits of the tickets passed are cleared (one a
+ * leaver set for a ticket of the new window is lost with them: a grace,
+ * rule 10). 1 if this call moved SERVED.
+ */
+static int skip_run(uint64_t *c, uint64_t s, const struct brk__bq_waiter *w)
+{
+	unsigned run = run_of(c);
 	uint64_t n = 1, t;
 
-	if (w->skips && (int64_t)(w->ticket - s) > 1) {
-		n = 1ull << (w->skips < 20 ? w->skips : 20);
+	if (run && (int64_t)(w->ticket - s) > 1) {
+		n = 1ull << run;
 		if (n > w->ticket - s)
 			n = w->ticket - s;
 	}
@@ -156,8 +188,8 @@ static int skip_run(uint64_t *c, uint64_t s, struct brk__bq_waiter *w)
 		else
 			wake(c);
 	}
-	w->skips++;
-	w->skipped_to = uatomic_read(&c[BRK__PQ_SERVED]);
+	if (run < RUN_MAX)
+		run_set(c, run + 1);
 	return 1;
 }
 
@@ -184,8 +216,6 @@ int brk__bq_join(brk_segment *s, struct brk__record *r, int prio,
 	w->timed_head = 0;
 	w->free_since = 0;
 	w->timing = 0;
-	w->skipped_to = 0;
-	w->skips = 0;
 	return 0;
 }
 
@@ -238,9 +268,14 @@ void brk__bq_leave(brk_segment *s, struct brk__record *r,
 static void claimed(brk_segment *s, struct brk__record *r,
 		    struct brk__bq_waiter *w)
 {
-	uint64_t *c = brk__permit_ctl(s, r);
+	uint64_t *c = brk__permit_ctl(s, r), srv;
 
-	if (c && (int64_t)(w->ticket - uatomic_read(&c[BRK__PQ_SERVED])) >= 0)
+	if (!c)
+		return;
+	srv = uatomic_read(&c[BRK__PQ_SERVED]);
+	if (w->ticket == srv && run_of(c))
+		run_set(c, 0); /* a head claimed: the skip run ends */
+	if ((int64_t)(w->ticket - srv) >= 0)
 		brk__bq_leave(s, r, w); /* a head: advance() */
 }
 
@@ -293,8 +328,6 @@ int brk__bq_skip_stale(brk_segment *s, struct brk__record *r,
 	}
 	now = brk__now(s);
 	if (!w->timing || w->timed_head != srv) {
-		if (srv != w->skipped_to)
-			w->skips = 0; /* someone else moved it: a claim */
 		w->timing = 1;
 		w->timed_head = srv;
 		w->free_since = now;

@@ -36,9 +36,6 @@ struct brk__bq_waiter {
 	uint64_t free_since;  /* ... since this segment time (ns) with a
 	                         permit free */
 	int timing;           /* 0: not timing a head */
-	uint64_t skipped_to;  /* the head this waiter's last skip made ... */
-	unsigned skips;       /* ... and its skips in a row not followed by
-	                         a claim: the next skips 2^skips tickets */
 };
 
 /* Take a ticket for @prio (fetch-and-add NEXT; a garbage SERVED is

@@ -184,6 +184,42 @@ static void a_run_of_dead_tickets_costs_a_few_graces_not_one_each(void **state)
 	assert_int_equal(queued(b), 0);
 }
 
+/* The doubling of rule 5 is the queue's, not one waiter's: a run of
+ * dead or garbage tickets (here a gap of 2^19 written into NEXT) is
+ * drained by waiters that come and go, each with a short max_wait (6
+ * graces), in about log2(gap) graces in all. When each waiter started
+ * again at a skip of 1, each skipped 63 tickets before it gave up (and
+ * left one more, with no GONE bit): about 8000 waiters, every one of
+ * them refused BULKHEAD_FULL on an empty bulkhead. */
+static void a_garbage_gap_is_drained_by_waiters_that_come_and_go(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	uint64_t *c = ctl(u, b);
+	struct brk__bq_waiter w;
+	brk_permit p;
+	int n, g, head = 0;
+
+	uatomic_set(&c[BRK__PQ_NEXT], uatomic_read(&c[BRK__PQ_SERVED]) + (1ull << 19));
+	for (n = 0; n < 50 && !head; n++) {
+		join(u, b, &w, BRK_PRIORITY_NORMAL);
+		for (g = 0; g < 6 && !head; g++) {
+			(void)brk__bq_skip_stale(u->seg, r, &w); /* timing */
+			ut_advance_ns(u, BRK__BQ_GRACE_NS);
+			(void)brk__bq_skip_stale(u->seg, r, &w);
+			head = brk__bq_turn(u->seg, r, &w) == 1;
+		}
+		if (!head)
+			brk__bq_leave(u->seg, r, &w); /* max_wait: gives up */
+	}
+	assert_true(head);
+	assert_true(n <= 5); /* 2^19: 20 graces, 6 a waiter */
+	ut_rc(0, try_claim(b, &w, &p));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+}
+
 /* Permits held by a process that died are reclaimed by the waiters
  * (brk__caller_reclaim(), as a plain brk_acquire() that finds the
  * bulkhead full does): a waiter only calls the acquire path once it sees
@@ -657,6 +693,7 @@ int main(void)
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
 		UT_TEST(a_run_of_dead_tickets_costs_a_few_graces_not_one_each),
 		UT_TEST(waiters_reclaim_permits_of_dead_holders),
+		UT_TEST(a_garbage_gap_is_drained_by_waiters_that_come_and_go),
 		UT_TEST(a_read_only_attach_never_writes_the_queue),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
 		UT_TEST(a_head_marked_gone_is_skipped_at_once),
