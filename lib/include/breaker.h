@@ -2406,7 +2406,8 @@ BRK_API int brk_ticket_check(brk_bucket *k, struct brk_ticket *t);
  * waiter that died). The ticket is finished either way.
  * Thread-safe for distinct tickets.
  * Returns 1 (given back), 0 (lost, or the ticket held nothing), -EINVAL
- * (NULL).
+ * (NULL, or a ticket holding a reservation of another pace than @k:
+ * nothing done, the ticket still holds it).
  */
 BRK_API int brk_ticket_cancel(brk_bucket *k, struct brk_ticket *t);
 

@@ -217,13 +217,21 @@ static int may_queue(const struct run *r)
 }
 
 /* The estimated wait for a bulkhead permit: the job's place (behind the
- * queue; high priority passes it) x mean hold time / permits; 0 unknown
- * (brk__bq_estimate_ns()). */
+ * queue; high priority passes it; 1 when a permit is free) x mean hold
+ * time / permits; 0 unknown (brk__bq_estimate_ns()). */
 static uint64_t full_wait_ns(const struct run *r)
 {
 	struct brk__record *rec = brk__brec(r->q.breaker);
 	uint64_t pos = r->q.priority == BRK_PRIORITY_HIGH
 			       ? 1 : brk__bq_queued(r->seg, rec) + 1;
+
+	/* a permit free while others queue: the queue is not what holds
+	 * the job up (dead tickets, garbage words: its waiters skip them),
+	 * so its place is not believed; the job counts alone. Else every
+	 * job whose deadline is shorter than the dead tickets' estimate is
+	 * EXPIRED at once, none joins, and nothing ever skips them. */
+	if (pos > 1 && brk__permit_free(r->seg, rec, r->q.priority))
+		pos = 1;
 
 	return brk__bq_estimate_ns(r->seg, rec, pos, r->q.priority);
 }
@@ -299,8 +307,10 @@ static int step_breaker(struct run *r)
 	for (rounds = 0; rounds < ADMIT_ROUNDS; rounds++) {
 		uint64_t wait_ns;
 
+		/* (a read-only attach writes nothing, not even this count:
+		 * its acquire below answers -EROFS) */
 		if (rounds == 0 && r->q.priority != BRK_PRIORITY_HIGH &&
-		    may_queue(r) &&
+		    may_queue(r) && !r->q.breaker->seg->readonly &&
 		    brk__bq_queued(r->seg, brk__brec(r->q.breaker)) > 0) {
 			/* others wait for a permit: behind them, not past
 			 * (counted as full once, as a refused try would be) */

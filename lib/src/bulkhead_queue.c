@@ -122,6 +122,77 @@ static int advance(uint64_t *c, uint64_t s)
 	return moved;
 }
 
+/*
+ * The skip run: the high 32 bits of FUTEX (the futex word is the low 32)
+ * count the heads skipped as stale since a head last claimed; the next
+ * skip passes 2^run tickets (rule 5). A wake's add carries into them
+ * once in 2^32 wakes: one skip doubled once, harmless.
+ */
+#define RUN_SHIFT 32u
+#define RUN_MAX 20u /* 2^20 = BRK__BQ_MAX_QUEUED: no larger skip needed */
+
+static unsigned run_of(uint64_t *c)
+{
+	uint64_t r = uatomic_read(&c[BRK__PQ_FUTEX]) >> RUN_SHIFT;
+
+	return r > RUN_MAX ? RUN_MAX : (unsigned)r;
+}
+
+/* Set the run to @run (0: a head claimed) keeping the futex word. */
+static void run_set(uint64_t *c, unsigned run)
+{
+	int i;
+
+	for (i = 0; i < BRK__CAS_TRIES; i++) {
+		uint64_t old = uatomic_read(&c[BRK__PQ_FUTEX]);
+		uint64_t nw = (old & 0xffffffffu) | (uint64_t)run << RUN_SHIFT;
+
+		if (old == nw || uatomic_cmpxchg(&c[BRK__PQ_FUTEX], old, nw) == old)
+			return;
+	}
+}
+
+/*
+ * A head @s timed out by @w: skip it, and as many tickets after it as
+ * the queue's skip run says (1, 2, 4, ...: each stale skip since a head
+ * last claimed doubles the next), never past @w itself. A run of N dead
+ * tickets (a storm of SIGKILLs, leavers 64 or more back with no GONE
+ * bit, a garbage NEXT) costs about log2(N) + 1 graces in all, even when
+ * the waiters that time them out come and go. Live waiters in the run
+ * are skipped ones (rule 6: they may claim at any time): an order lost,
+ * never a permit. The GONE bits of the tickets passed are cleared (one a
+ * leaver set for a ticket of the new window is lost with them: a grace,
+ * rule 10). 1 if this call moved SERVED.
+ */
+static int skip_run(uint64_t *c, uint64_t s, const struct brk__bq_waiter *w)
+{
+	unsigned run = run_of(c);
+	uint64_t n = 1, t;
+
+	if (run && (int64_t)(w->ticket - s) > 1) {
+		n = 1ull << run;
+		if (n > w->ticket - s)
+			n = w->ticket - s;
+	}
+	if (n == 1) {
+		if (!advance(c, s))
+			return 0;
+	} else {
+		if (uatomic_cmpxchg(&c[BRK__PQ_SERVED], s, s + n) != s)
+			return 0;
+		for (t = s; t != s + n && t - s < BRK__BQ_GONE_BITS; t++)
+			(void)clear_gone(c, t);
+		if ((int64_t)(uatomic_read(&c[BRK__PQ_NEXT]) - (s + n)) > 0 &&
+		    clear_gone(c, s + n))
+			(void)advance(c, s + n); /* the new head had left */
+		else
+			wake(c);
+	}
+	if (run < RUN_MAX)
+		run_set(c, run + 1);
+	return 1;
+}
+
 int brk__bq_join(brk_segment *s, struct brk__record *r, int prio,
 		 struct brk__bq_waiter *w)
 {
@@ -197,9 +268,14 @@ void brk__bq_leave(brk_segment *s, struct brk__record *r,
 static void claimed(brk_segment *s, struct brk__record *r,
 		    struct brk__bq_waiter *w)
 {
-	uint64_t *c = brk__permit_ctl(s, r);
+	uint64_t *c = brk__permit_ctl(s, r), srv;
 
-	if (c && (int64_t)(w->ticket - uatomic_read(&c[BRK__PQ_SERVED])) >= 0)
+	if (!c)
+		return;
+	srv = uatomic_read(&c[BRK__PQ_SERVED]);
+	if (w->ticket == srv && run_of(c))
+		run_set(c, 0); /* a head claimed: the skip run ends */
+	if ((int64_t)(w->ticket - srv) >= 0)
 		brk__bq_leave(s, r, w); /* a head: advance() */
 }
 
@@ -209,10 +285,16 @@ int brk__bq_try_claim(brk_breaker *b, struct brk__bq_waiter *w, brk_permit *p,
 	struct brk__record *r = brk__brec(b);
 	int rc = brk__bq_turn(b->seg, r, w);
 
+	/* nothing free: a holder that died? Reclaimed here, by any waiter,
+	 * as brk_acquire() does when it finds the bulkhead full (at most
+	 * once per 100 ms a segment, reclaim.c): a waiter calls the acquire
+	 * path only once it sees a permit free, so nobody else would
+	 * (without breakerd's sweep) */
+	if (!brk__permit_free(b->seg, r, w->prio) &&
+	    (!brk__caller_reclaim(b) || !brk__permit_free(b->seg, r, w->prio)))
+		return rc == 0 ? -EAGAIN : -BRK_EFULL;
 	if (rc == 0)
 		return -EAGAIN;
-	if (!brk__permit_free(b->seg, r, w->prio))
-		return -BRK_EFULL;
 	rc = brk__acquire_prio(b, p, why, w->prio | w->acq_flags);
 	if (rc == 0)
 		claimed(b->seg, r, w);
@@ -254,7 +336,7 @@ int brk__bq_skip_stale(brk_segment *s, struct brk__record *r,
 	if (now < w->free_since || now - w->free_since < BRK__BQ_GRACE_NS)
 		return 0;
 	w->timing = 0;
-	return advance(c, srv);
+	return skip_run(c, srv, w);
 }
 
 uint64_t brk__bq_queued(brk_segment *s, const struct brk__record *r)

@@ -74,7 +74,17 @@ uint64_t brk__bq_queued(brk_segment *s, const struct brk__record *r);
  * wakes them: brk__bq_wake() bumps the futex word, FUTEX_WAKE. */
 static inline int brk__bq_waiting(uint64_t *c)
 {
-	return c && uatomic_read(&c[BRK__PQ_NEXT]) != uatomic_read(&c[BRK__PQ_SERVED]);
+	uint64_t d;
+
+	if (!c)
+		return 0;
+	/* SERVED first (it only grows towards NEXT); words no queue can
+	 * have (SERVED past NEXT, more than BRK__BQ_MAX_QUEUED waiters) are
+	 * garbage, not waiters: no wake (a syscall) on every release for
+	 * them; the next waiter that joins repairs them */
+	d = uatomic_read(&c[BRK__PQ_SERVED]);
+	d = uatomic_read(&c[BRK__PQ_NEXT]) - d;
+	return (int64_t)d > 0 && d <= BRK__BQ_MAX_QUEUED;
 }
 void brk__bq_wake(uint64_t *c);
 /* The estimated wait of the @position-th waiter (1: the head) for

@@ -674,7 +674,9 @@ _Static_assert(UINT64_MAX / 1000000u + 1u <= BRK__HW_SINCE_MASK, "since field");
  *             served, skipped or left)
  *     GONE    bit (t % 64): ticket t in [SERVED, SERVED + 64) has left
  *     FUTEX   low 32 bits: the futex word waiters sleep on, bumped when
- *             a permit is given back while NEXT != SERVED
+ *             a permit is given back while NEXT != SERVED; high 32 bits:
+ *             the skip run (heads skipped as stale since a head last
+ *             claimed; the next skip passes 2^run tickets)
  *   AC_*: the adaptive limit (adaptive.c, issue 25; docs/design/limits.md
  *     "Adaptive concurrency"):
  *     LIMIT   the learned limit and its window (adaptive.c's encoding)

@@ -78,6 +78,16 @@ int brk__budget_fill(brk_segment *s, const struct brk__record *r,
  * bucket. Errors as brk_pace_take(); -EINVAL for n == 0 or n > burst. */
 int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
 		   uint64_t *taken_at_ns, uint64_t *not_before_ns);
+/* pace_ticket.c: a pace's TAT words (@p decoded) more than a legitimate
+ * queue ahead of now are garbage (a hostile or broken writer): each is
+ * healed, by one CAS, to now + that bound, so a take is refused for at
+ * most the queue a reservation horizon can hold, not for years. The
+ * bound: reservations reach now + BRK_PACE_MAX_HORIZON_MS + tau at an
+ * interval >= the ceiling's; a cut re-spaces each of those slots at most
+ * the floor's interval apart (the normal share's, which is wider). */
+struct brk__pace;
+void brk__pace_heal_far(brk_segment *s, struct brk__record *r,
+			const struct brk__pace *p);
 /* pace_ticket.c (breaker.h "Fair waits"): the TAT after a cut at @c (ns)
  * from interval @t_old to @t_new: the q = ceil((old - tau_old - c) /
  * t_old) slots reserved after c re-spaced, c + tau_new + q * t_new, and

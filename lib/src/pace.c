@@ -226,7 +226,12 @@ static int pace_update_locked(brk_breaker *b, const struct brk_pace_config *c,
 			caa_cpu_relax();
 			continue; /* the first may be the new one already: redo */
 		}
-		if (cfg != w[0])
+		/* a ceiling raised keeps the TAT: the slots reserved at the
+		 * old rate stay where they are (tickets are the callers'), and
+		 * a rescaled TAT would put new reservations between them, over
+		 * the new ceiling (pacing.md "Fair waits"); a lower ceiling or
+		 * another burst rescales what is owed */
+		if (cfg != w[0] && BRK__BKC_T(cfg) >= p.ceil_t)
 			return brk__gcra_rescale(b->seg, &brk__xw(r)[BRK__BK_TAT], p.ceil_t,
 						 brk__pace_tau(p.ceil_t, p.burst),
 						 BRK__BKC_T(cfg),
@@ -287,6 +292,7 @@ int brk__pace_take(brk_breaker *b, int priority, uint32_t n,
 	if (n == 0 || n > p.burst)
 		return -EINVAL;
 	if (paced) {
+		brk__pace_heal_far(s, r, &p);
 		t = brk__pace_rate_t(&p, brk__rel_ms(s, brk__now(s)));
 		tau = brk__pace_tau(t, p.burst);
 	} else {

@@ -142,6 +142,8 @@ static int tk_reserve(brk_breaker *b, int priority, uint64_t horizon,
 	}
 	if (normal)
 		st |= TK_NORMAL_TAT;
+	if (st & TK_PACED)
+		brk__pace_heal_far(s, r, &p);
 	rc = reserve_on(s, &brk__xw(r)[normal ? BRK__BK_TAT_NORMAL : BRK__BK_TAT],
 			tt, tau, horizon, &at, &end);
 	t->at_ns = at;
@@ -237,7 +239,14 @@ static int tk_follow_cut(brk_breaker *b, struct brk_ticket *t, uint64_t cut_w)
 		if (CUTQ_TAG(w) == (c_ms & 0xffffffu)) {
 			int64_t i = (int64_t)(((t->private_[TK_SEQ] - CUTQ_SEQ(w)) & SEQ_MASK)
 					      << (64u - SEQ_BITS)) >> (64u - SEQ_BITS);
+			/* its place by time (at T_own: an over-count, as the
+			 * slots before it were at least T_own apart) bounds its
+			 * place by number: a larger one is a garbage word */
+			uint64_t i_time = t->at_ns > c && t_old
+						  ? (t->at_ns - c + t_old - 1u) / t_old : 0;
 
+			if (i > 0 && (uint64_t)i > i_time)
+				i = (int64_t)i_time;
 			if (i > 0) {
 				unsigned __int128 a = (unsigned __int128)(uint64_t)i * t_new + c;
 
@@ -364,12 +373,40 @@ int brk_ticket_cancel(brk_bucket *k, struct brk_ticket *t)
 
 	if (!k || !t)
 		return -EINVAL;
-	if (!tk_held(b, t))
-		return 0;
+	if (!tk_held(b, t)) {
+		uint64_t st = t->private_[TK_STATE];
+
+		/* a reservation of another pace: not @k's to cancel, and the
+		 * ticket stays as it was (it is not finished) */
+		return (st & ~0xffffu) == TK_MAGIC && (st & TK_RESERVED) ? -EINVAL : 0;
+	}
 	if (!b->seg->readonly && brk__fresh(b) == 0)
 		rc = give_back_last(brk__brec(b), t);
 	t->private_[TK_STATE] &= ~(uint64_t)TK_RESERVED;
 	return rc;
+}
+
+void brk__pace_heal_far(brk_segment *s, struct brk__record *r,
+			const struct brk__pace *p)
+{
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		/* the word's intervals at the ceiling and at the floor */
+		uint64_t ct = w ? brk__pace_normal_t(p->ceil_t, p->reserve_pct) : p->ceil_t;
+		uint64_t ft = w ? brk__pace_normal_t(p->floor_t, p->reserve_pct) : p->floor_t;
+		uint64_t *tat = &brk__xw(r)[w ? BRK__BK_TAT_NORMAL : BRK__BK_TAT];
+		uint64_t old = uatomic_read(tat), now = brk__now(s), lim;
+		unsigned __int128 q;
+
+		if (ct == 0 || old <= now)
+			continue;
+		q = (unsigned __int128)brk__ms_to_ns(BRK_PACE_MAX_HORIZON_MS) * ft / ct +
+		    2u * (unsigned __int128)brk__pace_tau(ft, p->burst) + ft;
+		lim = q > (UINT64_MAX >> 1) ? (UINT64_MAX >> 1) : (uint64_t)q;
+		if (old - now > lim)
+			(void)uatomic_cmpxchg(tat, old, brk__sat_add(now, lim));
+	}
 }
 
 uint64_t brk__pace_cut_queue(struct brk__record *r, uint64_t cut_ms, uint64_t old,

@@ -46,6 +46,7 @@ struct shared {
 
 static const char *shm;
 static struct shared *sh;
+static int use_hist; /* the breakers' hold_histogram (test 4) */
 
 static void cfg_init(struct brk_config *c)
 {
@@ -53,6 +54,7 @@ static void cfg_init(struct brk_config *c)
 	c->max_concurrent = 1;
 	c->failure_threshold = 1000;
 	c->implicit_pace = 0;
+	c->hold_histogram = use_hist;
 }
 
 static int waiter(int idx, void *arg)
@@ -250,6 +252,76 @@ static void a_waiter_that_gives_up_is_skipped_at_once(void)
 	CHECK(queued(b) == 0, "queue empty (%llu)", (unsigned long long)queued(b));
 }
 
+/* 4. Dead tickets on an empty bulkhead do not make a job with a
+ * deadline EXPIRED at once: with a permit free the queue is not what
+ * holds it up, so its estimate counts the job alone (the mean hold /
+ * permits), not behind the dead tickets; it joins and skips them. Before,
+ * its estimate put it behind 3 dead waiters (4 x the mean hold > its
+ * 600 ms deadline) and it was refused at once, as was every job with a deadline
+ * that came after it: none joined, so nothing skipped the dead tickets. */
+static void dead_tickets_on_an_empty_bulkhead_do_not_expire_a_job(void)
+{
+	struct brk_config cfg;
+	struct brk_admit_req q;
+	struct brk_admission a;
+	brk_segment *seg = it_attach(shm, 0);
+	brk_breaker *b;
+	brk_permit p;
+	pid_t pids[3];
+	uint64_t t0;
+	int i, k, rc;
+
+	memset(sh, 0, sizeof(*sh));
+	use_hist = 1;
+	cfg_init(&cfg);
+	if (brk_breaker_get(seg, "deadq", &cfg, &b) != 0 || brk_acquire(b, &p, NULL) != 0) {
+		CHECK(0, "deadq: the breaker and its one permit");
+		return;
+	}
+	it_sleep_ms(400); /* a hold of 400 ms, and the one of the permit held
+			   * while the waiters queue: a mean of 200 .. 550 ms */
+	brk_release(&p, BRK_SUCCESS, 0, 0);
+	CHECK(brk_acquire(b, &p, NULL) == 0, "deadq: the permit held again");
+	for (i = 0; i < 3; i++) {
+		sh->max_wait_ms[i] = 10000;
+		pids[i] = it_fork(waiter, i, (void *)"deadq");
+	}
+	for (k = 0; k < 500 && AT_LOAD(&sh->ready) < 3; k++)
+		it_sleep_ms(10);
+	for (i = 0; i < 3; i++) {
+		AT_STORE(&sh->go[i], 1);
+		for (k = 0; k < 1000 && queued(b) < (uint64_t)i + 1; k++)
+			it_sleep_ms(2);
+	}
+	for (i = 0; i < 3; i++)
+		it_kill(pids[i]);
+	brk_release(&p, BRK_SUCCESS, 0, 0);
+	CHECK(queued(b) == 3, "deadq: 3 dead tickets on an empty bulkhead (%llu)",
+	      (unsigned long long)queued(b));
+	{
+		struct brk_info i;
+
+		it_info(b, &i);
+		it_note("deadq: hold state %d count %llu sum %llu us", i.hold.state,
+			(unsigned long long)i.hold.count, (unsigned long long)i.hold.sum_us);
+	}
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.breaker = b;
+	q.max_wait_ms = 2000;
+	q.deadline_ns = brk_now_ns(seg) + 600 * 1000000ull;
+	t0 = it_now_ns();
+	rc = brk_admit(&q, &a);
+	it_note("deadq: a job with a 600 ms deadline: %s after %llu ms",
+		rc ? brk_strerror(rc) : "GO",
+		(unsigned long long)ms_between(t0, it_now_ns()));
+	CHECK(rc == 0, "deadq: admitted past the dead tickets (%s)", brk_strerror(rc));
+	if (rc == 0)
+		brk_admit_release(&a, BRK_SUCCESS, 0, 0);
+	CHECK(queued(b) == 0, "deadq: queue empty (%llu)", (unsigned long long)queued(b));
+	use_hist = 0;
+}
+
 int main(void)
 {
 	it_init("bulkhead_fifo", 90);
@@ -258,5 +330,6 @@ int main(void)
 	arrival_order_across_processes();
 	a_killed_waiter_does_not_stall_the_rest();
 	a_waiter_that_gives_up_is_skipped_at_once();
+	dead_tickets_on_an_empty_bulkhead_do_not_expire_a_job();
 	return it_finish();
 }

@@ -59,3 +59,13 @@ def test_a_bad_max_concurrent_is_refused(seg, value):
 def test_min_concurrent_above_the_bound_names_the_setting(seg):
     with pytest.raises(ValueError, match="min_concurrent=5"):
         seg.breaker("ac/f", max_concurrent="auto:4", min_concurrent=5)
+
+
+@pytest.mark.parametrize("value", ["auto:0", "auto:\u00b2", "auto:\u0663", "auto:+4", "auto: 4"])
+def test_auto_n_takes_ascii_digits_from_1_naming_the_setting(seg, value):
+    # "auto:0" was taken as "auto" (up to MAX_CONCURRENT; bctl and the
+    # breakers file refuse it), "auto:٣" as auto:3 (str.isdigit() is true
+    # for any Unicode digit), and "auto:²" raised int()'s message, which
+    # names neither the setting nor the value
+    with pytest.raises(ValueError, match="max_concurrent"):
+        seg.breaker("ac/g", max_concurrent=value)

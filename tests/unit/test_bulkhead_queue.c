@@ -8,6 +8,9 @@
  * sleeps: the sleeping loop (brk__bq_wait()) runs only on the real
  * clock (tests/integration/it_bulkhead_fifo.c).
  */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "layout.h"
 #include "internal.h"
 #include "bulkhead_queue.h"
@@ -141,6 +144,160 @@ static void dead_head_is_skipped_after_the_grace_and_no_earlier(void **state)
 	ut_rc(0, try_claim(b, &w2, &p2));
 	assert_int_equal(queued(b), 0);
 	ut_release_ok(&p2, BRK_SUCCESS, 0);
+}
+
+/* Many dead tickets in a row (a storm of SIGKILLed waiters, or waiters
+ * that gave up 64 or more behind the head and left no GONE bit) cost the
+ * live waiter behind them a few graces, not one grace each: a waiter
+ * whose skip was not followed by a claim doubles its next skip (1, 2, 4,
+ * ...; never past itself). Before, 300 dead tickets stalled it 300 x 50
+ * ms = 15 s: every waiter with a shorter max_wait was refused
+ * BULKHEAD_FULL on an empty bulkhead, and each left another dead ticket. */
+static void a_run_of_dead_tickets_costs_a_few_graces_not_one_each(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	struct brk__bq_waiter dead, live, behind;
+	brk_permit p;
+	int i, graces = 0;
+
+	for (i = 0; i < 300; i++)
+		join(u, b, &dead, BRK_PRIORITY_NORMAL); /* never seen again */
+	join(u, b, &live, BRK_PRIORITY_NORMAL);
+	join(u, b, &behind, BRK_PRIORITY_NORMAL);
+	while (brk__bq_turn(u->seg, r, &live) != 1 && graces < 400) {
+		(void)brk__bq_skip_stale(u->seg, r, &live); /* timing */
+		ut_advance_ns(u, BRK__BQ_GRACE_NS);
+		(void)brk__bq_skip_stale(u->seg, r, &live);
+		graces++;
+	}
+	assert_true(graces <= 10); /* log2(300) + 1 */
+	/* it became the head itself; the one behind it keeps its place */
+	assert_int_equal(uatomic_read(&ctl(u, b)[BRK__PQ_SERVED]), live.ticket);
+	assert_int_equal(brk__bq_turn(u->seg, r, &behind), 0);
+	ut_rc(0, try_claim(b, &live, &p));
+	assert_int_equal(queued(b), 1);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	ut_rc(0, try_claim(b, &behind, &p));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+}
+
+/* The doubling of rule 5 is the queue's, not one waiter's: a run of
+ * dead or garbage tickets (here a gap of 2^19 written into NEXT) is
+ * drained by waiters that come and go, each with a short max_wait (6
+ * graces), in about log2(gap) graces in all. When each waiter started
+ * again at a skip of 1, each skipped 63 tickets before it gave up (and
+ * left one more, with no GONE bit): about 8000 waiters, every one of
+ * them refused BULKHEAD_FULL on an empty bulkhead. */
+static void a_garbage_gap_is_drained_by_waiters_that_come_and_go(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	uint64_t *c = ctl(u, b);
+	struct brk__bq_waiter w;
+	brk_permit p;
+	int n, g, head = 0;
+
+	uatomic_set(&c[BRK__PQ_NEXT], uatomic_read(&c[BRK__PQ_SERVED]) + (1ull << 19));
+	for (n = 0; n < 50 && !head; n++) {
+		join(u, b, &w, BRK_PRIORITY_NORMAL);
+		for (g = 0; g < 6 && !head; g++) {
+			(void)brk__bq_skip_stale(u->seg, r, &w); /* timing */
+			ut_advance_ns(u, BRK__BQ_GRACE_NS);
+			(void)brk__bq_skip_stale(u->seg, r, &w);
+			head = brk__bq_turn(u->seg, r, &w) == 1;
+		}
+		if (!head)
+			brk__bq_leave(u->seg, r, &w); /* max_wait: gives up */
+	}
+	assert_true(head);
+	assert_true(n <= 5); /* 2^19: 20 graces, 6 a waiter */
+	ut_rc(0, try_claim(b, &w, &p));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+}
+
+/* Permits held by a process that died are reclaimed by the waiters
+ * (brk__caller_reclaim(), as a plain brk_acquire() that finds the
+ * bulkhead full does): a waiter only calls the acquire path once it sees
+ * a permit free, so before, with every permit held by dead holders (and
+ * no breakerd sweeping), the queue waited out every max_wait and refused
+ * BULKHEAD_FULL on a bulkhead nobody used. Here behind a dead head too:
+ * the waiter behind it reclaims, then times the head out. */
+static void waiters_reclaim_permits_of_dead_holders(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	struct brk__record *r = brk__brec(b);
+	struct brk__bq_waiter dead, live;
+	struct brk_info *i = malloc(sizeof(*i));
+	brk_permit p;
+	pid_t pid;
+	int st = 0;
+
+	assert_non_null(i);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(brk_acquire(b, &p, NULL) == 0 ? 0 : 1); /* leaks it */
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	join(u, b, &dead, BRK_PRIORITY_NORMAL);
+	join(u, b, &live, BRK_PRIORITY_NORMAL);
+	ut_rc(-EAGAIN, try_claim(b, &live, &p)); /* not its turn ... */
+	ut_info(b, i);
+	assert_int_equal(i->in_flight, 0); /* ... but it reclaimed */
+	assert_int_equal(brk__bq_skip_stale(u->seg, r, &live), 0); /* timing */
+	ut_advance_ns(u, BRK__BQ_GRACE_NS);
+	assert_int_equal(brk__bq_skip_stale(u->seg, r, &live), 1);
+	ut_rc(0, try_claim(b, &live, &p));
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(queued(b), 0);
+	free(i);
+}
+
+/* A read-only attach (BRK_ATTACH_READONLY: mapped PROT_READ) never
+ * writes the queue's words nor its counters: brk_admit() that may wait
+ * (the real clock, max_wait_ms) on a full bulkhead with others queued is
+ * -EROFS like every write. Before, it counted its refusal (a write)
+ * before it joined the queue: SIGSEGV in the caller. */
+static void a_read_only_attach_never_writes_the_queue(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0), *rb;
+	uint64_t *c = ctl(u, b), next;
+	struct brk__bq_waiter w;
+	struct brk_attach_opts o;
+	struct brk_admit_req q;
+	struct brk_admission a;
+	brk_segment *ro;
+	brk_permit hold;
+
+	ut_acquire_ok(b, &hold);
+	join(u, b, &w, BRK_PRIORITY_NORMAL);
+	next = uatomic_read(&c[BRK__PQ_NEXT]);
+	ut_opts(u, &o, 0);
+	o.flags = BRK_ATTACH_READONLY;
+	o.clock = NULL; /* the real clock: brk_admit() may wait */
+	o.clock_ctx = NULL;
+	ut_rc(0, brk_attach(&o, &ro));
+	ut_rc(0, brk_breaker_find(ro, "svc", &rb));
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.breaker = rb;
+	q.max_wait_ms = 100;
+	ut_rc(-EROFS, brk_admit(&q, &a));
+	q.priority = BRK_PRIORITY_HIGH;
+	ut_rc(-EROFS, brk_admit(&q, &a));
+	assert_int_equal(uatomic_read(&c[BRK__PQ_NEXT]), next);
+	assert_int_equal(queued(b), 1);
+	brk_detach(ro);
+	brk__bq_leave(u->seg, brk__brec(b), &w);
+	ut_release_ok(&hold, BRK_SUCCESS, 0);
 }
 
 /* A waiter that leaves (deadline, max_wait, a signal) is skipped at once:
@@ -349,6 +506,36 @@ static void release_wakes_only_while_someone_waits(void **state)
 	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f + 2);
 }
 
+/* Garbage queue words that no queue can have (SERVED past NEXT, a gap
+ * of more than BRK__BQ_MAX_QUEUED) do not make every release of the
+ * bulkhead a FUTEX_WAKE syscall until a waiter comes: a release wakes
+ * (bumps the futex word) only for 0 < NEXT - SERVED <= 2^20, as
+ * brk_info.queued reads it. */
+static void release_does_not_wake_for_garbage_queue_words(void **state)
+{
+	struct ut *u = *state;
+	brk_breaker *b = bulkhead(u, "svc", 1, 0);
+	uint64_t *c = ctl(u, b), f;
+	brk_permit p;
+
+	uatomic_set(&c[BRK__PQ_NEXT], 5);
+	uatomic_set(&c[BRK__PQ_SERVED], 1000);
+	ut_acquire_ok(b, &p);
+	f = uatomic_read(&c[BRK__PQ_FUTEX]);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f);
+	uatomic_set(&c[BRK__PQ_SERVED], 7);
+	uatomic_set(&c[BRK__PQ_NEXT], 7 + (1ull << 40));
+	ut_acquire_ok(b, &p);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f);
+	/* the largest queue believed still wakes */
+	uatomic_set(&c[BRK__PQ_NEXT], 7 + BRK__BQ_MAX_QUEUED);
+	ut_acquire_ok(b, &p);
+	ut_release_ok(&p, BRK_SUCCESS, 0);
+	assert_int_equal(uatomic_read(&c[BRK__PQ_FUTEX]), f + 1);
+}
+
 /* Garbage queue words (SERVED past NEXT, a gap no queue has, every GONE
  * bit set) are clamped by readers and repaired by the next waiter that
  * joins: nothing hangs, nothing crashes, the permit is still handed out. */
@@ -504,6 +691,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		UT_TEST(arrival_order_is_kept),
 		UT_TEST(dead_head_is_skipped_after_the_grace_and_no_earlier),
+		UT_TEST(a_run_of_dead_tickets_costs_a_few_graces_not_one_each),
+		UT_TEST(waiters_reclaim_permits_of_dead_holders),
+		UT_TEST(a_garbage_gap_is_drained_by_waiters_that_come_and_go),
+		UT_TEST(a_read_only_attach_never_writes_the_queue),
 		UT_TEST(a_waiter_that_leaves_is_skipped_at_once),
 		UT_TEST(a_head_marked_gone_is_skipped_at_once),
 		UT_TEST(a_leaver_that_became_the_head_moves_on_itself),
@@ -512,6 +703,7 @@ int main(void)
 		UT_TEST(high_priority_passes_the_queue),
 		UT_TEST(queued_in_brk_info),
 		UT_TEST(release_wakes_only_while_someone_waits),
+		UT_TEST(release_does_not_wake_for_garbage_queue_words),
 		UT_TEST(garbage_queue_words_are_clamped_and_repaired),
 		UT_TEST(no_gone_bit_beyond_the_window),
 		UT_TEST(estimated_wait_past_the_deadline_is_expired_at_once),

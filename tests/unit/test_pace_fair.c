@@ -14,6 +14,7 @@
 
 #include "fixture.h"
 
+#include "limits.h" /* brk__bk_h */
 #include "internal.h" /* the segment's epoch, for the cut's time */
 
 UT_GROUP_FIXTURES("pfair", 64)
@@ -252,6 +253,146 @@ static void a_slot_past_the_deadline_reserves_nothing(void **state)
 	}
 }
 
+/* A TAT word years ahead (garbage: a hostile or broken writer) is not
+ * believed: a pace's queue is legitimate up to the reservation horizon
+ * (BRK_PACE_MAX_HORIZON_MS) plus a burst, so a take or a reservation
+ * heals the word to there and is refused for at most that long, not for
+ * years (on the shared word and on the normal share's). */
+static void a_tat_years_ahead_is_healed_to_the_horizon(void **state)
+{
+	struct ut *u = *state;
+	struct brk_pace_config pc;
+	brk_bucket *k = NULL, *dflt = pace(u, "far-floor", 10.0, 1, 0);
+	struct brk__record *r;
+	uint64_t cap = BRK_PACE_MAX_HORIZON_MS * UT_NS_PER_MS, years, t0, nb = 0;
+	struct brk_ticket t;
+	int w;
+
+	/* the floor's (ceiling / 100) spacing after a cut: hours, not years */
+	t0 = ut_now_ns(u);
+	uatomic_set(&brk__xw(brk__brec(brk__bk_h(dflt)))[BRK__BK_TAT],
+		    t0 + 10ull * 365 * 24 * 3600 * UT_NS_PER_S);
+	ut_rc(-BRK_ENOTOKENS, brk_pace_take(dflt, BRK_PRIORITY_NORMAL, NULL, &nb));
+	assert_true(nb <= t0 + 2ull * 3600 * UT_NS_PER_S);
+	/* floor = ceiling: the horizon itself */
+	ut_rc(0, brk_pace_config_init(&pc));
+	pc.ceiling_per_s = 10.0;
+	pc.floor_per_s = 10.0;
+	pc.burst = 1;
+	pc.reserve_pct = 20;
+	ut_rc(0, brk_pace_get(u->seg, "far", &pc, &k));
+	r = brk__brec(brk__bk_h(k));
+	for (w = 0; w < 2; w++) {
+		t0 = ut_now_ns(u);
+		years = t0 + 10ull * 365 * 24 * 3600 * UT_NS_PER_S;
+		uatomic_set(&brk__xw(r)[w ? BRK__BK_TAT_NORMAL : BRK__BK_TAT], years);
+		ut_rc(-BRK_ENOTOKENS, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+		assert_true(nb <= t0 + cap + 4 * T100);
+		ut_rc(0, brk_ticket_init(&t));
+		/* high priority reserves on the shared word, normal on its own */
+		ut_rc(-BRK_ENOTOKENS, brk_pace_reserve(k, w ? BRK_PRIORITY_NORMAL
+							    : BRK_PRIORITY_HIGH,
+						       UINT64_MAX, &t));
+		assert_true(t.at_ns <= t0 + cap + 4 * T100);
+		ut_set_ns(u, t0 + cap + 4 * T100);
+		ut_rc(0, brk_pace_take(k, BRK_PRIORITY_NORMAL, NULL, &nb));
+	}
+}
+
+/* A ticket given to another pace's check or cancel is refused (-EINVAL)
+ * and left as it was: it still holds its reservation, which its own pace
+ * then cancels (the slot given back). Before, the other pace's cancel
+ * answered 0 ("lost, or held nothing") and kept the reservation held,
+ * so the caller believed it finished and its next reserve with it was
+ * -EINVAL ("still holds one"). A cancel twice, a check after cancel or
+ * after its take: nothing held. */
+static void a_ticket_given_to_another_pace_is_refused_and_kept(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "mine", 10.0, 1, 0), *o = pace(u, "other", 10.0, 1, 0);
+	struct brk_ticket t;
+	uint64_t t0 = ut_now_ns(u);
+
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &t), t0);
+	ut_rc(-EINVAL, brk_ticket_check(o, &t));
+	ut_rc(-EINVAL, brk_ticket_cancel(o, &t));
+	/* still held: not reserved again, given back by its own pace */
+	ut_rc(-EINVAL, brk_pace_reserve(k, BRK_PRIORITY_NORMAL, UINT64_MAX, &t));
+	ut_rc(1, brk_ticket_cancel(k, &t));
+	ut_rc(0, brk_ticket_cancel(k, &t)); /* twice: nothing held */
+	ut_rc(-EINVAL, brk_ticket_check(k, &t));
+	assert_int_equal(reserve(k, BRK_PRIORITY_NORMAL, &t), t0); /* free again */
+	ut_rc(0, brk_ticket_check(k, &t));
+	ut_rc(0, brk_ticket_cancel(k, &t)); /* after its take: nothing held */
+	ut_rc(-EINVAL, brk_ticket_check(k, &t));
+	assert_int_equal(info(k).taken, 1);
+	assert_int_equal(info(o).taken, 0);
+}
+
+/* A garbage cut-queue word (BRK__BK_CUTQ: the number before the first
+ * ticket a cut re-spaced) does not send a ticket years away: a ticket's
+ * place by number is at most its place by time (its slot's distance from
+ * the cut at the interval it reserved with, which over-counts when the
+ * slots before it were wider), so the larger one is not believed. */
+static void a_garbage_cut_queue_word_moves_a_ticket_no_later_than_its_time_place(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cutq", 10.0, 1, 0);
+	struct brk__record *r = brk__brec(brk__bk_h(k));
+	struct brk_ticket t[4];
+	uint64_t ep = u->seg->epoch_ns, c, tn, w, mask = (1ull << 40) - 1;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_ticket_check(k, &t[0]));
+	ut_advance_ms(u, 10);
+	ut_rc(0, brk_pace_cut(k, 5000)); /* to 5/s */
+	c = ep + (ut_now_ns(u) - ep + UT_NS_PER_MS - 1) / UT_NS_PER_MS * UT_NS_PER_MS;
+	tn = info(k).interval_ns;
+	/* the cut's word, its number 2^38 before t[3]'s */
+	w = uatomic_read(&brk__xw(r)[BRK__BK_CUTQ]);
+	uatomic_set(&brk__xw(r)[BRK__BK_CUTQ],
+		    (w & ~mask) | ((t[3].private_[6] - (1ull << 38)) & mask));
+	ut_rc(1, brk_ticket_check(k, &t[3]));
+	assert_int_equal(t[3].at_ns, c + 3 * tn); /* its place by time */
+	ut_set_ns(u, c + 3 * tn);
+	ut_rc(0, brk_ticket_check(k, &t[3]));
+}
+
+/* A ceiling raised (brk_pace_update()) while tickets are outstanding does
+ * not put new reservations between them: the tickets keep their slots
+ * (reserved at the old rate), so the TAT is kept and new reservations
+ * queue after the last of them at the new rate. Before, the TAT was
+ * rescaled to the new rate (owed time halved at twice the ceiling): 10
+ * tickets at 10/s up to +900 ms, then 10 new ones at +500 .. +950 ms -
+ * 15 sends in 450 ms, 33/s against a ceiling of 20/s. */
+static void a_ceiling_raise_queues_new_reservations_after_outstanding_tickets(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "raise", 10.0, 1, 0);
+	struct brk_ticket t[10], n[10];
+	struct brk_pace_config pc;
+	uint64_t tn;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	ut_rc(0, brk_pace_config_init(&pc));
+	pc.ceiling_per_s = 20.0;
+	ut_rc(0, brk_pace_update(k, &pc, BRK_PACE_F_CEILING));
+	tn = info(k).interval_ns;
+	assert_int_equal(tn, T100 / 2);
+	for (i = 0; i < 10; i++) {
+		reserve(k, BRK_PRIORITY_NORMAL, &n[i]);
+		assert_true(n[i].at_ns >= t[9].at_ns + (uint64_t)(i + 1) * tn);
+	}
+	for (i = 0; i < 10; i++) {
+		ut_set_ns(u, t[i].at_ns);
+		ut_rc(0, brk_ticket_check(k, &t[i]));
+	}
+}
+
 /* Cancel gives the slot back when it is still the last one reserved;
  * otherwise it is lost (one interval), never handed out twice. */
 static void cancel_of_the_last_ticket_gives_its_slot_back(void **state)
@@ -435,6 +576,10 @@ int main(void)
 		UT_TEST(a_ticket_that_slept_through_two_cuts_keeps_its_place),
 		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
+		UT_TEST(a_tat_years_ahead_is_healed_to_the_horizon),
+		UT_TEST(a_ceiling_raise_queues_new_reservations_after_outstanding_tickets),
+		UT_TEST(a_ticket_given_to_another_pace_is_refused_and_kept),
+		UT_TEST(a_garbage_cut_queue_word_moves_a_ticket_no_later_than_its_time_place),
 		UT_TEST(cancel_of_the_last_ticket_gives_its_slot_back),
 		UT_TEST(high_priority_passes_queued_normal_waiters),
 		UT_TEST(admit_reserves_on_the_implicit_pace_once),

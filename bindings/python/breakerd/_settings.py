@@ -47,9 +47,14 @@ def _concurrent(name, v):
     if isinstance(v, str):
         if v == "auto":
             return 0, 1
-        if v.startswith("auto:") and v[5:].isdigit():
-            return int(v[5:]), 1
-        raise ValueError(f"{name} must be a count, 'auto' or 'auto:N', not {v!r}")
+        n = v[5:]
+        # ASCII digits only (str.isdigit() is true for "²" and "٣"), and
+        # a bound of 1 or more: "auto:0" is not "auto" (bctl, the
+        # breakers file and brk_config say the same)
+        if v.startswith("auto:") and n.isascii() and n.isdigit() and int(n) >= 1:
+            return int(n), 1
+        raise ValueError(f"{name} must be a count, 'auto' or 'auto:N' "
+                         f"(N 1..{_core.MAX_CONCURRENT}), not {v!r}")
     return _count(name, v), 0
 
 
