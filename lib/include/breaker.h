@@ -2365,8 +2365,10 @@ BRK_API int brk_ticket_init_sz(struct brk_ticket *t, size_t size);
  *              live in any memory of one process: it names no process.
  *
  * One CAS on the shared TAT (the normal TAT for normal priority with
- * reserve_pct > 0) moving it one interval of the current rate, exactly as
- * brk_pace_take() would, except that the slot may be in the future. Then
+ * reserve_pct > 0) moving it one interval, exactly as brk_pace_take()
+ * would at the slot, except that the slot may be in the future: the
+ * interval is the learned rate at the slot (the rate's curve is known
+ * until the next cut), so a queue goes out at the rate as it grows. Then
  * sleep until t->at_ns (if it is in the future) and call
  * brk_ticket_check() before sending, always. Other processes see the TAT
  * one interval later (their reservations queue behind this one).

@@ -401,9 +401,19 @@ static void empty_after_cut(brk_segment *s, struct brk__record *r,
 			break;
 		if (w == 0) {
 			/* the shared queue, by number (brk__pace_cut_queue):
-			 * exactly its live reservations after c */
-			uint64_t n = brk__pace_cut_queue(r, now_ms, uatomic_read(tat), c, a,
-							 brk__pace_tau(a, q->burst));
+			 * exactly its live reservations after c. Counted by
+			 * distance at the smallest interval in it: a slot's
+			 * interval is the rate at that slot (pace_ticket.c
+			 * slot_t()), which only grew from c to the last one */
+			uint64_t old = uatomic_read(tat), am = a;
+			uint64_t n;
+
+			if (old > c)
+				am = brk__pace_rate_t(p, brk__rel_ms(s, old));
+			if (am == 0 || am > a)
+				am = a;
+			n = brk__pace_cut_queue(r, now_ms, old, c, am,
+						brk__pace_tau(am, q->burst));
 			unsigned __int128 v = (unsigned __int128)n * b +
 					      brk__sat_add(c, tau_b);
 			uint64_t nw = v > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)v;
@@ -418,9 +428,17 @@ static void empty_after_cut(brk_segment *s, struct brk__record *r,
 			continue;
 		}
 		for (i = 0; i < BRK__CAS_TRIES; i++) {
-			uint64_t old = uatomic_read(tat);
-			uint64_t nw = brk__pace_respace(old, c, a, brk__pace_tau(a, q->burst),
-							b, tau_b, 0);
+			uint64_t old = uatomic_read(tat), am = a;
+			uint64_t nw;
+
+			/* the smallest interval in the queue, as above */
+			if (old > c)
+				am = brk__pace_normal_t(brk__pace_rate_t(p, brk__rel_ms(s, old)),
+							q->reserve_pct);
+			if (am == 0 || am > a)
+				am = a;
+			nw = brk__pace_respace(old, c, am, brk__pace_tau(am, q->burst), b,
+					       tau_b, 0);
 
 			if (old >= nw || uatomic_cmpxchg(tat, old, nw) == old)
 				break;

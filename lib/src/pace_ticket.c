@@ -74,25 +74,69 @@ static int tk_load(const struct brk__record *r, uint64_t cut_w, struct brk__pace
 			       uatomic_read(&brk__xw(r)[BRK__BK_PACE]), cut_w, p);
 }
 
+/* The interval of a reservation on a pace's word whose TAT is @old at
+ * @now: the rate AT ITS SLOT, not now. A take at x passes when
+ * TAT - (burst - 1) x T(x) <= x (gcra_core.c), so a queued slot y is the
+ * fixed point y = old - (burst - 1) x T(y), and T(y) the interval after
+ * it, as a take-and-retry at y would have used. Between cuts the rate
+ * only grows (pace_curve.c: hold, then probe), so T(y) <= T(now) and the
+ * iteration from T(now) falls to the fixed point (a few steps are within
+ * ns of it; a step short errs slower). Without it a queue reserved during
+ * a hold went out at the held rate for a queue's length after the probe
+ * began: the probe reached the ceiling before a faster request was sent,
+ * and the pace never heard the upstream's limit. */
+#define TK_SLOT_ITER 4
+static uint64_t slot_t(const brk_segment *s, const struct brk__pace *p, int normal,
+		       uint64_t old, uint64_t now)
+{
+	uint64_t t = word_t(p, brk__rel_ms(s, now), normal);
+	int i;
+
+	for (i = 0; i < TK_SLOT_ITER; i++) {
+		unsigned __int128 back = (unsigned __int128)(p->burst - 1u) * t;
+		uint64_t y, tn;
+
+		if (old <= now || back >= old - now)
+			y = now; /* no queue: the slot is now */
+		else
+			y = old - (uint64_t)back;
+		if (y <= now)
+			break;
+		tn = word_t(p, brk__rel_ms(s, y), normal);
+		if (tn >= t)
+			break;
+		t = tn;
+	}
+	return t;
+}
+
 /*
- * Reserve one slot on @tat (interval @t, tolerance @tau) no later than
- * now + @horizon: 0 (*@at the slot, *@end the TAT written), or
- * -BRK_ENOTOKENS (*@at when it would have been; nothing written), or
- * -BRK_ECONTENDED. The CAS loop retries against the TAT another writer
- * moved, as brk__gcra_take() (bounded by BRK__GCRA_CONTEND_NS).
+ * Reserve one slot on @tat no later than now + @horizon: 0 (*@at the
+ * slot, *@end the TAT written, *@t_used its interval), or -BRK_ENOTOKENS
+ * (*@at when it would have been; nothing written), or -BRK_ECONTENDED.
+ * The interval: @t (tolerance @tau) on a plain bucket (@p NULL), else the
+ * rate of the pace @p at the slot (slot_t()). The CAS loop retries
+ * against the TAT another writer moved, as brk__gcra_take() (bounded by
+ * BRK__GCRA_CONTEND_NS).
  */
-static int reserve_on(brk_segment *s, uint64_t *tat, uint64_t t, uint64_t tau,
-		      uint64_t horizon, uint64_t *at, uint64_t *end)
+static int reserve_on(brk_segment *s, uint64_t *tat, const struct brk__pace *p,
+		      int normal, uint64_t t, uint64_t tau, uint64_t horizon,
+		      uint64_t *at, uint64_t *end, uint64_t *t_used)
 {
 	uint64_t give_up = 0;
 
 	for (;;) {
 		uint64_t old = uatomic_read(tat), now = brk__now(s), base, nw, slot;
 
+		if (p) {
+			t = slot_t(s, p, normal, old, now);
+			tau = brk__pace_tau(t, p->burst);
+		}
 		base = old > now ? old : now;
 		nw = brk__sat_add(base, t);
 		slot = nw - now > tau ? nw - tau : now;
 		*at = slot;
+		*t_used = t;
 		if (nw == UINT64_MAX || slot - now > horizon)
 			return -BRK_ENOTOKENS;
 		if (uatomic_cmpxchg(tat, old, nw) == old) {
@@ -145,7 +189,8 @@ static int tk_reserve(brk_breaker *b, int priority, uint64_t horizon,
 	if (st & TK_PACED)
 		brk__pace_heal_far(s, r, &p);
 	rc = reserve_on(s, &brk__xw(r)[normal ? BRK__BK_TAT_NORMAL : BRK__BK_TAT],
-			tt, tau, horizon, &at, &end);
+			(st & TK_PACED) ? &p : NULL, normal, tt, tau, horizon, &at,
+			&end, &tt);
 	t->at_ns = at;
 	if (rc) {
 		if (rc == -BRK_ENOTOKENS) {

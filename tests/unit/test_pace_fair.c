@@ -207,6 +207,80 @@ static void a_cut_respaces_a_queue_of_mixed_spacing_without_gaps(void **state)
 	}
 }
 
+/*
+ * A pace waited on by reservations still learns its limit: the sends of
+ * a closed loop that always has a queue reserved follow the learned rate
+ * as a probe raises it. 8 waiters each hold a ticket (as 8 bctl exec
+ * loops do); when one is due it is taken and reserves again at once. A
+ * reservation's interval is the rate at its slot (the curve is known to
+ * its next cut), not at the time it was made: with the latter a queue
+ * reserved during the hold (8 x 200 ms ahead) went out at the held rate
+ * for as long again after the probe began, the probe's rate reached the
+ * ceiling before a faster request was sent, no 429 answered it and the
+ * pace "learned" the ceiling (it_pace_nginx: 20.0 where 4.86 before the
+ * fair merge). The takes in each 250 ms of the second after the hold are
+ * what the curve allows there (within the burst), and none go early.
+ */
+static void a_reserved_queue_sends_at_the_learned_rate_as_a_probe_raises_it(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "probe", 20.0, 2, 0);
+	struct brk_ticket t[8];
+	uint64_t taken[400], h, w, end;
+	double allowed[2] = { 0 }, held;
+	unsigned n = 0, i, j, sent[2] = { 0 };
+
+	ut_rc(0, brk_pace_cut(k, 5000)); /* held at 5/s, then probing */
+	held = info(k).learned_per_s;
+	assert_true(held > 4.9 && held <= 5.0);
+	for (i = 0; i < 8; i++)
+		reserve(k, BRK_PRIORITY_NORMAL, &t[i]);
+	/* the hold's end: the first ms whose rate is above the held one */
+	for (h = ut_now_ns(u);; h += UT_NS_PER_MS) {
+		uint64_t keep = ut_now_ns(u);
+
+		ut_set_ns(u, h);
+		w = info(k).learned_per_s > held;
+		ut_set_ns(u, keep);
+		if (w)
+			break;
+	}
+	end = h + 1000 * UT_NS_PER_MS;
+	while (n < 400) {
+		unsigned m = 0;
+
+		for (i = 1; i < 8; i++)
+			if (t[i].at_ns < t[m].at_ns)
+				m = i;
+		if (t[m].at_ns > end)
+			break;
+		if (t[m].at_ns > ut_now_ns(u))
+			ut_set_ns(u, t[m].at_ns);
+		ut_rc(0, brk_ticket_check(k, &t[m]));
+		taken[n++] = t[m].taken_at_ns;
+		reserve(k, BRK_PRIORITY_NORMAL, &t[m]);
+	}
+	assert_int_equal(info(k).cuts, 1); /* nothing but the one cut */
+	/* what the curve allows in each half second: its integral */
+	for (w = h; w < end; w += UT_NS_PER_MS) {
+		ut_set_ns(u, w);
+		allowed[(w - h) / (500 * UT_NS_PER_MS)] += info(k).learned_per_s / 1e3;
+	}
+	for (j = 0; j < n; j++)
+		if (taken[j] >= h && taken[j] < end)
+			sent[(taken[j] - h) / (500 * UT_NS_PER_MS)]++;
+	for (i = 0; i < 2; i++) {
+		print_message("  half second %u after the hold: %u sent, the curve allows %.1f\n",
+			      i, sent[i], allowed[i]);
+		/* within the burst (2) of the curve, either way */
+		assert_true(sent[i] + 2.0 >= allowed[i]);
+		assert_true(sent[i] <= allowed[i] + 2.0 + 1.0);
+	}
+	/* and not early: no take before its interval on the curve */
+	for (j = 1; j < n; j++)
+		assert_true(taken[j] > taken[j - 1]);
+}
+
 /* A slot past the horizon (the caller's deadline) reserves nothing and
  * says when it would have been; brk_admit() refuses EXPIRED at once. */
 static void a_slot_past_the_deadline_reserves_nothing(void **state)
@@ -575,6 +649,7 @@ int main(void)
 		UT_TEST(a_cut_respaces_outstanding_tickets_in_order),
 		UT_TEST(a_ticket_that_slept_through_two_cuts_keeps_its_place),
 		UT_TEST(a_cut_respaces_a_queue_of_mixed_spacing_without_gaps),
+		UT_TEST(a_reserved_queue_sends_at_the_learned_rate_as_a_probe_raises_it),
 		UT_TEST(a_slot_past_the_deadline_reserves_nothing),
 		UT_TEST(a_tat_years_ahead_is_healed_to_the_horizon),
 		UT_TEST(a_ceiling_raise_queues_new_reservations_after_outstanding_tickets),
