@@ -47,6 +47,16 @@ struct shared {
 static const char *shm;
 static struct shared *sh;
 static int use_hist; /* the breakers' hold_histogram (test 4) */
+static brk_segment *test_seg; /* the test process's one attach (main_seg) */
+
+/* The test process's attach, made once and detached by main (one per
+ * test leaked its handles: LeakSanitizer failed the ASan stage). */
+static brk_segment *main_seg(void)
+{
+	if (!test_seg)
+		test_seg = it_attach(shm, 0);
+	return test_seg;
+}
 
 static void cfg_init(struct brk_config *c)
 {
@@ -110,7 +120,7 @@ static brk_breaker *run(const char *name, int kill_idx, int giveup_idx,
 			pid_t *pids)
 {
 	struct brk_config cfg;
-	brk_segment *seg = it_attach(shm, 0);
+	brk_segment *seg = main_seg();
 	brk_breaker *b;
 	brk_permit p;
 	int i, k, st;
@@ -264,7 +274,7 @@ static void dead_tickets_on_an_empty_bulkhead_do_not_expire_a_job(void)
 	struct brk_config cfg;
 	struct brk_admit_req q;
 	struct brk_admission a;
-	brk_segment *seg = it_attach(shm, 0);
+	brk_segment *seg = main_seg();
 	brk_breaker *b;
 	brk_permit p;
 	pid_t pids[3];
@@ -331,5 +341,7 @@ int main(void)
 	a_killed_waiter_does_not_stall_the_rest();
 	a_waiter_that_gives_up_is_skipped_at_once();
 	dead_tickets_on_an_empty_bulkhead_do_not_expire_a_job();
+	if (test_seg)
+		brk_detach(test_seg);
 	return it_finish();
 }
