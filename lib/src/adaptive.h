@@ -97,12 +97,4 @@ void brk__ac_sample(brk_segment *s, struct brk__record *r, uint64_t rtt_ns,
 /* shm: the state for brk_info (0 if the breaker has no permit block) */
 int brk__ac_read(brk_segment *s, struct brk__record *r, struct brk__ac *a);
 
-/* The permit slots a config's bulkhead needs (blocks.c, room.c):
- * max_concurrent, or BRK_MAX_CONCURRENT for auto with max_concurrent 0. */
-static inline uint32_t brk__bulkhead_slots(const struct brk_config *c)
-{
-	return c->max_concurrent ? c->max_concurrent
-				 : c->concurrency_auto ? BRK_MAX_CONCURRENT : 0;
-}
-
 #endif

@@ -11,7 +11,6 @@
  * carries this record's owner tag (layout.h, BRK__BTAG; issue 22): a
  * corrupt one reads as "no block", so nothing is ever written through it.
  */
-#include "adaptive.h"
 #include "internal.h"
 
 uint32_t brk__ref_of(const brk_segment *s, const struct brk__record *r)

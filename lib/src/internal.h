@@ -577,6 +577,14 @@ static inline struct brk__lease *brk__slot(const struct brk__slots *set, uint32_
 void brk__probe_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
 /* The primary permit block, then the overflow block (none: 0 slots). */
 void brk__permit_slots(brk_segment *s, struct brk__record *r, struct brk__slots *set);
+/* The permit slots a config's bulkhead needs (blocks.c, room.c):
+ * max_concurrent, or BRK_MAX_CONCURRENT for auto with max_concurrent 0. */
+static inline uint32_t brk__bulkhead_slots(const struct brk_config *c)
+{
+	return c->max_concurrent ? c->max_concurrent
+				 : c->concurrency_auto ? BRK_MAX_CONCURRENT : 0;
+}
+
 /* The primary permit block's control unit (layout.h enum brk__permit_ctl:
  * BRK__PQ_* and BRK__AC_* words), or NULL: no primary block, or a link
  * that is not this record's permit block. */

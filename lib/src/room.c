@@ -9,7 +9,6 @@
  * test_room.c checks both against the arena a real create and update
  * use).
  */
-#include "adaptive.h"
 #include "internal.h"
 
 /* The probe, window and bulkhead blocks @c needs, in units, beyond
