@@ -560,68 +560,54 @@ static void old_layout_segment_refused_with_what_to_do(void **state)
 	munmap(h, sizeof *h);
 }
 
-/* Issue 21 made layout 4 (hold-and-probe cut words, implicit paces): a
- * layout-3 segment (a library before it would run the CUBIC rule on the
- * same words) is refused, -EPROTO, naming both versions; and the other
- * way round a layout-3 library refuses this one by the same check. */
-static void a_layout_3_segment_is_refused_after_issue_21(void **state)
+/* Rewrite the fixture's segment to layout @old and attach: refused,
+ * -EPROTO, naming both versions and what to do; the version is put back. */
+static void assert_layout_refused(struct ut *u, uint32_t old)
 {
-	struct ut *u = *state;
 	struct brk_attach_opts o;
 	brk_segment *s = NULL;
 	struct brk__header *h;
 	char want[256];
 	int fd;
 
-	assert_int_equal(BRK__LAYOUT_VERSION, 5);
 	fd = shm_open(u->shm, O_RDWR, 0);
 	assert_true(fd >= 0);
 	h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(h != MAP_FAILED);
 	close(fd);
-	h->version = 3;
+	h->version = old;
 	ut_opts(u, &o, 0);
 	o.flags = BRK_ATTACH_NOCREATE;
 	u->err[0] = '\0';
 	ut_rc(-EPROTO, brk_attach(&o, &s));
 	assert_null(s);
-	snprintf(want, sizeof want, "layout version 3, this library speaks 5");
+	snprintf(want, sizeof want, "layout version %u, this library speaks %u",
+		 old, BRK__LAYOUT_VERSION);
 	assert_non_null(strstr(u->err, want));
+	assert_non_null(strstr(u->err, "stop every process using it"));
 	h->version = BRK__LAYOUT_VERSION;
 	munmap(h, sizeof *h);
+}
+
+/* Issue 21 made layout 4 (hold-and-probe cut words, implicit paces): a
+ * layout-3 segment (a library before it would run the CUBIC rule on the
+ * same words) is refused; and the other way round a layout-3 library
+ * refuses this one by the same check. */
+static void a_layout_3_segment_is_refused_after_issue_21(void **state)
+{
+	assert_int_equal(BRK__LAYOUT_VERSION, 5);
+	assert_layout_refused(*state, 3);
 }
 
 /* Issue 25 made layout 5 (the permit block's control unit: the bulkhead
  * queue and the adaptive limit; pace reservations past tau): a layout-4
  * segment (a library before it would barge past the queue and heal the
- * reservations away) is refused, -EPROTO, naming both versions and what
- * to do; a layout-4 library refuses this one by the same check. */
+ * reservations away) is refused; a layout-4 library refuses this one by
+ * the same check. */
 static void a_layout_4_segment_is_refused_after_issue_25(void **state)
 {
-	struct ut *u = *state;
-	struct brk_attach_opts o;
-	brk_segment *s = NULL;
-	struct brk__header *h;
-	char want[256];
-	int fd;
-
 	assert_int_equal(BRK__LAYOUT_VERSION, 5);
-	fd = shm_open(u->shm, O_RDWR, 0);
-	assert_true(fd >= 0);
-	h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(h != MAP_FAILED);
-	close(fd);
-	h->version = 4;
-	ut_opts(u, &o, 0);
-	o.flags = BRK_ATTACH_NOCREATE;
-	u->err[0] = '\0';
-	ut_rc(-EPROTO, brk_attach(&o, &s));
-	assert_null(s);
-	snprintf(want, sizeof want, "layout version 4, this library speaks 5");
-	assert_non_null(strstr(u->err, want));
-	assert_non_null(strstr(u->err, "stop every process using it"));
-	h->version = BRK__LAYOUT_VERSION;
-	munmap(h, sizeof *h);
+	assert_layout_refused(*state, 4);
 }
 
 /* ---- found by the spin model (tests/model) ------------------------------ */
