@@ -2336,8 +2336,11 @@ struct brk_ticket {
 	uint32_t priority;    /* enum brk_priority, as reserved */
 	uint64_t at_ns;       /* the slot: segment clock, ns (brk_now_ns());
 	                         sleep until then, then brk_ticket_check() */
-	uint64_t taken_at_ns; /* after brk_ticket_check() 0: the take's time,
-	                         for brk_pace_report() */
+	uint64_t taken_at_ns; /* after brk_ticket_check() 0: the time to give
+	                         brk_pace_report(): the take's, or for a
+	                         ticket reserved before the pace's last cut
+	                         (and re-spaced by it) its reservation's, so
+	                         that its 429 does not cut again */
 	uint64_t private_[8]; /* the library's; never touch */
 };
 

@@ -641,9 +641,49 @@ static void threads_race_reservations_get_every_slot_once(void **state)
 	}
 }
 
+/* A ticket reserved before a cut (and re-spaced by it) reports its
+ * reservation's time: its 429 is an answer of before the cut and does not
+ * cut again; a ticket reserved after the cut cuts. (Without the rule each
+ * re-spaced ticket sent into the still-drained upstream cut again:
+ * it_pace_nginx learned 3.45 against nginx's 5, one run in three.) */
+static void a_ticket_queued_before_a_cut_does_not_cut_again(void **state)
+{
+	struct ut *u = *state;
+	brk_bucket *k = pace(u, "cutrule", 10.0, 1, 0);
+	struct brk_ticket a, b, c;
+	uint64_t t0 = ut_now_ns(u);
+	int rc, i;
+
+	reserve(k, BRK_PRIORITY_NORMAL, &a);
+	reserve(k, BRK_PRIORITY_NORMAL, &b);
+	ut_rc(0, brk_ticket_check(k, &a));
+	ut_advance_ms(u, 5);
+	/* a's answer: 429, the first cut */
+	ut_rc(1, brk_pace_report(k, a.taken_at_ns, BRK_PACE_LIMITED, 0));
+	for (i = 0, rc = 1; rc == 1 && i < 100; i++) {
+		if (b.at_ns > ut_now_ns(u))
+			ut_set_ns(u, b.at_ns);
+		rc = brk_ticket_check(k, &b);
+	}
+	ut_rc(0, rc);
+	assert_int_equal(b.taken_at_ns, t0); /* its reservation's time */
+	ut_rc(0, brk_pace_report(k, b.taken_at_ns, BRK_PACE_LIMITED, 0));
+	/* reserved after the cut: its 429 cuts */
+	reserve(k, BRK_PRIORITY_NORMAL, &c);
+	for (i = 0, rc = 1; rc == 1 && i < 100; i++) {
+		if (c.at_ns > ut_now_ns(u))
+			ut_set_ns(u, c.at_ns);
+		rc = brk_ticket_check(k, &c);
+	}
+	ut_rc(0, rc);
+	assert_true(c.taken_at_ns > t0);
+	ut_rc(1, brk_pace_report(k, c.taken_at_ns, BRK_PACE_LIMITED, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		UT_TEST(a_ticket_queued_before_a_cut_does_not_cut_again),
 		UT_TEST(reservations_are_served_in_arrival_order),
 		UT_TEST(a_dead_waiter_costs_exactly_one_slot),
 		UT_TEST(a_cut_respaces_outstanding_tickets_in_order),
