@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -17,6 +19,32 @@ import breakerd  # noqa: E402
 from breakerd.testing import FakeClock  # noqa: E402
 
 _counter = itertools.count()
+
+
+def _settle_exiting_threads(bound=2.0):
+    """Before any fork() of a test process (os.fork, multiprocessing's fork,
+    Popen with preexec_fn): wait, at most ``bound`` s, until every OS thread
+    of the process is a live Python thread, so no joined thread is still
+    tearing down. GCC 12's ASan runtime takes no allocator lock across
+    fork(): a thread exiting at the fork drains its allocator cache under
+    the allocator's mutex, and the child then blocks forever at its first
+    malloc (the ASan stage hung 1,800 s on it;
+    test_fork.py::test_no_fork_of_the_test_process_meets_a_thread_still_exiting).
+    Threads that are not Python's (none today) would show as a lasting
+    excess: after one bound it is taken as the baseline."""
+    end = time.monotonic() + bound
+    while True:
+        excess = len(os.listdir("/proc/self/task")) - threading.active_count()
+        if excess <= _settle_exiting_threads.baseline:
+            return
+        if time.monotonic() > end:
+            _settle_exiting_threads.baseline = excess
+            return
+        time.sleep(0.0005)
+
+
+_settle_exiting_threads.baseline = 0
+os.register_at_fork(before=_settle_exiting_threads)
 
 
 def unique_shm():

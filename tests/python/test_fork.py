@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import signal
+import time
 import warnings
 
 import pytest
@@ -138,3 +139,49 @@ def test_quorum_needs_failures_from_two_processes(realseg):
     assert br.state == "closed"  # one process cannot open it for all
     assert in_child(lambda: (fail_times(br, 1), br.state)[1]) == "open"
     assert br.info()["window"]["distinct_failing_processes"] == 2
+
+
+def test_no_fork_of_the_test_process_meets_a_thread_still_exiting():
+    """The ASan stage hung for its whole 1,800 s (CI, stop 29): GCC 12's
+    ASan runtime takes no allocator lock across fork(), so a child forked
+    while a just-joined thread was still tearing down (its allocator cache
+    drained under the allocator's lock) blocked forever at its first
+    malloc, and the parent's unbounded wait with it (gdb on such a child:
+    __asan::Allocator::Allocate -> SizeClassAllocator64::GetFromAllocator
+    -> Mutex::Lock). conftest's at-fork hook now waits until every OS
+    thread of the process is a live Python thread. Seen from the parent
+    just after each fork() of this loop, without the hook some forks had
+    a thread still exiting, and under ASan a child now and then hung."""
+    import threading
+
+    exiting, hung, on = [], 0, [True]
+
+    def after():  # a hook cannot be unregistered: it goes quiet instead
+        if on[0]:
+            exiting.append(len(os.listdir("/proc/self/task")) - threading.active_count())
+
+    os.register_at_fork(after_in_parent=after)
+    try:
+        for _ in range(100):
+            ts = [threading.Thread(target=lambda: [bytearray(1000) for _ in range(200)])
+                  for _ in range(8)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            pid = os.fork()
+            if pid == 0:
+                [bytearray(100) for _ in range(1000)]  # malloc, as a real child does
+                os._exit(0)
+            end = time.monotonic() + 10
+            while os.waitpid(pid, os.WNOHANG)[0] == 0:
+                if time.monotonic() > end:
+                    hung += 1
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.001)
+    finally:
+        on[0] = False
+    assert len(exiting) == 100
+    assert (sum(1 for n in exiting if n > 0), hung) == (0, 0), exiting

@@ -7,6 +7,7 @@ import logging
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 import time
 
@@ -97,10 +98,18 @@ def test_forked_child_has_no_listeners(realseg, shm):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        signal.alarm(30)  # a child that hangs dies; the parent's wait is bounded too
         st = realseg.listener_stats()
         os.write(w, b"1" if not st["running"] else b"0")
         os._exit(0)
-    os.waitpid(pid, 0)
+    os.close(w)
+    end = time.monotonic() + 60
+    while os.waitpid(pid, os.WNOHANG)[0] == 0:
+        if time.monotonic() > end:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child did not exit in 60 s")
+        time.sleep(0.01)
     assert os.read(r, 1) == b"1"
 
 

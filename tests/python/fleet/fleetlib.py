@@ -1,7 +1,6 @@
 """Process helpers of the fleet tests: children that die with the test,
 the breakerd daemon, segment names, bounded waits."""
 
-import ctypes
 import itertools
 import os
 import signal
@@ -15,19 +14,16 @@ import time
 PYTHON = sys.executable or "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
 _seq = itertools.count()
-_libc = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    # A child started by a test gets SIGKILL if the test process dies, so
-    # nothing outlives a killed test run.
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def spawn(argv, **kw):
-    """Popen in a new session that dies with us (SIGKILL on our death)."""
-    return subprocess.Popen(argv, preexec_fn=_die_with_parent, start_new_session=True, **kw)
+    """Popen in a new session that dies with us: setpriv(1) sets
+    PR_SET_PDEATHSIG (SIGKILL on our death, so nothing outlives a killed
+    test run) and execs ``argv``. No preexec_fn: Python code in a child
+    forked from a threaded process (the upstream's server thread) is not
+    fork-safe, and under the ASan stage's allocator it could hang."""
+    return subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *argv],
+                            start_new_session=True, **kw)
 
 
 def stop(proc, grace=3.0):
