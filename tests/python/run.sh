@@ -99,10 +99,29 @@ if [ -n "${BRKPY_SCRIPT:-}" ]; then
 	exec "$vpy" "$BRKPY_SCRIPT" "$@"
 fi
 # Run from the build dir, with the venv's python: never a python3 on PATH.
-out=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \
-	--ignore="$src/tests/python/pybreaker" "$src/tests/python" 2>&1); rc=$?
+# A test that hangs fails after 300 s with its traceback (pytest-timeout,
+# python3-pytest-timeout; signal method: the rest of the suite still
+# runs). pytest writes to a file, not a pipe: a hung child forked by a
+# test keeps no pipe open. If meson's own timeout stops us, what pytest
+# printed so far is shown (-v: one line per test), so the log names the
+# test it was in.
+tmo=()
+if "$vpy" -c 'import pytest_timeout' 2>/dev/null; then
+	tmo=(--timeout=300 --timeout-method=signal)
+else
+	echo "note: no pytest_timeout (apt-get install python3-pytest-timeout): a hung test hangs the suite"
+fi
+log=$build/pytest.log
+"$vpy" -m pytest -p no:cacheprovider -v -rfEs --import-mode=importlib "${tmo[@]}" \
+	--ignore="$src/tests/python/pybreaker" "$src/tests/python" >"$log" 2>&1 &
+pytest_pid=$!
+trap 'kill -TERM $pytest_pid 2>/dev/null; sleep 1; tail -n 60 "$log"
+      echo "pytest: stopped by a signal while running (see the last test above)"; exit 1' TERM INT
+wait $pytest_pid; rc=$?
+trap - TERM INT
+out=$(cat "$log")
 echo "$out"
-summary=$(printf '%s\n' "$out" | grep -E '^(=+ )?[0-9]+ (passed|failed|error)' | tail -1)
+summary=$(printf '%s\n' "$out" | grep -E '^(=+ )?[0-9]+ (passed|failed|error)' | tail -1 | sed 's/^=* *//; s/ *=*$//')
 echo "pytest: ${summary:-no summary}"
 
 # pybreaker's own suite against breakerd.pybreaker (tests/python/pybreaker):
@@ -113,10 +132,10 @@ pyb=$src/tests/python/pybreaker
 if "$vpy" -c 'import tornado, fakeredis' 2>/dev/null; then
 	if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null &&
 	   command -v redis-server >/dev/null; then
-		out2=$(unshare -n bash "$pyb/netns.sh" "$vpy" "$pyb" 2>&1); rc2=$?
+		out2=$(unshare -n bash "$pyb/netns.sh" "$vpy" "$pyb" "${tmo[@]}" 2>&1); rc2=$?
 	else
 		echo "pybreaker suite: not root (or no unshare/ip/redis-server): its real-Redis test skips"
-		out2=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \
+		out2=$("$vpy" -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib "${tmo[@]}" \
 			--rootdir "$pyb" --confcutdir "$pyb" "$pyb/pybreaker_test.py" 2>&1); rc2=$?
 	fi
 	echo "$out2"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# tests/python/pybreaker/netns.sh VENV_PYTHON DIR - run inside `unshare -n`
+# tests/python/pybreaker/netns.sh VENV_PYTHON DIR [PYTEST_ARG...] - run inside `unshare -n`
 # (a private network namespace, so 127.0.0.1:6379 is ours whatever the host
 # runs): bring loopback up, start a private redis-server on 6379 (no
 # persistence, its files in a temp dir), run pybreaker's suite in DIR,
 # stop the server by its PID. Exit: pytest's status.
 set -u
 vpy=$1 dir=$2
+shift 2 # the rest: extra pytest arguments (run.sh's per-test timeout)
 # In the ASan stage LD_PRELOAD carries the sanitizer runtime for Python
 # (tests/python/run.sh): keep it for the Python commands only; ip and
 # redis-server are not ours to leak-check (ip's exit leak failed the run).
@@ -22,7 +23,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 py -m pytest -p no:cacheprovider -q -rfEs --import-mode=importlib \
-	--rootdir "$dir" --confcutdir "$dir" "$dir/pybreaker_test.py"
+	--rootdir "$dir" --confcutdir "$dir" "$@" "$dir/pybreaker_test.py"
 rc=$?
 kill "$rpid" 2>/dev/null
 wait "$rpid" 2>/dev/null
