@@ -63,6 +63,7 @@
  * strategies).
  */
 #include "breaker.h"
+#include "proc_stat.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -158,27 +159,13 @@ static void sleep_ns(uint64_t ns)
  * ticks; its ppid in *ppid. -1 if it is gone. */
 static long long proc_cpu(pid_t pid, int children, pid_t *ppid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	long long cut, cst;
-	int pp;
-	FILE *f;
-	size_t n;
+	struct bench_proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			 "%llu %llu %lld %lld", &pp, &ut, &st, &cut, &cst) != 5)
+	if (bench_proc_stat(pid, &ps) != 0)
 		return -1;
 	if (ppid)
-		*ppid = pp;
-	return (long long)(ut + st) + (children ? cut + cst : 0);
+		*ppid = ps.ppid;
+	return (long long)(ps.utime + ps.stime + (children ? ps.cutime + ps.cstime : 0));
 }
 
 /* Calls @fn on every child of @parent. Returns how many. */

@@ -29,6 +29,7 @@
 #include "breaker.h"
 #include "bench.h"
 #include "scale.h"
+#include "proc_stat.h"
 
 static volatile pid_t daemon_pid;
 static volatile pid_t holder_pid[SCALE_HOLDERS];
@@ -138,24 +139,11 @@ int scale_daemon_stop(pid_t pid)
 /* utime + stime of @pid in clock ticks, or -1. */
 static long long cpu_ticks(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	FILE *f;
-	size_t n;
+	struct bench_proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (bench_proc_stat(pid, &ps) != 0)
 		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')'); /* the command name may hold spaces */
-	/* after ")": state (field 3) ... utime is field 14, stime 15 */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
-			 " %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (long long)(ut + st);
+	return (long long)(ps.utime + ps.stime);
 }
 
 double scale_cpu_pct(pid_t pid, uint64_t window_ms)
