@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "breaker.h"
+#include "proc_stat.h"
 
 struct opts {
 	uint32_t records, leases, holders, calls;
@@ -51,9 +52,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The private segment, unlinked by die() too: a failed run leaves none. */
+static char shm[64];
+
 static void die(const char *what, int rc)
 {
 	fprintf(stderr, "reclaim-scale: %s: %s\n", what, brk_strerror(rc));
+	if (shm[0])
+		brk_segment_unlink(shm);
 	exit(1);
 }
 
@@ -188,27 +194,15 @@ static void stop_children(pid_t *pids, uint32_t n)
 			waitpid(pids[p], NULL, 0);
 }
 
-/* utime + stime of @pid, in clock ticks (/proc/PID/stat fields 14, 15). */
+/* utime + stime of @pid, in clock ticks. */
 static int cpu_ticks(pid_t pid, uint64_t *ticks)
 {
-	char path[64], buf[2048], *p;
-	unsigned long long ut, stt;
-	FILE *f;
-	size_t n;
+	struct bench_proc_stat ps;
+	int rc = bench_proc_stat(pid, &ps);
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &stt) != 2)
-		return -EPROTO;
-	*ticks = ut + stt;
-	return 0;
+	if (rc == 0)
+		*ticks = ps.utime + ps.stime;
+	return rc;
 }
 
 /* CPU % of one core used by a breakerd on @shm over @o->cpu_seconds. */
@@ -251,7 +245,7 @@ int main(int argc, char **argv)
 	struct brk_config cfg;
 	struct opts o;
 	brk_segment *seg;
-	char shm[64], name[64];
+	char name[64];
 	pid_t *pids;
 	uint64_t t0;
 	double idle, leased, cpu_idle = -1, cpu_leased = -1;
@@ -260,14 +254,20 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	snprintf(shm, sizeof shm, "/brk-rscale-%d", (int)getpid());
 	brk_segment_unlink(shm);
+	brk_config_init(&cfg);
+	cfg.max_concurrent = 10;
 	brk_attach_opts_init(&ao);
 	ao.shm_name = shm;
 	ao.capacity = o.records;
+	/* every record is a bulkhead: the arena the library says N of them
+	 * take (the default arena assumes few extension blocks) */
+	rc = brk_arena_cost(BRK_KIND_BREAKER, &cfg, NULL, &ao.arena_bytes);
+	if (rc)
+		die("brk_arena_cost", rc);
+	ao.arena_bytes = ao.arena_bytes * o.records + BRK_MIN_ARENA_BYTES;
 	rc = brk_attach(&ao, &seg);
 	if (rc)
 		die("brk_attach", rc);
-	brk_config_init(&cfg);
-	cfg.max_concurrent = 10;
 	t0 = now_ns();
 	for (uint32_t i = 0; i < o.records; i++) {
 		brk_breaker *b;
