@@ -20,6 +20,13 @@ def _sigterm(signum, frame):
 
 
 signal.signal(signal.SIGTERM, _sigterm)
+# ... in the test process only: a child forked from it (a multiprocessing
+# Pool's worker, os.fork) gets SIGTERM's default action back. Inherited,
+# the handler turned Pool.terminate()'s SIGTERM into a KeyboardInterrupt
+# in the worker, whose cleanup could block on a lock forever and hang
+# the test in join() (CI, test_multiprocessing_children_open_the_breaker
+# [fork]: 2-5 terminates in 100 hung; test_fixtures.py).
+os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
 
 _seq = itertools.count()
 
